@@ -1,0 +1,1 @@
+"""The wire protocol to the stepper-motor firmware."""

@@ -1,0 +1,1 @@
+"""The robot: daemon, planner, configuration, MQTT, journal, CLI and the simulated robot."""

@@ -1,0 +1,1 @@
+"""Vision: cameras, sticker location and colour classification."""
