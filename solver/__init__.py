@@ -1,0 +1,54 @@
+"""The cube core: facelet model (any N), cubies, notation, validation, engines.
+
+Pure computation: numpy only, no I/O beyond the engines' table cache.
+"""
+
+from solver.api import ENGINES, SolveOptions, solve
+from solver.cost import DEFAULT_COST_MODEL, CostModel
+from solver.cubie import Corner, CubieCube, Edge
+from solver.errors import (
+    CubeError,
+    FaceletFormatError,
+    InvalidCubeError,
+    NotationError,
+    Problem,
+    UnsupportedError,
+)
+from solver.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
+from solver.geometry import Face
+from solver.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
+from solver.solution import Solution, Stage
+from solver.validate import check, validate
+
+__all__ = [
+    "DEFAULT_COST_MODEL",
+    "DEFAULT_SCHEME",
+    "ENGINES",
+    "SCHEMES",
+    "ColourScheme",
+    "Corner",
+    "CostModel",
+    "Cube",
+    "CubeError",
+    "CubieCube",
+    "Edge",
+    "Face",
+    "FaceletFormatError",
+    "InvalidCubeError",
+    "Metric",
+    "Move",
+    "MoveKind",
+    "NotationError",
+    "Problem",
+    "Solution",
+    "SolveOptions",
+    "Stage",
+    "UnsupportedError",
+    "check",
+    "count",
+    "format_moves",
+    "invert",
+    "parse",
+    "solve",
+    "validate",
+]

@@ -1,0 +1,95 @@
+"""The solver's front door: ``solve(state, engine=...)`` and the engine registry.
+
+Every engine is a function ``(cube: Cube, options: SolveOptions) -> Solution`` living in its
+own module, imported on first use (so tables and imports cost nothing until needed). The state
+is validated here, before any engine runs: an impossible cube is refused with every problem.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.cost import CostModel
+from solver.cubie import CubieCube
+from solver.errors import UnsupportedError
+from solver.facelets import Cube
+from solver.geometry import Face
+from solver.solution import Solution
+from solver.validate import check
+
+__all__ = ["ENGINES", "Engine", "SolveOptions", "engine_names", "get_engine", "solve", "to_cube"]
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    """What every engine may be asked for. Engines ignore what does not apply to them.
+
+    ``max_length``: longest acceptable solution (HTM); ``budget_s``: search time (0 = return the
+    first solution found within ``max_length``); ``cost_model``: when given, prefer the solution
+    this robot executes fastest; ``faces``: the faces the solution may turn (all six if None);
+    ``extra``: engine-specific settings (documented by each engine).
+    """
+
+    max_length: int | None = None
+    budget_s: float = 0.0
+    cost_model: CostModel | None = None
+    faces: frozenset[Face] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+Engine = Callable[[Cube, SolveOptions], Solution]
+
+#: engine name -> "module:function", imported lazily.
+ENGINES: dict[str, str] = {
+    "twophase": "solver.twophase:solve_twophase",
+    "lbl": "solver.lbl:solve_lbl",
+    "cfop": "solver.cfop:solve_cfop",
+    "trace": "solver.trace:solve_trace",
+}
+
+
+def engine_names() -> list[str]:
+    return list(ENGINES)
+
+
+def get_engine(name: str) -> Engine:
+    try:
+        target = ENGINES[name]
+    except KeyError:
+        raise UnsupportedError(
+            f"unknown engine {name!r}; choose one of: {', '.join(ENGINES)}"
+        ) from None
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    engine: Engine = getattr(module, attr)
+    return engine
+
+
+def to_cube(state: Cube | CubieCube | str) -> Cube:
+    """Accept a facelet cube, a cubie cube or a facelet string."""
+    if isinstance(state, Cube):
+        return state
+    if isinstance(state, CubieCube):
+        return state.to_cube()
+    return Cube.from_facelets(state)
+
+
+def solve(
+    state: Cube | CubieCube | str,
+    engine: str = "twophase",
+    *,
+    max_length: int | None = None,
+    budget_s: float = 0.0,
+    cost_model: CostModel | None = None,
+    faces: Collection[Face | str] | None = None,
+    **extra: Any,
+) -> Solution:
+    """Solve ``state`` with ``engine``; raises :class:`~solver.errors.InvalidCubeError` for an
+    impossible cube before any search."""
+    cube = check(to_cube(state))
+    face_set = None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
+    options = SolveOptions(max_length, budget_s, cost_model, face_set, extra)
+    return get_engine(engine)(cube, options)

@@ -1,0 +1,80 @@
+"""Typed errors of the solver package.
+
+Exception tree::
+
+    CubeError                       base of everything the solver raises on bad input
+    ├── NotationError               a move string that cannot be parsed (column + token)
+    ├── FaceletFormatError          text that is not a facelet string at all (length, letters)
+    ├── InvalidCubeError            a well-formed cube that cannot exist physically;
+    │                               ``problems`` lists every fault found, each naming its place
+    └── UnsupportedError            a request this cube size or engine cannot do (e.g. M on 2x2)
+
+Results are objects; formatting for people happens at the edge (CLI, MQTT).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "CubeError",
+    "FaceletFormatError",
+    "InvalidCubeError",
+    "NotationError",
+    "Problem",
+    "UnsupportedError",
+]
+
+
+class CubeError(Exception):
+    """Base class of the solver's input errors."""
+
+
+class NotationError(CubeError, ValueError):
+    """A move sequence that cannot be parsed.
+
+    ``column`` is 1-based into the text given; ``token`` is the offending text.
+    """
+
+    def __init__(self, message: str, *, text: str, column: int, token: str) -> None:
+        self.text = text
+        self.column = column
+        self.token = token
+        self.reason = message
+        super().__init__(f"{message} at column {column}: {token!r} in {text!r}")
+
+
+class FaceletFormatError(CubeError, ValueError):
+    """Text that is not a facelet string (wrong length, unknown letters)."""
+
+
+class UnsupportedError(CubeError, ValueError):
+    """A move or request that does not exist for this cube size."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One fault found by validation.
+
+    ``code`` is a stable machine-readable identifier (``colour_count``, ``centre_duplicate``,
+    ``corner_invalid``, ``corner_mirrored``, ``corner_duplicate``, ``corner_missing``,
+    ``edge_invalid``, ``edge_duplicate``, ``edge_missing``, ``wing_invalid``, ``wing_count``,
+    ``centre_count``, ``twist``, ``flip``, ``parity``); ``where`` names the place (a corner
+    position such as ``UFR``, a face, a colour); ``message`` is for an operator.
+    """
+
+    code: str
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidCubeError(CubeError, ValueError):
+    """A cube state that cannot exist; ``problems`` holds every fault found."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        lines = "; ".join(p.message for p in self.problems) or "invalid cube"
+        super().__init__(f"impossible cube: {lines}")
