@@ -1,0 +1,182 @@
+"""Sequence optimiser: shorter sequences that leave the cube in exactly the same state.
+
+Passes, repeated until nothing changes:
+
+1. **Rotations to the end.** ``x`` followed by a turn equals the same turn of another face
+   followed by ``x``; every rotation is pushed past the turns after it and the total orientation
+   is written once, at the end, in its shortest spelling.
+2. **Merging along an axis.** Turns of one axis commute (``R L' 2R`` all turn about x), so a run
+   of them is reduced to the net quarter turns of every layer and written back as the fewest
+   block moves: ``R R`` → ``R2``, ``R R'`` → nothing, ``R L R`` → ``R2 L``, ``Rw R'`` → ``2R``.
+   A run is only replaced when the result is no longer (in moves and in HTM) than the original.
+
+The result never changes the state (the facelets are identical, orientation included) and is
+never longer than the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from solver.facelets import move_permutation, sequence_permutation
+from solver.geometry import Face
+from solver.notation import OPPOSITE, Metric, Move, MoveKind, count, parse
+
+__all__ = ["optimize"]
+
+_CANONICAL = {Face.U: Face.U, Face.D: Face.U, Face.R: Face.R, Face.L: Face.R, Face.F: Face.F, Face.B: Face.F}
+_MIDDLE_OF = {Face.U: Face.D, Face.R: Face.L, Face.F: Face.F}  # M/E/S turn like L, D, F
+_TURNS = {1: 1, 2: 2, 3: -1}
+
+
+def optimize(moves: Iterable[Move] | str, n: int = 3) -> list[Move]:
+    """An equivalent sequence that is never longer (see the module docstring)."""
+    seq = parse(moves) if isinstance(moves, str) else list(moves)
+    for move in seq:
+        move.layers(n)  # reject moves this cube size does not have, before optimising
+    body, rotation = _push_rotations(seq, n)
+    while True:
+        merged = _merge_axes(body, n)
+        if merged == body:
+            break
+        body = merged
+    return body + rotation
+
+
+# --- rotations ------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _rotation_face_map(rotation: Move) -> dict[Face, Face]:
+    """For a rotation r: a turn of face X done after r equals a turn of face map[X] before r."""
+    result: dict[Face, Face] = {}
+    n = 3
+    rot = move_permutation(rotation, n)
+    for face in Face:
+        after = sequence_permutation([rotation, Move.outer(face)], n)
+        for candidate in Face:
+            before = sequence_permutation([Move.outer(candidate)], n)[rot]
+            if np.array_equal(after, before):
+                result[face] = candidate
+                break
+    return result
+
+
+def _relabel(move: Move, face_map: dict[Face, Face]) -> Move:
+    face = face_map[move.face]
+    turns = move.turns
+    if move.kind is MoveKind.MIDDLE and face not in (Face.L, Face.D, Face.F):
+        face, turns = OPPOSITE[face], _invert(turns)
+    if move.kind is MoveKind.ROTATION and face not in (Face.R, Face.U, Face.F):
+        face, turns = OPPOSITE[face], _invert(turns)
+    return Move(move.kind, face, move.lo, move.hi, turns, move.lower)
+
+
+def _invert(turns: int) -> int:
+    return {1: -1, -1: 1, 2: 2, -2: -2}[turns]
+
+
+def _push_rotations(seq: Sequence[Move], n: int) -> tuple[list[Move], list[Move]]:
+    body: list[Move] = []
+    rotations: list[Move] = []
+    face_map = {f: f for f in Face}
+    for move in seq:
+        if move.kind is MoveKind.ROTATION:
+            rotations.append(move)
+            step = _rotation_face_map(move)
+            face_map = {f: face_map[step[f]] for f in Face}
+        else:
+            body.append(_relabel(move, face_map))
+    if not rotations:
+        return body, []
+    return body, _shortest_rotation(sequence_permutation(rotations, 3))
+
+
+@lru_cache(maxsize=1)
+def _rotation_spellings() -> list[tuple[bytes, list[Move]]]:
+    spellings: list[tuple[bytes, list[Move]]] = []
+    seen: set[bytes] = set()
+    singles = ["", "x", "x2", "x'", "y", "y2", "y'", "z", "z2", "z'"]
+    candidates = [parse(a + " " + b) for a in singles for b in singles]
+    candidates.sort(key=len)
+    for cand in candidates:
+        key = sequence_permutation(cand, 3).tobytes()
+        if key not in seen:
+            seen.add(key)
+            spellings.append((key, cand))
+    return spellings
+
+
+def _shortest_rotation(perm: np.ndarray) -> list[Move]:
+    key = perm.astype(np.intp).tobytes()
+    for spelled, moves in _rotation_spellings():
+        if spelled == key:
+            return list(moves)
+    raise AssertionError("a product of rotations is not a rotation")  # pragma: no cover
+
+
+# --- merging along an axis --------------------------------------------------------------------
+
+
+def _merge_axes(body: Sequence[Move], n: int) -> list[Move]:
+    result: list[Move] = []
+    i = 0
+    while i < len(body):
+        axis = _CANONICAL[body[i].face]
+        j = i
+        while j < len(body) and _CANONICAL[body[j].face] is axis:
+            j += 1
+        group = list(body[i:j])
+        merged = _merge_group(group, axis, n)
+        if len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n):
+            result.extend(merged)
+        else:
+            result.extend(group)
+        i = j
+    return result
+
+
+def _merge_group(group: Sequence[Move], axis: Face, n: int) -> list[Move]:
+    net = [0] * (n + 1)  # net quarter turns per layer, layers counted from ``axis``
+    for move in group:
+        lo, hi = move.layers(n)
+        if move.face is axis:
+            for layer in range(lo, hi + 1):
+                net[layer] += move.turns
+        else:
+            for layer in range(n + 1 - hi, n + 2 - lo):
+                net[layer] -= move.turns
+    net = [t % 4 for t in net]
+    runs: list[tuple[int, int, int]] = []
+    layer = 1
+    while layer <= n:
+        q = net[layer]
+        if q == 0:
+            layer += 1
+            continue
+        end = layer
+        while end + 1 <= n and net[end + 1] == q:
+            end += 1
+        runs.append((layer, end, q))
+        layer = end + 1
+    out: list[Move] = []
+    for lo, hi, q in runs:
+        if lo == 1 and hi == n:
+            return list(group)  # a whole-cube turn: leave this run as it was written
+        out.append(_spell(axis, lo, hi, q, n))
+    return out
+
+
+def _spell(axis: Face, lo: int, hi: int, q: int, n: int) -> Move:
+    """The simplest move for canonical layers lo..hi turned q quarter turns."""
+    if n % 2 == 1 and n >= 3 and lo == 2 and hi == n - 1:
+        face = _MIDDLE_OF[axis]
+        turns = _TURNS[q] if face is axis else _TURNS[(-q) % 4]
+        return Move(MoveKind.MIDDLE, face, 0, 0, turns)
+    opposite = OPPOSITE[axis]
+    if lo == 1 or (hi != n and (lo - 1) <= (n - hi)):
+        return Move.block(axis, lo, hi, _TURNS[q])
+    return Move.block(opposite, n + 1 - hi, n + 1 - lo, _TURNS[(-q) % 4])

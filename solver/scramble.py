@@ -1,0 +1,77 @@
+"""Scrambles: uniform random states for 3x3, random-move scrambles of WCA length for other N.
+
+A 3x3 random-state scramble draws a uniformly random solvable cubie state (not random moves);
+its move form is the inverse of a solution of that state, found by the two-phase engine.
+Other sizes get random-move scrambles of the WCA lengths (2x2 11, 4x4 40, 5x5 60, 6x6 80,
+7x7 100; beyond that 20 per layer pair), never turning the same axis twice in a row with a
+redundant move, with wide moves up to half the cube.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from solver.cubie import CubieCube
+from solver.facelets import Cube
+from solver.geometry import Face
+from solver.notation import OPPOSITE, Move, MoveKind
+
+__all__ = ["WCA_LENGTHS", "Scramble", "random_moves", "random_state", "scramble"]
+
+WCA_LENGTHS = {2: 11, 3: 25, 4: 40, 5: 60, 6: 80, 7: 100}
+
+
+@dataclass(frozen=True, slots=True)
+class Scramble:
+    """A scramble: the moves (may be empty only for a solved state) and the cube they give."""
+
+    n: int
+    moves: tuple[Move, ...]
+    cube: Cube
+
+
+def random_state(seed: int | None = None) -> CubieCube:
+    """A uniformly random solvable 3x3 state."""
+    return CubieCube.random(random.Random(seed))
+
+
+def random_moves(n: int, length: int | None = None, seed: int | None = None) -> list[Move]:
+    """A random-move scramble for an ``n`` cube (WCA length by default)."""
+    if n < 2:
+        raise ValueError(f"cube size must be at least 2, got {n}")
+    rng = random.Random(seed)
+    total = length if length is not None else WCA_LENGTHS.get(n, 20 * (n - 2))
+    max_depth = n // 2
+    moves: list[Move] = []
+    # Layers already turned on the current axis (a run of moves on one axis commutes: never
+    # repeat a layer set within a run, which would merge into one move).
+    axis_run: set[tuple[Face, int]] = set()
+    last_axis: Face | None = None
+    while len(moves) < total:
+        face = rng.choice(list(Face))
+        depth = rng.randint(1, max_depth) if n >= 4 else 1
+        axis = min(face, OPPOSITE[face])
+        if axis != last_axis:
+            axis_run = set()
+        key = (face, depth)
+        if key in axis_run:
+            continue
+        axis_run.add(key)
+        last_axis = axis
+        turns = rng.choice((1, 2, -1))
+        kind = MoveKind.OUTER if depth == 1 else MoveKind.WIDE
+        moves.append(Move(kind, face, 1, depth, turns))
+    return moves
+
+
+def scramble(n: int = 3, seed: int | None = None, length: int | None = None) -> Scramble:
+    """A scramble for an ``n`` cube: random-state for 3x3, random moves otherwise."""
+    if n == 3 and length is None:
+        state = random_state(seed)
+        from solver.twophase import scramble_moves  # deferred: loads the engine's tables
+
+        moves = tuple(scramble_moves(state))
+        return Scramble(3, moves, state.to_cube())
+    seq = random_moves(n, length, seed)
+    return Scramble(n, tuple(seq), Cube.solved(n).apply(seq))
