@@ -90,6 +90,8 @@ def solve(
     """Solve ``state`` with ``engine``; raises :class:`~solver.errors.InvalidCubeError` for an
     impossible cube before any search."""
     cube = check(to_cube(state))
-    face_set = None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
+    face_set = (
+        None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
+    )
     options = SolveOptions(max_length, budget_s, cost_model, face_set, extra)
     return get_engine(engine)(cube, options)

@@ -24,7 +24,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class CubieLayout:
     centres: tuple[tuple[int, ...], ...]
 
 
-@lru_cache(maxsize=None)
+@cache
 def cubie_layout(n: int) -> CubieLayout:
     """Group stickers into cubies by their shared 3D cubie centre."""
     if n < 2:
@@ -119,14 +119,18 @@ def cubie_layout(n: int) -> CubieLayout:
     corners = []
     for faces3 in CORNER_FACES:
         ((_, members),) = by_faces[frozenset(faces3)]
-        corners.append((sticker_on(members, faces3[0]), sticker_on(members, faces3[1]), sticker_on(members, faces3[2])))
+        corners.append(
+            (
+                sticker_on(members, faces3[0]),
+                sticker_on(members, faces3[1]),
+                sticker_on(members, faces3[2]),
+            )
+        )
     edges = []
     for faces2 in EDGE_FACES:
         wings = sorted(by_faces.get(frozenset(faces2), []), key=lambda item: item[0])
         edges.append(tuple((sticker_on(m, faces2[0]), sticker_on(m, faces2[1])) for _, m in wings))
-    centres = tuple(
-        tuple(sorted(m[0] for _, m in by_faces.get(frozenset({f}), []))) for f in Face
-    )
+    centres = tuple(tuple(sorted(m[0] for _, m in by_faces.get(frozenset({f}), []))) for f in Face)
     return CubieLayout(n, tuple(corners), tuple(edges), centres)
 
 
@@ -276,7 +280,11 @@ class CubieCube:
             found = _match_corner(cols)
             if found is None:
                 problems.append(
-                    Problem("corner_invalid", Corner(i).name, f"corner at {Corner(i).name} is no real piece")
+                    Problem(
+                        "corner_invalid",
+                        Corner(i).name,
+                        f"corner at {Corner(i).name} is no real piece",
+                    )
                 )
                 continue
             cp.append(found[0])
@@ -287,7 +295,9 @@ class CubieCube:
             found_e = _match_edge(pair)
             if found_e is None:
                 problems.append(
-                    Problem("edge_invalid", Edge(i).name, f"edge at {Edge(i).name} is no real piece")
+                    Problem(
+                        "edge_invalid", Edge(i).name, f"edge at {Edge(i).name} is no real piece"
+                    )
                 )
                 continue
             ep.append(found_e[0])

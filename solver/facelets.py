@@ -26,9 +26,10 @@ rotation, and cached; applying a move is a single numpy ``take``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +56,14 @@ Perm = npt.NDArray[np.intp]
 MAX_N = 64
 
 #: The first face of each rotation path (any of the four neighbours works; these follow seed 000).
-_PATH_START = {Face.U: Face.F, Face.D: Face.F, Face.R: Face.F, Face.L: Face.F, Face.F: Face.U, Face.B: Face.U}
+_PATH_START = {
+    Face.U: Face.F,
+    Face.D: Face.F,
+    Face.R: Face.F,
+    Face.L: Face.F,
+    Face.F: Face.U,
+    Face.B: Face.U,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +94,9 @@ COLOUR_RGB: dict[str, tuple[int, int, int]] = {
 }
 
 SCHEMES: dict[str, ColourScheme] = {
-    "white-green": ColourScheme("white-green", ("white", "red", "green", "yellow", "orange", "blue")),
+    "white-green": ColourScheme(
+        "white-green", ("white", "red", "green", "yellow", "orange", "blue")
+    ),
     "white-red": ColourScheme("white-red", ("white", "blue", "red", "yellow", "green", "orange")),
 }
 DEFAULT_SCHEME = SCHEMES["white-green"]
@@ -99,7 +109,7 @@ def facelet_order(n: int) -> Perm:
     return (np.arange(6)[:, None] * n * n + within[None, :]).reshape(-1).astype(np.intp)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _ring(n: int, face: Face, layer: int) -> tuple[Perm, int]:
     """Flat indices of the 4N cells a layer visits, in walk order, and the shift (±N) that a
     clockwise quarter turn of ``face`` moves stickers along that order."""
@@ -124,7 +134,7 @@ def _ring(n: int, face: Face, layer: int) -> tuple[Perm, int]:
     return ring, shift
 
 
-@lru_cache(maxsize=None)
+@cache
 def layer_permutation(n: int, face: Face, layer: int) -> Perm:
     """Permutation of one clockwise quarter turn of layer ``layer`` (1-based) seen from ``face``.
 
@@ -294,7 +304,7 @@ class Cube:
 
 
 def _size_from_count(count: int) -> int:
-    size = int(round((count / 6) ** 0.5))
+    size = math.isqrt(count // 6)
     if size < 1 or 6 * size * size != count:
         raise FaceletFormatError(
             f"{count} stickers is not 6·N² for any N (54 for 3x3, 96 for 4x4, ...)"
@@ -328,7 +338,14 @@ def net(cube: Cube, *, ansi: bool = False, scheme: ColourScheme = DEFAULT_SCHEME
 def _net_rows(cube: Cube) -> list[list[int]]:
     n = cube.n
     grid = [[-1] * (4 * n) for _ in range(3 * n)]
-    place = {Face.U: (0, n), Face.L: (n, 0), Face.F: (n, n), Face.R: (n, 2 * n), Face.B: (n, 3 * n), Face.D: (2 * n, n)}
+    place = {
+        Face.U: (0, n),
+        Face.L: (n, 0),
+        Face.F: (n, n),
+        Face.R: (n, 2 * n),
+        Face.B: (n, 3 * n),
+        Face.D: (2 * n, n),
+    }
     st = cube.stickers
     for face, (top, left) in place.items():
         for k in range(n):  # k = row on the net from the top
@@ -341,16 +358,11 @@ def cubes_equal_up_to_rotation(a: Cube, b: Cube) -> bool:
     """Whether two cubes are the same state held differently (one of the 24 orientations)."""
     if a.n != b.n:
         return False
-    for rot in _ORIENTATIONS:
-        if a.apply(rot) == b:
-            return True
-    return False
+    return any(a.apply(rot) == b for rot in _ORIENTATIONS)
 
 
 _ORIENTATIONS: Sequence[str] = [
-    pre + post
-    for pre in ("", "x ", "x2 ", "x' ", "z ", "z' ")
-    for post in ("", "y", "y2", "y'")
+    pre + post for pre in ("", "x ", "x2 ", "x' ", "z ", "z' ") for post in ("", "y", "y2", "y'")
 ]
 
 __all__ += ["COLOUR_RGB", "cubes_equal_up_to_rotation", "net"]

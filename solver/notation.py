@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from solver.errors import NotationError, UnsupportedError
 from solver.geometry import Face
@@ -52,7 +52,7 @@ OPPOSITE: dict[Face, Face] = {
 }
 
 
-class MoveKind(str, Enum):
+class MoveKind(StrEnum):
     OUTER = "outer"  # R
     WIDE = "wide"  # Rw, r, 3Rw, 3r
     SLICE = "slice"  # 2R: one inner layer
@@ -259,7 +259,7 @@ def invert(moves: Sequence[Move]) -> list[Move]:
     return [m.inverse() for m in reversed(moves)]
 
 
-class Metric(str, Enum):
+class Metric(StrEnum):
     HTM = "htm"
     QTM = "qtm"
     STM = "stm"

@@ -17,7 +17,7 @@ never longer than the input.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -27,7 +27,14 @@ from solver.notation import OPPOSITE, Metric, Move, MoveKind, count, parse
 
 __all__ = ["optimize"]
 
-_CANONICAL = {Face.U: Face.U, Face.D: Face.U, Face.R: Face.R, Face.L: Face.R, Face.F: Face.F, Face.B: Face.F}
+_CANONICAL = {
+    Face.U: Face.U,
+    Face.D: Face.U,
+    Face.R: Face.R,
+    Face.L: Face.R,
+    Face.F: Face.F,
+    Face.B: Face.F,
+}
 _MIDDLE_OF = {Face.U: Face.D, Face.R: Face.L, Face.F: Face.F}  # M/E/S turn like L, D, F
 _TURNS = {1: 1, 2: 2, 3: -1}
 
@@ -49,7 +56,7 @@ def optimize(moves: Iterable[Move] | str, n: int = 3) -> list[Move]:
 # --- rotations ------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rotation_face_map(rotation: Move) -> dict[Face, Face]:
     """For a rotation r: a turn of face X done after r equals a turn of face map[X] before r."""
     result: dict[Face, Face] = {}
@@ -131,7 +138,9 @@ def _merge_axes(body: Sequence[Move], n: int) -> list[Move]:
             j += 1
         group = list(body[i:j])
         merged = _merge_group(group, axis, n)
-        if len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n):
+        if len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(
+            group, Metric.HTM, n
+        ):
             result.extend(merged)
         else:
             result.extend(group)

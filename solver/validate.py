@@ -111,7 +111,9 @@ def validate(cube: Cube, scheme: ColourScheme = DEFAULT_SCHEME) -> list[Problem]
             code, text = "corner_invalid", f"corner at {name} shows {describe(colours)}"
             if mirrored:
                 code = "corner_mirrored"
-                text = f"corner at {name} shows {describe(colours)}: a mirror image of a real corner"
+                text = (
+                    f"corner at {name} shows {describe(colours)}: a mirror image of a real corner"
+                )
             problems.append(Problem(code, name, text))
             continue
         corner_at.setdefault(piece, []).append(name)

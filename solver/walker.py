@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from solver.geometry import FACE_FRAMES, Face, edge_direction, face_from_normal
 
@@ -42,14 +42,14 @@ __all__ = [
 ]
 
 
-class Edge(str, Enum):
+class Edge(StrEnum):
     LEFT = "LEFT"
     RIGHT = "RIGHT"
     TOP = "TOP"
     BOTTOM = "BOTTOM"
 
 
-class Direction(str, Enum):
+class Direction(StrEnum):
     LEFT_TO_RIGHT = "LEFT→RIGHT"
     RIGHT_TO_LEFT = "RIGHT→LEFT"
     BOTTOM_TO_TOP = "BOTTOM→TOP"
@@ -306,4 +306,6 @@ def walk(
     """Seed 000's first variant: the full walk for one slice index."""
     if not 0 <= si < n:
         raise ValueError(f"SI must be in 0..{n - 1}, got {si}")
-    return [f.walk(si) for f in SliceWalker(n, edge_map).calculate_rotation(starting_face, rotate_with)]
+    return [
+        f.walk(si) for f in SliceWalker(n, edge_map).calculate_rotation(starting_face, rotate_with)
+    ]

@@ -38,7 +38,9 @@ def _expected_layer_perm(n: int, face: Face, layer: int) -> np.ndarray:
 def test_every_layer_turn_matches_3d_rotation(n: int) -> None:
     for face in Face:
         for layer in range(1, n + 1):
-            assert np.array_equal(layer_permutation(n, face, layer), _expected_layer_perm(n, face, layer)), (
+            assert np.array_equal(
+                layer_permutation(n, face, layer), _expected_layer_perm(n, face, layer)
+            ), (
                 n,
                 face,
                 layer,

@@ -97,7 +97,9 @@ def _move_strategy() -> st.SearchStrategy[Move]:
         turns,
         st.booleans(),
     )
-    slice_ = st.builds(lambda f, k, t: Move(MoveKind.SLICE, f, k, k, t), faces, st.integers(2, 6), turns)
+    slice_ = st.builds(
+        lambda f, k, t: Move(MoveKind.SLICE, f, k, k, t), faces, st.integers(2, 6), turns
+    )
     range_ = st.builds(
         lambda f, a, b, t, low: Move(MoveKind.RANGE, f, a, a + b, t, low),
         faces,
@@ -107,10 +109,14 @@ def _move_strategy() -> st.SearchStrategy[Move]:
         st.booleans(),
     )
     middle = st.builds(
-        lambda f, t: Move(MoveKind.MIDDLE, f, 0, 0, t), st.sampled_from([Face.L, Face.D, Face.F]), turns
+        lambda f, t: Move(MoveKind.MIDDLE, f, 0, 0, t),
+        st.sampled_from([Face.L, Face.D, Face.F]),
+        turns,
     )
     rotation = st.builds(
-        lambda f, t: Move(MoveKind.ROTATION, f, 0, 0, t), st.sampled_from([Face.R, Face.U, Face.F]), turns
+        lambda f, t: Move(MoveKind.ROTATION, f, 0, 0, t),
+        st.sampled_from([Face.R, Face.U, Face.F]),
+        turns,
     )
     return st.one_of(outer, wide, slice_, range_, middle, rotation)
 

@@ -31,14 +31,40 @@ def _swap(a: int, b: int, base: str = SOLVED) -> Cube:
 @pytest.mark.parametrize(
     ("cube", "codes", "fragment"),
     [
-        pytest.param(_with({8: "F"}), {"colour_count", "corner_invalid"}, "green (F) appears 10", id="colour-count"),
-        pytest.param(_with({8: "F"}), {"colour_count", "corner_invalid"}, "corner at URF shows green/red/green", id="no-such-corner"),
+        pytest.param(
+            _with({8: "F"}),
+            {"colour_count", "corner_invalid"},
+            "green (F) appears 10",
+            id="colour-count",
+        ),
+        pytest.param(
+            _with({8: "F"}),
+            {"colour_count", "corner_invalid"},
+            "corner at URF shows green/red/green",
+            id="no-such-corner",
+        ),
         pytest.param(_swap(8, 9), {"corner_mirrored"}, "mirror image", id="mirrored-corner"),
-        pytest.param(_with({4: "F", 22: "U"}), {"centre_arrangement"}, "centres are not arranged", id="swapped-centres"),
-        pytest.param(_with({4: "F"}), {"colour_count", "centre_duplicate"}, "centres of U and F are both green", id="two-centres-one-colour"),
-        pytest.param(CubieCube(co=(1,) + (0,) * 7).to_cube(), {"twist"}, "twisted", id="twisted-corner"),
-        pytest.param(CubieCube(eo=(1,) + (0,) * 11).to_cube(), {"flip"}, "flipped", id="flipped-edge"),
-        pytest.param(CubieCube(ep=(1, 0, *range(2, 12))).to_cube(), {"parity"}, "swapped", id="parity"),
+        pytest.param(
+            _with({4: "F", 22: "U"}),
+            {"centre_arrangement"},
+            "centres are not arranged",
+            id="swapped-centres",
+        ),
+        pytest.param(
+            _with({4: "F"}),
+            {"colour_count", "centre_duplicate"},
+            "centres of U and F are both green",
+            id="two-centres-one-colour",
+        ),
+        pytest.param(
+            CubieCube(co=(1,) + (0,) * 7).to_cube(), {"twist"}, "twisted", id="twisted-corner"
+        ),
+        pytest.param(
+            CubieCube(eo=(1,) + (0,) * 11).to_cube(), {"flip"}, "flipped", id="flipped-edge"
+        ),
+        pytest.param(
+            CubieCube(ep=(1, 0, *range(2, 12))).to_cube(), {"parity"}, "swapped", id="parity"
+        ),
         pytest.param(_swap(5, 10), {"flip"}, "flipped", id="flipped-by-stickers"),
     ],
 )
@@ -80,7 +106,11 @@ def test_every_random_state_and_rotation_is_valid() -> None:
 def test_big_cubes(n: int) -> None:
     cube = Cube.solved(n)
     rng = random.Random(n)
-    moves = ["R", "U", "F", "L'", "D2", "B", "Rw", "3Fw'", "2R", "Uw2"] if n >= 4 else ["R", "U", "F'", "D2"]
+    moves = (
+        ["R", "U", "F", "L'", "D2", "B", "Rw", "3Fw'", "2R", "Uw2"]
+        if n >= 4
+        else ["R", "U", "F'", "D2"]
+    )
     for _ in range(40):
         cube = cube.apply(rng.choice(moves))
     assert validate(cube) == []

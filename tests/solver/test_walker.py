@@ -63,7 +63,7 @@ def test_get_point_adjacency_and_si_columns() -> None:
     # Seed 000's "SI values on face F": SI=3 is column 0, SI=0 column 3.
     assert [faces[0].get_point(si, 0) for si in range(4)] == [(0, 3), (0, 2), (0, 1), (0, 0)]
     assert faces[0].get_all_points(1) == [(0, 2), (1, 2), (2, 2), (3, 2)]
-    with pytest.raises(ValueError, match="0..3"):
+    with pytest.raises(ValueError, match=r"0\.\.3"):
         faces[0].get_point(4, 0)
 
 
