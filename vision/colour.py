@@ -1,0 +1,78 @@
+"""Colour spaces and colour differences used by the classifier.
+
+Samples are compared in CIE L*a*b* (D65, sRGB companding): Euclidean distance there is the
+CIE76 colour difference, roughly perceptual, and lighting changes mostly move L* while the
+sticker's hue stays in a*b*. All functions are pure numpy and work on arrays of any leading
+shape ending in 3 channels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.facelets import COLOUR_RGB, ColourScheme
+
+__all__ = [
+    "FloatArray",
+    "lab_to_rgb",
+    "nominal_lab",
+    "pairwise_sq_dist",
+    "rgb_to_lab",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+# sRGB (D65) -> XYZ, and the D65 white point.
+_RGB_TO_XYZ = np.array(
+    [
+        [0.4124564, 0.3575761, 0.1804375],
+        [0.2126729, 0.7151522, 0.0721750],
+        [0.0193339, 0.1191920, 0.9503041],
+    ]
+)
+_XYZ_TO_RGB = np.linalg.inv(_RGB_TO_XYZ)
+_WHITE = np.array([0.95047, 1.0, 1.08883])
+_EPS = 216 / 24389
+_KAPPA = 24389 / 27
+
+
+def rgb_to_lab(rgb: npt.ArrayLike) -> FloatArray:
+    """sRGB values 0..255 (any shape ``(..., 3)``) to CIE L*a*b* (L* 0..100)."""
+    c = np.clip(np.asarray(rgb, dtype=np.float64) / 255.0, 0.0, 1.0)
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ _RGB_TO_XYZ.T / _WHITE
+    f = np.where(xyz > _EPS, np.cbrt(xyz), (_KAPPA * xyz + 16) / 116)
+    lab = np.empty_like(f)
+    lab[..., 0] = 116 * f[..., 1] - 16
+    lab[..., 1] = 500 * (f[..., 0] - f[..., 1])
+    lab[..., 2] = 200 * (f[..., 1] - f[..., 2])
+    return lab
+
+
+def lab_to_rgb(lab: npt.ArrayLike) -> FloatArray:
+    """CIE L*a*b* back to sRGB 0..255 (clipped to the gamut)."""
+    lab_arr = np.asarray(lab, dtype=np.float64)
+    fy = (lab_arr[..., 0] + 16) / 116
+    fx = fy + lab_arr[..., 1] / 500
+    fz = fy - lab_arr[..., 2] / 200
+    f = np.stack([fx, fy, fz], axis=-1)
+    xyz = np.where(f**3 > _EPS, f**3, (116 * f - 16) / _KAPPA) * _WHITE
+    linear = np.clip(xyz @ _XYZ_TO_RGB.T, 0.0, 1.0)
+    c = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+    result: FloatArray = np.clip(c * 255.0, 0.0, 255.0)
+    return result
+
+
+def pairwise_sq_dist(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    """Squared Euclidean distances between rows of ``a`` (m, 3) and ``b`` (k, 3): (m, k)."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    diff = x[:, None, :] - y[None, :, :]
+    result: FloatArray = np.einsum("mkc,mkc->mk", diff, diff)
+    return result
+
+
+def nominal_lab(scheme: ColourScheme) -> FloatArray:
+    """L*a*b* of each scheme colour's display RGB (U R F D L B order), shape (6, 3)."""
+    return rgb_to_lab(np.array([COLOUR_RGB[name] for name in scheme.colours], dtype=np.float64))
