@@ -1,0 +1,222 @@
+"""Robot-mode calibration: for each camera view, where each sticker lies in the image.
+
+A :class:`Calibration` maps view names (``"U"``, ``"URF"``, ``"cam0"`` …) to the sticker sites
+seen in that view: for each site, the sticker's ``(face, row, col)`` in the project's LTR layout,
+its centre in pixels and (optionally) its outline. It is written to TOML so that it can be kept
+in (or next to) the robot profile and edited by hand::
+
+    n = 3
+    width = 1920
+    height = 1080
+
+    [[view]]
+    name = "U"
+    sites = [
+      # face, row, col, x, y, half-size of the sampled patch in pixels
+      ["U", 2, 0, 812.0, 402.5, 38.0],
+      ...
+    ]
+
+A learned colour palette (``cuberobot vision learn-colors``) is stored the same way under
+``[colours]`` with one L*a*b* triple per colour name; it only names colours and is never needed.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from solver.facelets import DEFAULT_SCHEME, ColourScheme
+from solver.geometry import Face
+from vision.errors import CalibrationError
+
+__all__ = [
+    "Calibration",
+    "StickerSite",
+    "ViewCalibration",
+    "load_calibration",
+    "save_calibration",
+]
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class StickerSite:
+    """One sticker as a view sees it: LTR position and pixel geometry."""
+
+    face: Face
+    row: int
+    col: int
+    centre: Point
+    quad: tuple[Point, ...] = ()  # outline corners (top-left, top-right, bottom-right, bottom-left)
+    half_size: float = 0.0  # half-side of the square patch to sample (0: derived from quad)
+
+    def patch_half_size(self) -> float:
+        """Half-side of the sampled patch in pixels: an inner part of the sticker."""
+        if self.half_size > 0:
+            return self.half_size
+        if len(self.quad) >= 3:
+            sides = [
+                math.dist(self.quad[i], self.quad[(i + 1) % len(self.quad)])
+                for i in range(len(self.quad))
+            ]
+            return 0.3 * min(sides)
+        return 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class ViewCalibration:
+    name: str
+    sites: tuple[StickerSite, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Sticker sites of every view; together the views must cover all 6·N² stickers."""
+
+    n: int
+    views: tuple[ViewCalibration, ...]
+    width: int = 0
+    height: int = 0
+    palette_lab: Mapping[str, tuple[float, float, float]] = field(default_factory=dict)
+
+    def view(self, name: str) -> ViewCalibration:
+        for v in self.views:
+            if v.name == name:
+                return v
+        known = ", ".join(v.name for v in self.views) or "none"
+        raise CalibrationError(f"no calibration for view {name!r} (calibrated views: {known})")
+
+    def check_complete(self) -> None:
+        """Raise :class:`CalibrationError` unless every sticker is seen exactly once."""
+        seen: dict[tuple[int, int, int], str] = {}
+        for v in self.views:
+            for s in v.sites:
+                key = (int(s.face), s.row, s.col)
+                if key in seen:
+                    raise CalibrationError(
+                        f"sticker {s.face.name}[{s.row},{s.col}] is calibrated in views "
+                        f"{seen[key]} and {v.name}; remove one"
+                    )
+                seen[key] = v.name
+        missing = 6 * self.n * self.n - len(seen)
+        if missing:
+            raise CalibrationError(
+                f"the calibration covers {len(seen)} of {6 * self.n * self.n} stickers; "
+                "calibrate the missing views with `cuberobot vision calibrate`"
+            )
+
+    def palette(self, scheme: ColourScheme = DEFAULT_SCHEME) -> tuple[tuple[float, float, float], ...] | None:
+        """Learned L*a*b* of each scheme colour (U R F D L B order), if all six are known."""
+        if not all(name in self.palette_lab for name in scheme.colours):
+            return None
+        return tuple(self.palette_lab[name] for name in scheme.colours)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.2f}"
+
+
+def save_calibration(cal: Calibration, path: str | Path) -> None:
+    """Write a calibration as TOML (see the module docstring)."""
+    lines = [
+        "# cuberobot vision calibration: sticker sites per camera view (edit freely).",
+        "# site = [face, row, col, x, y, half-size of the sampled patch in pixels];",
+        "# row/col in the LTR layout: row 0 at the bottom of the face as seen on the net.",
+        f"n = {cal.n}",
+        f"width = {cal.width}",
+        f"height = {cal.height}",
+        "",
+    ]
+    if cal.palette_lab:
+        lines.append("[colours]  # learned L*a*b* per colour name (optional)")
+        for name, lab in cal.palette_lab.items():
+            lines.append(f"{name} = [{', '.join(_fmt(v) for v in lab)}]")
+        lines.append("")
+    for view in cal.views:
+        lines.append("[[view]]")
+        lines.append(f'name = "{view.name}"')
+        lines.append("sites = [")
+        for s in view.sites:
+            lines.append(
+                f'  ["{s.face.name}", {s.row}, {s.col}, {_fmt(s.centre[0])}, '
+                f"{_fmt(s.centre[1])}, {_fmt(s.patch_half_size())}],"
+            )
+        lines.append("]")
+        lines.append("")
+    Path(path).write_text("\n".join(lines), encoding="utf-8")
+
+
+def _site(raw: object, where: str, n: int) -> StickerSite:
+    if not isinstance(raw, list) or len(raw) != 6:
+        raise CalibrationError(f"{where}: a site is [face, row, col, x, y, half], got {raw!r}")
+    face_name, row, col, x, y, half = raw
+    if not isinstance(face_name, str) or face_name not in Face.__members__:
+        raise CalibrationError(f"{where}: face {face_name!r} is not one of U R F D L B")
+    if not isinstance(row, int) or not isinstance(col, int) or not (0 <= row < n and 0 <= col < n):
+        raise CalibrationError(f"{where}: row/col {row!r},{col!r} outside 0..{n - 1}")
+    try:
+        xf, yf, hf = float(x), float(y), float(half)
+    except (TypeError, ValueError):
+        raise CalibrationError(f"{where}: x, y and half-size must be numbers") from None
+    if hf <= 0:
+        raise CalibrationError(f"{where}: half-size must be positive, got {hf}")
+    return StickerSite(Face[face_name], row, col, (xf, yf), (), hf)
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read a calibration TOML file; errors name the file, the view and the bad entry."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"{p} is not valid TOML: {exc}") from exc
+    unknown = set(data) - {"n", "width", "height", "view", "colours"}
+    if unknown:
+        raise CalibrationError(f"{p}: unknown keys {sorted(unknown)}")
+    n = data.get("n")
+    if not isinstance(n, int) or n < 1:
+        raise CalibrationError(f"{p}: n must be a positive integer, got {n!r}")
+    views: list[ViewCalibration] = []
+    for i, raw_view in enumerate(data.get("view", [])):
+        name = raw_view.get("name")
+        if not isinstance(name, str):
+            raise CalibrationError(f"{p}: view #{i + 1} has no name")
+        sites = tuple(
+            _site(s, f"{p} view {name} site #{k + 1}", n)
+            for k, s in enumerate(raw_view.get("sites", []))
+        )
+        views.append(ViewCalibration(name, sites))
+    palette: dict[str, tuple[float, float, float]] = {}
+    for name, lab in data.get("colours", {}).items():
+        if not isinstance(lab, list) or len(lab) != 3:
+            raise CalibrationError(f"{p} [colours] {name}: expected [L, a, b]")
+        palette[name] = (float(lab[0]), float(lab[1]), float(lab[2]))
+    return Calibration(
+        n, tuple(views), int(data.get("width", 0)), int(data.get("height", 0)), palette
+    )
+
+
+def merge_views(base: Calibration | None, views: Iterable[ViewCalibration], n: int) -> Calibration:
+    """``base`` with ``views`` added (replacing views of the same name)."""
+    new = list(views)
+    names = {v.name for v in new}
+    kept = [v for v in base.views if v.name not in names] if base else []
+    if base is not None and base.n != n:
+        raise CalibrationError(f"the calibration is for N={base.n}, these images are N={n}")
+    return Calibration(
+        n,
+        tuple(kept + new),
+        base.width if base else 0,
+        base.height if base else 0,
+        dict(base.palette_lab) if base else {},
+    )
+
+
+__all__ += ["merge_views"]

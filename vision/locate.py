@@ -1,0 +1,272 @@
+"""Locating stickers in an image, and sampling their colour.
+
+Robot mode: the sticker sites of a view come from its calibration (:mod:`vision.calibration`);
+:func:`sample_sites` reads each one.
+
+Free mode: :func:`find_grid` finds the N×N grid of one face in an arbitrary photo:
+
+1. sticker candidates are square-ish bright blobs cut out by the dark gaps of the cube body,
+   found at several brightness thresholds (on a downscaled copy, for speed);
+2. candidates of similar size and angle vote for a lattice (pitch and direction from the
+   candidates themselves); the largest consistent lattice wins, outliers (background clutter)
+   drop out;
+3. N is the lattice's extent (unless given); a homography (affine with few points) fitted from
+   lattice coordinates to image positions places every sticker, including those that were not
+   detected (glare, a sticker that merges with the background).
+
+Sampling (:func:`sample_sites`): an inner square patch of each sticker, converted to L*a*b*;
+pixels far from the patch's median lightness (glare highlights, the black border) are rejected
+and the per-channel median of the rest is the sample.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from solver.geometry import Face
+from vision.calibration import StickerSite
+from vision.colour import FloatArray
+from vision.errors import GridNotFoundError, ScanInputError
+
+__all__ = ["GridFit", "find_grid", "sample_sites"]
+
+log = logging.getLogger(__name__)
+
+#: Free-mode detection runs on a copy whose longer side is at most this many pixels.
+DETECT_MAX_SIDE = 800
+#: Largest N free mode will infer.
+MAX_FREE_N = 9
+#: Lattice fit tolerance, in lattice units.
+LATTICE_TOLERANCE = 0.22
+#: Samples per patch side at most (patches are subsampled beyond this).
+PATCH_SAMPLES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class GridFit:
+    """A face grid found in a free photo."""
+
+    n: int
+    sites: tuple[StickerSite, ...]
+    detected: int  # stickers found directly (the rest were placed by the lattice)
+    pitch: float  # pixels from one sticker centre to the next
+
+
+def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArray:
+    """L*a*b* of each site (shape ``(len(sites), 3)``), from a BGR uint8 image."""
+    img = np.asarray(image)
+    if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
+        raise ScanInputError(f"expected a BGR uint8 image, got shape {img.shape} {img.dtype}")
+    h, w = img.shape[:2]
+    patches = []
+    for s in sites:
+        half = max(1.0, s.patch_half_size())
+        x0, x1 = int(round(s.centre[0] - half)), int(round(s.centre[0] + half)) + 1
+        y0, y1 = int(round(s.centre[1] - half)), int(round(s.centre[1] + half)) + 1
+        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+        if x1 <= x0 or y1 <= y0:
+            raise ScanInputError(
+                f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
+                f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"
+            )
+        step = max(1, (x1 - x0) // PATCH_SAMPLES, (y1 - y0) // PATCH_SAMPLES)
+        patches.append(img[y0:y1:step, x0:x1:step].reshape(-1, 3))
+    sizes = [p.shape[0] for p in patches]
+    stacked = np.concatenate(patches).reshape(1, -1, 3).astype(np.float32) / 255.0
+    lab = cv2.cvtColor(stacked, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
+    out = np.empty((len(sites), 3))
+    start = 0
+    for i, size in enumerate(sizes):
+        px = lab[start : start + size]
+        start += size
+        light = px[:, 0]
+        med = np.median(light)
+        mad = np.median(np.abs(light - med)) * 1.4826
+        keep = np.abs(light - med) <= max(3.0 * mad, 4.0)
+        out[i] = np.median(px[keep], axis=0)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Free mode
+
+
+@dataclass(frozen=True, slots=True)
+class _Blob:
+    x: float
+    y: float
+    size: float  # sqrt(area)
+    angle: float  # radians, modulo 90°
+
+
+def _candidates(gray: npt.NDArray[np.uint8]) -> list[_Blob]:
+    h, w = gray.shape
+    area_img = float(h * w)
+    found: list[_Blob] = []
+    otsu, _ = cv2.threshold(gray, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    levels = sorted({int(v) for v in (otsu * 0.5, otsu * 0.8, otsu, 40, 70, 100, 140)})
+    kernel = np.ones((3, 3), np.uint8)
+    for level in levels:
+        _, mask = cv2.threshold(gray, level, 255, cv2.THRESH_BINARY)
+        mask = cv2.erode(mask, kernel)
+        contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
+        for c in contours:
+            area = cv2.contourArea(c)
+            if not area_img / 4000 <= area <= area_img / 6:
+                continue
+            (cx, cy), (rw, rh), angle = cv2.minAreaRect(c)
+            if rw <= 0 or rh <= 0 or max(rw, rh) / min(rw, rh) > 1.4:
+                continue
+            if area / (rw * rh) < 0.78:
+                continue
+            hull = cv2.convexHull(c)
+            if area / max(cv2.contourArea(hull), 1.0) < 0.9:
+                continue
+            found.append(_Blob(cx, cy, math.sqrt(area), math.radians(angle % 90.0)))
+    # Merge the same sticker found at several thresholds (keep the largest outline).
+    found.sort(key=lambda b: -b.size)
+    merged: list[_Blob] = []
+    for b in found:
+        if all(math.hypot(b.x - m.x, b.y - m.y) > 0.5 * m.size for m in merged):
+            merged.append(b)
+    return merged
+
+
+def _lattice(blobs: list[_Blob], seed: _Blob) -> tuple[list[tuple[int, int, _Blob]], FloatArray]:
+    """Blobs consistent with a lattice through ``seed``: (i, j, blob) and the basis (2, 2)."""
+    similar = [
+        b
+        for b in blobs
+        if 0.7 < b.size / seed.size < 1.4
+        and abs(math.remainder(b.angle - seed.angle, math.pi / 2)) < math.radians(12)
+    ]
+    if len(similar) < 2:
+        return [], np.eye(2)
+    others = [b for b in similar if b is not seed]
+    dists = sorted(math.hypot(b.x - seed.x, b.y - seed.y) for b in others)
+    near = [d for d in dists if d > 0.8 * seed.size]
+    if not near:
+        return [], np.eye(2)
+    pitch = near[0]
+    if pitch > 2.0 * seed.size:
+        return [], np.eye(2)
+    theta = math.remainder(seed.angle, math.pi / 2)  # closest to the image x axis
+    u = np.array([math.cos(theta), math.sin(theta)]) * pitch
+    v = np.array([-math.sin(theta), math.cos(theta)]) * pitch
+    basis = np.stack([u, v], axis=1)
+    inv = np.linalg.inv(basis)
+    members = []
+    for b in similar:
+        q = inv @ np.array([b.x - seed.x, b.y - seed.y])
+        r = np.round(q)
+        if np.all(np.abs(q - r) < LATTICE_TOLERANCE) and np.all(np.abs(r) <= MAX_FREE_N):
+            members.append((int(r[0]), int(r[1]), b))
+    # One blob per lattice cell (the one nearest its ideal position).
+    cells: dict[tuple[int, int], tuple[int, int, _Blob]] = {}
+    for i, j, b in members:
+        cells.setdefault((i, j), (i, j, b))
+    return list(cells.values()), basis
+
+
+def find_grid(
+    image: npt.ArrayLike, n: int | None = None, face: Face = Face.F
+) -> GridFit:
+    """The N×N sticker grid of the face shown in a free photo (N inferred if not given).
+
+    Raises :class:`GridNotFoundError` when no grid of at least 2×2 stickers is found."""
+    img = np.asarray(image)
+    if img.ndim != 3 or img.shape[2] != 3:
+        raise ScanInputError(f"expected a BGR colour image, got shape {img.shape}")
+    h, w = img.shape[:2]
+    scale = min(1.0, DETECT_MAX_SIDE / max(h, w))
+    small = cv2.resize(img, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA)
+    gray = small.max(axis=2)
+    gray = cv2.GaussianBlur(gray, (3, 3), 0)
+    blobs = _candidates(gray)
+    best: tuple[list[tuple[int, int, _Blob]], FloatArray] = ([], np.eye(2))
+    for seed in blobs:
+        members, basis = _lattice(blobs, seed)
+        if n is not None:
+            members = _best_window(members, n)
+        key = (len(members), -_spread(members))
+        if key > (len(best[0]), -_spread(best[0])):
+            best = (members, basis)
+    members, basis = best
+    if len(members) < 3:
+        raise GridNotFoundError(
+            f"no sticker grid found ({len(blobs)} sticker-like shapes, none forming a grid); "
+            "check that the face fills a good part of the picture and is in focus"
+        )
+    imin = min(m[0] for m in members)
+    jmin = min(m[1] for m in members)
+    extent = max(max(m[0] for m in members) - imin, max(m[1] for m in members) - jmin) + 1
+    size = n if n is not None else extent
+    if size < 2 or size > MAX_FREE_N:
+        raise GridNotFoundError(f"found a {extent}x{extent} grid, which is no cube face")
+    # Centre the window on the detected stickers when some rows or columns were not seen.
+    imax = max(m[0] for m in members)
+    jmax = max(m[1] for m in members)
+    i0 = imin - (size - (imax - imin + 1)) // 2
+    j0 = jmin - (size - (jmax - jmin + 1)) // 2
+    src = np.array([[m[0] - i0, m[1] - j0] for m in members], dtype=np.float64)
+    dst = np.array([[m[2].x, m[2].y] for m in members], dtype=np.float64) / scale
+    mapping = _fit(src, dst)
+    pitch = float(np.linalg.norm(basis[:, 0])) / scale
+    sites = []
+    for j in range(size):  # image rows from the top
+        for i in range(size):
+            x, y = mapping(np.array([[i, j]], dtype=np.float64))[0]
+            sites.append(
+                StickerSite(face, size - 1 - j, i, (float(x), float(y)), (), 0.28 * pitch)
+            )
+    log.debug("grid %dx%d found with %d of %d stickers detected", size, size, len(members), size * size)
+    return GridFit(size, tuple(sites), len(members), pitch)
+
+
+def _spread(members: list[tuple[int, int, _Blob]]) -> float:
+    if not members:
+        return 0.0
+    return float(sum(m[2].size for m in members))
+
+
+def _best_window(members: list[tuple[int, int, _Blob]], n: int) -> list[tuple[int, int, _Blob]]:
+    if not members:
+        return members
+    best: list[tuple[int, int, _Blob]] = []
+    ivals = {m[0] for m in members}
+    jvals = {m[1] for m in members}
+    for i0 in ivals:
+        for j0 in jvals:
+            inside = [m for m in members if i0 <= m[0] < i0 + n and j0 <= m[1] < j0 + n]
+            if len(inside) > len(best):
+                best = inside
+    return best
+
+
+def _fit(src: FloatArray, dst: FloatArray):  # type: ignore[no-untyped-def]
+    """A map from lattice to image coordinates: homography with enough points, else affine."""
+    if src.shape[0] >= 6 and len({tuple(r) for r in src[:, :1].tolist()}) >= 2:
+        hom, _ = cv2.findHomography(src, dst, 0)
+        if hom is not None:
+
+            def project(p: FloatArray) -> FloatArray:
+                q = np.hstack([p, np.ones((p.shape[0], 1))]) @ hom.T
+                result: FloatArray = q[:, :2] / q[:, 2:]
+                return result
+
+            return project
+    design = np.hstack([src, np.ones((src.shape[0], 1))])
+    coef, *_ = np.linalg.lstsq(design, dst, rcond=None)
+
+    def affine(p: FloatArray) -> FloatArray:
+        result: FloatArray = np.hstack([p, np.ones((p.shape[0], 1))]) @ coef
+        return result
+
+    return affine
