@@ -1,0 +1,453 @@
+"""Robot profiles: TOML files loaded once into frozen, validated objects.
+
+A profile describes one robot (see ``docs/robot.md`` for every key, and ``configs/`` for
+examples)::
+
+    [robot]    id, name, cube_size
+    [serial]   url (a device path, a pty path, socket://host:port, or "sim" for the simulated
+               firmware started by the daemon itself), baud, timeouts
+    [motors]   simultaneous; one table per face that has a motor: [motors.U] motor = 0, ...
+    [[cameras]] name, source, width/height, view ("face" | "corner"), faces, calibration
+    [colours]  scheme, calibration_file
+    [solver]   engine, budget_s, max_length; [solver.cost] the robot-time cost model
+    [mqtt]     host ("" = embedded broker), port, base_topic, credentials;
+               [mqtt.tls], [mqtt.discovery]
+    [journal]  path
+    [simulation] what the simulated robot does (speed, lighting, faults); simulated robots only
+
+Errors name the file, the section and the key (:class:`~robot.errors.ConfigError`); unknown keys
+are rejected; relative paths are resolved against the profile's folder.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from robot.errors import ConfigError
+from solver.api import engine_names
+from solver.cost import CostModel
+from solver.facelets import SCHEMES
+from solver.geometry import Face
+from solver.notation import OPPOSITE
+
+__all__ = [
+    "CONFIG_VERSION",
+    "CameraConfig",
+    "ColoursConfig",
+    "CostConfig",
+    "DiscoveryConfig",
+    "JournalConfig",
+    "MotorConfig",
+    "MotorsConfig",
+    "MqttConfig",
+    "RobotConfig",
+    "RobotSection",
+    "SerialConfig",
+    "SimulationConfig",
+    "SolverConfig",
+    "TlsConfig",
+    "load_config",
+    "parse_config",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Version of the profile format (logged at start).
+CONFIG_VERSION = 1
+
+_FACE_NAMES = ("U", "R", "F", "D", "L", "B")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RobotSection(_Section):
+    """``[robot]``: identity and the cube it solves."""
+
+    id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")] = "cuberobot"
+    name: str = "Cube robot"
+    cube_size: Annotated[int, Field(ge=2, le=7)] = 3
+
+
+class SerialConfig(_Section):
+    """``[serial]``: where the firmware is."""
+
+    url: str = "/dev/ttyACM0"
+    baud: Annotated[int, Field(gt=0)] = 115200
+    connect_timeout_s: Annotated[float, Field(gt=0)] = 5.0
+    reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0
+
+
+class MotorConfig(_Section):
+    """``[motors.<FACE>]``: the motor that turns one face."""
+
+    motor: Annotated[int, Field(ge=0, le=5)]
+    steps_per_quarter_turn: Annotated[int, Field(gt=0)] = 200
+    max_speed_dps: Annotated[float, Field(gt=0)] = 1500.0
+    accel_dps2: Annotated[float, Field(gt=0)] = 40000.0
+    settle_s: Annotated[float, Field(ge=0)] = 0.005
+    depth_layers: Annotated[int, Field(ge=1)] = 1
+    reversed: bool = False
+
+
+class MotorsConfig(_Section):
+    """``[motors]``: which faces have motors; a face with no table has none."""
+
+    simultaneous: bool = True
+    U: MotorConfig | None = None
+    R: MotorConfig | None = None
+    F: MotorConfig | None = None
+    D: MotorConfig | None = None
+    L: MotorConfig | None = None
+    B: MotorConfig | None = None
+
+    def motor_of(self, face: Face) -> MotorConfig | None:
+        value: MotorConfig | None = getattr(self, face.name)
+        return value
+
+    @property
+    def faces(self) -> frozenset[Face]:
+        """Faces that have a motor."""
+        return frozenset(f for f in Face if self.motor_of(f) is not None)
+
+    @property
+    def missing(self) -> frozenset[Face]:
+        return frozenset(Face) - self.faces
+
+    @model_validator(mode="after")
+    def _check(self) -> MotorsConfig:
+        present = [f for f in Face if self.motor_of(f) is not None]
+        if len(present) < 5:
+            raise ValueError(
+                f"only {len(present)} faces have motors ({''.join(f.name for f in present)}); "
+                "the planner needs at least five (a face-turning robot with one face missing)"
+            )
+        seen: dict[int, Face] = {}
+        for face in present:
+            cfg = self.motor_of(face)
+            assert cfg is not None
+            if cfg.motor in seen:
+                raise ValueError(
+                    f"motor {cfg.motor} is given to both {seen[cfg.motor].name} and {face.name}"
+                )
+            seen[cfg.motor] = face
+            other = self.motor_of(OPPOSITE[face])
+            if self.simultaneous and other is not None and (cfg.motor + 3) % 6 != other.motor:
+                raise ValueError(
+                    f"faces {face.name} and {OPPOSITE[face].name} turn together (simultaneous = "
+                    f"true) but motors {cfg.motor} and {other.motor} are not a firmware pair "
+                    "(pairs are m and m+3); renumber them or set simultaneous = false"
+                )
+        return self
+
+
+def _default_motors() -> MotorsConfig:
+    return MotorsConfig.model_validate(
+        {name: MotorConfig(motor=i) for i, name in enumerate(_FACE_NAMES)}
+    )
+
+
+class CameraConfig(_Section):
+    """``[[cameras]]``: one camera and the faces it sees."""
+
+    name: Annotated[str, Field(min_length=1)]
+    source: str = "simulated"
+    width: Annotated[int, Field(gt=0)] = 1280
+    height: Annotated[int, Field(gt=0)] = 720
+    view: Literal["face", "corner"] = "corner"
+    faces: tuple[str, ...]
+    calibration: str = ""
+    lock_exposure: bool = True
+    lock_white_balance: bool = True
+
+    @field_validator("faces")
+    @classmethod
+    def _faces(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if name not in _FACE_NAMES:
+                raise ValueError(f"{name!r} is not a face; use U R F D L B")
+        if len(set(value)) != len(value):
+            raise ValueError(f"a face is listed twice in {list(value)}")
+        return value
+
+    @model_validator(mode="after")
+    def _view(self) -> CameraConfig:
+        want = 1 if self.view == "face" else 3
+        if len(self.faces) != want:
+            raise ValueError(f"a {self.view} view sees {want} face(s), {len(self.faces)} listed")
+        if self.view == "corner":
+            fs = [Face[n] for n in self.faces]
+            if any(OPPOSITE[a] is b for a in fs for b in fs):
+                raise ValueError(
+                    f"a corner view sees three mutually adjacent faces, not {''.join(self.faces)}"
+                )
+        return self
+
+
+class ColoursConfig(_Section):
+    """``[colours]``: the cube's colour scheme and an optional calibration."""
+
+    scheme: str = "white-green"
+    calibration_file: str = ""
+
+    @field_validator("scheme")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if value not in SCHEMES:
+            raise ValueError(f"unknown colour scheme {value!r}; choose one of {list(SCHEMES)}")
+        return value
+
+
+class CostConfig(_Section):
+    """``[solver.cost]``: seconds this robot takes (the solver's robot-time objective)."""
+
+    quarter_turn_s: Annotated[float, Field(ge=0)] = 0.10
+    half_turn_s: Annotated[float, Field(ge=0)] = 0.17
+    pair_extra_s: Annotated[float, Field(ge=0)] = 0.01
+    settle_s: Annotated[float, Field(ge=0)] = 0.02
+
+    def model(self, simultaneous: bool = True) -> CostModel:
+        return CostModel(
+            self.quarter_turn_s, self.half_turn_s, self.pair_extra_s, self.settle_s, simultaneous
+        )
+
+
+class SolverConfig(_Section):
+    """``[solver]``: which engine, how long it may search."""
+
+    engine: str = "twophase"
+    budget_s: Annotated[float, Field(ge=0)] = 1.0
+    max_length: Annotated[int, Field(gt=0)] | None = None
+    cost: CostConfig = CostConfig()
+
+    @field_validator("engine")
+    @classmethod
+    def _engine(cls, value: str) -> str:
+        if value not in engine_names():
+            raise ValueError(f"unknown engine {value!r}; choose one of {engine_names()}")
+        return value
+
+
+class TlsConfig(_Section):
+    """``[mqtt.tls]``."""
+
+    enabled: bool = False
+    ca_file: str = ""
+    cert_file: str = ""
+    key_file: str = ""
+    insecure: bool = False
+
+
+class DiscoveryConfig(_Section):
+    """``[mqtt.discovery]``: Home Assistant MQTT discovery."""
+
+    enabled: bool = True
+    prefix: str = "homeassistant"
+
+
+class MqttConfig(_Section):
+    """``[mqtt]``: the broker. ``host = ""`` starts an embedded broker on
+    ``embedded_host:embedded_port`` (localhost only)."""
+
+    enabled: bool = True
+    host: str = ""
+    port: Annotated[int, Field(ge=1, le=65535)] = 1883
+    embedded_host: str = "127.0.0.1"
+    embedded_port: Annotated[int, Field(ge=0, le=65535)] = 1883
+    base_topic: Annotated[str, Field(pattern=r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$")] = "cuberobot"
+    client_id: str = ""
+    username: str = ""
+    password: str = ""
+    password_file: str = ""
+    keepalive_s: Annotated[int, Field(ge=5, le=3600)] = 30
+    reconnect_min_s: Annotated[float, Field(gt=0)] = 0.5
+    reconnect_max_s: Annotated[float, Field(gt=0)] = 30.0
+    queue_limit: Annotated[int, Field(ge=10)] = 10000
+    tls: TlsConfig = TlsConfig()
+    discovery: DiscoveryConfig = DiscoveryConfig()
+
+    @model_validator(mode="after")
+    def _check(self) -> MqttConfig:
+        if self.password and self.password_file:
+            raise ValueError("give password or password_file, not both")
+        if (self.password or self.password_file) and not self.username:
+            raise ValueError("a password needs a username")
+        if self.reconnect_max_s < self.reconnect_min_s:
+            raise ValueError("reconnect_max_s must be >= reconnect_min_s")
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        return self.enabled and not self.host
+
+
+class JournalConfig(_Section):
+    """``[journal]``: the SQLite job journal."""
+
+    path: str = "cuberobot-journal.sqlite"
+
+
+class SimulationConfig(_Section):
+    """``[simulation]``: the simulated robot (firmware on a pty, rendered cameras)."""
+
+    speed_factor: Annotated[float, Field(gt=0)] = 1.0
+    lighting: Literal["studio", "varied", "harsh"] = "varied"
+    noise: Annotated[float, Field(ge=0, le=1)] = 0.3
+    faults: str = ""
+    queue_depth: Annotated[int, Field(ge=2, le=255)] = 16
+
+
+class RobotConfig(_Section):
+    """A whole robot profile. ``source`` is the file it came from (for messages)."""
+
+    robot: RobotSection = RobotSection()
+    serial: SerialConfig = SerialConfig()
+    motors: MotorsConfig = Field(default_factory=_default_motors)
+    cameras: tuple[CameraConfig, ...] = ()
+    colours: ColoursConfig = ColoursConfig()
+    solver: SolverConfig = SolverConfig()
+    mqtt: MqttConfig = MqttConfig()
+    journal: JournalConfig = JournalConfig()
+    simulation: SimulationConfig | None = None
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> RobotConfig:
+        names = [c.name for c in self.cameras]
+        if len(set(names)) != len(names):
+            raise ValueError(f"@cameras: camera names must be unique, got {names}")
+        if self.cameras:
+            seen = {f for c in self.cameras for f in c.faces}
+            missing = [f for f in _FACE_NAMES if f not in seen]
+            if missing:
+                raise ValueError(
+                    f"@cameras: no camera sees face(s) {' '.join(missing)}; the robot cannot move its "
+                    "centres, so the cameras together must see all six faces"
+                )
+        simulated = self.serial.url == "sim"
+        if simulated and self.simulation is None:
+            raise ValueError(
+                '@serial.url: "sim" (the simulated firmware) needs a [simulation] section'
+            )
+        return self
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the daemon starts the simulated firmware itself."""
+        return self.serial.url == "sim"
+
+    @property
+    def cost_model(self) -> CostModel:
+        return self.solver.cost.model(self.motors.simultaneous)
+
+    def topic(self, *parts: str) -> str:
+        """A topic under ``<base_topic>/<robot id>/``."""
+        return "/".join((self.mqtt.base_topic, self.robot.id, *parts))
+
+    def resolve(self, path: str) -> Path:
+        """A path from the profile, relative to the profile's folder."""
+        p = Path(path).expanduser()
+        if not p.is_absolute() and self.source:
+            p = Path(self.source).resolve().parent / p
+        return p
+
+    def mqtt_password(self) -> str | None:
+        """The broker password, read from ``password_file`` when given."""
+        if self.mqtt.password_file:
+            path = self.resolve(self.mqtt.password_file)
+            try:
+                return path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"cannot read the password file {path}: {exc.strerror}",
+                    file=self.source,
+                    section="mqtt",
+                    key="password_file",
+                ) from exc
+        return self.mqtt.password or None
+
+
+def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
+    """(section, key) of a pydantic error location such as ('motors', 'U', 'motor')."""
+    parts = [str(p) for p in loc]
+    if not parts:
+        return "", ""
+    if parts[0] == "cameras" and len(parts) > 1:
+        section = f"cameras[{parts[1]}]"
+        return section, ".".join(parts[2:])
+    sub = {"motors", "solver", "mqtt"}
+    if (
+        parts[0] in sub
+        and len(parts) > 2
+        and parts[1] in (*_FACE_NAMES, "cost", "tls", "discovery")
+    ):
+        return f"{parts[0]}.{parts[1]}", ".".join(parts[2:])
+    if len(parts) == 1:
+        return (parts[0], "") if parts[0] in RobotConfig.model_fields else ("", parts[0])
+    return parts[0], ".".join(parts[1:])
+
+
+def _format_errors(error: ValidationError, file: str) -> ConfigError:
+    problems = []
+    first: tuple[str, str] | None = None
+    for item in error.errors():
+        section, key = _locate(tuple(item["loc"]))
+        msg = str(item["msg"]).removeprefix("Value error, ")
+        if msg.startswith("@"):  # a cross-section check that names its own place
+            place, _, msg = msg[1:].partition(": ")
+            section, _, key = place.partition(".")
+        if first is None:
+            first = (section, key)
+        if item["type"] == "extra_forbidden":
+            msg = "unknown key (not part of the profile format; check its spelling)"
+        where = f"[{section}]" if section else "top level"
+        problems.append(f"{where} {key}: {msg}" if key else f"{where}: {msg}")
+    section, key = first or ("", "")
+    message = "; ".join(problems)
+    return ConfigError(message, file=file, section=section, key=key)
+
+
+def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
+    """Validate a profile already read from TOML."""
+    if "source" in data:
+        raise ConfigError("unknown key (not part of the profile format)", file=source, key="source")
+    try:
+        return RobotConfig.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        raise _format_errors(exc, source) from None
+
+
+_TOML_LINE = re.compile(r"at line (\d+), column (\d+)")
+
+
+def load_config(path: str | Path) -> RobotConfig:
+    """Read and validate a profile; :class:`ConfigError` names the file, section and key."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(p)) from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
+    config = parse_config(data, str(p))
+    logger.info(
+        "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",
+        p,
+        CONFIG_VERSION,
+        config.robot.id,
+        len(config.motors.faces),
+        config.robot.cube_size,
+        config.solver.engine,
+    )
+    return config

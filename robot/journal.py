@@ -1,0 +1,478 @@
+"""The job journal: every job, its scan, its solution and each executed move, in SQLite.
+
+The physical cube's state is the data that must never be lost. The journal records, in order:
+
+* a job row when a job starts (kind, command id, cube size);
+* the scanned (or given) state as a facelet string;
+* the solution and the motor program (each planned move, its firmware index still unknown);
+* every move as the firmware reports it executed (``moves.executed_at`` set, and the job's
+  ``executed`` counter and ``physical`` facelets updated in the same transaction);
+* the end: state DONE / ERROR / ABORTED, error code and message, per-stage times.
+
+So after a crash the cube's exact physical state is ``physical`` of the last job (or, for a job
+that never executed a move, its scanned state), and an unfinished job's remaining moves are the
+rows with ``executed_at IS NULL``. Commits use WAL with ``synchronous=FULL``: a move recorded is a
+move that survives a power cut.
+
+Commands seen (id, verb, reply) are kept too, so a duplicate command id is recognised across a
+restart.
+
+Schema version (``PRAGMA user_version``) :data:`SCHEMA_VERSION`; an older file is migrated, a
+newer one is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from robot.errors import JournalError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AsyncJournal",
+    "JobRecord",
+    "Journal",
+    "MoveRecord",
+]
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id            TEXT PRIMARY KEY,
+    seq           INTEGER NOT NULL,
+    kind          TEXT NOT NULL,
+    command_id    TEXT,
+    size          INTEGER NOT NULL,
+    state         TEXT NOT NULL,
+    created_at    REAL NOT NULL,
+    updated_at    REAL NOT NULL,
+    finished_at   REAL,
+    scanned       TEXT,
+    scan_detail   TEXT,
+    solution      TEXT,
+    solution_detail TEXT,
+    program       TEXT,
+    total_moves   INTEGER NOT NULL DEFAULT 0,
+    executed      INTEGER NOT NULL DEFAULT 0,
+    physical      TEXT,
+    boot_id       INTEGER,
+    first_index   INTEGER,
+    error_code    TEXT,
+    error_message TEXT,
+    stage_times   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS moves (
+    job_id      TEXT NOT NULL REFERENCES jobs(id),
+    idx         INTEGER NOT NULL,
+    face        TEXT NOT NULL,
+    turns       INTEGER NOT NULL,
+    motor       INTEGER NOT NULL,
+    simultaneous INTEGER NOT NULL,
+    fw_index    INTEGER,
+    executed_at REAL,
+    PRIMARY KEY (job_id, idx)
+);
+CREATE TABLE IF NOT EXISTS commands (
+    id          TEXT PRIMARY KEY,
+    verb        TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    reply       TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
+"""
+
+#: job states that are finished; anything else is resumable
+FINISHED = ("DONE", "ERROR", "ABORTED")
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRecord:
+    """One planned move of a job and whether it executed."""
+
+    idx: int
+    face: str
+    turns: int
+    motor: int
+    simultaneous: bool
+    fw_index: int | None
+    executed_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """A job as the journal knows it."""
+
+    id: str
+    seq: int
+    kind: str
+    command_id: str | None
+    size: int
+    state: str
+    created_at: float
+    updated_at: float
+    finished_at: float | None
+    scanned: str | None
+    scan_detail: dict[str, Any]
+    solution: str | None
+    solution_detail: dict[str, Any]
+    program: str | None
+    total_moves: int
+    executed: int
+    physical: str | None
+    boot_id: int | None
+    first_index: int | None
+    error_code: str | None
+    error_message: str | None
+    stage_times: dict[str, float]
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+    @property
+    def remaining(self) -> int:
+        return self.total_moves - self.executed
+
+
+def _loads(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+class Journal:
+    """Synchronous SQLite journal (one connection; use :class:`AsyncJournal` from the loop)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise JournalError(
+                    f"journal {self.path} has schema version {version}, newer than this "
+                    f"cuberobot ({SCHEMA_VERSION}); upgrade cuberobot or point [journal] path "
+                    "at a new file"
+                )
+            self._db.executescript(_SCHEMA)
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.Error as exc:
+            raise JournalError(
+                f"cannot open the job journal {self.path}: {exc}; check the path in [journal] "
+                "and that the folder is writable"
+            ) from exc
+        self._lock = threading.Lock()
+        logger.info("journal %s (schema %d)", self.path, SCHEMA_VERSION)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(self._db)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return result
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: {exc}") from exc
+
+    # --- jobs ---------------------------------------------------------------------------------
+    def create_job(self, kind: str, size: int, command_id: str | None = None) -> str:
+        job_id = uuid.uuid4().hex[:12]
+        now = time.time()
+
+        def run(db: sqlite3.Connection) -> None:
+            seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()[0])
+            db.execute(
+                "INSERT INTO jobs (id, seq, kind, command_id, size, state, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, 'IDLE', ?, ?)",
+                (job_id, seq, kind, command_id, size, now, now),
+            )
+
+        self._tx(run)
+        return job_id
+
+    def set_state(self, job_id: str, state: str) -> None:
+        self._update(job_id, state=state)
+
+    def _update(self, job_id: str, **fields: Any) -> None:
+        fields["updated_at"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in fields)
+
+        def run(db: sqlite3.Connection) -> None:
+            cur = db.execute(f"UPDATE jobs SET {cols} WHERE id = ?", (*fields.values(), job_id))
+            if cur.rowcount != 1:
+                raise JournalError(f"journal {self.path}: no job {job_id}")
+
+        self._tx(run)
+
+    def record_scan(self, job_id: str, facelets: str, detail: Mapping[str, Any]) -> None:
+        self._update(
+            job_id, scanned=facelets, physical=facelets, scan_detail=json.dumps(dict(detail))
+        )
+
+    def record_stage_time(self, job_id: str, stage: str, seconds: float) -> None:
+        def run(db: sqlite3.Connection) -> None:
+            row = db.execute("SELECT stage_times FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            times = _loads(row["stage_times"]) if row else {}
+            times[stage] = round(times.get(stage, 0.0) + seconds, 6)
+            db.execute(
+                "UPDATE jobs SET stage_times = ?, updated_at = ? WHERE id = ?",
+                (json.dumps(times), time.time(), job_id),
+            )
+
+        self._tx(run)
+
+    def record_plan(
+        self,
+        job_id: str,
+        solution: str,
+        solution_detail: Mapping[str, Any],
+        program: str,
+        moves: Sequence[tuple[str, int, int, bool]],
+    ) -> None:
+        """Store the solution and the motor program: ``moves`` are (face, turns, motor,
+        simultaneous_with_next) in execution order."""
+        now = time.time()
+
+        def run(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM moves WHERE job_id = ? AND executed_at IS NULL", (job_id,))
+            done = int(
+                db.execute("SELECT COUNT(*) FROM moves WHERE job_id = ?", (job_id,)).fetchone()[0]
+            )
+            db.executemany(
+                "INSERT INTO moves (job_id, idx, face, turns, motor, simultaneous) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (job_id, done + k, face, turns, motor, int(sim))
+                    for k, (face, turns, motor, sim) in enumerate(moves)
+                ],
+            )
+            db.execute(
+                "UPDATE jobs SET solution = ?, solution_detail = ?, program = ?, "
+                "total_moves = ?, updated_at = ? WHERE id = ?",
+                (
+                    solution,
+                    json.dumps(dict(solution_detail)),
+                    program,
+                    done + len(moves),
+                    now,
+                    job_id,
+                ),
+            )
+
+        self._tx(run)
+
+    def record_dispatch(self, job_id: str, boot_id: int, first_index: int) -> None:
+        """The firmware session the remaining moves are sent on: its boot id and the firmware
+        move index given to the first of them."""
+        self._update(job_id, boot_id=boot_id, first_index=first_index)
+
+    def record_executed(
+        self, job_id: str, idx: int, physical: str, fw_index: int | None = None
+    ) -> None:
+        """Move ``idx`` of the job executed; ``physical`` is the cube after it."""
+        now = time.time()
+
+        def run(db: sqlite3.Connection) -> None:
+            cur = db.execute(
+                "UPDATE moves SET executed_at = ?, fw_index = ? "
+                "WHERE job_id = ? AND idx = ? AND executed_at IS NULL",
+                (now, fw_index, job_id, idx),
+            )
+            if cur.rowcount != 1:
+                row = db.execute(
+                    "SELECT executed_at FROM moves WHERE job_id = ? AND idx = ?", (job_id, idx)
+                ).fetchone()
+                what = "is not planned" if row is None else "was already recorded as executed"
+                raise JournalError(f"job {job_id}: move {idx} {what}")
+            expected = int(
+                db.execute("SELECT executed FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+            )
+            if expected != idx:
+                raise JournalError(
+                    f"job {job_id}: move {idx} reported executed after {expected} moves; moves "
+                    "must execute in order"
+                )
+            db.execute(
+                "UPDATE jobs SET executed = executed + 1, physical = ?, updated_at = ? "
+                "WHERE id = ?",
+                (physical, now, job_id),
+            )
+
+        self._tx(run)
+
+    def finish(
+        self,
+        job_id: str,
+        state: str,
+        error_code: str | None = None,
+        error_message: str | None = None,
+    ) -> None:
+        if state not in FINISHED:
+            raise ValueError(f"finish with {state!r}; use one of {FINISHED}")
+        self._update(
+            job_id,
+            state=state,
+            finished_at=time.time(),
+            error_code=error_code,
+            error_message=error_message,
+        )
+
+    def job(self, job_id: str) -> JobRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return None if row is None else self._job(row)
+
+    def latest_job(self) -> JobRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1").fetchone()
+        return None if row is None else self._job(row)
+
+    def unfinished_job(self) -> JobRecord | None:
+        """The latest job if it did not finish (the daemon died during it)."""
+        job = self.latest_job()
+        return job if job is not None and not job.finished else None
+
+    def jobs(self, limit: int = 20) -> list[JobRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [self._job(r) for r in rows]
+
+    def moves(self, job_id: str) -> list[MoveRecord]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM moves WHERE job_id = ? ORDER BY idx", (job_id,)
+            ).fetchall()
+        return [
+            MoveRecord(
+                int(r["idx"]),
+                str(r["face"]),
+                int(r["turns"]),
+                int(r["motor"]),
+                bool(r["simultaneous"]),
+                r["fw_index"],
+                r["executed_at"],
+            )
+            for r in rows
+        ]
+
+    def last_physical(self) -> str | None:
+        """The cube's physical state as last known (latest job with a state)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT physical FROM jobs WHERE physical IS NOT NULL ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        return None if row is None else str(row["physical"])
+
+    @staticmethod
+    def _job(row: sqlite3.Row) -> JobRecord:
+        return JobRecord(
+            id=row["id"],
+            seq=int(row["seq"]),
+            kind=row["kind"],
+            command_id=row["command_id"],
+            size=int(row["size"]),
+            state=row["state"],
+            created_at=float(row["created_at"]),
+            updated_at=float(row["updated_at"]),
+            finished_at=row["finished_at"],
+            scanned=row["scanned"],
+            scan_detail=_loads(row["scan_detail"]),
+            solution=row["solution"],
+            solution_detail=_loads(row["solution_detail"]),
+            program=row["program"],
+            total_moves=int(row["total_moves"]),
+            executed=int(row["executed"]),
+            physical=row["physical"],
+            boot_id=row["boot_id"],
+            first_index=row["first_index"],
+            error_code=row["error_code"],
+            error_message=row["error_message"],
+            stage_times={k: float(v) for k, v in _loads(row["stage_times"]).items()},
+        )
+
+    # --- commands -----------------------------------------------------------------------------
+    def seen_command(self, command_id: str) -> dict[str, Any] | None:
+        """The reply given to ``command_id`` (``{}`` if it is in progress), or None if new."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT reply FROM commands WHERE id = ?", (command_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        return _loads(row["reply"])
+
+    def record_command(self, command_id: str, verb: str) -> bool:
+        """Remember a command id; False if it was already known (a duplicate)."""
+
+        def run(db: sqlite3.Connection) -> bool:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO commands (id, verb, received_at) VALUES (?, ?, ?)",
+                (command_id, verb, time.time()),
+            )
+            return cur.rowcount == 1
+
+        result: bool = self._tx(run)
+        return result
+
+    def record_reply(self, command_id: str, reply: Mapping[str, Any]) -> None:
+        def run(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE commands SET reply = ? WHERE id = ?", (json.dumps(dict(reply)), command_id)
+            )
+
+        self._tx(run)
+
+
+T = TypeVar("T")
+
+
+class AsyncJournal:
+    """The journal for the event loop: every call runs on one dedicated worker thread, in the
+    order made, so the loop never waits on a disk sync."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.sync = journal
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
+
+    @classmethod
+    def open(cls, path: str | Path) -> AsyncJournal:
+        return cls(Journal(path))
+
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+
+    async def close(self) -> None:
+        await self.call(self.sync.close)
+        self._pool.shutdown(wait=True)

@@ -1,0 +1,340 @@
+"""The move planner: a solver's sequence → this robot's motor program.
+
+A face-turning robot holds the six centres still, so it can only turn outer blocks of the faces
+that have motors (each motor turns ``depth_layers`` layers). The planner re-expresses every move
+in those terms, in four passes:
+
+1. **Fixed centres** (seed 001's fixed-orientation rule). The solver's notation frame turns with
+   ``x y z`` rotations and with slice and wide moves (which move centres); the robot's frame never
+   does. An *orientation* maps each face name of the notation frame to the physical face that
+   currently shows it (identity at the start). A rotation only updates the orientation. A block
+   of layers ``lo..hi`` seen from face ``F`` turned ``t`` equals the whole-cube rotation about
+   ``F`` by ``t`` combined with undoing the layers outside the block::
+
+       block(F, lo..hi, t) = rot(F, t) · block(F, 1..lo-1, -t) · block(opp F, 1..N-hi, +t)
+
+   (all on one axis, so they commute). So ``M = R L' x'`` and ``Rw = L x``: the outer turns are
+   executed (mapped through the orientation to physical faces) and the rotation is tracked. (The
+   seed's example "orange top, green front: U becomes L'" has the direction wrong: with orange on
+   top, U turns the orange face clockwise seen from outside it, which is L; the facelet model
+   confirms ``z U z' == L``.)
+2. **Simplify**: consecutive turns on one axis commute; each run is merged into at most one turn
+   per face (``R L R' L`` → ``L2``), in the order U R F before D L B.
+3. **Missing faces**: a turn of a face with no motor is replaced by the cheapest shortest
+   sequence over the other five faces (:mod:`robot.replacements`; 13 turns in 7 motion groups
+   for any D turn), then simplified again.
+4. **Group**: the two turns of an axis run become a simultaneous pair when the profile allows it.
+
+The result, :class:`MotorProgram`, holds the motor moves (wire form, for the firmware link), the
+same moves as physical outer face turns (to track the physical cube move by move), the final
+orientation and the estimated robot time under the profile's cost model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from firmware_protocol.moves import Move as WireMove
+from robot.config import MotorsConfig
+from robot.errors import PlanError
+from robot.replacements import face_rotations, replacement_for
+from solver.cost import CostModel
+from solver.geometry import FACE_FRAMES, Face, face_from_normal
+from solver.notation import OPPOSITE, Move, format_moves
+
+__all__ = [
+    "MotorProgram",
+    "Orientation",
+    "PlannedMove",
+    "Planner",
+    "rotation_map",
+]
+
+logger = logging.getLogger(__name__)
+
+#: notation frame face -> physical face
+Orientation = dict[Face, Face]
+
+_AXIS = {Face.U: 0, Face.D: 0, Face.R: 1, Face.L: 1, Face.F: 2, Face.B: 2}
+
+
+def _norm_turns(turns: int) -> int:
+    """1, 2 or -1 for a non-zero quarter count (0 stays 0)."""
+    return {0: 0, 1: 1, 2: 2, 3: -1}[turns % 4]
+
+
+def rotation_map(face: Face, turns: int) -> dict[Face, Face]:
+    """Where each face's content goes when the whole cube turns like ``face`` by ``turns``."""
+    q = turns % 4
+    # Find the rotation whose quarter-turn cycle about ``face`` matches: pick among the 24.
+    for mapping in face_rotations():
+        if mapping[face] is not face:
+            continue
+        # the clockwise quarter turn about face carries its "up" neighbour to its "right" one
+        if q == 0 and all(mapping[f] is f for f in Face):
+            return mapping
+        if q and _is_quarter_power(mapping, face, q):
+            return mapping
+    raise AssertionError(f"no rotation about {face.name} by {turns}")  # pragma: no cover
+
+
+def _clockwise_neighbours(face: Face) -> list[Face]:
+    """The four neighbours of ``face`` in the order a clockwise turn carries them."""
+    _, right, up = FACE_FRAMES[face]
+    down = (-up[0], -up[1], -up[2])
+    left = (-right[0], -right[1], -right[2])
+    # clockwise seen from outside: up -> right -> down -> left
+    return [face_from_normal(v) for v in (up, right, down, left)]
+
+
+def _is_quarter_power(mapping: dict[Face, Face], face: Face, q: int) -> bool:
+    ring = _clockwise_neighbours(face)
+    return all(mapping[ring[i]] is ring[(i + q) % 4] for i in range(4))
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedMove:
+    """One motor move: the physical face, signed quarter turns (clockwise seen from outside the
+    face), the motor number on the wire, and whether it starts together with the next move."""
+
+    face: Face
+    turns: int
+    motor: int
+    simultaneous_with_next: bool = False
+    reversed: bool = False
+    depth: int = 1
+
+    def to_wire(self) -> WireMove:
+        turns = -self.turns if self.reversed else self.turns
+        return WireMove(self.motor, turns, self.simultaneous_with_next)
+
+    def as_move(self) -> Move:
+        """The physical turn (outer, or the gripper's block of layers), to track the cube."""
+        return Move.block(self.face, 1, self.depth, self.turns)
+
+    def __str__(self) -> str:
+        name = self.face.name + {1: "", 2: "2", -1: "'", -2: "2'"}[self.turns]
+        return name + ("+" if self.simultaneous_with_next else "")
+
+
+@dataclass(frozen=True, slots=True)
+class MotorProgram:
+    """A solution as this robot executes it."""
+
+    moves: tuple[PlannedMove, ...]
+    source: tuple[Move, ...]
+    orientation: tuple[tuple[Face, Face], ...]
+    replaced_turns: int
+    estimate_s: float
+    groups: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def face_moves(self) -> tuple[Move, ...]:
+        """Physical outer turns in execution order (apply them to the scanned cube)."""
+        return tuple(m.as_move() for m in self.moves)
+
+    def wire_moves(self) -> list[WireMove]:
+        return [m.to_wire() for m in self.moves]
+
+    def __len__(self) -> int:
+        return len(self.moves)
+
+    def __str__(self) -> str:
+        return " ".join(str(m) for m in self.moves).replace("+ ", "+")
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "moves": str(self),
+            "count": len(self.moves),
+            "groups": self.groups,
+            "replaced_turns": self.replaced_turns,
+            "estimate_s": round(self.estimate_s, 4),
+        }
+
+
+class Planner:
+    """Plans motor programs for one robot (motors and cost model from its profile)."""
+
+    def __init__(self, motors: MotorsConfig, cost_model: CostModel, n: int = 3) -> None:
+        self.motors = motors
+        self.cost_model = cost_model
+        self.n = n
+        self._faces = motors.faces
+        for face in self._faces:
+            cfg = motors.motor_of(face)
+            assert cfg is not None
+            if cfg.depth_layers >= n:
+                raise PlanError(
+                    f"motor {face.name} turns {cfg.depth_layers} layers, but an N={n} cube has "
+                    f"{n}; its gripper would turn the whole cube"
+                )
+        if self.motors.missing and any(
+            (c := motors.motor_of(f)) is not None and c.depth_layers != 1 for f in self._faces
+        ):
+            raise PlanError(
+                "a robot with a face missing needs outer-layer grippers (depth_layers = 1) on "
+                "the other five faces"
+            )
+
+    # --- pass 1: fixed centres ----------------------------------------------------------------
+    def _depth(self, face: Face) -> int:
+        cfg = self.motors.motor_of(face)
+        return cfg.depth_layers if cfg is not None else 1
+
+    def to_physical(self, moves: Iterable[Move]) -> tuple[list[Move], Orientation]:
+        """Outer-block turns of physical faces (depth = that face's gripper depth; faces without
+        a motor included, to be replaced later), and the final orientation."""
+        n = self.n
+        orient: Orientation = {f: f for f in Face}
+        out: list[Move] = []
+
+        def rotate(face: Face, turns: int) -> None:
+            mapping = rotation_map(face, turns)
+            inverse = {v: k for k, v in mapping.items()}
+            # the content named f now is the content that was named inverse[f]
+            new = {f: orient[inverse[f]] for f in Face}
+            orient.clear()
+            orient.update(new)
+
+        def outer_block(face: Face, depth: int, turns: int, move: Move) -> None:
+            """Turn layers 1..depth of notation face ``face``."""
+            if depth <= 0 or turns % 4 == 0:
+                return
+            physical = orient[face]
+            if depth == self._depth(physical):
+                out.append(Move.outer(physical, _norm_turns(turns)))
+                return
+            opposite = OPPOSITE[face]
+            if n - depth == self._depth(orient[opposite]):
+                # layers 1..d of F = rotation about F, then the other N-d layers back
+                out.append(Move.outer(orient[opposite], _norm_turns(turns)))
+                rotate(face, turns)
+                return
+            raise PlanError(
+                f"{move} needs layers 1..{depth} of {physical.name} turned, but motor "
+                f"{physical.name} turns {self._depth(physical)} layer(s) and its opposite "
+                f"{orient[opposite].name} turns {self._depth(orient[opposite])}; this robot "
+                "cannot execute it"
+            )
+
+        for move in moves:
+            lo, hi = move.layers(n)
+            if lo == 1 and hi == n:
+                rotate(move.face, move.turns)
+                continue
+            if lo == 1:
+                outer_block(move.face, hi, move.turns, move)
+                continue
+            # inner block: rotation, then undo the outer layers on both sides
+            outer_block(move.face, lo - 1, -move.turns, move)
+            outer_block(OPPOSITE[move.face], n - hi, move.turns, move)
+            rotate(move.face, move.turns)
+        return out, orient
+
+    # --- pass 2: simplify ---------------------------------------------------------------------
+    @staticmethod
+    def simplify(moves: Sequence[Move]) -> list[Move]:
+        """Merge each run of same-axis outer turns into at most one turn per face."""
+        out: list[Move] = []
+        i = 0
+        while i < len(moves):
+            axis = _AXIS[moves[i].face]
+            j = i
+            totals: dict[Face, int] = {}
+            order: list[Face] = []
+            while j < len(moves) and _AXIS[moves[j].face] == axis:
+                face = moves[j].face
+                if face not in totals:
+                    order.append(face)
+                    totals[face] = 0
+                totals[face] += moves[j].turns
+                j += 1
+            for face in sorted(order, key=int):  # canonical: U R F before D L B
+                q = _norm_turns(totals[face])
+                if q:
+                    out.append(Move.outer(face, q))
+            i = j
+        # merging can make new neighbours of one axis meet: repeat until stable
+        if len(out) < len(moves) and any(
+            _AXIS[a.face] == _AXIS[b.face] and a.face is b.face for a, b in itertools.pairwise(out)
+        ):
+            return Planner.simplify(out)
+        return out
+
+    # --- pass 3: replace faces without motors ---------------------------------------------------
+    def replace_missing(self, moves: Sequence[Move]) -> tuple[list[Move], int]:
+        out: list[Move] = []
+        replaced = 0
+        for move in moves:
+            if move.face in self._faces:
+                out.append(move)
+                continue
+            replaced += 1
+            out.extend(replacement_for(move.face, move.quarter_turns, self._faces, self.cost_model))
+        return out, replaced
+
+    # --- pass 4: group and map to motors ------------------------------------------------------
+    def _motor_moves(self, moves: Sequence[Move]) -> list[PlannedMove]:
+        planned: list[PlannedMove] = []
+        for k, move in enumerate(moves):
+            cfg = self.motors.motor_of(move.face)
+            if cfg is None:  # pragma: no cover - pass 3 removed them
+                raise PlanError(f"no motor turns {move.face.name}")
+            together = (
+                self.motors.simultaneous
+                and k + 1 < len(moves)
+                and moves[k + 1].face is OPPOSITE[move.face]
+                and not (planned and planned[-1].simultaneous_with_next)
+            )
+            planned.append(
+                PlannedMove(
+                    move.face, move.turns, cfg.motor, together, cfg.reversed, cfg.depth_layers
+                )
+            )
+        return planned
+
+    def plan(self, moves: Iterable[Move]) -> MotorProgram:
+        """The motor program for a solver sequence."""
+        source = tuple(moves)
+        physical, orient = self.to_physical(source)
+        simple = self.simplify(physical)
+        replaced_total = 0
+        while any(m.face not in self._faces for m in simple):
+            simple, replaced = self.replace_missing(simple)
+            replaced_total += replaced
+            simple = self.simplify(simple)
+        planned = self._motor_moves(simple)
+        groups = sum(1 for m in planned if not m.simultaneous_with_next)
+        estimate = self.cost_model.estimate(simple)
+        notes: list[str] = []
+        if replaced_total:
+            notes.append(
+                f"{replaced_total} turn(s) of {''.join(f.name for f in self.motors.missing)} "
+                "replaced (no motor)"
+            )
+        logger.debug(
+            "planned %s -> %s (%d moves, %d groups, %.2f s)",
+            format_moves(source),
+            " ".join(str(m) for m in planned),
+            len(planned),
+            groups,
+            estimate,
+        )
+        return MotorProgram(
+            tuple(planned),
+            source,
+            tuple(sorted(orient.items())),
+            replaced_total,
+            estimate,
+            groups,
+            tuple(notes),
+        )
+
+    def cost_of_face_turn(self, face: Face, turns: int = 1) -> tuple[int, int, float]:
+        """(moves, motion groups, seconds) this robot needs to turn ``face`` once."""
+        program = self.plan([Move.outer(face, turns)])
+        return len(program.moves), program.groups, program.estimate_s

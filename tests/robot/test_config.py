@@ -1,0 +1,144 @@
+"""Robot profiles: the example files load, and every fault names file, section and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robot.config import RobotConfig, load_config
+from robot.errors import ConfigError
+from solver.geometry import Face
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.mark.parametrize("name", ["six_motor.toml", "five_motor.toml", "simulated.toml"])
+def test_example_profiles_load(name: str) -> None:
+    config = load_config(CONFIGS / name)
+    assert isinstance(config, RobotConfig)
+    seen = {f for cam in config.cameras for f in cam.faces}
+    assert seen == set("URFDLB")
+
+
+def test_five_motor_profile_has_no_d() -> None:
+    config = load_config(CONFIGS / "five_motor.toml")
+    assert config.motors.missing == frozenset({Face.D})
+    assert config.cost_model.quarter_turn_s == pytest.approx(0.12)
+
+
+def test_six_motor_cameras_are_two_corners() -> None:
+    config = load_config(CONFIGS / "six_motor.toml")
+    assert [c.view for c in config.cameras] == ["corner", "corner"]
+    assert [len(c.faces) for c in config.cameras] == [3, 3]
+
+
+def test_relative_paths_resolve_against_the_profile(tmp_path: Path) -> None:
+    path = tmp_path / "robot.toml"
+    path.write_text('[journal]\npath = "j/journal.sqlite"\n')
+    config = load_config(path)
+    assert config.resolve(config.journal.path) == tmp_path / "j" / "journal.sqlite"
+
+
+def _error(tmp_path: Path, text: str) -> ConfigError:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("text", "section", "key", "words"),
+    [
+        pytest.param(
+            "[serial]\nbaud = -5\n", "serial", "baud", "greater than 0", id="negative-baud"
+        ),
+        pytest.param("[serial]\nbuad = 9600\n", "serial", "buad", "unknown key", id="unknown-key"),
+        pytest.param("[robt]\nid = 'x'\n", "", "robt", "unknown key", id="unknown-section"),
+        pytest.param(
+            "[motors.U]\nmotor = 9\n", "motors.U", "motor", "less than or equal", id="motor-range"
+        ),
+        pytest.param(
+            "[motors]\n[motors.U]\nmotor = 0\n[motors.R]\nmotor = 1\n",
+            "motors",
+            "",
+            "at least five",
+            id="too-few-motors",
+        ),
+        pytest.param(
+            "[motors.U]\nmotor=0\n[motors.R]\nmotor=1\n[motors.F]\nmotor=2\n"
+            "[motors.D]\nmotor=4\n[motors.L]\nmotor=3\n[motors.B]\nmotor=5\n",
+            "motors",
+            "",
+            "not a firmware pair",
+            id="pairs-not-opposite",
+        ),
+        pytest.param(
+            "[solver]\nengine = 'magic'\n", "solver", "engine", "unknown engine", id="engine"
+        ),
+        pytest.param(
+            "[solver.cost]\nquarter_turn_s = -1\n",
+            "solver.cost",
+            "quarter_turn_s",
+            "greater than or equal",
+            id="cost-negative",
+        ),
+        pytest.param(
+            "[[cameras]]\nname='a'\nview='corner'\nfaces=['U','D','F']\n",
+            "cameras[0]",
+            "",
+            "mutually adjacent",
+            id="corner-opposite-faces",
+        ),
+        pytest.param(
+            "[[cameras]]\nname='a'\nview='corner'\nfaces=['U','F','R']\n",
+            "cameras",
+            "",
+            "no camera sees face(s) D L B",
+            id="cameras-miss-faces",
+        ),
+        pytest.param(
+            "[mqtt]\npassword = 'x'\n", "mqtt", "", "needs a username", id="password-no-user"
+        ),
+        pytest.param("[mqtt.tls]\nenabld = true\n", "mqtt.tls", "enabld", "unknown", id="tls-typo"),
+        pytest.param("[colours]\nscheme = 'pink'\n", "colours", "scheme", "unknown", id="scheme"),
+        pytest.param(
+            "[serial]\nurl = 'sim'\n", "serial", "url", "[simulation]", id="sim-needs-section"
+        ),
+        pytest.param("[robot]\nid = 'Has Space'\n", "robot", "id", "pattern", id="robot-id"),
+    ],
+)
+def test_errors_name_section_and_key(
+    tmp_path: Path, text: str, section: str, key: str, words: str
+) -> None:
+    error = _error(tmp_path, text)
+    assert error.section == section
+    assert error.key == key
+    assert words in str(error)
+
+
+def test_not_toml(tmp_path: Path) -> None:
+    error = _error(tmp_path, "[serial\nurl=")
+    assert "not valid TOML" in str(error)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_frozen() -> None:
+    config = load_config(CONFIGS / "simulated.toml")
+    with pytest.raises(ValueError, match="frozen"):
+        config.robot.id = "other"  # type: ignore[misc]
+
+
+def test_topics_and_password_file(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text("s3cret\n")
+    path = tmp_path / "r.toml"
+    path.write_text("[robot]\nid='r1'\n[mqtt]\nusername='u'\npassword_file='pw'\n")
+    config = load_config(path)
+    assert config.topic("status") == "cuberobot/r1/status"
+    assert config.mqtt_password() == "s3cret"

@@ -1,0 +1,123 @@
+"""The job journal: what is recorded survives a reopen, in order, with nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from robot.errors import JournalError
+from robot.journal import SCHEMA_VERSION, AsyncJournal, Journal
+
+SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
+MOVES = [("R", 1, 1, False), ("U", 1, 0, True), ("D", -1, 3, False)]
+
+
+def test_job_lifecycle_survives_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    journal = Journal(path)
+    job = journal.create_job("start", 3, command_id="c1")
+    journal.set_state(job, "SCANNING")
+    journal.record_scan(job, SOLVED, {"low_confidence": []})
+    journal.record_stage_time(job, "scan", 0.25)
+    journal.record_plan(job, "R U D'", {"htm": 3}, "R U+D'", MOVES)
+    journal.set_state(job, "EXECUTING")
+    journal.record_dispatch(job, boot_id=77, first_index=5)
+    journal.record_executed(job, 0, "after-R", fw_index=5)
+    journal.close()
+
+    again = Journal(path)
+    record = again.unfinished_job()
+    assert record is not None and record.id == job
+    assert record.state == "EXECUTING"
+    assert (record.executed, record.total_moves, record.remaining) == (1, 3, 2)
+    assert record.physical == "after-R"
+    assert record.scanned == SOLVED
+    assert record.boot_id == 77 and record.first_index == 5
+    assert record.stage_times == {"scan": 0.25}
+    moves = again.moves(job)
+    assert [m.executed_at is not None for m in moves] == [True, False, False]
+    assert moves[1].simultaneous and moves[0].fw_index == 5
+    again.record_executed(job, 1, "after-U")
+    again.record_executed(job, 2, "after-D'")
+    again.finish(job, "DONE")
+    assert again.unfinished_job() is None
+    assert again.last_physical() == "after-D'"
+    again.close()
+
+
+def test_moves_are_recorded_once_and_in_order(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite")
+    job = journal.create_job("solve", 3)
+    journal.record_plan(job, "R U D'", {}, "", MOVES)
+    with pytest.raises(JournalError, match="in order"):
+        journal.record_executed(job, 1, "x")
+    journal.record_executed(job, 0, "x")
+    with pytest.raises(JournalError, match="already recorded"):
+        journal.record_executed(job, 0, "x")
+    with pytest.raises(JournalError, match="not planned"):
+        journal.record_executed(job, 9, "x")
+    record = journal.job(job)
+    assert record is not None and record.executed == 1
+
+
+def test_replanning_keeps_executed_moves(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite")
+    job = journal.create_job("start", 3)
+    journal.record_plan(job, "R U D'", {}, "", MOVES)
+    journal.record_executed(job, 0, "x")
+    journal.record_plan(job, "F", {}, "F", [("F", 1, 2, False)])
+    moves = journal.moves(job)
+    assert [(m.idx, m.face) for m in moves] == [(0, "R"), (1, "F")]
+    record = journal.job(job)
+    assert record is not None and record.total_moves == 2
+
+
+def test_duplicate_commands(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite")
+    assert journal.record_command("abc", "start")
+    assert not journal.record_command("abc", "start")
+    assert journal.seen_command("abc") == {}
+    journal.record_reply("abc", {"ok": True})
+    assert journal.seen_command("abc") == {"ok": True}
+    assert journal.seen_command("zzz") is None
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(JournalError, match="newer"):
+        Journal(path)
+
+
+def test_unwritable_location(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises((JournalError, OSError)):
+        Journal(blocker / "j.sqlite")
+
+
+def test_finish_rejects_unfinished_state(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite")
+    job = journal.create_job("start", 3)
+    with pytest.raises(ValueError, match="finish"):
+        journal.finish(job, "EXECUTING")
+
+
+def test_async_journal_runs_calls_in_order(tmp_path: Path) -> None:
+    async def main() -> list[int]:
+        journal = AsyncJournal.open(tmp_path / "j.sqlite")
+        job = await journal.call(journal.sync.create_job, "start", 3)
+        await journal.call(journal.sync.record_plan, job, "", {}, "", MOVES)
+        for k in range(3):
+            await journal.call(journal.sync.record_executed, job, k, f"s{k}")
+        record = await journal.call(journal.sync.job, job)
+        await journal.close()
+        assert record is not None
+        return [record.executed, record.total_moves]
+
+    assert asyncio.run(main()) == [3, 3]
