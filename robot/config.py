@@ -328,8 +328,8 @@ class RobotConfig(_Section):
             missing = [f for f in _FACE_NAMES if f not in seen]
             if missing:
                 raise ValueError(
-                    f"@cameras: no camera sees face(s) {' '.join(missing)}; the robot cannot move its "
-                    "centres, so the cameras together must see all six faces"
+                    f"@cameras: no camera sees face(s) {' '.join(missing)}; the robot cannot move "
+                    "its centres, so the cameras together must see all six faces"
                 )
         simulated = self.serial.url == "sim"
         if simulated and self.simulation is None:

@@ -39,7 +39,29 @@ PROFILES = {
     "example-six": load_config(CONFIGS / "six_motor.toml").motors,
 }
 
-TOKENS_3 = "U R F D L B M E S x y z Rw Uw Fw Dw Lw Bw r u f".split()
+TOKENS_3 = [
+    "U",
+    "R",
+    "F",
+    "D",
+    "L",
+    "B",
+    "M",
+    "E",
+    "S",
+    "x",
+    "y",
+    "z",
+    "Rw",
+    "Uw",
+    "Fw",
+    "Dw",
+    "Lw",
+    "Bw",
+    "r",
+    "u",
+    "f",
+]
 SUFFIXES = ["", "'", "2", "2'"]
 
 
@@ -78,7 +100,7 @@ def test_random_state_is_solved_by_the_motor_program(profile: str, seed: int) ->
 @pytest.mark.parametrize("profile", ["six", "five-no-D"])
 def test_other_sizes_outer_turns_and_rotations(n: int, profile: str) -> None:
     rng = random.Random(n)
-    tokens = "U R F D L B x y z".split()
+    tokens = ["U", "R", "F", "D", "L", "B", "x", "y", "z"]
     scramble = random_sequence(rng, 25, tokens)
     planner = Planner(PROFILES[profile], COST, n)
     start = Cube.solved(n).apply(scramble)
@@ -143,7 +165,7 @@ def test_five_motor_d_cost_is_stated() -> None:
     moves, groups, seconds = planner.cost_of_face_turn(Face.D)
     assert (moves, groups) == (13, 7)
     assert seconds == pytest.approx(1.02)
-    moves2, groups2, _ = planner.cost_of_face_turn(Face.D, 2)
+    moves2, _groups2, _ = planner.cost_of_face_turn(Face.D, 2)
     assert moves2 == 9
     assert Planner(PROFILES["six"], COST, 3).cost_of_face_turn(Face.D) == (1, 1, 0.1)
 
@@ -163,10 +185,7 @@ def test_gripper_depth_lets_wide_moves_run_on_4x4() -> None:
     """A 4x4 robot whose L gripper holds three layers: 3Lw is that gripper's own turn, and an
     outer R turn is R's motor; the physical cube follows the notation exactly."""
     cfg = MotorsConfig.model_validate(
-        {
-            n: MotorConfig(motor=i, depth_layers=3 if n == "L" else 1)
-            for i, n in enumerate("URFDLB")
-        }
+        {n: MotorConfig(motor=i, depth_layers=3 if n == "L" else 1) for i, n in enumerate("URFDLB")}
     )
     planner = Planner(cfg, COST, 4)
     moves = parse("3Lw U 3Lw' R")
