@@ -110,7 +110,9 @@ class Calibration:
                 "calibrate the missing views with `cuberobot vision calibrate`"
             )
 
-    def palette(self, scheme: ColourScheme = DEFAULT_SCHEME) -> tuple[tuple[float, float, float], ...] | None:
+    def palette(
+        self, scheme: ColourScheme = DEFAULT_SCHEME
+    ) -> tuple[tuple[float, float, float], ...] | None:
         """Learned L*a*b* of each scheme colour (U R F D L B order), if all six are known."""
         if not all(name in self.palette_lab for name in scheme.colours):
             return None

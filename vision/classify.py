@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment
+from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
 from solver.cubie import Corner, Edge, permutation_parity
 from solver.errors import Problem
@@ -461,10 +461,7 @@ def _name_frame(
 ) -> tuple[int, ...]:
     """Which scheme colour each frame label is: one of the 24 legal arrangements."""
     best: tuple[float, tuple[int, ...]] | None = None
-    if palette is not None:
-        target = np.array(palette.lab, dtype=np.float64)
-    else:
-        target = nominal_lab(scheme)
+    target = np.array(palette.lab, dtype=np.float64) if palette is not None else nominal_lab(scheme)
     if palette is None:
         # Each L*a*b* channel standardised over the six colours, for the scan and the nominal
         # palette alike: invariant to a white-balance shift and to exposure or saturation
@@ -582,7 +579,9 @@ def classify(
         for kind, where, before, after, value in assignment.repairs
     )
     repaired = {s.flat(n) for r in repairs for s in r.stickers}
-    unsure = sorted(set(np.flatnonzero(confidence.reshape(-1) < low_confidence).tolist()) | repaired)
+    unsure = sorted(
+        set(np.flatnonzero(confidence.reshape(-1) < low_confidence).tolist()) | repaired
+    )
     named_refs = np.empty_like(refs)
     named_refs[colour_of] = refs
     problems = tuple(validate(cube, scheme))

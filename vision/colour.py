@@ -43,7 +43,7 @@ def rgb_to_lab(rgb: npt.ArrayLike) -> FloatArray:
     linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     xyz = linear @ _RGB_TO_XYZ.T / _WHITE
     f = np.where(xyz > _EPS, np.cbrt(xyz), (_KAPPA * xyz + 16) / 116)
-    lab = np.empty_like(f)
+    lab: FloatArray = np.empty_like(f, dtype=np.float64)
     lab[..., 0] = 116 * f[..., 1] - 16
     lab[..., 1] = 500 * (f[..., 0] - f[..., 1])
     lab[..., 2] = 200 * (f[..., 1] - f[..., 2])

@@ -68,8 +68,8 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
     patches = []
     for s in sites:
         half = max(1.0, s.patch_half_size())
-        x0, x1 = int(round(s.centre[0] - half)), int(round(s.centre[0] + half)) + 1
-        y0, y1 = int(round(s.centre[1] - half)), int(round(s.centre[1] + half)) + 1
+        x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
+        y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
         x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         if x1 <= x0 or y1 <= y0:
             raise ScanInputError(
@@ -144,7 +144,7 @@ def _lattice(blobs: list[_Blob], seed: _Blob) -> tuple[list[tuple[int, int, _Blo
     similar = [
         b
         for b in blobs
-        if 0.7 < b.size / seed.size < 1.4
+        if 0.75 < b.size / seed.size < 1.33
         and abs(math.remainder(b.angle - seed.angle, math.pi / 2)) < math.radians(12)
     ]
     if len(similar) < 2:
@@ -172,12 +172,20 @@ def _lattice(blobs: list[_Blob], seed: _Blob) -> tuple[list[tuple[int, int, _Blo
     cells: dict[tuple[int, int], tuple[int, int, _Blob]] = {}
     for i, j, b in members:
         cells.setdefault((i, j), (i, j, b))
-    return list(cells.values()), basis
+    # Stickers of a face touch each other: keep the cells 4-connected to the seed's, which
+    # drops background shapes that happen to sit on the lattice further away.
+    connected = {(0, 0)} if (0, 0) in cells else set()
+    frontier = list(connected)
+    while frontier:
+        i, j = frontier.pop()
+        for nb in ((i + 1, j), (i - 1, j), (i, j + 1), (i, j - 1)):
+            if nb in cells and nb not in connected:
+                connected.add(nb)
+                frontier.append(nb)
+    return [cells[c] for c in sorted(connected)], basis
 
 
-def find_grid(
-    image: npt.ArrayLike, n: int | None = None, face: Face = Face.F
-) -> GridFit:
+def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -> GridFit:
     """The N×N sticker grid of the face shown in a free photo (N inferred if not given).
 
     Raises :class:`GridNotFoundError` when no grid of at least 2×2 stickers is found."""
@@ -223,10 +231,10 @@ def find_grid(
     for j in range(size):  # image rows from the top
         for i in range(size):
             x, y = mapping(np.array([[i, j]], dtype=np.float64))[0]
-            sites.append(
-                StickerSite(face, size - 1 - j, i, (float(x), float(y)), (), 0.28 * pitch)
-            )
-    log.debug("grid %dx%d found with %d of %d stickers detected", size, size, len(members), size * size)
+            sites.append(StickerSite(face, size - 1 - j, i, (float(x), float(y)), (), 0.28 * pitch))
+    log.debug(
+        "grid %dx%d found with %d of %d stickers detected", size, size, len(members), size * size
+    )
     return GridFit(size, tuple(sites), len(members), pitch)
 
 
@@ -258,7 +266,7 @@ def _fit(src: FloatArray, dst: FloatArray):  # type: ignore[no-untyped-def]
 
             def project(p: FloatArray) -> FloatArray:
                 q = np.hstack([p, np.ones((p.shape[0], 1))]) @ hom.T
-                result: FloatArray = q[:, :2] / q[:, 2:]
+                result: FloatArray = np.asarray(q[:, :2] / q[:, 2:], dtype=np.float64)
                 return result
 
             return project

@@ -24,7 +24,7 @@ colour of face ``c`` (see :mod:`solver.facelets`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from functools import lru_cache
 
 import numpy as np
@@ -39,7 +39,7 @@ __all__ = ["Orbit", "OrbitKind", "orbits"]
 IntArray = npt.NDArray[np.intp]
 
 
-class OrbitKind(str, Enum):
+class OrbitKind(StrEnum):
     CORNER = "corner"
     MIDGE = "midge"
     WING = "wing"

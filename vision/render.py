@@ -221,7 +221,7 @@ def _camera(n: int, params: RenderParams, look: FloatArray, up_hint: FloatArray)
 # Drawing
 
 
-def _to_linear(rgb: Sequence[float]) -> FloatArray:
+def _to_linear(rgb: Sequence[float] | FloatArray) -> FloatArray:
     c = np.asarray(rgb, dtype=np.float64) / 255.0
     result: FloatArray = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
     return result
@@ -231,14 +231,21 @@ def _rounded_square(half: float, radius: float, per_corner: int = 6) -> FloatArr
     """Outline of a rounded square centred at 0 (2D points, counter-clockwise)."""
     pts = []
     inner = half - radius
-    for cx, cy, start in ((inner, inner, 0), (-inner, inner, 90), (-inner, -inner, 180), (inner, -inner, 270)):
+    for cx, cy, start in (
+        (inner, inner, 0),
+        (-inner, inner, 90),
+        (-inner, -inner, 180),
+        (inner, -inner, 270),
+    ):
         for k in range(per_corner + 1):
             a = math.radians(start + 90 * k / per_corner)
             pts.append((cx + radius * math.cos(a), cy + radius * math.sin(a)))
     return np.array(pts)
 
 
-def _fill(image: npt.NDArray[np.float32], poly: FloatArray, colour: Sequence[float]) -> None:
+def _fill(
+    image: npt.NDArray[np.float32], poly: FloatArray, colour: Sequence[float] | FloatArray
+) -> None:
     shift = 4
     pts = np.round(poly * (1 << shift)).astype(np.int32).reshape(-1, 1, 2)
     cv2.fillPoly(image, [pts], tuple(float(c) for c in colour), lineType=cv2.LINE_AA, shift=shift)
@@ -286,9 +293,16 @@ def _render(
     for face in faces:
         normal, right, up = (np.asarray(v, dtype=np.float64) for v in FACE_FRAMES[face])
         # Lambert shading of this face, with the light direction given in the camera frame.
-        to_light = light_dir[0] * camera.right + light_dir[1] * camera.up - light_dir[2] * camera.forward
+        to_light = (
+            light_dir[0] * camera.right + light_dir[1] * camera.up - light_dir[2] * camera.forward
+        )
         shade = params.ambient + (1 - params.ambient) * max(0.0, float(normal @ to_light))
-        body = np.array([normal * n + right * a * n + up * b * n for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+        body = np.array(
+            [
+                normal * n + right * a * n + up * b * n
+                for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+            ]
+        )
         body_poly = camera.project(body)
         _fill(img, body_poly, [_BODY_LINEAR] * 3)
         mask = np.zeros((params.height, params.width), dtype=np.uint8)
@@ -300,11 +314,11 @@ def _render(
                 pts3 = centre + outline[:, :1] * right + outline[:, 1:] * up
                 poly = camera.project(pts3)
                 colour_name = scheme.colours[int(cube.stickers[face, row, col])]
-                refl = sticker_lin[colour_name] * (
-                    1 + rng.normal(0, params.sticker_variation, 3)
-                )
+                refl = sticker_lin[colour_name] * (1 + rng.normal(0, params.sticker_variation, 3))
                 _fill(img, poly, np.clip(refl, 0, 1))
-                quad3 = centre + np.array([[-half, half], [half, half], [half, -half], [-half, -half]]) @ np.stack([right, up])
+                quad3 = centre + np.array(
+                    [[-half, half], [half, half], [half, -half], [-half, -half]]
+                ) @ np.stack([right, up])
                 quad = camera.project(quad3)
                 c2 = camera.project(centre[None, :])[0]
                 sites.append(

@@ -39,7 +39,7 @@ def _file_index_table(n: int) -> npt.NDArray[np.intp]:
 def parse_rgb_scan(data: Mapping[str, object], source: str = "scan") -> npt.NDArray[np.float64]:
     """RGB per sticker, shape ``(6, N, N, 3)`` in LTR layout, from the decoded JSON object."""
     count = len(data)
-    n = int(round((count / 6) ** 0.5))
+    n = round((count / 6) ** 0.5)
     if n < 1 or 6 * n * n != count:
         raise ScanInputError(f"{source}: {count} stickers is not 6·N² for any N")
     rgb = np.zeros((6 * n * n, 3), dtype=np.float64)
@@ -79,7 +79,7 @@ def to_file_order(rgb: npt.ArrayLike) -> dict[str, list[int]]:
     n = arr.shape[1]
     flat = arr.reshape(-1, 3)
     table = _file_index_table(n)
-    return {str(j + 1): [int(round(v)) for v in flat[table[j]]] for j in range(6 * n * n)}
+    return {str(j + 1): [round(v) for v in flat[table[j]]] for j in range(6 * n * n)}
 
 
 def dump_rgb_scan(rgb: npt.ArrayLike, path: str | Path) -> None:

@@ -121,7 +121,10 @@ class ScanResult:
                 for r in self.repairs
             ],
             "low_confidence": [
-                {"sticker": str(s), "confidence": round(float(self.confidence[s.face, s.row, s.col]), 4)}
+                {
+                    "sticker": str(s),
+                    "confidence": round(float(self.confidence[s.face, s.row, s.col]), 4),
+                }
                 for s in self.low_confidence
             ],
             "min_confidence": round(float(self.confidence.min()), 4),
@@ -202,6 +205,18 @@ def read_cube(
                 raise GridNotFoundError(f"face {face.name}: {exc}") from exc
             timings[f"locate {face.name}"] = (time.perf_counter() - t0) * 1000
         sizes = {f.name: fit.n for f, fit in fits.items()}
+        if n is None and len(set(sizes.values())) != 1:
+            # A face whose grid came out bigger or smaller (a background shape on the
+            # lattice, an undetected edge row): go with the size most faces agree on.
+            votes = sorted(sizes.values())
+            majority = max(set(votes), key=votes.count)
+            if votes.count(majority) >= 4:
+                log.info("faces disagree on N (%s); using the majority N=%d", sizes, majority)
+                for face in Face:
+                    if fits[face].n != majority:
+                        image = _as_image(images[face.name], face.name)
+                        fits[face] = find_grid(image, majority, face)
+                sizes = {f.name: fit.n for f, fit in fits.items()}
         if len(set(sizes.values())) != 1:
             found = ", ".join(f"{k} {v}x{v}" for k, v in sizes.items())
             raise ScanInputError(
@@ -263,5 +278,5 @@ def load_face_images(directory: str | Path) -> dict[str, UInt8Image]:
         img = cv2.imread(str(path), cv2.IMREAD_COLOR)
         if img is None:
             raise CaptureError(f"cannot decode image {path}; is it a PNG/JPEG file?")
-        images[letter] = img
+        images[letter] = np.asarray(img, dtype=np.uint8)
     return images
