@@ -270,7 +270,7 @@ class WireMove:
             raise ValueError(f"motor must be 0..{MOTOR_COUNT - 1}, got {self.motor}")
         if self.quarter_turns not in (-2, -1, 1, 2):
             raise ValueError(f"quarter turns must be ±1 or ±2, got {self.quarter_turns}")
-        if self.flags & ~MoveFlags.SIMULTANEOUS_WITH_NEXT:
+        if int(self.flags) & ~int(MoveFlags.SIMULTANEOUS_WITH_NEXT):
             raise ValueError(f"unknown move flags 0x{int(self.flags):02X}")
 
     @property

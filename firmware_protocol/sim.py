@@ -406,7 +406,8 @@ class SimulatedFirmware:
             case StatusRequest():
                 self._send(self._status())
             case Heartbeat():
-                pass
+                if self._session is None:  # tell a host that thinks it has a session
+                    self._send(Nak(0, NakReason.NO_SESSION))
             case Moves():
                 self._sequenced(frame.seq, lambda: self._on_moves(message))
             case Home():
@@ -460,6 +461,7 @@ class SimulatedFirmware:
                 last_rx=now,
             )
             logger.debug("session %08x opened at seq %d", hello.nonce, seq)
+            self._stop_after_group = False  # the host is back before the watchdog stop landed
         self._send(self._ident(hello.nonce))
 
     # --- commands ----------------------------------------------------------------------------
