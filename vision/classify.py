@@ -26,8 +26,10 @@ centre colours, the one whose named colours best match the nominal palette (afte
 "white" stickers as the white point), or a palette learned from a solved cube, is chosen. For odd
 N this only names colours — the facelet string by centres does not depend on it.
 
-Every sticker gets a confidence: the posterior probability of its colour under an isotropic
-Gaussian model around the references, with the variance estimated from this scan's own spread.
+Costs are squared Mahalanobis distances under the within-colour covariance pooled over this
+scan (as in linear discriminant analysis; the first round, before any colour is known, uses
+plain CIE76 distance). Every sticker gets a confidence: the posterior probability of its colour
+under that Gaussian model, with its own colour's reference computed without it (leave-one-out).
 """
 
 from __future__ import annotations
@@ -569,7 +571,14 @@ def classify(
 
     # Confidence: posterior of the chosen label under the Gaussian model of this scan (the
     # costs are squared Mahalanobis distances, so unit variance).
+    # Leave-one-out: a sticker's own colour reference is taken without the sticker itself
+    # (x - μ₋ᵢ = k/(k-1)·(x - μ) for a colour of k stickers), so an odd sticker does not vouch
+    # for itself by pulling the reference towards it.
     cost = _mahalanobis(flat, refs, metric)
+    rows = np.arange(flat.shape[0])
+    members = np.bincount(assignment.labels, minlength=6)[assignment.labels]
+    loo = (members / np.maximum(members - 1, 1)) ** 2
+    cost[rows, assignment.labels] *= loo
     logits = -(cost - cost.min(axis=1, keepdims=True)) / 2.0
     post = np.exp(logits)
     post /= post.sum(axis=1, keepdims=True)

@@ -15,8 +15,9 @@ Free mode: :func:`find_grid` finds the N×N grid of one face in an arbitrary pho
    detected (glare, a sticker that merges with the background).
 
 Sampling (:func:`sample_sites`): an inner square patch of each sticker, converted to L*a*b*;
-pixels far from the patch's median lightness (glare highlights, the black border) are rejected
-and the per-channel median of the rest is the sample.
+clipped pixels (glare; unless the whole patch is clipped, as white stickers in strong light are)
+and pixels far from the patch's median lightness (softer highlights, the black border) are
+rejected, and the per-channel median of the rest is the sample.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ DETECT_MAX_SIDE = 800
 MAX_FREE_N = 9
 #: Lattice fit tolerance, in lattice units.
 LATTICE_TOLERANCE = 0.22
+#: A pixel with a channel at or above this level is clipped (glare or overexposure).
+CLIPPED_LEVEL = 250
+#: Clipped pixels are dropped unless they make up more than this share of a patch.
+CLIPPED_MAX_SHARE = 0.85
 #: Samples per patch side at most (patches are subsampled beyond this).
 PATCH_SAMPLES = 12
 
@@ -78,6 +83,12 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
             )
         step = max(1, (x1 - x0) // PATCH_SAMPLES, (y1 - y0) // PATCH_SAMPLES)
         patches.append(img[y0:y1:step, x0:x1:step].reshape(-1, 3))
+    # Glare: clipped pixels (a channel at the sensor's top) carry no colour. Drop them unless
+    # nearly the whole patch is clipped (a white sticker in bright light clips everywhere).
+    for i, p in enumerate(patches):
+        clipped = p.max(axis=1) >= CLIPPED_LEVEL
+        if 0 < clipped.sum() < CLIPPED_MAX_SHARE * p.shape[0]:
+            patches[i] = p[~clipped]
     sizes = [p.shape[0] for p in patches]
     stacked = np.concatenate(patches).reshape(1, -1, 3).astype(np.float32) / 255.0
     lab = cv2.cvtColor(stacked, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)

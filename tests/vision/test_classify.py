@@ -1,0 +1,194 @@
+"""The colour classifier on the real scans of shared/vision-data, and on constructed cases."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver.cubie import CubieCube
+from solver.facelets import Cube
+from solver.validate import validate
+from tests.vision.conftest import rgb_manifest
+from vision.classify import Stage, classify
+from vision.colour import rgb_to_lab
+from vision.errors import ScanInputError
+from vision.rgbfile import load_rgb_scan
+from vision.scan import read_rgb
+
+MANIFEST = rgb_manifest()
+LABELLED = sorted(k for k, v in MANIFEST.items() if v["expected_kociemba"] and "older" not in v["source"])
+#: Scans the README asks to treat with care: no answer (06), an older answer (07).
+UNCERTAIN = ("3x3x3-random-06.txt", "3x3x3-random-07.txt")
+
+
+@pytest.mark.parametrize("name", LABELLED or ["(no data)"])
+def test_every_labelled_real_scan_is_exactly_right(vision_data: Path, name: str) -> None:
+    result = read_rgb(load_rgb_scan(vision_data / "rgb-scans" / name))
+    assert result.valid, result.problems
+    assert result.to_facelets() == MANIFEST[name]["expected_kociemba"]
+
+
+def test_labelled_set_is_what_the_readme_describes(vision_data: Path) -> None:
+    assert len(LABELLED) == 30  # 32 files less random-06 (no answer) and random-07 (older)
+    assert set(UNCERTAIN) <= set(MANIFEST)
+
+
+def test_random_06_reads_as_a_valid_cube(vision_data: Path) -> None:
+    """No recorded answer; the README says it is probably a re-scan of random-05's state.
+    We require a valid cube, and record that it does read as random-05's answer."""
+    result = read_rgb(load_rgb_scan(vision_data / "rgb-scans" / "3x3x3-random-06.txt"))
+    assert result.valid
+    assert result.to_facelets() == MANIFEST["3x3x3-random-05.txt"]["expected_kociemba"]
+
+
+def test_random_07_differs_from_its_older_answer_only_where_unsure(vision_data: Path) -> None:
+    """random-07's answer comes from an older upstream script (upstream's current output is
+    an invalid cube 3 stickers away). The scan is very dark (L* 2-30); a red and an orange
+    sticker are indistinguishable. We require a valid cube, at most 4 stickers away from the
+    older answer, all of them red/orange, and a reported parity repair."""
+    name = "3x3x3-random-07.txt"
+    result = read_rgb(load_rgb_scan(vision_data / "rgb-scans" / name))
+    assert result.valid
+    got = result.to_facelets()
+    expected = MANIFEST[name]["expected_kociemba"]
+    diff = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+    assert len(diff) <= 4
+    assert all({got[i], expected[i]} <= {"R", "L"} for i in diff)
+    assert any(r.kind == "parity" for r in result.repairs)
+
+
+def test_each_stage_adds_to_the_last(vision_data: Path) -> None:
+    """Nearest centre < + counts < + pieces <= + repair, on the labelled 3x3 scans."""
+    cases = [k for k in LABELLED if k.startswith("3x3x3")]
+    right = {}
+    for stage in Stage:
+        right[stage] = sum(
+            classify(rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), stage=stage)
+            .cube.to_facelets()
+            == MANIFEST[k]["expected_kociemba"]
+            for k in cases
+        )
+    assert right[Stage.NEAREST] < right[Stage.BALANCED] < right[Stage.PIECES] <= right[Stage.REPAIR]
+    assert right[Stage.REPAIR] == len(cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructed cases
+
+_STICKER = np.array(
+    [[235, 235, 232], [185, 25, 45], [25, 160, 80], [245, 215, 40], [250, 120, 30], [20, 80, 185]],
+    dtype=float,
+)
+
+
+def _samples(cube: Cube, rng: np.random.Generator, light: float = 0.15, noise: float = 4.0) -> np.ndarray:
+    gains = 1 + rng.uniform(-light, light, 3)
+    shade = rng.uniform(0.7, 1.0, (6, 1, 1, 1))
+    rgb = _STICKER[cube.stickers] * gains * shade + rng.normal(0, noise, (6, cube.n, cube.n, 3))
+    return rgb_to_lab(np.clip(rgb, 0, 255))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
+def test_synthetic_scrambles_are_read_exactly(n: int) -> None:
+    rng = np.random.default_rng(n)
+    for k in range(4):
+        if n == 3:
+            cube = CubieCube.random(random.Random(k)).to_cube()
+        else:
+            r = random.Random(k)
+            cube = Cube.solved(n).apply(
+                " ".join(f"{r.randint(1, max(1, n // 2))}{r.choice('URFDLB')}" if n > 3 else r.choice("URF") for _ in range(40))
+            )
+        result = classify(_samples(cube, rng))
+        assert result.cube == cube
+        assert result.valid
+
+
+def test_whole_cube_rotation_is_named_by_colour() -> None:
+    """A cube held another way up reads as that state (colours named, not positions)."""
+    rng = np.random.default_rng(5)
+    for n in (3, 4):
+        cube = Cube.solved(n).apply("R U' F x y2")
+        assert classify(_samples(cube, rng)).cube == cube
+
+
+def _swap(lab: np.ndarray, a: int, b: int) -> np.ndarray:
+    flat = lab.reshape(-1, 3).copy()
+    flat[[a, b]] = flat[[b, a]]
+    return flat.reshape(lab.shape)
+
+
+def test_twisted_corner_is_repaired_and_reported() -> None:
+    cube = CubieCube.random(random.Random(3)).to_cube()
+    lab = _samples(cube, np.random.default_rng(1), light=0.0, noise=0.5)
+    from vision.pieces import orbits
+
+    a, b, c = orbits(3)[0].slots[2]
+    flat = lab.reshape(-1, 3).copy()
+    flat[[a, b, c]] = flat[[b, c, a]]  # twist one corner in place
+    result = classify(flat.reshape(lab.shape))
+    assert result.valid
+    assert [r.kind for r in result.repairs] == ["twist"]
+    assert len(result.repairs[0].stickers) == 3
+    assert all(s in result.low_confidence for s in result.repairs[0].stickers)
+    plain = classify(flat.reshape(lab.shape), stage=Stage.PIECES)
+    assert any(p.code == "twist" for p in plain.problems)
+
+
+def test_flipped_edge_is_repaired() -> None:
+    cube = CubieCube.random(random.Random(4)).to_cube()
+    lab = _samples(cube, np.random.default_rng(2), light=0.0, noise=0.5)
+    from vision.pieces import orbits
+
+    a, b = orbits(3)[1].slots[5]
+    result = classify(_swap(lab, int(a), int(b)))
+    assert result.valid
+    assert [r.kind for r in result.repairs] == ["flip"]
+
+
+def test_swapped_pieces_parity_is_repaired() -> None:
+    cube = CubieCube.random(random.Random(6)).to_cube()
+    lab = _samples(cube, np.random.default_rng(3), light=0.0, noise=0.5)
+    from vision.pieces import orbits
+
+    e0, e1 = orbits(3)[1].slots[0], orbits(3)[1].slots[7]
+    flat = lab.reshape(-1, 3).copy()
+    flat[[e0[0], e0[1], e1[0], e1[1]]] = flat[[e1[0], e1[1], e0[0], e0[1]]]
+    result = classify(flat.reshape(lab.shape))
+    assert result.valid
+    assert [r.kind for r in result.repairs] == ["parity"]
+    assert not validate(result.cube)
+
+
+def test_ambiguous_sticker_has_low_confidence() -> None:
+    cube = CubieCube.random(random.Random(8)).to_cube()
+    lab = _samples(cube, np.random.default_rng(4), light=0.0, noise=0.5)
+    result = classify(lab)
+    assert result.low_confidence == ()
+    refs = result.references
+    flat = lab.reshape(-1, 3).copy()
+    target = 11  # an R-face edge sticker
+    colour = int(cube.flat[target])
+    other = (colour + 1) % 6
+    flat[target] = (refs[colour] + refs[other]) / 2
+    unsure = classify(flat.reshape(lab.shape))
+    assert any(s.flat(3) == target for s in unsure.low_confidence)
+    assert unsure.confidence.reshape(-1)[target] < 0.9
+
+
+@pytest.mark.parametrize(
+    "shape", [(6, 3, 3), (5, 3, 3, 3), (6, 3, 4, 3), (6, 3, 3, 4)], ids=["rank", "faces", "rect", "channels"]
+)
+def test_bad_shapes_are_rejected(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ScanInputError, match="shape"):
+        classify(np.zeros(shape))
+
+
+def test_non_finite_samples_are_rejected() -> None:
+    lab = np.zeros((6, 3, 3, 3))
+    lab[0, 0, 0, 0] = np.nan
+    with pytest.raises(ScanInputError, match="NaN"):
+        classify(lab)
