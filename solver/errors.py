@@ -7,7 +7,9 @@ Exception tree::
     ├── FaceletFormatError          text that is not a facelet string at all (length, letters)
     ├── InvalidCubeError            a well-formed cube that cannot exist physically;
     │                               ``problems`` lists every fault found, each naming its place
-    └── UnsupportedError            a request this cube size or engine cannot do (e.g. M on 2x2)
+    ├── UnsupportedError            a request this cube size or engine cannot do (e.g. M on 2x2)
+    └── NoSolutionError             a valid cube for which the engine found no solution within
+                                    the limits asked for (length, faces, time)
 
 Results are objects; formatting for people happens at the edge (CLI, MQTT).
 """
@@ -20,6 +22,7 @@ __all__ = [
     "CubeError",
     "FaceletFormatError",
     "InvalidCubeError",
+    "NoSolutionError",
     "NotationError",
     "Problem",
     "UnsupportedError",
@@ -78,3 +81,8 @@ class InvalidCubeError(CubeError, ValueError):
         self.problems = list(problems)
         lines = "; ".join(p.message for p in self.problems) or "invalid cube"
         super().__init__(f"impossible cube: {lines}")
+
+
+class NoSolutionError(CubeError):
+    """The search ended without a solution inside the limits (``max_length``, the allowed faces,
+    the time limit); the message names the limit to relax."""

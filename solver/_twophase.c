@@ -1,0 +1,559 @@
+/*
+ * The hot loop of the two-phase engine (solver/twophase.py): IDA* phase 1 with phase-2
+ * continuation over the coordinate tables built by solver/tables.py.
+ *
+ * Everything here reads tables handed in by Python through the buffer protocol; no table is
+ * built, loaded or owned in C, and there is no global state, so calls from several threads
+ * at once are fine. The GIL is released for the whole search.
+ *
+ * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost)
+ *   tables     tuple of the 17 arrays of TwoPhaseTables.search_arrays(), in that order
+ *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
+ *              one per search direction (a conjugated and/or inverted copy of the cube);
+ *              allowed_moves is an 18-bit mask of the face turns this direction may use
+ *   max_length longest acceptable solution (face turns)
+ *   budget_s   0: return the first solution found; > 0: keep improving until this many seconds
+ *   timeout_s  give up when no solution at all has been found after this many seconds
+ *   phase2_max longest phase-2 part tried
+ *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
+ *              simultaneous): the solution with the smallest estimated robot time wins
+ * returns (direction or -1, [move indices in that direction's frame], stats dict)
+ *
+ * Move index m = 3 * face + k (faces U R F D L B; k = 0 quarter clockwise, 1 half, 2 anticlockwise).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define N_MOVE 18
+#define N_TWIST 2187
+#define N_FLIP 2048
+#define N_SLICE 495
+#define N_SLICE_SORTED 11880
+#define N_CORNERS 40320
+#define N_UD 40320
+#define N_FS_CLASS 64430
+#define N_CORNER_CLASS 2768
+#define N_SYM 16
+#define MAX_DEPTH 31
+#define MAX_DIRS 6
+#define N_TABLES 17
+
+typedef struct {
+    const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
+    const uint16_t *corners_move, *ud_edges_move, *ud_from_u_d, *twist_conj, *ud_edges_conj;
+    const uint16_t *flipslice_classidx;
+    const uint8_t *flipslice_sym;
+    const uint16_t *corner_classidx;
+    const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth;
+} Tables;
+
+typedef struct {
+    int twist, flip, slice_sorted, u_edges, d_edges, corners;
+    uint32_t allowed;
+    int dist;
+} Start;
+
+typedef struct {
+    const Tables *T;
+    const Start *st;
+    int dir, n1, max_length, phase2_max;
+    int path[MAX_DEPTH + 1];
+    int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2];
+    int valid;
+    /* robot cost along the path: total of the groups so far, and the time of the last group
+       if it is a single turn that the next move may still join (else -1) */
+    double total_at[MAX_DEPTH + 2], open_at[MAX_DEPTH + 2];
+    /* result */
+    int found, best_len, best_dir;
+    int best_path[MAX_DEPTH + 1];
+    double best_time;
+    /* settings */
+    int robot, simultaneous, stop_at_first;
+    double quarter_s, half_s, pair_s, settle_s, min_group_s;
+    /* time */
+    double t0, deadline, hard_deadline;
+    int stop, timed_out;
+    /* statistics */
+    uint64_t nodes1, nodes2, phase2_starts, improvements;
+    double first_s;
+    int first_len, max_n1;
+} Ctx;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int get2(const uint8_t *t, uint64_t i) {
+    return (t[i >> 2] >> ((i & 3) << 1)) & 3;
+}
+
+/* the child's exact depth from the parent's and the child's depth mod 3 */
+static inline int next_depth(int d, int r) {
+    return d + ((r - d % 3 + 4) % 3) - 1;
+}
+
+static inline int p1_mod3(const Tables *T, int twist, int flip, int slice) {
+    uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
+    uint64_t cls = T->flipslice_classidx[fs];
+    int sym = T->flipslice_sym[fs];
+    return get2(T->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
+}
+
+static inline int p2_mod3(const Tables *T, int corners, int ud) {
+    uint64_t cls = T->corner_classidx[corners];
+    int sym = T->corner_sym[corners];
+    return get2(T->phase2_prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + sym]);
+}
+
+static const int PHASE2_MOVES[10] = {0, 1, 2, 4, 7, 9, 10, 11, 13, 16};
+static const uint32_t PHASE2_MASK = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 4) | (1u << 7) |
+                                    (1u << 9) | (1u << 10) | (1u << 11) | (1u << 13) | (1u << 16);
+
+/* exact phase-1 distance, walking down the mod-3 table */
+static int p1_depth(const Tables *T, int twist, int flip, int slice_sorted) {
+    int slice = slice_sorted / 24;
+    int r = p1_mod3(T, twist, flip, slice);
+    int depth = 0;
+    while (twist != 0 || flip != 0 || slice != 0) {
+        int target = (r + 2) % 3, m;
+        for (m = 0; m < N_MOVE; m++) {
+            int t1 = T->twist_move[twist * N_MOVE + m];
+            int f1 = T->flip_move[flip * N_MOVE + m];
+            int s1 = T->slice_sorted_move[slice * 24 * N_MOVE + m] / 24;
+            int r1 = p1_mod3(T, t1, f1, s1);
+            if (r1 == target) {
+                twist = t1; flip = f1; slice = s1; r = r1; depth++;
+                break;
+            }
+        }
+        if (m == N_MOVE || depth > 20) return -1; /* inconsistent tables */
+    }
+    return depth;
+}
+
+static int p2_depth(const Tables *T, int corners, int ud) {
+    int r = p2_mod3(T, corners, ud);
+    int depth = 0;
+    while (corners != 0 || ud != 0) {
+        int target = (r + 2) % 3, k;
+        for (k = 0; k < 10; k++) {
+            int m = PHASE2_MOVES[k];
+            int c1 = T->corners_move[corners * N_MOVE + m];
+            int u1 = T->ud_edges_move[ud * N_MOVE + m];
+            int r1 = p2_mod3(T, c1, u1);
+            if (r1 == target) {
+                corners = c1; ud = u1; r = r1; depth++;
+                break;
+            }
+        }
+        if (k == 10 || depth > 30) return -1;
+    }
+    return depth;
+}
+
+static inline double move_time(const Ctx *c, int m) {
+    return (m % 3 == 1) ? c->half_s : c->quarter_s;
+}
+
+/* extend the robot cost of path[0..depth) by move m (at index depth) */
+static inline void cost_push(Ctx *c, int depth, int m) {
+    double tm = move_time(c, m);
+    double total = c->total_at[depth], open = c->open_at[depth];
+    if (depth > 0 && open >= 0.0 && c->simultaneous && (c->path[depth - 1] / 3) % 3 == (m / 3) % 3) {
+        /* the last single turn and this one, on opposite faces, run together */
+        double longer = open > tm ? open : tm;
+        c->total_at[depth + 1] = total - open + longer + c->pair_s;
+        c->open_at[depth + 1] = -1.0;
+    } else {
+        c->total_at[depth + 1] = total + (depth > 0 ? c->settle_s : 0.0) + tm;
+        c->open_at[depth + 1] = tm;
+    }
+}
+
+/* a lower bound of the robot time of any solution that continues path[0..depth) with
+   exactly `rest` more moves */
+static inline double cost_bound(const Ctx *c, int depth, int rest) {
+    return c->total_at[depth] + (double)(rest / 2) * c->min_group_s;
+}
+
+static void check_time(Ctx *c) {
+    double t = now_s();
+    if (c->found && t >= c->deadline) c->stop = 1;
+    if (!c->found && t >= c->hard_deadline) {
+        c->stop = 1;
+        c->timed_out = 1;
+    }
+}
+
+static void record(Ctx *c, int len) {
+    int better;
+    if (c->robot) {
+        double t = c->total_at[len];
+        better = !c->found || t < c->best_time - 1e-12;
+        if (better) c->best_time = t;
+    } else {
+        better = !c->found || len < c->best_len;
+    }
+    if (!better) return;
+    if (!c->found) {
+        c->first_s = now_s() - c->t0;
+        c->first_len = len;
+    }
+    c->found = 1;
+    c->best_len = len;
+    c->best_dir = c->dir;
+    memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
+    c->improvements++;
+    if (c->stop_at_first) c->stop = 1;
+}
+
+static inline int successor_ok(int prev, int m) {
+    int pf, f;
+    if (prev < 0) return 1;
+    pf = prev / 3;
+    f = m / 3;
+    /* not the same face twice; of two opposite faces, the first-listed face goes first */
+    return pf != f && pf != f + 3;
+}
+
+static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo) {
+    const Tables *T = c->T;
+    int prev, k, found = 0;
+    if (togo == 0) {
+        if (ss != 0 || corners != 0 || ud != 0) return 0;
+        record(c, depth);
+        return 1;
+    }
+    c->nodes2++;
+    if ((c->nodes2 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return 0;
+    }
+    prev = depth > 0 ? c->path[depth - 1] : -1;
+    for (k = 0; k < 10; k++) {
+        int m = PHASE2_MOVES[k], c1, u1, s1, nd;
+        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
+        c1 = T->corners_move[corners * N_MOVE + m];
+        s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        if (T->cornslice_depth[c1 * 24 + s1] >= togo) continue;
+        u1 = T->ud_edges_move[ud * N_MOVE + m];
+        nd = next_depth(dist, p2_mod3(T, c1, u1));
+        if (nd >= togo) continue;
+        if (c->robot) {
+            cost_push(c, depth, m);
+            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+        }
+        c->path[depth] = m;
+        if (phase2(c, c1, u1, s1, nd, depth + 1, togo - 1)) {
+            found = 1;
+            if (!c->robot) return 1;
+        }
+        if (c->stop) return found;
+    }
+    return found;
+}
+
+static void phase2_start(Ctx *c, int ss, int n1) {
+    const Tables *T = c->T;
+    int i, corners, cs, ud, d2, lo, limit, togo2, bound;
+    c->phase2_starts++;
+    check_time(c);
+    if (c->stop) return;
+    if (c->robot) {
+        bound = c->max_length - n1;
+    } else {
+        bound = (c->found ? c->best_len - 1 : c->max_length) - n1;
+    }
+    limit = bound < c->phase2_max ? bound : c->phase2_max;
+    if (limit < 0) return;
+    for (i = c->valid; i < n1; i++) {
+        int m = c->path[i];
+        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid = n1;
+    corners = c->cp_at[n1];
+    cs = T->cornslice_depth[corners * 24 + ss];
+    if (cs > limit) return;
+    ud = T->ud_from_u_d[c->u_at[n1] * 24 + c->d_at[n1] % 24];
+    d2 = p2_depth(T, corners, ud);
+    if (d2 < 0 || d2 > limit) return;
+    lo = d2 > cs ? d2 : cs;
+    for (togo2 = lo; togo2 <= limit; togo2++) {
+        if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
+        if (phase2(c, corners, ud, ss, d2, n1, togo2) && !c->robot) break;
+        if (c->stop) break;
+        if (!c->robot && c->found && n1 + togo2 + 1 >= c->best_len) break;
+    }
+}
+
+static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+    const Tables *T = c->T;
+    int togo = c->n1 - depth, prev, m;
+    if (togo == 0) {
+        if (depth > 0) {
+            /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
+               already ended in it, and phase 2 tries this move there */
+            if ((PHASE2_MASK >> c->path[depth - 1]) & 1u) return;
+        }
+        phase2_start(c, ss, depth);
+        return;
+    }
+    c->nodes1++;
+    if ((c->nodes1 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
+    prev = depth > 0 ? c->path[depth - 1] : -1;
+    for (m = 0; m < N_MOVE; m++) {
+        int t1, f1, s1, nd;
+        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
+        if (dist == 0 && togo < 5 && ((PHASE2_MASK >> m) & 1u)) continue;
+        t1 = T->twist_move[twist * N_MOVE + m];
+        f1 = T->flip_move[flip * N_MOVE + m];
+        s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        nd = next_depth(dist, p1_mod3(T, t1, f1, s1 / 24));
+        if (nd >= togo) continue;
+        if (c->robot) {
+            cost_push(c, depth, m);
+            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+        }
+        c->path[depth] = m;
+        if (c->valid > depth) c->valid = depth;
+        phase1(c, t1, f1, s1, nd, depth + 1);
+        if (c->stop) return;
+    }
+}
+
+static double group_bound(const Ctx *c, int n) {
+    /* robot time of n moves at best: ceil(n/2) groups of the fastest kind */
+    int groups = (n + 1) / 2;
+    if (groups == 0) return 0.0;
+    return (double)groups * c->min_group_s - c->settle_s;
+}
+
+static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
+    static const Py_ssize_t sizes[N_TABLES] = {
+        (Py_ssize_t)N_TWIST * N_MOVE * 2, (Py_ssize_t)N_FLIP * N_MOVE * 2,
+        (Py_ssize_t)N_SLICE_SORTED * N_MOVE * 2, (Py_ssize_t)N_SLICE_SORTED * N_MOVE * 2,
+        (Py_ssize_t)N_SLICE_SORTED * N_MOVE * 2, (Py_ssize_t)N_CORNERS * N_MOVE * 2,
+        (Py_ssize_t)N_UD * N_MOVE * 2, (Py_ssize_t)N_SLICE_SORTED * 24 * 2,
+        (Py_ssize_t)N_TWIST * N_SYM * 2, (Py_ssize_t)N_UD * N_SYM * 2,
+        (Py_ssize_t)N_SLICE * N_FLIP * 2, (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
+        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
+        (Py_ssize_t)N_CORNERS * 24,
+    };
+    const void **slots[N_TABLES] = {
+        (const void **)&T->twist_move, (const void **)&T->flip_move,
+        (const void **)&T->slice_sorted_move, (const void **)&T->u_edges_move,
+        (const void **)&T->d_edges_move, (const void **)&T->corners_move,
+        (const void **)&T->ud_edges_move, (const void **)&T->ud_from_u_d,
+        (const void **)&T->twist_conj, (const void **)&T->ud_edges_conj,
+        (const void **)&T->flipslice_classidx, (const void **)&T->flipslice_sym,
+        (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
+        (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
+        (const void **)&T->cornslice_depth,
+    };
+    int i;
+    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != N_TABLES) {
+        PyErr_Format(PyExc_ValueError, "tables must be a tuple of %d arrays", N_TABLES);
+        return -1;
+    }
+    for (i = 0; i < N_TABLES; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
+            while (--i >= 0) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        if (views[i].len != sizes[i]) {
+            PyErr_Format(PyExc_ValueError, "table %d has %zd bytes, expected %zd", i,
+                         views[i].len, sizes[i]);
+            for (; i >= 0; i--) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        *slots[i] = views[i].buf;
+    }
+    return 0;
+}
+
+static PyObject *py_search(PyObject *self, PyObject *args) {
+    PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result;
+    int max_length, phase2_max, n_dirs, i, min_dist = 99;
+    double budget_s, timeout_s;
+    Py_buffer views[N_TABLES];
+    Tables T;
+    Start starts[MAX_DIRS];
+    Ctx *c;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOiddiO", &tables_obj, &starts_obj, &max_length, &budget_s,
+                          &timeout_s, &phase2_max, &cost_obj))
+        return NULL;
+    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
+        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
+        return NULL;
+    }
+    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
+        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
+        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
+        return NULL;
+    }
+    n_dirs = (int)PyList_GET_SIZE(starts_obj);
+    for (i = 0; i < n_dirs; i++) {
+        unsigned int allowed;
+        Start *s = &starts[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
+                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
+            return NULL;
+        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
+            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
+            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
+            s->corners < 0 || s->corners >= N_CORNERS) {
+            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
+            return NULL;
+        }
+        s->allowed = allowed & ((1u << N_MOVE) - 1);
+    }
+    c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
+    if (c == NULL) return PyErr_NoMemory();
+    if (cost_obj != Py_None) {
+        int simultaneous;
+        double g1, g2;
+        if (!PyArg_ParseTuple(cost_obj, "ddddp", &c->quarter_s, &c->half_s, &c->pair_s,
+                              &c->settle_s, &simultaneous)) {
+            PyMem_Free(c);
+            return NULL;
+        }
+        c->robot = 1;
+        c->simultaneous = simultaneous;
+        /* the cheapest group per move pair: one quarter/half turn, or two together */
+        g1 = (c->quarter_s < c->half_s ? c->quarter_s : c->half_s) + c->settle_s;
+        g2 = simultaneous ? g1 + c->pair_s : g1;
+        c->min_group_s = g1 < g2 ? g1 : g2;
+    }
+    if (get_tables(tables_obj, views, &T) < 0) {
+        PyMem_Free(c);
+        return NULL;
+    }
+    c->T = &T;
+    c->max_length = max_length;
+    c->phase2_max = phase2_max;
+    c->stop_at_first = budget_s <= 0.0;
+
+    Py_BEGIN_ALLOW_THREADS
+    c->t0 = now_s();
+    c->deadline = c->t0 + budget_s;
+    c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
+    for (i = 0; i < n_dirs; i++) {
+        starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+    }
+    for (c->n1 = min_dist; c->n1 <= max_length && !c->stop; c->n1++) {
+        if (c->found && !c->robot && c->n1 >= c->best_len) break;
+        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+        c->max_n1 = c->n1;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            Start *s = &starts[i];
+            if (s->dist < 0 || s->dist > c->n1) continue;
+            c->st = s;
+            c->dir = i;
+            c->valid = 0;
+            c->cp_at[0] = s->corners;
+            c->u_at[0] = s->u_edges;
+            c->d_at[0] = s->d_edges;
+            c->total_at[0] = 0.0;
+            c->open_at[0] = -1.0;
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        }
+    }
+    Py_END_ALLOW_THREADS
+
+    for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+    for (i = 0; i < n_dirs; i++) {
+        if (starts[i].dist < 0) {
+            PyMem_Free(c);
+            PyErr_SetString(PyExc_RuntimeError,
+                            "two-phase tables are inconsistent (no way down the pruning table); "
+                            "delete the table cache to rebuild it");
+            return NULL;
+        }
+    }
+    moves = PyList_New(c->found ? c->best_len : 0);
+    if (moves == NULL) {
+        PyMem_Free(c);
+        return NULL;
+    }
+    if (c->found)
+        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
+    stats = Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "nodes_phase1",
+        (unsigned long long)c->nodes1, "nodes_phase2", (unsigned long long)c->nodes2,
+        "phase1_solutions", (unsigned long long)c->phase2_starts, "improvements",
+        (unsigned long long)c->improvements, "first_solution_s", c->found ? c->first_s : -1.0,
+        "first_length", c->found ? c->first_len : -1, "search_s", now_s() - c->t0,
+        "phase1_depth", c->max_n1, "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
+        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist);
+    if (stats == NULL) {
+        Py_DECREF(moves);
+        PyMem_Free(c);
+        return NULL;
+    }
+    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    PyMem_Free(c);
+    return result;
+}
+
+static PyObject *py_phase1_depth(PyObject *self, PyObject *args) {
+    PyObject *tables_obj;
+    int twist, flip, ss, d;
+    Py_buffer views[N_TABLES];
+    Tables T;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Oiii", &tables_obj, &twist, &flip, &ss)) return NULL;
+    if (twist < 0 || twist >= N_TWIST || flip < 0 || flip >= N_FLIP || ss < 0 ||
+        ss >= N_SLICE_SORTED) {
+        PyErr_SetString(PyExc_ValueError, "coordinate out of range");
+        return NULL;
+    }
+    if (get_tables(tables_obj, views, &T) < 0) return NULL;
+    d = p1_depth(&T, twist, flip, ss);
+    for (int i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+    return PyLong_FromLong(d);
+}
+
+static PyObject *py_phase2_depth(PyObject *self, PyObject *args) {
+    PyObject *tables_obj;
+    int corners, ud, d;
+    Py_buffer views[N_TABLES];
+    Tables T;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Oii", &tables_obj, &corners, &ud)) return NULL;
+    if (corners < 0 || corners >= N_CORNERS || ud < 0 || ud >= N_UD) {
+        PyErr_SetString(PyExc_ValueError, "coordinate out of range");
+        return NULL;
+    }
+    if (get_tables(tables_obj, views, &T) < 0) return NULL;
+    d = p2_depth(&T, corners, ud);
+    for (int i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+    return PyLong_FromLong(d);
+}
+
+static PyMethodDef methods[] = {
+    {"search", py_search, METH_VARARGS, "Two-phase search (see the module source header)."},
+    {"phase1_depth", py_phase1_depth, METH_VARARGS,
+     "phase1_depth(tables, twist, flip, slice_sorted) -> exact phase-1 distance"},
+    {"phase2_depth", py_phase2_depth, METH_VARARGS,
+     "phase2_depth(tables, corners, ud_edges) -> exact distance in the phase-2 pruning table"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_twophase", "Two-phase search kernel (C).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__twophase(void) { return PyModule_Create(&module); }

@@ -1,0 +1,238 @@
+"""Kociemba's two-phase engine on the coordinates of :mod:`solver.coord`.
+
+Phase 1 brings the cube into the subgroup H = <U, D, R2, F2, L2, B2> (corners and edges
+oriented, the four slice edges in the slice) with IDA* on ``twist``, ``flip`` and the slice
+position, pruned by the symmetry-reduced flipslice x twist table; every phase-1 solution is
+continued by an IDA* phase 2 inside H (corner and U/D-edge permutation, slice order) pruned by
+the corner-class x ud_edges and corners x slice tables. Phase-1 depths grow one at a time, so
+the total length falls as the search goes on.
+
+Six searches run interleaved, depth by depth: the cube itself, the cube seen along the other
+two axes (conjugated by the 120° rotation about the URF-DBL diagonal), and the inverses of these
+three. A solution of a conjugate or inverse is mapped back, and the best one wins.
+
+Objective: without a cost model the shortest solution (HTM) found within the budget; with a
+cost model the search keeps going and returns the solution with the smallest estimated robot
+time (:class:`~solver.cost.CostModel`: simultaneous opposite faces, half turns slower).
+
+The search loop is C (``solver/_twophase.c``, built by the package install); the tables come
+from :func:`solver.tables.load_tables`. Engine options (``solve(..., name=value)``):
+
+``cache_dir``   table cache folder (default: see :mod:`solver.tables`)
+``timeout_s``   give up when no solution at all is found after this long (default 30 s)
+``phase2_max``  longest phase-2 part tried (default 10 moves; 12 with a cost model)
+``directions``  1, 2, 3 or 6 searches (default 6; 1 = the cube only, 2 = cube and inverse)
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from solver import coord as C
+from solver._twophase import search as _c_search
+from solver.cost import DEFAULT_COST_MODEL, CostModel
+from solver.cubie import CubieCube
+from solver.errors import NoSolutionError, UnsupportedError
+from solver.facelets import Cube
+from solver.geometry import Face
+from solver.notation import Move
+from solver.solution import Solution
+from solver.tables import Progress, TwoPhaseTables, load_tables
+
+__all__ = [
+    "DEFAULT_MAX_LENGTH",
+    "TwoPhaseSolver",
+    "get_solver",
+    "solve_twophase",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_LENGTH = 20
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_PHASE2_MAX = 10
+DEFAULT_PHASE2_MAX_ROBOT = 12
+MAX_LENGTH_LIMIT = 30
+ALL_FACES = frozenset(Face)
+
+
+def _sym_cube(s: int) -> CubieCube:
+    cp, co, ep, eo = C.sym_arrays()
+    return CubieCube(
+        tuple(int(x) for x in cp[s]),
+        tuple(int(x) for x in co[s]),
+        tuple(int(x) for x in ep[s]),
+        tuple(int(x) for x in eo[s]),
+    )
+
+
+class TwoPhaseSolver:
+    """The engine with its tables; thread-safe (the search holds no shared state and releases
+    the GIL)."""
+
+    def __init__(self, tables: TwoPhaseTables) -> None:
+        self.tables = tables
+        self._arrays = tables.search_arrays()
+        self._conj = tables.conj_move.astype(int)
+        self._urf3 = _sym_cube(16)
+        self._urf3_inv = _sym_cube(32)
+
+    def _directions(self, cube: CubieCube, faces: frozenset[Face], count: int) -> list[tuple[int, bool, tuple[int, ...]]]:
+        rots = {1: (0,), 2: (0,), 3: (0, 1, 2), 6: (0, 1, 2)}[count]
+        invs = (False, True) if count in (2, 6) else (False,)
+        out: list[tuple[int, bool, tuple[int, ...]]] = []
+        seen: set[tuple[int, ...]] = set()
+        for rot in rots:
+            if rot == 0:
+                base = cube
+            elif rot == 1:
+                base = self._urf3_inv * cube * self._urf3
+            else:
+                base = self._urf3 * cube * self._urf3_inv
+            allowed = 0
+            for m in range(C.N_MOVE):
+                if Face(int(self._conj[16 * rot, m]) // 3) in faces:
+                    allowed |= 1 << m
+            for inv in invs:
+                cb = base.inverse() if inv else base
+                k = C.coordinates(cb)
+                start = (
+                    k["twist"],
+                    k["flip"],
+                    k["slice_sorted"],
+                    k["u_edges"],
+                    k["d_edges"],
+                    k["corners"],
+                    allowed,
+                )
+                if start in seen:
+                    continue
+                seen.add(start)
+                out.append((rot, inv, start))
+        return out
+
+    def solve(
+        self,
+        cube: CubieCube,
+        *,
+        max_length: int | None = None,
+        budget_s: float = 0.0,
+        cost_model: CostModel | None = None,
+        faces: Collection[Face] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        phase2_max: int | None = None,
+        directions: int = 6,
+    ) -> Solution:
+        """Solve a (valid) cubie state; see the module docstring for the options."""
+        length = DEFAULT_MAX_LENGTH if max_length is None else int(max_length)
+        if not 0 <= length <= MAX_LENGTH_LIMIT:
+            raise UnsupportedError(f"max_length must be 0..{MAX_LENGTH_LIMIT}, got {max_length}")
+        if not budget_s >= 0:
+            raise UnsupportedError(f"budget must be >= 0 seconds, got {budget_s!r}")
+        if directions not in (1, 2, 3, 6):
+            raise UnsupportedError(f"directions must be 1, 2, 3 or 6, got {directions}")
+        face_set = ALL_FACES if faces is None else frozenset(faces)
+        if not face_set:
+            raise UnsupportedError("at least one face must be allowed to turn")
+        p2 = phase2_max
+        if p2 is None:
+            p2 = DEFAULT_PHASE2_MAX_ROBOT if cost_model is not None else DEFAULT_PHASE2_MAX
+        cost = (
+            None
+            if cost_model is None
+            else (
+                cost_model.quarter_turn_s,
+                cost_model.half_turn_s,
+                cost_model.pair_extra_s,
+                cost_model.settle_s,
+                cost_model.simultaneous,
+            )
+        )
+        dirs = self._directions(cube, face_set, directions)
+        t0 = time.perf_counter()
+        index, raw, stats = _c_search(
+            self._arrays,
+            [d[2] for d in dirs],
+            length,
+            float(budget_s),
+            float(max(timeout_s, budget_s)),
+            int(p2),
+            cost,
+        )
+        elapsed = time.perf_counter() - t0
+        if index < 0:
+            names = "".join(f.name for f in sorted(face_set))
+            if stats["timed_out"]:
+                raise NoSolutionError(
+                    f"no solution of at most {length} moves with faces {names} found in "
+                    f"{elapsed:.1f} s; allow more moves (max_length), more faces or a longer "
+                    "timeout_s"
+                )
+            raise NoSolutionError(
+                f"the two-phase search found no solution of at most {length} moves with faces "
+                f"{names}; allow more moves (max_length) or more faces"
+            )
+        rot, inv, _ = dirs[index]
+        moves = list(raw)
+        if inv:
+            moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
+        moves = [int(self._conj[16 * rot, m]) for m in moves]
+        result = tuple(C.move_of_index(m) for m in moves)
+        model = cost_model or DEFAULT_COST_MODEL
+        info: dict[str, Any] = dict(stats)
+        info.update(
+            {
+                "objective": "robot_time" if cost_model is not None else "length",
+                "directions": len(dirs),
+                "direction": {"axis": ("UD", "RL", "FB")[rot], "inverse": inv},
+                "budget_s": budget_s,
+                "solve_s": elapsed,
+            }
+        )
+        return Solution(result, "twophase", 3, model.estimate(result), (), info)
+
+
+_SOLVERS: dict[Path | None, TwoPhaseSolver] = {}
+_LOCK = threading.Lock()
+
+
+def get_solver(cache_dir: str | Path | None = None, *, progress: Progress | None = None) -> TwoPhaseSolver:
+    """The process-wide solver for a table cache, loading (or building) its tables once."""
+    key = None if cache_dir is None else Path(cache_dir).expanduser().resolve()
+    with _LOCK:
+        solver = _SOLVERS.get(key)
+        if solver is None:
+            solver = TwoPhaseSolver(load_tables(key, progress=progress))
+            _SOLVERS[key] = solver
+        return solver
+
+
+def solve_twophase(cube: Cube, options: Any) -> Solution:
+    """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
+    if cube.n != 3:
+        raise UnsupportedError(f"the two-phase engine solves 3x3 cubes, not {cube.n}x{cube.n}")
+    extra: Mapping[str, Any] = options.extra
+    unknown = set(extra) - {"cache_dir", "timeout_s", "phase2_max", "directions", "progress"}
+    if unknown:
+        raise UnsupportedError(f"unknown two-phase option(s): {', '.join(sorted(unknown))}")
+    solver = get_solver(extra.get("cache_dir"), progress=extra.get("progress"))
+    return solver.solve(
+        CubieCube.from_cube(cube),
+        max_length=options.max_length,
+        budget_s=options.budget_s,
+        cost_model=options.cost_model,
+        faces=options.faces,
+        timeout_s=float(extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
+        phase2_max=extra.get("phase2_max"),
+        directions=int(extra.get("directions", 6)),
+    )
+
+
+def move_list(moves: Collection[Move]) -> list[int]:
+    """Table indices of outer face turns (for tests and tools)."""
+    return [C.move_index(m) for m in moves]
