@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -100,9 +102,7 @@ messages_strategy = st.one_of(
         last_executed=u32,
         uptime_ms=u32,
     ),
-    st.builds(
-        ErrorReport, code=st.sampled_from(ErrorCode), motor=u8, move_index=u32, detail=u16
-    ),
+    st.builds(ErrorReport, code=st.sampled_from(ErrorCode), motor=u8, move_index=u32, detail=u16),
 )
 
 
@@ -167,7 +167,7 @@ def test_malformed_payloads(kind: int, payload: bytes) -> None:
         pytest.param({"index": 2**32, "motor": 0, "quarter_turns": 1}, "index", id="index-big"),
     ],
 )
-def test_wire_move_rejects_bad_values(kwargs: dict[str, int], fragment: str) -> None:
+def test_wire_move_rejects_bad_values(kwargs: dict[str, Any], fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
         WireMove(**kwargs)
 

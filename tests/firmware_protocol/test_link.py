@@ -1,0 +1,443 @@
+"""The link over a real pseudo-terminal against the simulated firmware, with fault injection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import random
+import tty
+from pathlib import Path
+
+import pytest
+
+from firmware_protocol import (
+    EmergencyStopError,
+    ExecutionLinkError,
+    FaultSpec,
+    FirmwareConfig,
+    FirmwareLink,
+    FirmwareResetError,
+    FirmwareState,
+    FirmwareStoppedError,
+    InvalidMoveError,
+    LinkBusyError,
+    LinkClosedError,
+    LinkConfig,
+    LinkTimeoutError,
+    MotorFaultError,
+    Move,
+    PortLostError,
+    PortOpenError,
+    ProtocolVersionError,
+    PtyEndpoint,
+    ResetNotAcknowledgedError,
+    SimulatedFirmware,
+    TcpEndpoint,
+    parse_moves,
+)
+from firmware_protocol.harness import check_execution, random_moves, simulated_link
+from firmware_protocol.messages import Ident, StatusFlags
+
+from .helpers import RecordingCube, run
+
+FAST = FirmwareConfig(boot_time_s=0.01).with_speed(20)  # ~5 ms a quarter turn
+SOLVE = parse_moves("R U R' U' F2 B2 U+D' L R2 F' B U2 D2 R L' F B' U D R2 L2")
+
+
+def turns_of(moves: list[Move]) -> list[tuple[str, int]]:
+    return [("URFDLB"[m.motor], m.quarter_turns) for m in moves]
+
+
+def test_execute_reports_every_move_once_in_order() -> None:
+    async def scenario() -> None:
+        cube = RecordingCube()
+        async with simulated_link(config=FAST, cube=cube) as (firmware, _, link):
+            assert link.info is not None and link.info.queue_depth == 16
+            events = [event async for event in link.execute(SOLVE)]
+            assert [e.position for e in events] == list(range(len(SOLVE)))
+            assert [e.index for e in events] == list(range(1, len(SOLVE) + 1))
+            assert [e.move for e in events] == SOLVE
+            assert cube.turns == turns_of(SOLVE)
+            assert link.stats.retransmissions == 0
+            # a second execution continues the firmware's move indices
+            more = await link.execute(parse_moves("F B'")).wait()
+            assert [e.index for e in more] == [len(SOLVE) + 1, len(SOLVE) + 2]
+            assert check_execution(SOLVE, events, firmware.records[: len(SOLVE)], 1)[:3] == (
+                0,
+                0,
+                0,
+            )
+
+    run(scenario())
+
+
+NOISY = [
+    pytest.param(FaultSpec(flip=5e-3), id="bit-flips"),
+    pytest.param(FaultSpec(drop=5e-3), id="dropped-bytes"),
+    pytest.param(FaultSpec(dup=0.1), id="duplicated-frames"),
+    pytest.param(FaultSpec(delay=0.1, delay_ms=150), id="delays-beyond-ack-timeout"),
+    pytest.param(
+        FaultSpec(flip=3e-3, drop=1e-3, dup=0.05, delay=0.05, delay_ms=60), id="everything"
+    ),
+]
+
+
+@pytest.mark.parametrize("faults", NOISY)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_noisy_line_executes_exactly_once(faults: FaultSpec, seed: int) -> None:
+    async def scenario() -> None:
+        cube = RecordingCube()
+        moves = random_moves(random.Random(seed), 40)
+        async with simulated_link(config=FAST, cube=cube, faults=faults, seed=seed) as (
+            firmware,
+            _,
+            link,
+        ):
+            events = await link.execute(moves).wait()
+            lost, duplicated, wrong, problems = check_execution(moves, events, firmware.records, 1)
+            assert (lost, duplicated, wrong) == (0, 0, 0), problems
+            assert cube.turns == turns_of(moves)
+            line = firmware.line_stats
+            assert sum(line.values()) > 0  # the faults really happened
+
+    run(scenario())
+
+
+def test_reset_reports_exact_prefix_and_refuses_until_acknowledged() -> None:
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(resets=frozenset({9}))
+        async with simulated_link(config=FAST, cube=cube, faults=faults) as (firmware, _, link):
+            execution = link.execute(SOLVE)
+            seen = []
+            with pytest.raises(FirmwareResetError) as info:
+                async for event in execution:
+                    seen.append(event)
+            report = info.value.report
+            assert [e.index for e in report.executed] == list(range(1, 9))
+            assert report.executed == tuple(seen)
+            assert [p.index for p in report.interrupted] == [9]
+            assert [p.position for p in report.not_executed] == list(range(9, len(SOLVE)))
+            assert report.unknown == ()
+            assert cube.turns == turns_of(SOLVE[:8])
+            assert link.port in str(info.value) and "acknowledge" in str(info.value)
+            with pytest.raises(ResetNotAcknowledgedError):
+                link.execute(SOLVE[9:])
+            link.acknowledge_reset()
+            rest = await link.execute(SOLVE[8:]).wait()
+            assert [e.index for e in rest] == list(range(10, 10 + len(SOLVE) - 8))
+            assert cube.turns == turns_of(SOLVE[:8] + SOLVE[8:])
+            assert link.stats.resets_detected == 1
+            assert firmware.resets[0][1:] == (8, 9)
+
+    run(scenario())
+
+
+def test_reset_detected_even_when_the_boot_announcement_is_lost() -> None:
+    """With the announcement gone, a heartbeat draws NAK NO_SESSION, and the IDENT tells."""
+
+    async def scenario() -> None:
+        faults = FaultSpec(resets=frozenset({3}))
+        async with simulated_link(config=FAST, faults=faults) as (firmware, _endpoint, link):
+            original = firmware._send
+
+            def drop_announcement(message: object) -> None:
+                if isinstance(message, Ident) and message.nonce == 0:
+                    return
+                original(message)  # type: ignore[arg-type]
+
+            firmware._send = drop_announcement  # type: ignore[method-assign]
+            with pytest.raises(FirmwareResetError) as info:
+                await link.execute(SOLVE).wait()
+            assert [e.index for e in info.value.report.executed] == [1, 2]
+            assert [p.index for p in info.value.report.interrupted] == [3]
+
+    run(scenario())
+
+
+def test_stall_raises_motor_fault_and_home_recovers() -> None:
+    async def scenario() -> None:
+        faults = FaultSpec(stalls=frozenset({(0, 2)}))
+        async with simulated_link(config=FAST, faults=faults) as (_firmware, _, link):
+            with pytest.raises(MotorFaultError) as info:
+                await link.execute(SOLVE).wait()
+            report = info.value.report
+            assert [e.index for e in report.executed] == [1]
+            assert [p.move for p in report.interrupted] == [SOLVE[1]]
+            assert "motor U" in str(info.value) and "cuberobot home" in str(info.value)
+            with pytest.raises(FirmwareStoppedError):
+                link.execute(SOLVE[1:])
+            status = await link.home()
+            assert status.state is FirmwareState.IDLE and status.flags & StatusFlags.HOMED
+            events = await link.execute(SOLVE[1:]).wait()
+            assert len(events) == len(SOLVE) - 1
+
+    run(scenario())
+
+
+def test_estop_stops_mid_sequence() -> None:
+    async def scenario() -> None:
+        config = FirmwareConfig(boot_time_s=0.01).with_speed(4)  # ~25 ms a turn
+        async with simulated_link(config=config) as (firmware, _, link):
+            execution = link.execute(SOLVE)
+            async for event in execution:
+                if event.position == 3:
+                    status = await link.estop()
+                    assert status.state is FirmwareState.STOPPED
+                    break
+            with pytest.raises(EmergencyStopError) as info:
+                await execution.wait()
+            report = info.value.report
+            executed = [r.index for r in firmware.records if r.outcome == "executed"]
+            interrupted = [r.index for r in firmware.records if r.outcome == "interrupted"]
+            assert [e.index for e in report.executed] == executed
+            assert [p.index for p in report.interrupted] == interrupted
+            assert len(report.executed) + len(report.interrupted) + len(report.not_executed) == len(
+                SOLVE
+            )
+
+    run(scenario())
+
+
+def test_port_vanishes_and_comes_back() -> None:
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(vanish=frozenset({(6, 300.0)}))
+        async with simulated_link(config=FAST, cube=cube, faults=faults) as (_firmware, ep, link):
+            events = await link.execute(SOLVE).wait()
+            assert [e.move for e in events] == SOLVE
+            assert cube.turns == turns_of(SOLVE)
+            assert ep.vanishings == 1 and link.stats.reconnects == 1
+
+    run(scenario())
+
+
+def test_port_gone_longer_than_the_watchdog_stops_and_resumes() -> None:
+    """Away longer than the watchdog: the firmware finishes the group in progress, flushes its
+    queue and stops; after the reconnect the link clears the stop and resends the rest."""
+
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(vanish=frozenset({(3, 700.0)}))
+        link_config = LinkConfig(watchdog_ms=250)
+        config = FirmwareConfig(boot_time_s=0.01).with_speed(2)  # ~50 ms a turn: queue outlasts
+        async with simulated_link(
+            config=config, cube=cube, faults=faults, link_config=link_config
+        ) as (firmware, _, link):
+            events = await link.execute(SOLVE).wait()
+            assert [e.move for e in events] == SOLVE
+            assert cube.turns == turns_of(SOLVE)
+            assert any(r.outcome == "discarded" for r in firmware.records)
+            executed = [r.index for r in firmware.records if r.outcome == "executed"]
+            assert executed == list(range(1, len(SOLVE) + 1))
+
+    run(scenario())
+
+
+def test_port_gone_for_good_reports_unknowns() -> None:
+    async def scenario() -> None:
+        faults = FaultSpec(vanish=frozenset({(5, 5000.0)}))
+        link_config = LinkConfig(reconnect_timeout_s=0.6)
+        async with simulated_link(config=FAST, faults=faults, link_config=link_config) as (
+            firmware,
+            _,
+            link,
+        ):
+            with pytest.raises(ExecutionLinkError) as info:
+                await link.execute(SOLVE).wait()
+            assert isinstance(info.value.__cause__, PortLostError)
+            assert "check the USB cable" in str(info.value)
+            report = info.value.report
+            truly = [r.index for r in firmware.records if r.outcome == "executed"]
+            confirmed = [e.index for e in report.executed]
+            assert confirmed == truly[: len(confirmed)]
+            # everything that executed but was not confirmed is among the unknowns
+            assert set(truly) - set(confirmed) <= {p.index for p in report.unknown}
+            with pytest.raises(PortLostError):
+                link.execute(SOLVE)
+
+    run(scenario(), timeout=30)
+
+
+def test_connect_to_a_missing_port(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        port = str(tmp_path / "ttyNOPE")
+        link = FirmwareLink(port, config=LinkConfig(connect_timeout_s=0.3))
+        with pytest.raises(PortOpenError) as info:
+            await link.connect()
+        assert port in str(info.value) and "firmware-sim" in str(info.value)
+        await link.close()
+
+    run(scenario())
+
+
+def test_connect_to_a_silent_port() -> None:
+    async def scenario() -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)
+        try:
+            link = FirmwareLink(
+                os.ttyname(slave),
+                config=LinkConfig(connect_timeout_s=0.5, hello_timeout_s=0.05, hello_retries=2),
+            )
+            with pytest.raises(LinkTimeoutError) as info:
+                await link.connect()
+            assert "powered" in str(info.value)
+            await link.close()
+        finally:
+            os.close(master)
+            os.close(slave)
+
+    run(scenario())
+
+
+def test_protocol_version_mismatch() -> None:
+    class FutureFirmware(SimulatedFirmware):
+        def _ident(self, nonce: int) -> Ident:
+            return dataclasses.replace(super()._ident(nonce), protocol_version=2)
+
+    async def scenario() -> None:
+        firmware = FutureFirmware(config=FAST)
+        await firmware.start()
+        endpoint = PtyEndpoint(firmware)
+        link = FirmwareLink(await endpoint.start())
+        try:
+            await asyncio.sleep(0.02)
+            with pytest.raises(ProtocolVersionError, match="v2"):
+                await link.connect()
+        finally:
+            await link.close()
+            await endpoint.close()
+            await firmware.stop()
+
+    run(scenario())
+
+
+def test_usage_errors() -> None:
+    async def scenario() -> None:
+        async with simulated_link(config=FAST) as (_, _, link):
+            with pytest.raises(InvalidMoveError):
+                link.execute([Move(0, 1, simultaneous_with_next=True)])
+            execution = link.execute(SOLVE[:3])
+            with pytest.raises(LinkBusyError):
+                link.execute(SOLVE)
+            with pytest.raises(LinkBusyError):
+                await link.home()
+            assert len(await execution.wait()) == 3
+            assert await link.execute([]).wait() == []
+        with pytest.raises(LinkClosedError):
+            link.execute(SOLVE)
+        with pytest.raises(LinkClosedError):
+            await link.connect()
+
+    run(scenario())
+
+
+def test_close_during_execution_fails_it_with_unknowns() -> None:
+    async def scenario() -> None:
+        config = FirmwareConfig(boot_time_s=0.01)  # ~100 ms a turn
+        async with simulated_link(config=config) as (_, _, link):
+            execution = link.execute(SOLVE)
+            await asyncio.sleep(0.15)
+            await link.close()
+            with pytest.raises(ExecutionLinkError) as info:
+                await execution.wait()
+            assert isinstance(info.value.__cause__, LinkClosedError)
+            assert info.value.report.unknown
+
+    run(scenario())
+
+
+def test_status_hold_resume_enable() -> None:
+    async def scenario() -> None:
+        config = FirmwareConfig(boot_time_s=0.01).with_speed(4)
+        async with simulated_link(config=config) as (firmware, _, link):
+            status = await link.status()
+            assert status.boot_id == firmware.boot_id and status.flags & StatusFlags.SESSION
+            await link.enable_motors(0x3F)
+            execution = link.execute(SOLVE[:6])
+            await asyncio.sleep(0.03)
+            held = await link.hold()
+            assert held.flags & StatusFlags.HOLD_REQUESTED
+            await asyncio.sleep(0.15)
+            paused_at = len(execution.events)
+            assert paused_at < 6
+            await asyncio.sleep(0.1)
+            assert len(execution.events) == paused_at
+            await link.resume()
+            assert len(await execution.wait()) == 6
+
+    run(scenario())
+
+
+def test_tcp_endpoint_and_reconnect() -> None:
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(vanish=frozenset({(5, 200.0)}))
+        firmware = SimulatedFirmware(cube=cube, config=FAST, faults=faults)
+        await firmware.start()
+        endpoint = TcpEndpoint(firmware, 0)
+        url = await endpoint.start()
+        assert url.startswith("socket://127.0.0.1:")
+        try:
+            await asyncio.sleep(0.02)
+            async with FirmwareLink(url) as link:
+                events = await link.execute(SOLVE).wait()
+                assert [e.move for e in events] == SOLVE
+                assert link.stats.reconnects == 1
+            assert cube.turns == turns_of(SOLVE)
+        finally:
+            await endpoint.close()
+            await firmware.stop()
+
+    run(scenario())
+
+
+def test_first_group_goes_alone_then_batches() -> None:
+    async def scenario() -> list[int]:
+        sizes: list[int] = []
+        async with simulated_link(config=FAST) as (firmware, _, link):
+            original = firmware._on_moves
+
+            def spy(message):  # type: ignore[no-untyped-def]
+                sizes.append(len(message.moves))
+                return original(message)
+
+            firmware._on_moves = spy  # type: ignore[method-assign]
+            await link.execute(SOLVE).wait()
+        return sizes
+
+    sizes = run(scenario())
+    assert sizes[0] == 1
+    assert max(sizes) == 8 and sum(sizes) == len(SOLVE)
+
+
+def test_link_never_blocks_the_loop() -> None:
+    """While the link works (open, HELLO, moves, reconnect), a ticker keeps ticking."""
+
+    async def scenario() -> float:
+        worst = 0.0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal worst
+            loop = asyncio.get_running_loop()
+            last = loop.time()
+            while not stop.is_set():
+                await asyncio.sleep(0.005)
+                now = loop.time()
+                worst = max(worst, now - last)
+                last = now
+
+        task = asyncio.create_task(ticker())
+        faults = FaultSpec(vanish=frozenset({(4, 200.0)}))
+        async with simulated_link(config=FAST, faults=faults) as (_, _, link):
+            await link.execute(SOLVE).wait()
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return worst
+
+    assert run(scenario()) < 0.1
