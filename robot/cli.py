@@ -18,7 +18,12 @@ from collections.abc import Sequence
 __all__ = ["SUBCOMMAND_MODULES", "build_parser", "main"]
 
 #: Modules that contribute subcommands, in the order they appear in ``--help``.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("robot.cli_solver", "robot.cli_firmware", "robot.cli_vision")
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "robot.cli_solver",
+    "robot.cli_firmware",
+    "robot.cli_vision",
+    "robot.cli_daemon",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

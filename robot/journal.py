@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     physical      TEXT,
     boot_id       INTEGER,
     first_index   INTEGER,
+    dispatch_offset INTEGER,
     error_code    TEXT,
     error_message TEXT,
     stage_times   TEXT NOT NULL DEFAULT '{}'
@@ -135,6 +136,7 @@ class JobRecord:
     physical: str | None
     boot_id: int | None
     first_index: int | None
+    dispatch_offset: int | None
     error_code: str | None
     error_message: str | None
     stage_times: dict[str, float]
@@ -290,10 +292,10 @@ class Journal:
 
         self._tx(run)
 
-    def record_dispatch(self, job_id: str, boot_id: int, first_index: int) -> None:
-        """The firmware session the remaining moves are sent on: its boot id and the firmware
-        move index given to the first of them."""
-        self._update(job_id, boot_id=boot_id, first_index=first_index)
+    def record_dispatch(self, job_id: str, boot_id: int, first_index: int, offset: int) -> None:
+        """The remaining moves (from job move ``offset`` on) are sent to the firmware with boot
+        id ``boot_id``; the first of them gets firmware move index ``first_index``."""
+        self._update(job_id, boot_id=boot_id, first_index=first_index, dispatch_offset=offset)
 
     def record_executed(
         self, job_id: str, idx: int, physical: str, fw_index: int | None = None
@@ -416,6 +418,7 @@ class Journal:
             physical=row["physical"],
             boot_id=row["boot_id"],
             first_index=row["first_index"],
+            dispatch_offset=row["dispatch_offset"],
             error_code=row["error_code"],
             error_message=row["error_message"],
             stage_times={k: float(v) for k, v in _loads(row["stage_times"]).items()},

@@ -24,7 +24,7 @@ def test_job_lifecycle_survives_reopen(tmp_path: Path) -> None:
     journal.record_stage_time(job, "scan", 0.25)
     journal.record_plan(job, "R U D'", {"htm": 3}, "R U+D'", MOVES)
     journal.set_state(job, "EXECUTING")
-    journal.record_dispatch(job, boot_id=77, first_index=5)
+    journal.record_dispatch(job, boot_id=77, first_index=5, offset=0)
     journal.record_executed(job, 0, "after-R", fw_index=5)
     journal.close()
 
@@ -35,7 +35,7 @@ def test_job_lifecycle_survives_reopen(tmp_path: Path) -> None:
     assert (record.executed, record.total_moves, record.remaining) == (1, 3, 2)
     assert record.physical == "after-R"
     assert record.scanned == SOLVED
-    assert record.boot_id == 77 and record.first_index == 5
+    assert record.boot_id == 77 and record.first_index == 5 and record.dispatch_offset == 0
     assert record.stage_times == {"scan": 0.25}
     moves = again.moves(job)
     assert [m.executed_at is not None for m in moves] == [True, False, False]

@@ -1,0 +1,393 @@
+"""``cuberobot demo``, ``cuberobot run`` and ``cuberobot config check``.
+
+* ``demo`` starts the simulated robot (firmware on a real pty, cameras rendering its virtual
+  cube), the embedded MQTT broker (or uses ``--mqtt HOST:PORT``) and the daemon; scrambles the
+  virtual cube, runs one full job with a progress bar and a per-stage timing table, and exits 0
+  only if the virtual cube ends solved (the last line says so).
+* ``run --config FILE`` runs the daemon for a robot until SIGINT/SIGTERM.
+* ``config check FILE`` validates a profile and prints what the robot can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import signal
+import sys
+import tempfile
+import time
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from robot.config import RobotConfig, load_config
+from robot.errors import ConfigError, RobotError
+
+__all__ = ["register"]
+
+DEFAULT_DEMO_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "simulated.toml"
+
+
+def _sw_version() -> str:
+    try:
+        return version("cuberobot")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _hostport(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:1883)")
+    return host, int(port)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="solve a scrambled virtual cube on the simulated robot, end to end",
+        description="Simulated firmware on a pty, rendered cameras, MQTT, the daemon: one job.",
+    )
+    p.add_argument("--size", type=int, default=None, help="cube size N (default: the profile's)")
+    p.add_argument("--seed", type=int, default=None, help="scramble seed (default: random)")
+    p.add_argument(
+        "--mqtt",
+        type=_hostport,
+        default=None,
+        metavar="HOST:PORT",
+        help="use this broker instead of the embedded one",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_DEMO_CONFIG,
+        help="simulated robot profile (default configs/simulated.toml)",
+    )
+    p.add_argument("--speed", type=float, default=None, help="motor speed factor (default 1)")
+    p.add_argument("--journal", type=Path, default=None, help="keep the journal in this file")
+    p.set_defaults(handler=_demo)
+
+    p = sub.add_parser(
+        "run",
+        help="run the robot daemon",
+        description="Run the daemon for the robot in the profile until SIGINT or SIGTERM.",
+    )
+    p.add_argument("--config", type=Path, required=True, help="robot profile (TOML)")
+    p.add_argument(
+        "--mqtt", type=_hostport, default=None, metavar="HOST:PORT", help="override [mqtt] host"
+    )
+    p.set_defaults(handler=_run)
+
+    p = sub.add_parser("config", help="robot profile tools")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    c = csub.add_parser("check", help="validate a robot profile and summarise it")
+    c.add_argument("file", type=Path, metavar="FILE")
+    c.set_defaults(handler=_config_check)
+
+
+# --- config check --------------------------------------------------------------------------------
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    from robot.planner import Planner
+
+    try:
+        config = load_config(args.file)
+        planner = Planner(config.motors, config.cost_model, config.robot.cube_size)
+    except RobotError as exc:
+        print(f"cuberobot: {exc}", file=sys.stderr)
+        return 2
+    faces = "".join(f.name for f in sorted(config.motors.faces))
+    print(f"{args.file}: OK")
+    print(f"  robot      {config.robot.id} ({config.robot.name}), N={config.robot.cube_size}")
+    print(f"  serial     {config.serial.url} at {config.serial.baud} baud")
+    print(
+        f"  motors     {len(config.motors.faces)} ({faces}), simultaneous pairs "
+        f"{'on' if config.motors.simultaneous else 'off'}"
+    )
+    for face in sorted(config.motors.missing):
+        for q, name in ((1, face.name), (2, face.name + "2")):
+            moves, groups, seconds = planner.cost_of_face_turn(face, q)
+            print(
+                f"  no motor   {name}: replaced by {moves} turns in {groups} motion groups, "
+                f"{seconds:.2f} s (the solver is asked to avoid {face.name} first)"
+            )
+    for cam in config.cameras:
+        calib = cam.calibration or ("(renderer geometry)" if "simulated" in cam.source else "NONE")
+        print(
+            f"  camera     {cam.name}: {cam.source} {cam.width}x{cam.height}, {cam.view} view of "
+            f"{''.join(cam.faces)}, calibration {calib}"
+        )
+    cm = config.cost_model
+    print(
+        f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: quarter "
+        f"{cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, settle "
+        f"{cm.settle_s} s"
+    )
+    mq = config.mqtt
+    where = (
+        f"embedded broker on {mq.embedded_host}:{mq.embedded_port}"
+        if mq.embedded
+        else f"{mq.host}:{mq.port}"
+    )
+    if not mq.enabled:
+        where = "off"
+    print(
+        f"  mqtt       {where}, topics {config.topic('')}..., TLS "
+        f"{'on' if mq.tls.enabled else 'off'}, discovery "
+        f"{mq.discovery.prefix if mq.discovery.enabled else 'off'}"
+    )
+    print(f"  journal    {config.resolve(config.journal.path)}")
+    return 0
+
+
+# --- building a daemon ---------------------------------------------------------------------------
+
+
+class _Stack:
+    """Everything a daemon needs, started in order and stopped in reverse."""
+
+    def __init__(self) -> None:
+        self.stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> _Stack:
+        await self.stack.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stack.__aexit__(None, None, None)
+
+
+async def _build(
+    config: RobotConfig,
+    stack: contextlib.AsyncExitStack,
+    *,
+    mqtt: tuple[str, int] | None,
+    journal_path: Path,
+    sim_start: Any = None,
+    seed: int = 0,
+) -> tuple[Any, Any, str]:
+    """(daemon, simulated robot or None, mqtt address)."""
+    from firmware_protocol.link import FirmwareLink
+    from robot.broker import EmbeddedBroker
+    from robot.daemon import Daemon, _link_config
+    from robot.journal import AsyncJournal
+    from robot.simrobot import CameraRig, SimulatedRobot
+
+    sim = None
+    port = config.serial.url
+    if config.simulated:
+        sim = SimulatedRobot(config, sim_start, seed=seed)
+        port = await sim.start()
+        stack.push_async_callback(sim.stop)
+    cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)
+    journal = AsyncJournal.open(journal_path)
+    stack.push_async_callback(journal.close)
+    host: str | None = None
+    mport = 0
+    address = "off"
+    if mqtt is not None:
+        host, mport = mqtt
+    elif config.mqtt.enabled and config.mqtt.embedded:
+        broker = EmbeddedBroker(config.mqtt.embedded_host, config.mqtt.embedded_port)
+        await broker.start()
+        stack.push_async_callback(broker.stop)
+        host, mport = broker.host, broker.port
+    elif config.mqtt.enabled:
+        host, mport = config.mqtt.host, config.mqtt.port
+    if host is not None:
+        address = f"{host}:{mport}"
+    link = FirmwareLink(port, config=_link_config(config))
+    daemon = Daemon(
+        config,
+        link=link,
+        cameras=cameras,
+        journal=journal,
+        mqtt_host=host,
+        mqtt_port=mport,
+        sw_version=_sw_version(),
+    )
+    return daemon, sim, address
+
+
+# --- run ---------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"cuberobot: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_run_async(config, args.mqtt))
+    except RobotError as exc:
+        print(f"cuberobot: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _run_async(config: RobotConfig, mqtt: tuple[str, int] | None) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        daemon, _sim, address = await _build(
+            config, stack, mqtt=mqtt, journal_path=config.resolve(config.journal.path)
+        )
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, daemon.stop)
+        task = asyncio.create_task(daemon.run(), name="daemon")
+        await daemon.ready.wait()
+        print(
+            f"cuberobot: daemon {config.robot.id} running; MQTT {address}, topics "
+            f"{config.topic('#')}",
+            flush=True,
+        )
+        await task
+    return 0
+
+
+# --- demo --------------------------------------------------------------------------------------
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"cuberobot: {exc}", file=sys.stderr)
+        return 2
+    if not config.simulated:
+        print(
+            f'cuberobot: {args.config}: the demo needs a simulated robot ([serial] url = "sim")',
+            file=sys.stderr,
+        )
+        return 2
+    updates: dict[str, Any] = {}
+    if args.size is not None:
+        if not 2 <= args.size <= 7:
+            print(f"cuberobot: --size must be 2..7, got {args.size}", file=sys.stderr)
+            return 2
+        updates["robot"] = config.robot.model_copy(update={"cube_size": args.size})
+    if args.speed is not None:
+        if not args.speed > 0:
+            print(f"cuberobot: --speed must be > 0, got {args.speed}", file=sys.stderr)
+            return 2
+        assert config.simulation is not None
+        updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
+    if updates:
+        config = config.model_copy(update=updates)
+    seed = args.seed if args.seed is not None else random.randrange(1_000_000)
+    try:
+        return asyncio.run(_demo_async(config, args, seed))
+    except RobotError as exc:
+        print(f"cuberobot: {exc}", file=sys.stderr)
+        return 1
+
+
+async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.table import Table
+
+    from solver.facelets import Cube
+    from solver.notation import format_moves, parse
+
+    console = Console(highlight=False)
+    n = config.robot.cube_size
+    rng = random.Random(seed)
+    scramble = parse(
+        " ".join(
+            rng.choice("URFDLB") + rng.choice(["", "'", "2"]) for _ in range(25 if n == 3 else 40)
+        )
+    )
+    start = Cube.solved(n).apply(scramble)
+    with tempfile.TemporaryDirectory(prefix="cuberobot-demo-") as tmp:
+        journal_path = args.journal or Path(tmp) / "journal.sqlite"
+        async with contextlib.AsyncExitStack() as stack:
+            daemon, sim, address = await _build(
+                config, stack, mqtt=args.mqtt, journal_path=journal_path, sim_start=start, seed=seed
+            )
+            console.print(f"[bold]cuberobot demo[/]  (seed {seed}, N={n})")
+            console.print(f"scramble: {format_moves(scramble)}")
+            console.print(f"firmware: simulated, on pty {sim.port}")
+            console.print(
+                f"MQTT: {address}  (subscribe to {config.topic('#')}; e.g. mosquitto_sub -h "
+                f"{address.split(':')[0]} -p {address.split(':')[-1]} -t '{config.topic('#')}' -v)"
+            )
+            progress = Progress(
+                TextColumn("{task.description:<12}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                console=console,
+                transient=False,
+            )
+            bar = progress.add_task("IDLE", total=None, info="")
+            events: list[tuple[str, dict[str, Any]]] = []
+
+            def listen(name: str, payload: dict[str, Any]) -> None:
+                if name == "status":
+                    total = payload["moves_total"] or None
+                    eta = payload.get("eta_s")
+                    info = f"eta {eta:.1f} s" if eta else ""
+                    progress.update(
+                        bar,
+                        description=payload["state"],
+                        total=total,
+                        completed=payload["moves_done"],
+                        info=info,
+                    )
+                    return
+                events.append((name, payload))
+                if name == "solution":
+                    progress.console.print(
+                        f"solution ({payload['engine']}, {payload['htm']} HTM): {payload['moves']}"
+                    )
+                    prog = payload["program"]
+                    progress.console.print(
+                        f"motor program: {prog['count']} moves in {prog['groups']} groups, "
+                        f"estimated {prog['estimate_s']:.2f} s"
+                    )
+                elif name == "scan_complete":
+                    progress.console.print(
+                        f"scan: {'valid' if payload['valid'] else 'INVALID'}, lowest confidence "
+                        f"{payload['min_confidence']:.2f}"
+                    )
+                elif name == "error":
+                    progress.console.print(f"[red]error {payload['code']}: {payload['message']}")
+
+            daemon.listeners.append(listen)
+            runner = asyncio.create_task(daemon.run(), name="daemon")
+            await daemon.ready.wait()
+            await daemon.firmware_ready.wait()
+            t0 = time.perf_counter()
+            with progress:
+                reply = await daemon.submit("start", {"source": "demo"})
+                if not reply.get("ok"):
+                    console.print(f"[red]start refused: {reply['error']['message']}")
+                await daemon._job_done.wait()
+                await asyncio.sleep(0)
+            wall = time.perf_counter() - t0
+            if daemon.mqtt is not None:
+                await daemon.mqtt.flush(3.0)
+            daemon.stop()
+            await runner
+            cube = sim.cube_state()
+    done = next((p for name, p in events if name == "done"), None)
+    table = Table(title="stage timings")
+    table.add_column("stage")
+    table.add_column("seconds", justify="right")
+    times = done["stage_times_s"] if done else (daemon.job.stage_times if daemon.job else {}) or {}
+    for stage in ("scan", "validate", "solve", "execute"):
+        if stage in times:
+            table.add_row(stage, f"{times[stage]:.3f}")
+    table.add_row("total (wall)", f"{wall:.3f}")
+    console.print(table)
+    published = sum(1 for _ in events)
+    console.print(f"events published: {published} ({', '.join(sorted({n for n, _ in events}))})")
+    solved = cube.is_solved()
+    if solved:
+        console.print(f"virtual cube solved: yes ({daemon.job.moves_total} moves)")
+        return 0
+    console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
+    return 1

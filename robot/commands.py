@@ -1,0 +1,187 @@
+"""Commands to the daemon: their JSON payloads, validated, and the replies. Pure.
+
+Commands arrive on ``<base>/<robot id>/cmd/<verb>`` (MQTT) or from the CLI, as a JSON object.
+Every payload may carry ``"id"`` (a string up to 64 characters): a command whose id was already
+seen is not executed again; its first reply is repeated with ``"duplicate": true``. Payloads are
+validated strictly (unknown fields are errors) and a malformed one gets a reply with
+``"ok": false`` and ``"error": {"code": "malformed", "message": ...}`` naming the field.
+
+=========  ==========================================  =========================================
+verb       payload (besides ``id``)                    does
+=========  ==========================================  =========================================
+start      ``{}``                                      scan, validate, solve, execute
+solve      ``{"facelets": "UUU...BBB"}``               solve the given state (the cube in the
+                                                       robot must be in it), execute
+scan       ``{}``                                      scan and validate only
+resume     ``{"rescan": false}``                       finish an interrupted job (from the
+                                                       journal); ``rescan`` scans first
+abort      ``{}``                                      stop after the move group in progress
+estop      ``{}``                                      emergency stop: motors stop at once
+home       ``{}``                                      home the motors (clears a stop)
+status     ``{}``                                      reply with the current status
+=========  ==========================================  =========================================
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from robot.errors import CommandError
+
+__all__ = [
+    "VERBS",
+    "AbortCommand",
+    "Command",
+    "EStopCommand",
+    "HomeCommand",
+    "ResumeCommand",
+    "ScanCommand",
+    "SolveCommand",
+    "StartCommand",
+    "StatusCommand",
+    "error_reply",
+    "ok_reply",
+    "parse_command",
+]
+
+_Id = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class Command(BaseModel):
+    """A validated command. ``verb`` is fixed per class."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    verb: str
+    id: _Id | None = None
+    source: Annotated[str, Field(max_length=64)] = ""
+
+
+class StartCommand(Command):
+    verb: Literal["start"] = "start"
+
+
+class SolveCommand(Command):
+    verb: Literal["solve"] = "solve"
+    facelets: Annotated[str, Field(min_length=24, max_length=6 * 7 * 7)]
+
+    @field_validator("facelets")
+    @classmethod
+    def _letters(cls, value: str) -> str:
+        value = value.strip()
+        bad = sorted(set(value) - set("URFDLB"))
+        if bad:
+            raise ValueError(f"facelets use only the letters URFDLB; found {''.join(bad)!r}")
+        return value
+
+
+class ScanCommand(Command):
+    verb: Literal["scan"] = "scan"
+
+
+class ResumeCommand(Command):
+    verb: Literal["resume"] = "resume"
+    rescan: bool = False
+
+
+class AbortCommand(Command):
+    verb: Literal["abort"] = "abort"
+
+
+class EStopCommand(Command):
+    verb: Literal["estop"] = "estop"
+
+
+class HomeCommand(Command):
+    verb: Literal["home"] = "home"
+
+
+class StatusCommand(Command):
+    verb: Literal["status"] = "status"
+
+
+VERBS: dict[str, type[Command]] = {
+    c.model_fields["verb"].default: c
+    for c in (
+        StartCommand,
+        SolveCommand,
+        ScanCommand,
+        ResumeCommand,
+        AbortCommand,
+        EStopCommand,
+        HomeCommand,
+        StatusCommand,
+    )
+}
+
+
+def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
+    """Validate a command; :class:`CommandError` (code ``unknown_command`` or ``malformed``)
+    says what is wrong, naming the field."""
+    cls = VERBS.get(verb)
+    if cls is None:
+        raise CommandError(
+            "unknown_command", f"unknown command {verb!r}; the commands are {', '.join(VERBS)}"
+        )
+    if isinstance(payload, dict):
+        data: Any = payload
+    else:
+        text = payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else payload
+        if not text.strip():
+            data = {}
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise CommandError(
+                    "malformed",
+                    f"{verb}: payload is not JSON ({exc.msg} at line {exc.lineno} column "
+                    f'{exc.colno}); send a JSON object such as {{"id": "42"}}',
+                ) from None
+    if not isinstance(data, dict):
+        raise CommandError(
+            "malformed", f"{verb}: payload must be a JSON object, not {type(data).__name__}"
+        )
+    if "verb" in data:
+        raise CommandError("malformed", f"{verb}: 'verb' is given by the topic, not the payload")
+    try:
+        return cls.model_validate({**data, "verb": verb})
+    except ValidationError as exc:
+        parts = []
+        for item in exc.errors():
+            field = ".".join(str(p) for p in item["loc"]) or "payload"
+            msg = str(item["msg"]).removeprefix("Value error, ")
+            if item["type"] == "extra_forbidden":
+                allowed = [k for k in cls.model_fields if k != "verb"]
+                msg = f"unknown field; {verb} accepts {', '.join(allowed)}"
+            parts.append(f"{field}: {msg}")
+        raise CommandError("malformed", f"{verb}: " + "; ".join(parts)) from None
+
+
+def command_id_of(payload: bytes | str) -> str | None:
+    """The ``id`` of a payload that may be malformed otherwise (for the error reply)."""
+    try:
+        data = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
+        return None
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and 0 < len(value) <= 64 else None
+
+
+def ok_reply(command: Command, **result: Any) -> dict[str, Any]:
+    return {"ok": True, "id": command.id, "verb": command.verb, **result}
+
+
+def error_reply(verb: str, command_id: str | None, code: str, message: str) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "id": command_id,
+        "verb": verb,
+        "error": {"code": code, "message": message},
+    }
+
+
+__all__ += ["command_id_of"]

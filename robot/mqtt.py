@@ -1,0 +1,378 @@
+"""The daemon's MQTT side: topics, payloads, Home Assistant discovery, reconnection.
+
+Topics, under ``<base_topic>/<robot id>/`` (``docs/robot.md`` has every payload)::
+
+    availability        retained   "online" / "offline" (the last will says "offline")
+    status              retained   JSON: state, job_id, progress, moves_done, moves_total,
+                                   eta_s, timestamp, ...
+    event/<name>        QoS 1      JSON with "timestamp": scan_complete, solution,
+                                   move_executed, done, error, ...
+    cmd/<verb>          in         JSON command (robot.commands)
+    cmd/<verb>/reply    out        JSON reply
+
+Home Assistant discovery (``[mqtt.discovery]``): a device with a state sensor, a progress sensor
+and start / abort / emergency-stop buttons, published retained under
+``<prefix>/<component>/<node>/<object>/config`` and again whenever ``<prefix>/status`` says
+``online`` (Home Assistant restarted).
+
+The bridge never blocks the daemon: publishing only queues. One task keeps the connection:
+connect, subscribe, announce (availability, discovery, current status), then send the queue and
+dispatch incoming commands; when the broker goes away it reconnects with jittered exponential
+back-off and republishes the retained state. Events wait in a bounded queue while the broker is
+down (oldest dropped first past ``queue_limit``, with a warning), and a message leaves the queue
+only once the broker acknowledged it, so nothing is lost to a reconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import ssl
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiomqtt
+
+from robot.config import RobotConfig
+
+__all__ = ["MqttBridge", "OutMessage", "discovery_messages", "timestamp"]
+
+logger = logging.getLogger(__name__)
+
+CommandHandler = Callable[[str, bytes], Awaitable[None]]
+
+
+def timestamp() -> float:
+    """Seconds since the epoch, to the millisecond (the ``timestamp`` of every payload)."""
+    return round(time.time(), 3)
+
+
+@dataclass(frozen=True, slots=True)
+class OutMessage:
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = False
+
+
+def _json(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), sort_keys=False).encode()
+
+
+def discovery_messages(config: RobotConfig, sw_version: str) -> list[OutMessage]:
+    """Home Assistant discovery configs for this robot (retained)."""
+    prefix = config.mqtt.discovery.prefix
+    node = config.robot.id.replace("-", "_")
+    status = config.topic("status")
+    device = {
+        "identifiers": [f"cuberobot_{node}"],
+        "name": config.robot.name,
+        "manufacturer": "cuberobot",
+        "model": f"{len(config.motors.faces)}-motor cube robot (N={config.robot.cube_size})",
+        "sw_version": sw_version,
+    }
+    common = {
+        "availability_topic": config.topic("availability"),
+        "payload_available": "online",
+        "payload_not_available": "offline",
+        "device": device,
+    }
+    entities: list[tuple[str, str, dict[str, Any]]] = [
+        (
+            "sensor",
+            "state",
+            {
+                "name": "State",
+                "state_topic": status,
+                "value_template": "{{ value_json.state }}",
+                "json_attributes_topic": status,
+                "icon": "mdi:cube-outline",
+            },
+        ),
+        (
+            "sensor",
+            "progress",
+            {
+                "name": "Progress",
+                "state_topic": status,
+                "value_template": "{{ value_json.progress }}",
+                "unit_of_measurement": "%",
+                "icon": "mdi:progress-check",
+            },
+        ),
+        (
+            "sensor",
+            "time_left",
+            {
+                "name": "Time left",
+                "state_topic": status,
+                "value_template": "{{ value_json.eta_s }}",
+                "unit_of_measurement": "s",
+                "device_class": "duration",
+            },
+        ),
+        (
+            "button",
+            "start",
+            {
+                "name": "Start",
+                "command_topic": config.topic("cmd", "start"),
+                "payload_press": '{"source": "homeassistant"}',
+                "icon": "mdi:play",
+            },
+        ),
+        (
+            "button",
+            "abort",
+            {
+                "name": "Abort",
+                "command_topic": config.topic("cmd", "abort"),
+                "payload_press": '{"source": "homeassistant"}',
+                "icon": "mdi:stop",
+            },
+        ),
+        (
+            "button",
+            "estop",
+            {
+                "name": "Emergency stop",
+                "command_topic": config.topic("cmd", "estop"),
+                "payload_press": '{"source": "homeassistant"}',
+                "icon": "mdi:alert-octagon",
+            },
+        ),
+    ]
+    out = []
+    for component, obj, body in entities:
+        payload = {**body, **common, "unique_id": f"cuberobot_{node}_{obj}", "object_id": obj}
+        topic = f"{prefix}/{component}/{node}/{obj}/config"
+        out.append(OutMessage(topic, _json(payload), qos=1, retain=True))
+    return out
+
+
+class MqttBridge:
+    """The MQTT connection of one daemon (see the module docstring).
+
+    ``on_command(verb, payload)`` is awaited for every message on ``cmd/<verb>``; it must not
+    block (the daemon queues the work).
+    """
+
+    def __init__(
+        self,
+        config: RobotConfig,
+        on_command: CommandHandler,
+        *,
+        host: str,
+        port: int,
+        sw_version: str = "",
+    ) -> None:
+        self.config = config
+        self.host = host
+        self.port = port
+        self.sw_version = sw_version
+        self._on_command = on_command
+        self._queue: deque[OutMessage] = deque()
+        self._wake = asyncio.Event()
+        self._status: bytes | None = None
+        self._status_dirty = False
+        self._announce = False
+        self.connected = asyncio.Event()
+        self.connections = 0
+        self.dropped = 0
+        self._stopping = False
+        self._current: aiomqtt.Client | None = None
+        mq = config.mqtt
+        self._identifier = (
+            mq.client_id or f"cuberobot-{config.robot.id}-{random.getrandbits(32):08x}"
+        )
+
+    # --- publishing (never blocks) ------------------------------------------------------------
+    def _enqueue(self, message: OutMessage) -> None:
+        if len(self._queue) >= self.config.mqtt.queue_limit:
+            self._queue.popleft()
+            self.dropped += 1
+            logger.warning(
+                "MQTT queue full (%d messages; broker %s:%d unreachable): dropped the oldest",
+                self.config.mqtt.queue_limit,
+                self.host,
+                self.port,
+            )
+        self._queue.append(message)
+        self._wake.set()
+
+    def publish_status(self, status: dict[str, Any]) -> None:
+        """Set the retained status (only the latest is sent if several wait)."""
+        self._status = _json({**status, "timestamp": timestamp()})
+        self._status_dirty = True
+        self._wake.set()
+
+    def publish_event(self, name: str, payload: dict[str, Any]) -> None:
+        body = {"event": name, **payload, "timestamp": timestamp()}
+        self._enqueue(OutMessage(self.config.topic("event", name), _json(body)))
+
+    def reply(self, verb: str, payload: dict[str, Any]) -> None:
+        body = {**payload, "timestamp": timestamp()}
+        self._enqueue(OutMessage(self.config.topic("cmd", verb, "reply"), _json(body)))
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue) + (1 if self._status_dirty else 0)
+
+    # --- connection -----------------------------------------------------------------------------
+    def _tls(self) -> aiomqtt.TLSParameters | None:
+        tls = self.config.mqtt.tls
+        if not tls.enabled:
+            return None
+        resolve = self.config.resolve
+        return aiomqtt.TLSParameters(
+            ca_certs=str(resolve(tls.ca_file)) if tls.ca_file else None,
+            certfile=str(resolve(tls.cert_file)) if tls.cert_file else None,
+            keyfile=str(resolve(tls.key_file)) if tls.key_file else None,
+            cert_reqs=ssl.CERT_NONE if tls.insecure else ssl.CERT_REQUIRED,
+        )
+
+    def _client(self) -> aiomqtt.Client:
+        mq = self.config.mqtt
+        tls = self._tls()
+        return aiomqtt.Client(
+            self.host,
+            self.port,
+            identifier=self._identifier,
+            username=mq.username or None,
+            password=self.config.mqtt_password(),
+            keepalive=mq.keepalive_s,
+            will=aiomqtt.Will(self.config.topic("availability"), b"offline", qos=1, retain=True),
+            tls_params=tls,
+            tls_insecure=mq.tls.insecure if tls is not None else None,
+            timeout=10.0,
+        )
+
+    async def run(self) -> None:
+        """Keep connected until cancelled (see the module docstring)."""
+        mq = self.config.mqtt
+        delay = mq.reconnect_min_s
+        while True:
+            try:
+                async with self._client() as client:
+                    delay = mq.reconnect_min_s
+                    await self._session(client)
+            except aiomqtt.MqttError as exc:
+                self.connected.clear()
+                if self._stopping:
+                    return
+                wait = delay * (0.5 + random.random())
+                logger.warning(
+                    "MQTT broker %s:%d: %s; reconnecting in %.1f s", self.host, self.port, exc, wait
+                )
+                await asyncio.sleep(wait)
+                delay = min(delay * 2, mq.reconnect_max_s)
+
+    async def _session(self, client: aiomqtt.Client) -> None:
+        self.connections += 1
+        cfg = self.config
+        await client.subscribe(cfg.topic("cmd", "+"), qos=1)
+        if cfg.mqtt.discovery.enabled:
+            await client.subscribe(f"{cfg.mqtt.discovery.prefix}/status", qos=1)
+        await client.publish(cfg.topic("availability"), b"online", qos=1, retain=True)
+        if cfg.mqtt.discovery.enabled:
+            await self._publish_discovery(client)
+        if self._status is not None:
+            self._status_dirty = True  # republish retained state after every (re)connect
+        logger.info("MQTT connected to %s:%d as %s", self.host, self.port, self._identifier)
+        self.connected.set()
+        self._current = client
+        try:
+            async with asyncio.TaskGroup() as group:
+                group.create_task(self._sender(client), name="mqtt-sender")
+                group.create_task(self._receiver(client), name="mqtt-receiver")
+        except* aiomqtt.MqttError as errors:
+            raise errors.exceptions[0] from None
+        finally:
+            self._current = None
+
+    async def _publish_discovery(self, client: aiomqtt.Client) -> None:
+        for message in discovery_messages(self.config, self.sw_version):
+            await client.publish(message.topic, message.payload, qos=1, retain=True)
+        logger.info(
+            "Home Assistant discovery published under %s", self.config.mqtt.discovery.prefix
+        )
+
+    async def _sender(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue or self._status_dirty or self._announce:
+                if self._announce:
+                    self._announce = False
+                    await self._publish_discovery(client)
+                    self._status_dirty = self._status is not None
+                if self._queue:
+                    message = self._queue[0]
+                    await client.publish(
+                        message.topic, message.payload, qos=message.qos, retain=message.retain
+                    )
+                    # only now is it delivered (PUBACK for QoS 1): drop it from the queue
+                    if self._queue and self._queue[0] is message:
+                        self._queue.popleft()
+                    continue
+                if self._status_dirty and self._status is not None:
+                    self._status_dirty = False
+                    payload = self._status
+                    try:
+                        await client.publish(
+                            self.config.topic("status"), payload, qos=1, retain=True
+                        )
+                    except aiomqtt.MqttError:
+                        self._status_dirty = True
+                        raise
+
+    async def _receiver(self, client: aiomqtt.Client) -> None:
+        cmd_prefix = self.config.topic("cmd") + "/"
+        ha_status = f"{self.config.mqtt.discovery.prefix}/status"
+        async for message in client.messages:
+            topic = str(message.topic)
+            payload = message.payload if isinstance(message.payload, bytes) else b""
+            if topic == ha_status:
+                if payload.strip().lower() == b"online":
+                    logger.info("Home Assistant came online: re-announcing discovery")
+                    self._announce = True
+                    self._wake.set()
+                continue
+            if topic.startswith(cmd_prefix):
+                verb = topic[len(cmd_prefix) :]
+                if "/" in verb:
+                    continue
+                await self._on_command(verb, payload)
+
+    async def flush(self, timeout_s: float = 5.0) -> bool:
+        """Wait until every queued message was delivered (False on timeout)."""
+        deadline = time.monotonic() + timeout_s
+        while self.pending:
+            if time.monotonic() > deadline:
+                return False
+            self._wake.set()
+            await asyncio.sleep(0.02)
+        return True
+
+    async def close(self, timeout_s: float = 3.0) -> None:
+        """Deliver what is queued (bounded), then say "offline" and disconnect cleanly. The
+        caller cancels :meth:`run` afterwards."""
+        self._stopping = True
+        if not self.connected.is_set():
+            return
+        await self.flush(timeout_s)
+        client = self._current
+        if client is None:
+            return
+        try:
+            async with asyncio.timeout(timeout_s):
+                await client.publish(
+                    self.config.topic("availability"), b"offline", qos=1, retain=True
+                )
+        except (aiomqtt.MqttError, TimeoutError) as exc:
+            logger.warning("MQTT: could not publish offline on close: %s", exc)
