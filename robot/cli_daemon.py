@@ -18,23 +18,16 @@ import signal
 import sys
 import tempfile
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from robot.assemble import assemble
 from robot.config import RobotConfig, load_config
 from robot.errors import ConfigError, RobotError
 
 __all__ = ["register"]
 
 DEFAULT_DEMO_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "simulated.toml"
-
-
-def _sw_version() -> str:
-    try:
-        return version("cuberobot")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def _hostport(text: str) -> tuple[str, int]:
@@ -146,72 +139,6 @@ def _config_check(args: argparse.Namespace) -> int:
 # --- building a daemon ---------------------------------------------------------------------------
 
 
-class _Stack:
-    """Everything a daemon needs, started in order and stopped in reverse."""
-
-    def __init__(self) -> None:
-        self.stack = contextlib.AsyncExitStack()
-
-    async def __aenter__(self) -> _Stack:
-        await self.stack.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stack.__aexit__(None, None, None)
-
-
-async def _build(
-    config: RobotConfig,
-    stack: contextlib.AsyncExitStack,
-    *,
-    mqtt: tuple[str, int] | None,
-    journal_path: Path,
-    sim_start: Any = None,
-    seed: int = 0,
-) -> tuple[Any, Any, str]:
-    """(daemon, simulated robot or None, mqtt address)."""
-    from firmware_protocol.link import FirmwareLink
-    from robot.broker import EmbeddedBroker
-    from robot.daemon import Daemon, _link_config
-    from robot.journal import AsyncJournal
-    from robot.simrobot import CameraRig, SimulatedRobot
-
-    sim = None
-    port = config.serial.url
-    if config.simulated:
-        sim = SimulatedRobot(config, sim_start, seed=seed)
-        port = await sim.start()
-        stack.push_async_callback(sim.stop)
-    cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)
-    journal = AsyncJournal.open(journal_path)
-    stack.push_async_callback(journal.close)
-    host: str | None = None
-    mport = 0
-    address = "off"
-    if mqtt is not None:
-        host, mport = mqtt
-    elif config.mqtt.enabled and config.mqtt.embedded:
-        broker = EmbeddedBroker(config.mqtt.embedded_host, config.mqtt.embedded_port)
-        await broker.start()
-        stack.push_async_callback(broker.stop)
-        host, mport = broker.host, broker.port
-    elif config.mqtt.enabled:
-        host, mport = config.mqtt.host, config.mqtt.port
-    if host is not None:
-        address = f"{host}:{mport}"
-    link = FirmwareLink(port, config=_link_config(config))
-    daemon = Daemon(
-        config,
-        link=link,
-        cameras=cameras,
-        journal=journal,
-        mqtt_host=host,
-        mqtt_port=mport,
-        sw_version=_sw_version(),
-    )
-    return daemon, sim, address
-
-
 # --- run ---------------------------------------------------------------------------------------
 
 
@@ -230,9 +157,10 @@ def _run(args: argparse.Namespace) -> int:
 
 async def _run_async(config: RobotConfig, mqtt: tuple[str, int] | None) -> int:
     async with contextlib.AsyncExitStack() as stack:
-        daemon, _sim, address = await _build(
+        parts = await assemble(
             config, stack, mqtt=mqtt, journal_path=config.resolve(config.journal.path)
         )
+        daemon, address = parts.daemon, parts.mqtt_address
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, daemon.stop)
@@ -304,9 +232,11 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
     with tempfile.TemporaryDirectory(prefix="cuberobot-demo-") as tmp:
         journal_path = args.journal or Path(tmp) / "journal.sqlite"
         async with contextlib.AsyncExitStack() as stack:
-            daemon, sim, address = await _build(
+            parts = await assemble(
                 config, stack, mqtt=args.mqtt, journal_path=journal_path, sim_start=start, seed=seed
             )
+            daemon, sim, address = parts.daemon, parts.sim, parts.mqtt_address
+            assert sim is not None
             console.print(f"[bold]cuberobot demo[/]  (seed {seed}, N={n})")
             console.print(f"scramble: {format_moves(scramble)}")
             console.print(f"firmware: simulated, on pty {sim.port}")
@@ -385,9 +315,9 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
     console.print(table)
     published = sum(1 for _ in events)
     console.print(f"events published: {published} ({', '.join(sorted({n for n, _ in events}))})")
-    solved = cube.is_solved()
-    if solved:
-        console.print(f"virtual cube solved: yes ({daemon.job.moves_total} moves)")
+    moves = daemon.job.moves_total if daemon.job is not None else 0
+    if cube.is_solved() and done is not None:
+        console.print(f"virtual cube solved: yes ({moves} moves)")
         return 0
     console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
     return 1

@@ -68,7 +68,7 @@ from solver.notation import Move, format_moves
 from solver.solution import Solution
 from solver.validate import validate
 
-__all__ = ["Cameras", "Daemon", "FirmwarePort", "Solver", "State"]
+__all__ = ["Cameras", "Daemon", "FirmwarePort", "Solver", "State", "link_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class _Job:
     abort_requested: bool = False
 
 
-def _link_config(config: RobotConfig) -> LinkConfig:
+def link_config(config: RobotConfig) -> LinkConfig:
     return LinkConfig(
         baudrate=config.serial.baud,
         connect_timeout_s=config.serial.connect_timeout_s,

@@ -1,0 +1,83 @@
+"""Putting a daemon together from a profile: the simulated robot (when ``serial.url = "sim"``),
+the cameras, the journal, the broker (embedded, or the one given) and the firmware link.
+
+Everything started is registered on an ``AsyncExitStack`` so it stops in reverse order; the CLI
+(``run``, ``demo``) and the end-to-end tests share this one path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from firmware_protocol.link import FirmwareLink
+from robot.broker import EmbeddedBroker
+from robot.config import RobotConfig
+from robot.daemon import Daemon, link_config
+from robot.journal import AsyncJournal
+from robot.simrobot import CameraRig, SimulatedRobot
+from solver.facelets import Cube
+
+__all__ = ["Assembly", "assemble", "sw_version"]
+
+
+def sw_version() -> str:
+    try:
+        return version("cuberobot")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Assembly:
+    daemon: Daemon
+    sim: SimulatedRobot | None
+    broker: EmbeddedBroker | None
+    mqtt_address: str  # "host:port", or "off"
+
+
+async def assemble(
+    config: RobotConfig,
+    stack: contextlib.AsyncExitStack,
+    *,
+    mqtt: tuple[str, int] | None = None,
+    journal_path: Path | None = None,
+    sim_start: Cube | None = None,
+    seed: int = 0,
+) -> Assembly:
+    """Start the parts of a daemon (not the daemon itself: ``await assembly.daemon.run()``)."""
+    sim = None
+    port = config.serial.url
+    if config.simulated:
+        sim = SimulatedRobot(config, sim_start, seed=seed)
+        port = await sim.start()
+        stack.push_async_callback(sim.stop)
+    cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)
+    journal = AsyncJournal.open(journal_path or config.resolve(config.journal.path))
+    stack.push_async_callback(journal.close)
+    host: str | None = None
+    mport = 0
+    broker = None
+    if mqtt is not None:
+        host, mport = mqtt
+    elif config.mqtt.enabled and config.mqtt.embedded:
+        broker = EmbeddedBroker(config.mqtt.embedded_host, config.mqtt.embedded_port)
+        await broker.start()
+        stack.push_async_callback(broker.stop)
+        host, mport = broker.host, broker.port
+    elif config.mqtt.enabled:
+        host, mport = config.mqtt.host, config.mqtt.port
+    link = FirmwareLink(port, config=link_config(config))
+    daemon = Daemon(
+        config,
+        link=link,
+        cameras=cameras,
+        journal=journal,
+        mqtt_host=host,
+        mqtt_port=mport,
+        sw_version=sw_version(),
+    )
+    address = f"{host}:{mport}" if host is not None else "off"
+    return Assembly(daemon, sim, broker, address)
