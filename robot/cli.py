@@ -20,6 +20,7 @@ __all__ = ["SUBCOMMAND_MODULES", "build_parser", "main"]
 #: Modules that contribute subcommands, in the order they appear in ``--help``.
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "robot.cli_solver",
+    "robot.cli_solve",
     "robot.cli_firmware",
     "robot.cli_vision",
     "robot.cli_daemon",
