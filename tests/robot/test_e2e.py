@@ -1,0 +1,229 @@
+"""End to end on the simulated robot: the simulated firmware on a real pty, rendered camera
+images, a real MQTT broker, the daemon. Faults: firmware reset, broker restart, an impossible
+scan, malformed commands."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robot.assemble import Assembly, assemble
+from robot.config import RobotConfig
+from robot.journal import Journal
+from solver.facelets import Cube
+from tests.conftest import Broker
+from tests.robot.helpers import Recorder, run, sim_config
+
+pytestmark = pytest.mark.e2e
+
+TOPIC = "cuberobot/sim"
+
+
+def scrambled(seed: int) -> Cube:
+    rng = random.Random(seed)
+    moves = " ".join(rng.choice("URFDLB") + rng.choice(["", "'", "2"]) for _ in range(25))
+    return Cube.solved(3).apply(moves)
+
+
+async def _with_daemon(
+    broker: Broker,
+    tmp_path: Path,
+    start: Cube,
+    body: Any,
+    config: RobotConfig | None = None,
+) -> tuple[Assembly, Recorder]:
+    config = config or sim_config(speed_factor=4.0)
+    async with (
+        contextlib.AsyncExitStack() as stack,
+        Recorder(broker.host, broker.port, f"{TOPIC}/#", "homeassistant/#") as rec,
+    ):
+        parts = await assemble(
+            config,
+            stack,
+            mqtt=(broker.host, broker.port),
+            journal_path=tmp_path / "journal.sqlite",
+            sim_start=start,
+            seed=5,
+        )
+        task = asyncio.create_task(parts.daemon.run())
+        await parts.daemon.firmware_ready.wait()
+        assert parts.daemon.mqtt is not None
+        await asyncio.wait_for(parts.daemon.mqtt.connected.wait(), 10)
+        try:
+            await body(parts, rec)
+        finally:
+            if parts.daemon.mqtt is not None:
+                await parts.daemon.mqtt.flush(5)
+            parts.daemon.stop()
+            await task
+            await asyncio.sleep(0.2)  # let the recorder see "offline"
+    return parts, rec
+
+
+def _journal_moves(tmp_path: Path, job_id: str) -> tuple[int, int, list[int]]:
+    journal = Journal(tmp_path / "journal.sqlite")
+    record = journal.job(job_id)
+    assert record is not None
+    moves = journal.moves(job_id)
+    journal.close()
+    executed = [m.idx for m in moves if m.executed_at is not None]
+    return record.executed, record.total_moves, executed
+
+
+def test_full_job_over_mqtt(mqtt_broker: Broker, tmp_path: Path) -> None:
+    start = scrambled(11)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "job-1"}))
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body), 120)
+    assert parts.sim is not None
+    assert parts.sim.cube_state().is_solved()
+    names = rec.event_names()
+    assert rec.events("error") == []
+    # the documented sequence: scan_complete, solution, move_executed × N, done
+    n = len(rec.events("move_executed"))
+    assert names == ["scan_complete", "solution"] + ["move_executed"] * n + ["done"]
+    solution = rec.events("solution")[0]
+    assert solution["program"]["count"] == n > 0
+    assert [e["index"] for e in rec.events("move_executed")] == list(range(1, n + 1))
+    scan = rec.events("scan_complete")[0]
+    assert scan["valid"] and scan["facelets"] == start.to_facelets("scheme")
+    done = rec.events("done")[0]
+    assert done["solved"] is True
+    assert set(done["stage_times_s"]) == {"scan", "validate", "solve", "execute"}
+    assert all("timestamp" in e for e in rec.events())
+    replies = rec.on(f"{TOPIC}/cmd/start/reply")
+    assert replies[0]["ok"] and replies[0]["id"] == "job-1"
+    assert replies[0]["job_id"] == done["job_id"]
+    statuses = rec.on(f"{TOPIC}/status")
+    assert statuses[-1]["state"] == "DONE" and statuses[-1]["progress"] == 100
+    assert statuses[-1]["moves_done"] == statuses[-1]["moves_total"] == n
+    # the retained status carries the latest state (a quick VALIDATING may be coalesced away),
+    # always in the documented order
+    order = ["IDLE", "SCANNING", "VALIDATING", "SOLVING", "EXECUTING", "DONE"]
+    seen = [order.index(s["state"]) for s in statuses]
+    assert seen == sorted(seen) and {"EXECUTING", "DONE"} <= {s["state"] for s in statuses}
+    assert rec.on(f"{TOPIC}/availability")[0] == "online"
+    assert rec.on(f"{TOPIC}/availability")[-1] == "offline"
+    discovery = {t for t, _, _ in rec.messages if t.startswith("homeassistant/")}
+    assert "homeassistant/sensor/sim/state/config" in discovery
+    assert "homeassistant/sensor/sim/progress/config" in discovery
+    assert "homeassistant/button/sim/start/config" in discovery
+    # the journal and the firmware agree: every move exactly once
+    executed, total, idx = _journal_moves(tmp_path, done["job_id"])
+    assert executed == total == n and idx == list(range(n))
+    fw = [r for r in parts.sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == n
+
+
+def test_firmware_reset_mid_job(mqtt_broker: Broker, tmp_path: Path) -> None:
+    config = sim_config(speed_factor=4.0, faults="reset@6")
+    start = scrambled(12)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "{}")
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body, config), 120)
+    assert parts.sim is not None
+    assert rec.events("error") == []
+    resets = rec.events("firmware_reset")
+    assert len(resets) == 1 and resets[0]["recovering"] is True
+    assert parts.sim.firmware.resets  # the firmware really reset
+    assert parts.sim.cube_state().is_solved()
+    n = rec.events("solution")[0]["program"]["count"]
+    assert [e["index"] for e in rec.events("move_executed")] == list(range(1, n + 1))
+    fw = [r for r in parts.sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == n  # nothing executed twice, nothing skipped
+    executed, total, _ = _journal_moves(tmp_path, rec.events("done")[0]["job_id"])
+    assert executed == total == n
+
+
+def test_broker_restart_mid_job(mqtt_broker: Broker, tmp_path: Path) -> None:
+    config = sim_config(speed_factor=1.0)
+    start = scrambled(13)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "{}")
+        await rec.wait(lambda: len(rec.events("move_executed")) >= 3, 30)
+        await asyncio.to_thread(mqtt_broker.restart, 1.0)
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body, config), 120)
+    assert parts.sim is not None and parts.sim.cube_state().is_solved()
+    assert parts.daemon.mqtt is not None and parts.daemon.mqtt.connections >= 2
+    n = rec.events("solution")[0]["program"]["count"]
+    # every event reached the subscriber exactly once or more (QoS 1), none lost
+    got = sorted({e["index"] for e in rec.events("move_executed")})
+    assert got == list(range(1, n + 1))
+    assert rec.on(f"{TOPIC}/status")[-1]["state"] == "DONE"
+
+
+def _twisted(cube: Cube) -> Cube:
+    """The same cube with the UFR corner twisted in place: a cube that cannot be solved."""
+    flat = cube.flat.copy()
+    from solver.cubie import cubie_layout
+
+    a, b, c = cubie_layout(3).corners[0]
+    flat[a], flat[b], flat[c] = flat[c], flat[a], flat[b]
+    return Cube(flat, 3)
+
+
+def test_impossible_scan_never_moves(mqtt_broker: Broker, tmp_path: Path) -> None:
+    start = _twisted(scrambled(14))
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "{}")
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body), 120)
+    assert parts.sim is not None
+    errors = rec.events("error")
+    assert len(errors) == 1 and rec.events("done") == []
+    error = errors[0]
+    assert error["code"] == "scan_invalid"
+    assert error["stickers"], "the error names the stickers at fault"
+    assert "low_confidence" in error
+    assert rec.events("move_executed") == [] and rec.events("solution") == []
+    assert parts.sim.firmware.records == []  # the robot never moved
+    assert parts.sim.cube_state() == start
+    assert rec.on(f"{TOPIC}/status")[-1]["state"] == "ERROR"
+
+
+def test_solve_given_state_and_malformed_commands(mqtt_broker: Broker, tmp_path: Path) -> None:
+    start = scrambled(15)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "this is not json")
+        await rec.publish(f"{TOPIC}/cmd/solve", json.dumps({"id": "s1", "facelets": "XYZ"}))
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "x", "colour": "red"}))
+        await rec.publish(f"{TOPIC}/cmd/fly", "{}")
+        facelets = start.to_facelets("scheme")
+        await rec.publish(f"{TOPIC}/cmd/solve", json.dumps({"id": "s2", "facelets": facelets}))
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+        await rec.publish(f"{TOPIC}/cmd/solve", json.dumps({"id": "s2", "facelets": facelets}))
+        await rec.wait(lambda: len(rec.on(f"{TOPIC}/cmd/solve/reply")) >= 3, 10)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body), 120)
+    assert parts.sim is not None and parts.sim.cube_state().is_solved()
+    starts = rec.on(f"{TOPIC}/cmd/start/reply")
+    assert starts[0]["ok"] is False and starts[0]["error"]["code"] == "malformed"
+    assert "not JSON" in starts[0]["error"]["message"]
+    assert starts[1]["error"]["code"] == "malformed" and "colour" in starts[1]["error"]["message"]
+    assert starts[1]["id"] == "x"
+    solves = rec.on(f"{TOPIC}/cmd/solve/reply")
+    assert solves[0]["ok"] is False and "facelets" in solves[0]["error"]["message"]
+    assert solves[1]["ok"] is True and solves[1]["id"] == "s2"
+    assert solves[2]["duplicate"] is True and solves[2]["job_id"] == solves[1]["job_id"]
+    fly = rec.on(f"{TOPIC}/cmd/fly/reply")
+    assert fly[0]["error"]["code"] == "unknown_command"
+    assert len(rec.events("done")) == 1  # the duplicate started nothing
+    assert rec.event_names()[0] == "solution"  # a given state is not scanned
