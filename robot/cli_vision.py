@@ -46,7 +46,7 @@ from vision.calibration import (
 from vision.capture import OpenCVCamera
 from vision.classify import ColourPalette
 from vision.errors import CalibrationError, CaptureError, GridNotFoundError, ScanInputError
-from vision.locate import find_grid, sample_sites
+from vision.locate import find_grid
 from vision.rgbfile import load_rgb_scan
 from vision.scan import ScanResult, face_images_in, load_face_images, read_cube, read_rgb
 
@@ -115,6 +115,8 @@ def _read(
     if not args.image_dir:
         raise ScanInputError("give a folder of face photos (IMAGE_DIR) or --rgb FILE")
     calibration = load_calibration(args.calibration) if getattr(args, "calibration", None) else None
+    if calibration is not None and not calibration.views:
+        calibration = None  # a file with learned colours only: free mode, with the palette
     if calibration is not None:
         folder = Path(args.image_dir)
         for view in calibration.views:

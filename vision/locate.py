@@ -17,7 +17,8 @@ Free mode: :func:`find_grid` finds the N×N grid of one face in an arbitrary pho
 Sampling (:func:`sample_sites`): an inner square patch of each sticker, converted to L*a*b*;
 clipped pixels (glare; unless the whole patch is clipped, as white stickers in strong light are)
 and pixels far from the patch's median lightness (softer highlights, the black border) are
-rejected, and the per-channel median of the rest is the sample.
+rejected, and the per-channel median of the rest is the sample. (Keeping only the darker,
+least-glared pixels was tried and rejected: it pulls orange towards red on real photos.)
 """
 
 from __future__ import annotations
@@ -69,26 +70,18 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
     img = np.asarray(image)
     if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
         raise ScanInputError(f"expected a BGR uint8 image, got shape {img.shape} {img.dtype}")
-    h, w = img.shape[:2]
     patches = []
     for s in sites:
         half = max(1.0, s.patch_half_size())
-        x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
-        y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
-        x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-        if x1 <= x0 or y1 <= y0:
-            raise ScanInputError(
-                f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
-                f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"
-            )
-        step = max(1, (x1 - x0) // PATCH_SAMPLES, (y1 - y0) // PATCH_SAMPLES)
-        patches.append(img[y0:y1:step, x0:x1:step].reshape(-1, 3))
-    # Glare: clipped pixels (a channel at the sensor's top) carry no colour. Drop them unless
-    # nearly the whole patch is clipped (a white sticker in bright light clips everywhere).
-    for i, p in enumerate(patches):
-        clipped = p.max(axis=1) >= CLIPPED_LEVEL
-        if 0 < clipped.sum() < CLIPPED_MAX_SHARE * p.shape[0]:
-            patches[i] = p[~clipped]
+        patch = _patch(img, s, half)
+        # Glare: clipped pixels (a channel at the sensor's top) carry no colour; drop them.
+        clipped = patch.max(axis=1) >= CLIPPED_LEVEL
+        if 0 < clipped.mean() < CLIPPED_MAX_SHARE:
+            # Unless nearly all of it is clipped: a white sticker in strong light clips
+            # everywhere. (Widening the patch around a clipped one was tried and rejected: on
+            # real photos it reaches the black border.)
+            patch = patch[~clipped]
+        patches.append(patch)
     sizes = [p.shape[0] for p in patches]
     stacked = np.concatenate(patches).reshape(1, -1, 3).astype(np.float32) / 255.0
     lab = cv2.cvtColor(stacked, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
@@ -100,9 +93,24 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
         light = px[:, 0]
         med = np.median(light)
         mad = np.median(np.abs(light - med)) * 1.4826
-        keep = np.abs(light - med) <= max(3.0 * mad, 4.0)
-        out[i] = np.median(px[keep], axis=0)
+        kept = px[np.abs(light - med) <= max(3.0 * mad, 4.0)]
+        out[i] = np.median(kept, axis=0)
     return out
+
+
+def _patch(img: npt.NDArray[np.uint8], s: StickerSite, half: float) -> npt.NDArray[np.uint8]:
+    h, w = img.shape[:2]
+    x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
+    y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 <= x0 or y1 <= y0:
+        raise ScanInputError(
+            f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
+            f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"
+        )
+    step = max(1, (x1 - x0) // PATCH_SAMPLES, (y1 - y0) // PATCH_SAMPLES)
+    result: npt.NDArray[np.uint8] = img[y0:y1:step, x0:x1:step].reshape(-1, 3)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ from vision.rgbfile import load_rgb_scan
 from vision.scan import read_rgb
 
 MANIFEST = rgb_manifest()
-LABELLED = sorted(k for k, v in MANIFEST.items() if v["expected_kociemba"] and "older" not in v["source"])
+LABELLED = sorted(
+    k for k, v in MANIFEST.items() if v["expected_kociemba"] and "older" not in v["source"]
+)
 #: Scans the README asks to treat with care: no answer (06), an older answer (07).
 UNCERTAIN = ("3x3x3-random-06.txt", "3x3x3-random-07.txt")
 
@@ -66,8 +68,9 @@ def test_each_stage_adds_to_the_last(vision_data: Path) -> None:
     right = {}
     for stage in Stage:
         right[stage] = sum(
-            classify(rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), stage=stage)
-            .cube.to_facelets()
+            classify(
+                rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), stage=stage
+            ).cube.to_facelets()
             == MANIFEST[k]["expected_kociemba"]
             for k in cases
         )
@@ -84,7 +87,9 @@ _STICKER = np.array(
 )
 
 
-def _samples(cube: Cube, rng: np.random.Generator, light: float = 0.15, noise: float = 4.0) -> np.ndarray:
+def _samples(
+    cube: Cube, rng: np.random.Generator, light: float = 0.15, noise: float = 4.0
+) -> np.ndarray:
     gains = 1 + rng.uniform(-light, light, 3)
     shade = rng.uniform(0.7, 1.0, (6, 1, 1, 1))
     rgb = _STICKER[cube.stickers] * gains * shade + rng.normal(0, noise, (6, cube.n, cube.n, 3))
@@ -100,7 +105,12 @@ def test_synthetic_scrambles_are_read_exactly(n: int) -> None:
         else:
             r = random.Random(k)
             cube = Cube.solved(n).apply(
-                " ".join(f"{r.randint(1, max(1, n // 2))}{r.choice('URFDLB')}" if n > 3 else r.choice("URF") for _ in range(40))
+                " ".join(
+                    f"{r.randint(1, max(1, n // 2))}{r.choice('URFDLB')}"
+                    if n > 3
+                    else r.choice("URF")
+                    for _ in range(40)
+                )
             )
         result = classify(_samples(cube, rng))
         assert result.cube == cube
@@ -180,7 +190,9 @@ def test_ambiguous_sticker_has_low_confidence() -> None:
 
 
 @pytest.mark.parametrize(
-    "shape", [(6, 3, 3), (5, 3, 3, 3), (6, 3, 4, 3), (6, 3, 3, 4)], ids=["rank", "faces", "rect", "channels"]
+    "shape",
+    [(6, 3, 3), (5, 3, 3, 3), (6, 3, 4, 3), (6, 3, 3, 4)],
+    ids=["rank", "faces", "rect", "channels"],
 )
 def test_bad_shapes_are_rejected(shape: tuple[int, ...]) -> None:
     with pytest.raises(ScanInputError, match="shape"):

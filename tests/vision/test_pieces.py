@@ -60,9 +60,9 @@ def _pieces_real(cube: Cube) -> bool:
 def test_scrambled_cubes_show_real_distinct_pieces(n: int, seed: int) -> None:
     rng = random.Random(seed)
     faces = "URFDLB"
+    layer = (lambda: str(rng.randint(1, n // 2))) if n > 3 else (lambda: "")
     moves = " ".join(
-        f"{rng.randint(1, max(1, n // 2)) if n > 3 else ''}{rng.choice(faces)}{rng.choice(['', chr(39), '2'])}"
-        for _ in range(25)
+        f"{layer()}{rng.choice(faces)}{rng.choice(['', chr(39), '2'])}" for _ in range(25)
     )
     cube = Cube.solved(n).apply(moves)
     assert _pieces_real(cube)

@@ -12,7 +12,13 @@ import pytest
 from solver.facelets import Cube
 from solver.geometry import Face
 from vision.errors import ScanInputError
-from vision.rgbfile import FILE_FACE_ORDER, dump_rgb_scan, load_rgb_scan, parse_rgb_scan, to_file_order
+from vision.rgbfile import (
+    FILE_FACE_ORDER,
+    dump_rgb_scan,
+    load_rgb_scan,
+    parse_rgb_scan,
+    to_file_order,
+)
 
 
 def _numbered(n: int) -> dict[str, list[int]]:
@@ -68,7 +74,9 @@ def test_round_trip(tmp_path: Path, n: int) -> None:
         pytest.param({**_numbered(2), "3": [1, 2]}, "expected [R, G, B]", id="short-triple"),
         pytest.param({**_numbered(2), "4": [1, 2, 300]}, "outside 0..255", id="range"),
         pytest.param({**_numbered(2), "5": ["a", 2, 3]}, "non-numeric", id="text"),
-        pytest.param({k if k != "7" else "x": v for k, v in _numbered(2).items()}, "sticker 7", id="key"),
+        pytest.param(
+            {k if k != "7" else "x": v for k, v in _numbered(2).items()}, "sticker 7", id="key"
+        ),
     ],
 )
 def test_malformed(data: dict[str, object], fragment: str) -> None:

@@ -1,0 +1,127 @@
+"""``cuberobot scan`` and ``cuberobot vision …``: the command-line contract."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from robot.cli import main
+from solver.facelets import Cube
+from solver.geometry import Face
+from tests.vision.conftest import photo_manifest, rgb_manifest
+from vision.calibration import load_calibration
+from vision.render import RenderParams, render_face_view, sample_params
+
+
+def _write_faces(folder: Path, cube: Cube, pattern: str = "{}.png", severity: float = 0.2) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(3)
+    for face in Face:
+        view = render_face_view(
+            cube, face, sample_params(rng, severity, base=RenderParams(clutter_items=0)), rng
+        )
+        cv2.imwrite(str(folder / pattern.format(face.name)), view.image)
+
+
+def test_scan_rendered_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cube = Cube.solved(3).apply("R U F' D2 L B")
+    _write_faces(tmp_path / "imgs", cube, "rubiks-side-{}.png")
+    assert main(["scan", str(tmp_path / "imgs"), "--annotate", str(tmp_path / "ann")]) == 0
+    assert capsys.readouterr().out.strip() == cube.to_facelets()
+    assert sorted(p.name for p in (tmp_path / "ann").iterdir()) == sorted(
+        [f"{f.name}.png" for f in Face] + ["net.png"]
+    )
+
+
+def test_scan_real_photos_json(vision_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = photo_manifest()
+    assert (
+        main(
+            [
+                "scan",
+                str(vision_data / "photos" / "4x4x4-random-02"),
+                "--size",
+                "4",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["facelets"] == manifest["4x4x4-random-02"]["expected_kociemba"]
+    assert doc["valid"] is True and doc["n"] == 4
+    assert {"repairs", "low_confidence", "problems"} <= set(doc)
+
+
+def test_scan_rgb(vision_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    name = "5x5x5-random-01.txt"
+    assert main(["scan", "--rgb", str(vision_data / "rgb-scans" / name)]) == 0
+    assert capsys.readouterr().out.strip() == rgb_manifest()[name]["expected_kociemba"]
+
+
+def test_scan_reports_repairs_in_json(
+    vision_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "scan",
+                "--rgb",
+                str(vision_data / "rgb-scans" / "3x3x3-random-07.txt"),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["repairs"] and doc["repairs"][0]["kind"] == "parity"
+    assert doc["low_confidence"]
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scan", str(tmp_path / "nowhere")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["scan"]) == 2
+    (tmp_path / "U.png").write_bytes(b"")
+    bad = tmp_path / "bad.txt"
+    bad.write_text('{"1": [1, 2, 3]}', encoding="utf-8")
+    assert main(["scan", "--rgb", str(bad)]) == 2
+    assert "6·N²" in capsys.readouterr().err
+
+
+def test_no_grid_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for face in Face:
+        cv2.imwrite(str(tmp_path / f"{face.name}.png"), np.full((120, 160, 3), 90, dtype=np.uint8))
+    assert main(["scan", str(tmp_path)]) == 1
+    assert "no valid cube could be read" in capsys.readouterr().err
+
+
+def test_calibrate_then_scan_in_robot_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_faces(tmp_path / "first", Cube.solved(3).apply("R U"))
+    cal = tmp_path / "cal.toml"
+    assert main(["vision", "calibrate", str(tmp_path / "first"), "--out", str(cal)]) == 0
+    assert len(load_calibration(cal).views) == 6
+    cube = Cube.solved(3).apply("F' L2 D B R'")
+    _write_faces(tmp_path / "second", cube)
+    capsys.readouterr()
+    assert main(["scan", str(tmp_path / "second"), "--calibration", str(cal)]) == 0
+    assert capsys.readouterr().out.strip() == cube.to_facelets()
+
+
+def test_learn_colors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_faces(tmp_path / "solved", Cube.solved(3))
+    cal = tmp_path / "cal.toml"
+    assert main(["vision", "learn-colors", str(tmp_path / "solved"), "--out", str(cal)]) == 0
+    palette = load_calibration(cal).palette_lab
+    assert set(palette) == {"white", "red", "green", "yellow", "orange", "blue"}
+    assert palette["yellow"][2] > 40 > palette["white"][2]
+    _write_faces(tmp_path / "scrambled", Cube.solved(3).apply("R U"))
+    assert main(["vision", "learn-colors", str(tmp_path / "scrambled"), "--out", str(cal)]) == 1

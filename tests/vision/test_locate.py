@@ -1,0 +1,70 @@
+"""Free-mode grid finding and sampling, on rendered faces and on the real rig photos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from solver.facelets import Cube
+from solver.geometry import Face
+from tests.vision.conftest import photo_manifest
+from vision.calibration import StickerSite
+from vision.errors import GridNotFoundError, ScanInputError
+from vision.locate import find_grid, sample_sites
+from vision.render import RenderParams, render_face_view, sample_params
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_grid_found_on_rendered_faces(n: int) -> None:
+    rng = np.random.default_rng(n)
+    cube = Cube.solved(n).apply("R U2 F' L D' B")
+    params = sample_params(rng, 0.4, base=RenderParams(clutter_items=0))
+    view = render_face_view(cube, Face.R, params, rng)
+    fit = find_grid(view.image, None, Face.R)
+    assert fit.n == n
+    truth = {(s.row, s.col): s.centre for s in view.sites}
+    for site in fit.sites:
+        tx, ty = truth[(site.row, site.col)]
+        assert abs(site.centre[0] - tx) < 0.2 * fit.pitch
+        assert abs(site.centre[1] - ty) < 0.2 * fit.pitch
+
+
+def test_given_size_is_respected() -> None:
+    view = render_face_view(
+        Cube.solved(3), Face.F, RenderParams(clutter_items=0), np.random.default_rng(0)
+    )
+    assert find_grid(view.image, 3).n == 3
+
+
+def test_no_grid_in_a_plain_image() -> None:
+    with pytest.raises(GridNotFoundError, match="no sticker grid"):
+        find_grid(np.full((300, 400, 3), 128, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("case", sorted(photo_manifest()) or ["(no data)"])
+def test_grid_found_on_real_photos(vision_data: Path, case: str) -> None:
+    n = int(case[0])
+    for face in Face:
+        image = cv2.imread(str(vision_data / "photos" / case / f"rubiks-side-{face.name}.png"))
+        fit = find_grid(image, None, face)
+        assert fit.n == n
+        assert fit.detected >= n * n - 1
+
+
+def test_glare_is_rejected_when_sampling() -> None:
+    image = np.zeros((60, 60, 3), dtype=np.uint8)
+    image[:] = (30, 40, 200)  # BGR red
+    image[25:35, 25:35] = 255  # a specular spot
+    site = StickerSite(Face.U, 0, 0, (30.0, 30.0), (), 20.0)
+    lab = sample_sites(image, [site])[0]
+    clean = sample_sites(np.ascontiguousarray(np.full_like(image, (30, 40, 200))), [site])[0]
+    assert np.allclose(lab, clean, atol=1.0)
+
+
+def test_sites_outside_the_image_are_reported() -> None:
+    site = StickerSite(Face.F, 1, 2, (500.0, 10.0), (), 5.0)
+    with pytest.raises(ScanInputError, match=r"F\[1,2\].*outside"):
+        sample_sites(np.zeros((50, 50, 3), dtype=np.uint8), [site])
