@@ -21,6 +21,7 @@ __all__ = ["SUBCOMMAND_MODULES", "build_parser", "main"]
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "robot.cli_solver",
     "robot.cli_solve",
+    "robot.cli_trace",
     "robot.cli_firmware",
     "robot.cli_vision",
     "robot.cli_daemon",

@@ -1,0 +1,346 @@
+"""The CFOP engine: cross, four F2L pairs, OLL, PLL (seed 004), annotated by stage.
+
+* **Cross**: optimal (at most 8 moves) from the exact distance table of the four cross edges,
+  on the bottom colour by default (``extra["cross"]``: a face letter, a colour of the scheme, or
+  ``"neutral"`` for the best of the six crosses). Up to ``extra["cross_candidates"]`` (default
+  2) different optimal crosses are tried and the one giving the shortest whole solution kept.
+* **F2L**: each pair is inserted by IDA* over the pair and every piece already solved (cross
+  and earlier pairs, which must come back), pruned by exact tables of the pair with two cross
+  edges, the cross alone, and the solved pairs with their cross edges. Unsolved slots are free
+  to use. By default every pair order is tried (24 orders, 64 searches) and the shortest total,
+  last layer included, is kept; ``extra["f2l"] = "greedy"`` takes the shortest next pair.
+* **OLL** and **PLL**: the last layer is recognised (any AUF) among the 57 + 21 cases of
+  :mod:`solver.cases`, each solved by a standard algorithm; of the ways to do OLL (AUF,
+  alternative algorithms) the one giving the shortest OLL + PLL is taken.
+
+Stages: ``cross``, ``F2L 1`` .. ``F2L 4`` (detail: slot and pieces), ``OLL`` (case number and
+name), ``PLL`` (case name); their moves concatenate to the solution (see
+:class:`solver.stages.Assembler`). A state within two moves of solved is answered by an
+exhaustive search first (stage ``direct``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.cases import AUF_MOVES, Family, Option, recogniser
+from solver.errors import UnsupportedError
+from solver.facelets import ColourScheme, Cube
+from solver.geometry import Face
+from solver.notation import Move, format_moves
+from solver.solution import Solution
+from solver.stage_search import (
+    CORNER,
+    EDGE,
+    MOVES,
+    Piece,
+    PieceState,
+    StageSearch,
+    TableCache,
+    default_tables,
+    race,
+)
+from solver.stages import (
+    Assembler,
+    Frame,
+    face_setting,
+    finish,
+    piece_colours,
+    scheme_setting,
+    short_solution,
+)
+
+__all__ = ["CROSS_EDGES", "SLOTS", "CfopPlan", "plan_cfop", "solve_cfop"]
+
+logger = logging.getLogger(__name__)
+
+#: the cross edges (frame pieces): DR DF DL DB
+CROSS_EDGES: tuple[Piece, ...] = tuple(Piece(EDGE, i) for i in (4, 5, 6, 7))
+_DR, _DF, _DL, _DB = CROSS_EDGES
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """An F2L slot: its corner and edge, and the cross edges next to it and away from it."""
+
+    name: str
+    corner: Piece
+    edge: Piece
+    near: tuple[Piece, Piece]
+    far: tuple[Piece, Piece]
+
+    @property
+    def pieces(self) -> tuple[Piece, Piece]:
+        return (self.corner, self.edge)
+
+    @property
+    def tables(self) -> tuple[tuple[Piece, ...], ...]:
+        return ((self.corner, self.edge, *self.near), (self.corner, self.edge, *self.far))
+
+
+SLOTS: tuple[Slot, ...] = (
+    Slot("FR", Piece(CORNER, 4), Piece(EDGE, 8), (_DF, _DR), (_DL, _DB)),
+    Slot("FL", Piece(CORNER, 5), Piece(EDGE, 9), (_DF, _DL), (_DR, _DB)),
+    Slot("BL", Piece(CORNER, 6), Piece(EDGE, 10), (_DB, _DL), (_DF, _DR)),
+    Slot("BR", Piece(CORNER, 7), Piece(EDGE, 11), (_DB, _DR), (_DF, _DL)),
+)
+
+
+def _pair_of_pairs(a: Slot, b: Slot) -> tuple[Piece, ...]:
+    first, second = sorted((a, b), key=lambda s: s.name)
+    return (*first.pieces, *second.pieces)
+
+
+def cross_table_index(state: PieceState) -> int:
+    e = state.edges
+    return e[4] + 24 * e[5] + 576 * e[6] + 13824 * e[7]
+
+
+def cross_solutions(state: PieceState, tables: TableCache, limit: int) -> list[list[int]]:
+    """Up to ``limit`` distinct optimal cross solutions (move indices), by descending the exact
+    cross table."""
+    table = tables.get(CROSS_EDGES)
+    found: list[list[int]] = []
+    path: list[int] = []
+
+    def descend(st: PieceState, dist: int, last: int) -> None:
+        if len(found) >= limit:
+            return
+        if dist == 0:
+            found.append(list(path))
+            return
+        for m in range(len(MOVES)):
+            face = m // 3
+            if last >= 0 and (face == last or (face + 3 == last)):
+                continue  # same face, or D after U etc. (kept in one order)
+            child = st.apply([m])
+            if table[cross_table_index(child)] == dist - 1:
+                path.append(m)
+                descend(child, dist - 1, face)
+                path.pop()
+
+    descend(state, table[cross_table_index(state)], -1)
+    return found
+
+
+@dataclass
+class CfopPlan:
+    """A CFOP solution in its frame, before naming: cross, pairs, OLL, PLL (frame moves)."""
+
+    frame: Frame
+    cross: list[int]
+    pairs: list[tuple[Slot, list[int]]]
+    oll: Option
+    pll: Option
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        return (
+            len(self.cross)
+            + sum(len(moves) for _, moves in self.pairs)
+            + self.oll.htm
+            + self.pll.htm
+        )
+
+
+class _F2L:
+    """Pair searches of one solve (search objects cached per solved set and slot)."""
+
+    def __init__(self, tables: TableCache) -> None:
+        self.tables = tables
+        self._searches: dict[tuple[frozenset[str], str], StageSearch] = {}
+        self.searches = 0
+
+    def search(self, solved: Sequence[Slot], slot: Slot) -> StageSearch:
+        key = (frozenset(s.name for s in solved), slot.name)
+        search = self._searches.get(key)
+        if search is None:
+            pieces = CROSS_EDGES + tuple(p for s in solved for p in s.pieces) + slot.pieces
+            tabs = [CROSS_EDGES, *slot.tables]
+            for s in solved:
+                tabs += [*s.tables, _pair_of_pairs(slot, s)]
+            if len(solved) == 3:
+                tabs += [tuple(s.corner for s in SLOTS), tuple(s.edge for s in SLOTS)]
+            search = StageSearch(pieces, tuple(tabs), self.tables)
+            self._searches[key] = search
+        return search
+
+    def next_pairs(
+        self, state: PieceState, solved: Sequence[Slot], remaining: Sequence[Slot], count: int
+    ) -> list[tuple[int, Slot, list[int]]]:
+        """The ``count`` slots whose pairs go in with the fewest moves (see :func:`race`)."""
+        found = race(
+            state, [(slot, self.search(solved, slot)) for slot in remaining], count, MAX_PAIR_DEPTH
+        )
+        self.searches += len(found)
+        return found
+
+    @property
+    def nodes(self) -> int:
+        return sum(s.nodes for s in self._searches.values())
+
+
+MAX_PAIR_DEPTH = 14
+
+
+def _last_layer(state: PieceState) -> tuple[Option, Option, int]:
+    """The OLL and PLL options giving the shortest last layer from ``state`` (F2L done)."""
+    oll_rec = recogniser(Family.OLL)
+    pll_rec = recogniser(Family.PLL)
+    best: tuple[Option, Option, int] | None = None
+    for oll in oll_rec.options(state.to_cubie()):
+        if best is not None and oll.htm >= best[2]:
+            break
+        after = state.apply(oll.moves)
+        plls = pll_rec.options(after.to_cubie())
+        if not plls:  # pragma: no cover - OLL always leaves a PLL case
+            continue
+        total = oll.htm + plls[0].htm
+        if best is None or total < best[2]:
+            best = (oll, plls[0], total)
+    if best is None:
+        raise AssertionError("last layer not recognised: F2L is not solved")
+    return best
+
+
+def _f2l_orders(
+    state: PieceState,
+    f2l: _F2L,
+    solved: list[Slot],
+    used: int,
+    best: list[Any],
+    beam: int,
+    prefix: list[tuple[Slot, list[int]]],
+) -> None:
+    """Depth-first over pair orders; ``best[0]`` holds (total, pairs, oll, pll)."""
+    remaining = [s for s in SLOTS if s not in solved]
+    if not remaining:
+        oll, pll, ll = _last_layer(state)
+        total = used + ll
+        if best[0] is None or total < best[0][0]:
+            best[0] = (total, list(prefix), oll, pll)
+        return
+    options = f2l.next_pairs(state, solved, remaining, beam)
+    for length, slot, moves in options:
+        if best[0] is not None and used + length >= best[0][0]:
+            continue
+        prefix.append((slot, moves))
+        solved.append(slot)
+        _f2l_orders(state.apply(moves), f2l, solved, used + length, best, beam, prefix)
+        solved.pop()
+        prefix.pop()
+
+
+def plan_cfop(
+    cube: Cube,
+    bottoms: Sequence[Face] = (Face.D,),
+    *,
+    cross_candidates: int = 2,
+    beam: int = 2,
+    tables: TableCache | None = None,
+) -> CfopPlan:
+    """The shortest CFOP plan over the given bottom faces and cross candidates (the engine's
+    core; ``bench/solve3x3.py`` may call it directly)."""
+    tables = tables or default_tables()
+    best_plan: CfopPlan | None = None
+    f2l_searches = 0
+    nodes = 0
+    for bottom in bottoms:
+        frame = Frame.with_bottom(bottom)
+        start = frame.state(cube)
+        f2l = _F2L(tables)
+        for cross in cross_solutions(start, tables, max(1, cross_candidates)):
+            after_cross = start.apply(cross)
+            best: list[Any] = [None]
+            _f2l_orders(after_cross, f2l, [], len(cross), best, beam, [])
+            _, pairs, oll, pll = best[0]
+            plan = CfopPlan(frame, cross, pairs, oll, pll)
+            if best_plan is None or plan.length < best_plan.length:
+                best_plan = plan
+        f2l_searches += f2l.searches
+        nodes += f2l.nodes
+    assert best_plan is not None
+    best_plan.stats.update({"f2l_searches": f2l_searches, "nodes": nodes})
+    return best_plan
+
+
+def solve_cfop(cube: Cube, options: Any) -> Solution:
+    """Engine entry point (``solver.api.ENGINES["cfop"]``); ``options`` is a
+    :class:`solver.api.SolveOptions`. Settings in ``options.extra``: ``cross`` (face, colour or
+    "neutral"; default "D"), ``cross_candidates`` (default 2), ``f2l`` ("best" or "greedy"),
+    ``scheme`` (colour scheme name for the stage details)."""
+    started = time.perf_counter()
+    extra = dict(options.extra)
+    scheme = scheme_setting(extra)
+    bottoms = face_setting(extra.get("cross", "D"), scheme, "cross")
+    candidates = _int_setting(extra, "cross_candidates", 2, 1, 64)
+    beam = _int_setting(extra, "f2l_beam", 2, 1, 4)
+    assembler = Assembler()
+    direct = short_solution(PieceState.from_cube(cube))
+    stats: dict[str, Any] = {}
+    if direct is not None:
+        if direct:
+            assembler.add(
+                "direct", [MOVES[m] for m in direct], {"note": "within two moves of solved"}
+            )
+    else:
+        plan = plan_cfop(cube, bottoms, cross_candidates=candidates, beam=beam)
+        _assemble(plan, cube, scheme, assembler)
+        stats.update(plan.stats)
+        stats["bottom"] = plan.frame.face_name(Face.D)
+    stats["time_s"] = round(time.perf_counter() - started, 6)
+    return finish("cfop", assembler, stats, options.max_length, options.faces, options.cost_model)
+
+
+def _int_setting(extra: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = extra.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise UnsupportedError(f"{key} must be an integer from {lo} to {hi}, got {value!r}")
+    return value
+
+
+def _names(
+    frame: Frame, cube: Cube, scheme: ColourScheme, pieces: Sequence[Piece]
+) -> dict[str, Any]:
+    names = [frame.piece_name(p) for p in pieces]
+    return {"pieces": names, "colours": [piece_colours(n, cube, scheme) for n in names]}
+
+
+def _assemble(plan: CfopPlan, cube: Cube, scheme: ColourScheme, assembler: Assembler) -> None:
+    frame = plan.frame
+    bottom = frame.physical[Face.D]
+    centres = cube.centre_colours()
+    assert centres is not None
+    assembler.add(
+        "cross",
+        frame.to_physical(plan.cross),
+        {
+            "face": bottom.name,
+            "colour": scheme.colours[centres[bottom]],
+            **_names(frame, cube, scheme, CROSS_EDGES),
+        },
+    )
+    for k, (slot, moves) in enumerate(plan.pairs, start=1):
+        pair = {"slot": frame.piece_name(slot.edge), **_names(frame, cube, scheme, slot.pieces)}
+        assembler.add(f"F2L {k}", frame.to_physical(moves), pair)
+    for name, option in (("OLL", plan.oll), ("PLL", plan.pll)):
+        detail: dict[str, Any] = {"case": "skip", "name": "skip"}
+        if option.case is not None:
+            case = option.case
+            detail |= {
+                "case": case.number if case.number is not None else case.name,
+                "name": case.name,
+                "group": case.group,
+                "algorithm": option.algorithm,
+            }
+        detail["auf"] = format_moves(frame.to_physical(_auf(option)))
+        assembler.add(name, frame.to_physical(option.moves), detail)
+
+
+def _auf(option: Option) -> list[Move]:
+    return list(AUF_MOVES[option.pre]) + list(AUF_MOVES[option.post])
