@@ -1,0 +1,302 @@
+"""Vision benchmark: real scans, real photos, simulated cubes, and timing.
+
+Usage::
+
+    python bench/vision.py [--cubes 1000] [--sizes 3 4 5] [--json] [--data DIR]
+
+Rows (one table; ``--json`` prints the rows as a JSON list instead):
+
+* ``real-rgb``: the labelled real scans of ``shared/vision-data/rgb-scans`` per N — cubes
+  exactly right and stickers wrong (3x3x3-random-06 has no answer and -07 an older one; they are
+  reported in their own rows, see docs/vision.md);
+* ``real-rgb-stage``: the same 3x3 scans with each stage of the classifier (the ablation);
+* ``real-photo``: the rig photos — grids found and cubes exactly right (free mode);
+* ``sim-robot``: rendered scrambled cubes per N across the lighting range (severity uniform in
+  0..1, a light colour per cube), read in robot mode with the renderer's calibration;
+* ``sim-corner`` / ``sim-free``: smaller runs with two corner cameras, and free mode;
+* ``time``: milliseconds per face image and per full 3x3 cube from six 1920×1080 images, on one
+  core, robot mode and free mode (target: ≤ 100 ms per cube).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+# Run as a script, this file's folder comes first on sys.path and its name would shadow the
+# `vision` package: drop that entry.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from solver.cubie import CubieCube  # noqa: E402
+from solver.facelets import Cube  # noqa: E402
+from solver.geometry import Face  # noqa: E402
+from vision.calibration import Calibration, ViewCalibration  # noqa: E402
+from vision.classify import Stage  # noqa: E402
+from vision.errors import VisionError  # noqa: E402
+from vision.render import (  # noqa: E402
+    RenderParams,
+    random_light,
+    render_corner_view,
+    render_face_view,
+    sample_params,
+)
+from vision.rgbfile import load_rgb_scan  # noqa: E402
+from vision.scan import load_face_images, read_cube, read_rgb  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "vision-data"
+
+
+def scrambled(n: int, seed: int) -> Cube:
+    """A uniformly random 3x3 state, or 60 random layer turns of a bigger cube."""
+    if n == 3:
+        return CubieCube.random(random.Random(seed)).to_cube()
+    r = random.Random(seed)
+    moves = " ".join(
+        f"{r.randint(1, n // 2)}{r.choice('URFDLB')}{r.choice(['', chr(39), '2'])}"
+        for _ in range(60)
+    )
+    return Cube.solved(n).apply(moves)
+
+
+def real_rgb(data: Path) -> list[dict[str, Any]]:
+    manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
+    rows: dict[int, dict[str, Any]] = {}
+    special = []
+    for name, meta in sorted(manifest.items()):
+        result = read_rgb(load_rgb_scan(data / "rgb-scans" / name))
+        expected = meta["expected_kociemba"]
+        got = result.to_facelets()
+        if expected is None or "older" in meta["source"]:
+            note = "no answer" if expected is None else "older answer"
+            wrong = (
+                None
+                if expected is None
+                else sum(a != b for a, b in zip(got, expected, strict=True))
+            )
+            special.append(
+                {
+                    "row": "real-rgb-special",
+                    "case": name,
+                    "note": note,
+                    "valid": result.valid,
+                    "stickers_wrong": wrong,
+                    "repairs": [r.where for r in result.repairs],
+                }
+            )
+            continue
+        n = result.n
+        row = rows.setdefault(
+            n, {"row": "real-rgb", "n": n, "cubes": 0, "right": 0, "stickers_wrong": 0}
+        )
+        row["cubes"] += 1
+        row["right"] += got == expected
+        row["stickers_wrong"] += sum(a != b for a, b in zip(got, expected, strict=True))
+    stage_rows = []
+    cases = [
+        k
+        for k, v in manifest.items()
+        if k.startswith("3x3x3") and v["expected_kociemba"] and "older" not in v["source"]
+    ]
+    for stage in Stage:
+        right = sum(
+            read_rgb(load_rgb_scan(data / "rgb-scans" / k), stage=stage).to_facelets()
+            == manifest[k]["expected_kociemba"]
+            for k in cases
+        )
+        stage_rows.append(
+            {
+                "row": "real-rgb-stage",
+                "stage": stage.name.lower(),
+                "cubes": len(cases),
+                "right": right,
+            }
+        )
+    return [rows[n] for n in sorted(rows)] + special + stage_rows
+
+
+def real_photos(data: Path) -> list[dict[str, Any]]:
+    manifest = json.loads((data / "photos" / "MANIFEST.json").read_text(encoding="utf-8"))
+    rows = []
+    for case, meta in sorted(manifest.items()):
+        row: dict[str, Any] = {"row": "real-photo", "case": case}
+        try:
+            start = time.perf_counter()
+            result = read_cube(load_face_images(data / "photos" / case))
+            row["ms"] = round((time.perf_counter() - start) * 1000, 1)
+            row["grids_found"] = 6
+            row["right"] = result.to_facelets() == meta["expected_kociemba"]
+            row["valid"] = result.valid
+        except VisionError as exc:
+            row["grids_found"] = 0
+            row["right"] = False
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def simulated(n: int, cubes: int, mode: str, seed: int = 0) -> dict[str, Any]:
+    right = 0
+    failures: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    for k in range(cubes):
+        rng = np.random.default_rng([seed, n, k])
+        cube = scrambled(n, 1_000_000 * n + k)
+        severity = float(rng.uniform(0, 1))
+        light = random_light(rng, severity)
+        if mode == "corner":
+            base = RenderParams(1280, 960)
+            views = {
+                c: render_corner_view(
+                    cube, c, sample_params(rng, severity, base=base, light_rgb=light), rng
+                )
+                for c in ("URF", "DLB")
+            }
+        else:
+            views = {
+                f.name: render_face_view(
+                    cube, f, sample_params(rng, severity, light_rgb=light), rng
+                )
+                for f in Face
+            }
+        images = {k2: v.image for k2, v in views.items()}
+        cal = None
+        if mode in ("robot", "corner"):
+            cal = Calibration(n, tuple(ViewCalibration(k2, v.sites) for k2, v in views.items()))
+        try:
+            result = read_cube(images, cal, n if mode == "free" else None)
+            ok = result.cube == cube
+            wrong = int((result.cube.flat != cube.flat).sum())
+        except VisionError as exc:
+            ok, wrong = False, -1
+            failures.append({"cube": k, "severity": round(severity, 2), "error": str(exc)})
+        right += ok
+        if not ok and wrong >= 0:
+            failures.append({"cube": k, "severity": round(severity, 2), "stickers_wrong": wrong})
+    elapsed = time.perf_counter() - start
+    return {
+        "row": f"sim-{mode}",
+        "n": n,
+        "cubes": cubes,
+        "right": right,
+        "rate": round(right / cubes, 4) if cubes else None,
+        "failures": failures[:10],
+        "s_per_cube_incl_render": round(elapsed / max(cubes, 1), 3),
+    }
+
+
+def timing(repeats: int = 10) -> list[dict[str, Any]]:
+    cv2.setNumThreads(1)
+    cube = scrambled(3, 42)
+    rng = np.random.default_rng(42)
+    base = RenderParams(1920, 1080)
+    views = {
+        f.name: render_face_view(cube, f, sample_params(rng, 0.5, base=base), rng) for f in Face
+    }
+    images = {k: v.image for k, v in views.items()}
+    cal = Calibration(3, tuple(ViewCalibration(k, v.sites) for k, v in views.items()))
+    rows = []
+    for mode, calibration in (("robot", cal), ("free", None)):
+        read_cube(images, calibration)  # warm-up
+        totals, per_face = [], []
+        for _ in range(repeats):
+            result = read_cube(images, calibration)
+            totals.append(result.timings_ms["total"])
+            face_ms = [
+                v for k, v in result.timings_ms.items() if k.split()[0] in ("sample", "locate")
+            ]
+            per_face.append(sum(face_ms) / 6)
+        rows.append(
+            {
+                "row": "time",
+                "mode": mode,
+                "image": "1920x1080",
+                "ms_per_face": round(float(np.median(per_face)), 2),
+                "ms_per_cube": round(float(np.median(totals)), 2),
+                "ms_classify": round(float(result.timings_ms["classify"]), 2),
+                "target_ms": 100,
+            }
+        )
+    return rows
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        kind = row["row"]
+        if kind == "real-rgb":
+            lines.append(
+                f"real RGB scans  {row['n']}x{row['n']}: {row['right']}/{row['cubes']} "
+                f"cubes right, {row['stickers_wrong']} stickers wrong"
+            )
+        elif kind == "real-rgb-special":
+            lines.append(
+                f"real RGB scan   {row['case']} ({row['note']}): valid={row['valid']}, "
+                f"stickers differing={row['stickers_wrong']}, repairs={row['repairs']}"
+            )
+        elif kind == "real-rgb-stage":
+            lines.append(
+                f"3x3 ablation    {row['stage']:<9}: {row['right']}/{row['cubes']} cubes right"
+            )
+        elif kind == "real-photo":
+            lines.append(
+                f"real photos     {row['case']}: grids {row['grids_found']}/6, "
+                f"right={row['right']}, {row.get('ms', '-')} ms"
+            )
+        elif kind.startswith("sim-"):
+            lines.append(
+                f"simulated {kind[4:]:<6}{row['n']}x{row['n']}: {row['right']}/{row['cubes']} "
+                f"cubes right ({100 * (row['rate'] or 0):.1f}%), "
+                f"{row['s_per_cube_incl_render']} s/cube incl. render"
+            )
+        elif kind == "time":
+            lines.append(
+                f"time ({row['mode']:<5} {row['image']}): {row['ms_per_face']} ms/face, "
+                f"{row['ms_per_cube']} ms/cube (classify {row['ms_classify']} ms; target "
+                f"{row['target_ms']} ms)"
+            )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--cubes", type=int, default=1000, help="simulated cubes per N (robot mode)"
+    )
+    parser.add_argument("--extra-cubes", type=int, default=100, help="cubes for corner/free runs")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[3, 4, 5])
+    parser.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("CUBEROBOT_VISION_DATA", DEFAULT_DATA))
+    )
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args(argv)
+    cv2.setNumThreads(1)
+    rows: list[dict[str, Any]] = []
+    if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
+        rows += real_rgb(args.data)
+        rows += real_photos(args.data)
+    else:
+        print(f"(real data not found at {args.data}; skipping real rows)", file=sys.stderr)
+    for n in args.sizes:
+        rows.append(simulated(n, args.cubes, "robot"))
+    if args.extra_cubes:
+        rows.append(simulated(3, args.extra_cubes, "corner"))
+        rows.append(simulated(3, args.extra_cubes, "free"))
+    rows += timing()
+    print(json.dumps(rows, indent=1) if args.json else render_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
