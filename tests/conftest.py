@@ -202,7 +202,11 @@ class FirmwareProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        return self.proc.stderr.read() if self.proc.stderr else ""
+        err = self.proc.stderr.read() if self.proc.stderr else ""
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        return err
 
 
 @pytest.fixture
@@ -239,4 +243,5 @@ def firmware_process(tmp_path: Path) -> Iterator[Callable[..., FirmwareProcess]]
 
     yield start
     for fw in running:
-        fw.stop()
+        if fw.proc.returncode is None or (fw.proc.stdout is not None and not fw.proc.stdout.closed):
+            fw.stop()

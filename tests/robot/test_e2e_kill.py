@@ -1,0 +1,148 @@
+"""The daemon is SIGKILLed mid-job and restarted: it resumes from the journal.
+
+Everything is a separate process, as in production: the simulated firmware
+(``cuberobot firmware-sim --pty --state-file``), the daemon (``cuberobot run``), Mosquitto.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robot.journal import Journal
+from solver.facelets import Cube
+from tests.conftest import Broker
+from tests.robot.helpers import Recorder, run
+from tests.robot.test_e2e import scrambled
+
+pytestmark = pytest.mark.e2e
+
+TOPIC = "cuberobot/killme"
+
+
+def _profile(tmp_path: Path, port: str, state_file: Path, broker: Broker) -> Path:
+    cameras = "".join(
+        f"""
+[[cameras]]
+name = "{name}"
+source = "simulated:{state_file}"
+width = 960
+height = 720
+view = "corner"
+faces = {faces}
+"""
+        for name, faces in (("upper", '["U", "F", "R"]'), ("lower", '["D", "B", "L"]'))
+    )
+    text = f"""
+[robot]
+id = "killme"
+
+[serial]
+url = "{port}"
+{cameras}
+[solver]
+engine = "twophase"
+budget_s = 0.3
+
+[solver.cost]
+quarter_turn_s = 0.0975
+half_turn_s = 0.1575
+pair_extra_s = 0.0
+settle_s = 0.005
+
+[mqtt]
+host = "{broker.host}"
+port = {broker.port}
+
+[journal]
+path = "journal.sqlite"
+"""
+    path = tmp_path / "killme.toml"
+    path.write_text(text)
+    return path
+
+
+def _start_daemon(profile: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "robot.cli", "run", "--config", str(profile)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert "running" in line, f"daemon did not start: {line!r}"
+    return proc
+
+
+def _close(proc: subprocess.Popen[str]) -> None:
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def test_sigkill_mid_job_then_resume(
+    mqtt_broker: Broker, firmware_process: object, tmp_path: Path
+) -> None:
+    start = scrambled(21)
+    fw = firmware_process(start=start.to_facelets("scheme"))  # type: ignore[operator]
+    profile = _profile(tmp_path, fw.port, fw.state_file, mqtt_broker)
+
+    async def scenario() -> tuple[Recorder, int, int]:
+        async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/#") as rec:
+            daemon = _start_daemon(profile)
+            try:
+                await rec.wait(lambda: "online" in rec.on(f"{TOPIC}/availability"), 20)
+                await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "first"}))
+                await rec.wait(lambda: len(rec.events("move_executed")) >= 4, 30)
+            finally:
+                daemon.send_signal(signal.SIGKILL)
+                daemon.wait(10)
+                _close(daemon)
+            seen_before = len(rec.events("move_executed"))
+            # the broker publishes the last will for the dead daemon
+            await rec.wait(lambda: rec.on(f"{TOPIC}/availability")[-1] == "offline", 10)
+            await asyncio.sleep(1.5)  # the firmware's watchdog stops it after the group in progress
+            daemon = _start_daemon(profile)
+            try:
+                await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                await rec.publish(f"{TOPIC}/cmd/resume", json.dumps({"id": "again"}))
+                await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+            finally:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.wait(20)
+                _close(daemon)
+            return rec, seen_before, daemon.returncode
+
+    rec, seen_before, code = run(scenario(), 150)
+    assert code == 0
+    assert rec.events("error") == []
+    recovered = rec.events("recovered")[0]
+    assert recovered["resumable"] is True
+    assert recovered["moves_done"] >= seen_before
+    total = recovered["moves_total"]
+    indices = sorted(e["index"] for e in rec.events("move_executed"))
+    assert sorted(set(indices)) == list(range(1, total + 1))  # nothing lost
+    assert len(indices) == total  # and nothing reported twice
+    # moves the firmware finished while the daemon was dead were recovered from its counter
+    late = [e for e in rec.events("move_executed") if e.get("recovered")]
+    assert late, "the firmware kept running its queue after the daemon died"
+    assert seen_before + len(late) == recovered["moves_done"]
+    assert Cube.from_facelets(fw.facelets()).is_solved()
+    journal = Journal(tmp_path / "journal.sqlite")
+    record = journal.job(recovered["job_id"])
+    assert record is not None and record.state == "DONE"
+    assert record.executed == record.total_moves == total
+    assert [m.idx for m in journal.moves(record.id) if m.executed_at] == list(range(total))
+    journal.close()
+    stderr = fw.stop()
+    match = re.search(r"(\d+) moves executed", stderr)
+    assert match is not None and int(match.group(1)) == total  # the motors ran each move once
