@@ -1,1 +1,81 @@
-"""Vision: cameras, sticker location and colour classification."""
+"""Vision: cameras, sticker location and colour classification.
+
+The daemon-facing API (plain CPU-bound functions; call them through ``asyncio.to_thread``):
+
+* :func:`read_cube` (images + optional calibration → :class:`ScanResult`), :func:`read_rgb`;
+* :func:`render_face` / :func:`render_corner` (the simulated camera) and their ``*_view``
+  forms that also return the sticker sites (a ready-made calibration);
+* :class:`Calibration` with :func:`load_calibration` / :func:`save_calibration`;
+* :func:`classify` for colour samples already measured.
+
+See ``docs/vision.md``.
+"""
+
+from vision.calibration import (
+    Calibration,
+    StickerSite,
+    ViewCalibration,
+    load_calibration,
+    save_calibration,
+)
+from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, StillImages
+from vision.classify import Classification, ColourPalette, Repair, Stage, StickerRef, classify
+from vision.errors import (
+    CalibrationError,
+    CaptureError,
+    GridNotFoundError,
+    ScanInputError,
+    VisionError,
+)
+from vision.locate import GridFit, find_grid, sample_sites
+from vision.render import (
+    CORNER_VIEWS,
+    RenderedView,
+    RenderParams,
+    render_corner,
+    render_corner_view,
+    render_face,
+    render_face_view,
+    sample_params,
+)
+from vision.rgbfile import load_rgb_scan
+from vision.scan import ScanResult, load_face_images, read_cube, read_rgb
+
+__all__ = [
+    "CORNER_VIEWS",
+    "Calibration",
+    "CalibrationError",
+    "CameraSettings",
+    "CaptureError",
+    "Classification",
+    "ColourPalette",
+    "GridFit",
+    "GridNotFoundError",
+    "OpenCVCamera",
+    "RenderParams",
+    "RenderedView",
+    "Repair",
+    "ScanInputError",
+    "ScanResult",
+    "SimulatedCamera",
+    "Stage",
+    "StickerRef",
+    "StickerSite",
+    "StillImages",
+    "ViewCalibration",
+    "VisionError",
+    "classify",
+    "find_grid",
+    "load_calibration",
+    "load_face_images",
+    "load_rgb_scan",
+    "read_cube",
+    "read_rgb",
+    "render_corner",
+    "render_corner_view",
+    "render_face",
+    "render_face_view",
+    "sample_params",
+    "sample_sites",
+    "save_calibration",
+]
