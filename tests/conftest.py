@@ -66,6 +66,8 @@ class MosquittoBroker:
         assert MOSQUITTO is not None
         conf = self.workdir / "mosquitto.conf"
         lines = [
+            # as root, mosquitto would switch to its own user and lose access to tmp_path
+            *(["user root"] if os.geteuid() == 0 else []),
             "persistence true",
             f"persistence_location {self.workdir}/",
             "log_dest stderr",

@@ -1,0 +1,193 @@
+"""The MQTT bridge against real brokers: retained state, discovery, reconnection, TLS and
+passwords; the embedded broker."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from robot.broker import EmbeddedBroker, free_port
+from robot.config import RobotConfig, load_config
+from robot.errors import BrokerError
+from robot.mqtt import MqttBridge, discovery_messages
+from tests.conftest import Broker, MosquittoBroker
+from tests.robot.helpers import CONFIGS, Recorder, run
+
+TOPIC = "cuberobot/sim"
+
+
+def config_with(**mqtt: Any) -> RobotConfig:
+    config = load_config(CONFIGS / "simulated.toml")
+    return config.model_copy(update={"mqtt": config.mqtt.model_copy(update=mqtt)})
+
+
+async def _noop(verb: str, payload: bytes) -> None:
+    return None
+
+
+def test_discovery_payloads() -> None:
+    config = load_config(CONFIGS / "six_motor.toml")
+    messages = {m.topic: m for m in discovery_messages(config, "1.2.3")}
+    state = messages["homeassistant/sensor/six_motor/state/config"]
+    assert state.retain
+    import json
+
+    body = json.loads(state.payload)
+    assert body["state_topic"] == "cuberobot/six-motor/status"
+    assert body["availability_topic"] == "cuberobot/six-motor/availability"
+    assert body["device"]["sw_version"] == "1.2.3"
+    start = json.loads(messages["homeassistant/button/six_motor/start/config"].payload)
+    assert start["command_topic"] == "cuberobot/six-motor/cmd/start"
+
+
+def test_bridge_publishes_and_reannounces(mqtt_broker: Broker) -> None:
+    commands: list[tuple[str, bytes]] = []
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        commands.append((verb, payload))
+
+    async def scenario() -> Recorder:
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        bridge.publish_status({"state": "IDLE"})
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/#", "homeassistant/#", client_id="r1"
+        ) as rec:
+            await rec.wait(lambda: bool(rec.on(f"{TOPIC}/status")))
+            first = len([t for t, _, _ in rec.messages if t.endswith("/config")])
+            bridge.publish_event("solution", {"moves": "R U"})
+            bridge.reply("start", {"ok": True})
+            await rec.publish(f"{TOPIC}/cmd/start", b'{"id": "1"}')
+            await rec.publish("homeassistant/status", b"online")
+            await rec.wait(
+                lambda: len([t for t, _, _ in rec.messages if t.endswith("/config")]) > first
+            )
+            await rec.wait(lambda: bool(commands))
+            await rec.wait(lambda: bool(rec.on(f"{TOPIC}/cmd/start/reply")))
+            await bridge.close()
+            await rec.wait(lambda: rec.on(f"{TOPIC}/availability")[-1] == "offline")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return rec
+
+    rec = run(scenario())
+    assert commands == [("start", b'{"id": "1"}')]
+    status = [(v, r) for t, v, r in rec.messages if t == f"{TOPIC}/status"]
+    assert status[0][0]["state"] == "IDLE" and status[0][1] is True  # retained
+    event = rec.events("solution")[0]
+    assert event["moves"] == "R U" and "timestamp" in event
+    assert rec.on(f"{TOPIC}/availability")[0] == "online"
+
+
+def test_bridge_queues_while_the_broker_is_down(tmp_path: Path) -> None:
+    """Events published while no broker runs are delivered once it is up: nothing lost."""
+    port = free_port()
+
+    async def scenario() -> Recorder:
+        bridge = MqttBridge(config_with(reconnect_min_s=0.1), _noop, host="127.0.0.1", port=port)
+        task = asyncio.create_task(bridge.run())
+        for k in range(5):
+            bridge.publish_event("move_executed", {"index": k + 1})
+        bridge.publish_status({"state": "EXECUTING"})
+        await asyncio.sleep(0.5)
+        assert not bridge.connected.is_set() and bridge.pending == 6
+        async with EmbeddedBroker("127.0.0.1", port):
+            async with Recorder("127.0.0.1", port, f"{TOPIC}/#", client_id="r2") as rec:
+                await asyncio.wait_for(bridge.connected.wait(), 10)
+                await rec.wait(lambda: len(rec.events("move_executed")) == 5, 10)
+                await rec.wait(lambda: bool(rec.on(f"{TOPIC}/status")), 10)
+                await bridge.close()
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        return rec
+
+    rec = run(scenario())
+    assert [e["index"] for e in rec.events("move_executed")] == [1, 2, 3, 4, 5]
+    assert rec.on(f"{TOPIC}/status")[-1]["state"] == "EXECUTING"
+
+
+def test_embedded_broker_port_taken() -> None:
+    async def scenario() -> None:
+        async with EmbeddedBroker("127.0.0.1", 0) as first:
+            with pytest.raises(BrokerError, match="embedded_port"):
+                await EmbeddedBroker("127.0.0.1", first.port).start()
+
+    run(scenario())
+
+
+@pytest.fixture
+def tls_files(tmp_path: Path) -> dict[str, Path]:
+    if shutil.which("openssl") is None or shutil.which("mosquitto_passwd") is None:
+        pytest.skip("openssl and mosquitto_passwd are needed to make TLS and password files")
+    d = tmp_path / "tls"
+    d.mkdir()
+
+    def sh(*args: str) -> None:
+        subprocess.run(args, cwd=d, check=True, capture_output=True)
+
+    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
+       "-out", "ca.crt", "-days", "2", "-subj", "/CN=cuberobot test CA")  # fmt: skip
+    sh("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key",
+       "-out", "server.csr", "-subj", "/CN=127.0.0.1")  # fmt: skip
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    sh("openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+       "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext")  # fmt: skip
+    sh("mosquitto_passwd", "-b", "-c", "passwd", "robot", "s3cret")
+    for f in d.iterdir():
+        f.chmod(0o644)
+    return {p.name: p for p in d.iterdir()}
+
+
+def test_tls_and_password(
+    mosquitto_factory: Callable[..., MosquittoBroker], tls_files: dict[str, Path], tmp_path: Path
+) -> None:
+    port = free_port()
+    f = tls_files
+    broker = mosquitto_factory(
+        f"listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {f['passwd']}\n"
+        f"cafile {f['ca.crt']}\ncertfile {f['server.crt']}\nkeyfile {f['server.key']}\n",
+        port=port,
+    )
+    (tmp_path / "pw").write_text("s3cret\n")
+
+    def cfg(password_file: str) -> RobotConfig:
+        tls = {"enabled": True, "ca_file": str(f["ca.crt"])}
+        config = config_with(username="robot", password_file=password_file, reconnect_min_s=0.1)
+        return config.model_copy(
+            update={
+                "mqtt": config.mqtt.model_copy(
+                    update={"tls": config.mqtt.tls.model_copy(update=tls)}
+                )
+            }
+        )
+
+    async def connects(config: RobotConfig) -> bool:
+        bridge = MqttBridge(config, _noop, host="127.0.0.1", port=broker.port)
+        task = asyncio.create_task(bridge.run())
+        try:
+            await asyncio.wait_for(bridge.connected.wait(), 3)
+            ok = True
+        except TimeoutError:
+            ok = False
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return ok
+
+    assert run(connects(cfg(str(tmp_path / "pw"))))
+    (tmp_path / "wrong").write_text("nope\n")
+    assert not run(connects(cfg(str(tmp_path / "wrong"))))
+
+    async def plain_fails() -> None:
+        with pytest.raises(aiomqtt.MqttError):
+            async with aiomqtt.Client("127.0.0.1", broker.port, timeout=2):
+                pass
+
+    run(plain_fails())
