@@ -227,3 +227,19 @@ def test_solve_given_state_and_malformed_commands(mqtt_broker: Broker, tmp_path:
     assert fly[0]["error"]["code"] == "unknown_command"
     assert len(rec.events("done")) == 1  # the duplicate started nothing
     assert rec.event_names()[0] == "solution"  # a given state is not scanned
+
+
+def test_five_motor_robot_never_turns_d(mqtt_broker: Broker, tmp_path: Path) -> None:
+    base = sim_config(speed_factor=4.0)
+    config = base.model_copy(update={"motors": base.motors.model_copy(update={"D": None})})
+    start = scrambled(16)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "{}")
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body, config), 120)
+    assert parts.sim is not None and rec.events("error") == []
+    assert parts.sim.cube_state().is_solved()
+    assert parts.sim.firmware.records and all(r.motor != 3 for r in parts.sim.firmware.records)
+    assert all(not e["move"].startswith("D") for e in rec.events("move_executed"))

@@ -201,3 +201,21 @@ def test_rotation_map_is_a_quarter_turn() -> None:
     assert m[Face.F] is Face.L and m[Face.U] is Face.U
     m = rotation_map(Face.R, 1)  # x: F goes to U
     assert m[Face.F] is Face.U
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_engine_solutions_of_random_states(profile: str) -> None:
+    """Random states solved by the two-phase engine (asked to avoid a missing face, as the
+    daemon does): the motor program leaves the cube exactly solved."""
+    from solver.api import solve
+
+    motors_cfg = PROFILES[profile]
+    planner = Planner(motors_cfg, COST, 3)
+    faces = [f.name for f in sorted(motors_cfg.faces)] if motors_cfg.missing else None
+    for seed in range(4):
+        rng = random.Random(1000 + seed)
+        start = Cube.solved(3).apply(random_sequence(rng, 30, list("URFDLB")))
+        solution = solve(
+            start, "twophase", budget_s=0.0, max_length=26 if faces else None, faces=faces
+        )
+        assert check_program(planner, start, list(solution.moves)).is_solved()
