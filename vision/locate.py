@@ -213,8 +213,12 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
         raise ScanInputError(f"expected a BGR colour image, got shape {img.shape}")
     h, w = img.shape[:2]
     scale = min(1.0, DETECT_MAX_SIDE / max(h, w))
-    small = cv2.resize(img, (int(w * scale), int(h * scale)), interpolation=cv2.INTER_AREA)
-    gray = small.max(axis=2)
+    # Downscale, then take the brightest channel (stickers of every colour are bright in one),
+    # with OpenCV calls: several times faster than numpy reductions on a full-HD frame.
+    size = (int(w * scale), int(h * scale))
+    small = cv2.resize(img, size, interpolation=cv2.INTER_LINEAR) if scale < 1 else img
+    b, g, r = cv2.split(small)
+    gray = cv2.max(cv2.max(b, g), r)
     gray = cv2.GaussianBlur(gray, (3, 3), 0)
     blobs = _candidates(gray)
     best: tuple[list[tuple[int, int, _Blob]], FloatArray] = ([], np.eye(2))

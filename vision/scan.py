@@ -226,7 +226,12 @@ def read_cube(
         samples = np.zeros((6, size, size, 3))
         for face, fit in fits.items():
             t0 = time.perf_counter()
-            lab = sample_sites(_as_image(images[face.name], face.name), fit.sites)
+            try:
+                lab = sample_sites(_as_image(images[face.name], face.name), fit.sites)
+            except ScanInputError as exc:
+                raise GridNotFoundError(
+                    f"face {face.name}: the grid found runs off the image ({exc})"
+                ) from exc
             for site, value in zip(fit.sites, lab, strict=True):
                 samples[site.face, site.row, site.col] = value
             sites[face.name] = fit.sites
