@@ -215,11 +215,10 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
     scale = min(1.0, DETECT_MAX_SIDE / max(h, w))
     # Downscale, then take the brightest channel (stickers of every colour are bright in one),
     # with OpenCV calls: several times faster than numpy reductions on a full-HD frame.
-    size = (int(w * scale), int(h * scale))
-    small = cv2.resize(img, size, interpolation=cv2.INTER_LINEAR) if scale < 1 else img
+    dsize = (int(w * scale), int(h * scale))
+    small = cv2.resize(img, dsize, interpolation=cv2.INTER_LINEAR) if scale < 1 else img
     b, g, r = cv2.split(small)
-    gray = cv2.max(cv2.max(b, g), r)
-    gray = cv2.GaussianBlur(gray, (3, 3), 0)
+    gray = np.asarray(cv2.GaussianBlur(cv2.max(cv2.max(b, g), r), (3, 3), 0), dtype=np.uint8)
     blobs = _candidates(gray)
     best: tuple[list[tuple[int, int, _Blob]], FloatArray] = ([], np.eye(2))
     for seed in blobs:
