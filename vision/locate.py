@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -280,7 +280,7 @@ def _best_window(members: list[tuple[int, int, _Blob]], n: int) -> list[tuple[in
     return best
 
 
-def _fit(src: FloatArray, dst: FloatArray):  # type: ignore[no-untyped-def]
+def _fit(src: FloatArray, dst: FloatArray) -> Callable[[FloatArray], FloatArray]:
     """A map from lattice to image coordinates: homography with enough points, else affine."""
     if src.shape[0] >= 6 and len({tuple(r) for r in src[:, :1].tolist()}) >= 2:
         hom, _ = cv2.findHomography(src, dst, 0)
