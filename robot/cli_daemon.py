@@ -223,11 +223,13 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
     console = Console(highlight=False)
     n = config.robot.cube_size
     rng = random.Random(seed)
-    scramble = parse(
-        " ".join(
-            rng.choice("URFDLB") + rng.choice(["", "'", "2"]) for _ in range(25 if n == 3 else 40)
-        )
-    )
+    turns: list[str] = []
+    while len(turns) < (25 if n == 3 else 40):
+        face = rng.choice("URFDLB")
+        if turns and turns[-1][0] == face:
+            continue
+        turns.append(face + rng.choice(["", "'", "2"]))
+    scramble = parse(" ".join(turns))
     start = Cube.solved(n).apply(scramble)
     with tempfile.TemporaryDirectory(prefix="cuberobot-demo-") as tmp:
         journal_path = args.journal or Path(tmp) / "journal.sqlite"
@@ -240,10 +242,12 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
             console.print(f"[bold]cuberobot demo[/]  (seed {seed}, N={n})")
             console.print(f"scramble: {format_moves(scramble)}")
             console.print(f"firmware: simulated, on pty {sim.port}")
-            console.print(
-                f"MQTT: {address}  (subscribe to {config.topic('#')}; e.g. mosquitto_sub -h "
-                f"{address.split(':')[0]} -p {address.split(':')[-1]} -t '{config.topic('#')}' -v)"
-            )
+            host, _, mport = address.rpartition(":")
+            console.print(f"MQTT: {address}, topics {config.topic('#')}")
+            if host:
+                console.print(
+                    f"  watch: mosquitto_sub -h {host} -p {mport} -t '{config.topic('#')}' -v"
+                )
             progress = Progress(
                 TextColumn("{task.description:<12}"),
                 BarColumn(),
@@ -306,12 +310,12 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
     done = next((p for name, p in events if name == "done"), None)
     table = Table(title="stage timings")
     table.add_column("stage")
-    table.add_column("seconds", justify="right")
+    table.add_column("time", justify="right")
     times = done["stage_times_s"] if done else (daemon.job.stage_times if daemon.job else {}) or {}
     for stage in ("scan", "validate", "solve", "execute"):
         if stage in times:
-            table.add_row(stage, f"{times[stage]:.3f}")
-    table.add_row("total (wall)", f"{wall:.3f}")
+            table.add_row(stage, _duration(times[stage]))
+    table.add_row("total (wall)", _duration(wall))
     console.print(table)
     published = sum(1 for _ in events)
     console.print(f"events published: {published} ({', '.join(sorted({n for n, _ in events}))})")
@@ -321,3 +325,7 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
         return 0
     console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
     return 1
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"

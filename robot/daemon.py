@@ -469,6 +469,9 @@ class Daemon:
             reply = error_reply(command.verb, command.id, exc.code, str(exc))
         except LinkError as exc:
             reply = error_reply(command.verb, command.id, "firmware", str(exc))
+        except Exception as exc:
+            logger.exception("command %s: unexpected failure", command.verb)
+            reply = error_reply(command.verb, command.id, "internal", f"internal error: {exc!r}")
         await respond(reply)
 
     async def _command(self, command: Command) -> dict[str, Any]:
@@ -599,6 +602,9 @@ class Daemon:
                 await self._finish(job, State.ABORTED, "aborted", "aborted on request")
                 return
             raise
+        except Exception as exc:  # a bug must not take the daemon (and its journal) down
+            logger.exception("job %s: unexpected failure", job.id)
+            await self._fail(job, JobError("internal", f"internal error: {exc!r}"))
 
     async def _resume_job(self, job: _Job, record: JobRecord, rescan: bool) -> None:
         self.resumable = None
@@ -631,6 +637,9 @@ class Daemon:
                 await self._finish(job, State.ABORTED, "aborted", "aborted on request")
                 return
             raise
+        except Exception as exc:  # a bug must not take the daemon (and its journal) down
+            logger.exception("job %s: unexpected failure", job.id)
+            await self._fail(job, JobError("internal", f"internal error: {exc!r}"))
 
     def _reversed(self, face: str) -> bool:
         cfg = self.config.motors.motor_of(_face(face))
@@ -877,9 +886,7 @@ class Daemon:
                     if isinstance(exc, ExecutionLinkError):
                         raise JobError("link_lost", str(exc)) from exc
                     raise JobError("execution_failed", str(exc)) from exc
-        except LinkError as exc:
-            if isinstance(exc, ExecutionError):
-                raise
+        except LinkError as exc:  # refused before anything moved (stopped, busy, closed)
             raise JobError("firmware", str(exc)) from exc
         finally:
             await self._timed(job, "execute", started)
