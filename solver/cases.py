@@ -397,7 +397,12 @@ class Recogniser:
         return range(4) if self.family is Family.CP else (0,)
 
     def keys(self) -> list[str]:
+        """Every signature this family recognises."""
         return list(self._options)
+
+    def by_signature(self, key: str) -> list[Option]:
+        """The options for one signature (as :meth:`options` gives them for a state)."""
+        return list(self._options.get(key, ()))
 
     def options(self, state: CubieCube) -> list[Option]:
         """Every way to do this step from ``state``, shortest first (empty if the state is not

@@ -2,13 +2,16 @@
 
 * **Cross**: optimal (at most 8 moves) from the exact distance table of the four cross edges,
   on the bottom colour by default (``extra["cross"]``: a face letter, a colour of the scheme, or
-  ``"neutral"`` for the best of the six crosses). Up to ``extra["cross_candidates"]`` (default
-  2) different optimal crosses are tried and the one giving the shortest whole solution kept.
+  ``"neutral"`` for the best of the six crosses). With ``extra["cross_candidates"]`` = k > 1
+  (default 1), k different optimal crosses are tried and the shortest whole solution kept.
 * **F2L**: each pair is inserted by IDA* over the pair and every piece already solved (cross
   and earlier pairs, which must come back), pruned by exact tables of the pair with two cross
   edges, the cross alone, and the solved pairs with their cross edges. Unsolved slots are free
-  to use. By default every pair order is tried (24 orders, 64 searches) and the shortest total,
-  last layer included, is kept; ``extra["f2l"] = "greedy"`` takes the shortest next pair.
+  to use. Pair orders are explored as a beam: at each step the ``extra["f2l_beam"]`` pairs
+  (default 2) that go in with the fewest moves are each followed, and the shortest total, last
+  layer included, is kept (1: always the shortest next pair; 4: every order). Slots are searched
+  depth by depth together, so a pair needing a long insertion is never searched to the end
+  when shorter ones exist.
 * **OLL** and **PLL**: the last layer is recognised (any AUF) among the 57 + 21 cases of
   :mod:`solver.cases`, each solved by a standard algorithm; of the ways to do OLL (AUF,
   alternative algorithms) the one giving the shortest OLL + PLL is taken.
@@ -49,6 +52,7 @@ from solver.stages import (
     Frame,
     face_setting,
     finish,
+    merged_length,
     piece_colours,
     scheme_setting,
     short_solution,
@@ -147,6 +151,12 @@ class CfopPlan:
             + self.pll.htm
         )
 
+    @property
+    def merged_length(self) -> int:
+        """HTM of the solution once turns are merged across stage borders."""
+        parts: list[Sequence[Move | int]] = [self.cross, *(moves for _, moves in self.pairs)]
+        return merged_length([*parts, self.oll.moves, self.pll.moves])
+
 
 class _F2L:
     """Pair searches of one solve (search objects cached per solved set and slot)."""
@@ -161,7 +171,7 @@ class _F2L:
         search = self._searches.get(key)
         if search is None:
             pieces = CROSS_EDGES + tuple(p for s in solved for p in s.pieces) + slot.pieces
-            tabs = [CROSS_EDGES, *slot.tables]
+            tabs = [*slot.tables, CROSS_EDGES]
             for s in solved:
                 tabs += [*s.tables, _pair_of_pairs(slot, s)]
             if len(solved) == 3:
@@ -240,7 +250,7 @@ def plan_cfop(
     cube: Cube,
     bottoms: Sequence[Face] = (Face.D,),
     *,
-    cross_candidates: int = 2,
+    cross_candidates: int = 1,
     beam: int = 2,
     tables: TableCache | None = None,
 ) -> CfopPlan:
@@ -260,7 +270,7 @@ def plan_cfop(
             _f2l_orders(after_cross, f2l, [], len(cross), best, beam, [])
             _, pairs, oll, pll = best[0]
             plan = CfopPlan(frame, cross, pairs, oll, pll)
-            if best_plan is None or plan.length < best_plan.length:
+            if best_plan is None or plan.merged_length < best_plan.merged_length:
                 best_plan = plan
         f2l_searches += f2l.searches
         nodes += f2l.nodes
@@ -272,13 +282,19 @@ def plan_cfop(
 def solve_cfop(cube: Cube, options: Any) -> Solution:
     """Engine entry point (``solver.api.ENGINES["cfop"]``); ``options`` is a
     :class:`solver.api.SolveOptions`. Settings in ``options.extra``: ``cross`` (face, colour or
-    "neutral"; default "D"), ``cross_candidates`` (default 2), ``f2l`` ("best" or "greedy"),
-    ``scheme`` (colour scheme name for the stage details)."""
+    "neutral"; default "D"), ``cross_candidates`` (1..64, default 1), ``f2l_beam`` (1..4,
+    default 2), ``scheme`` (colour scheme, for the colours named in the stage details)."""
     started = time.perf_counter()
     extra = dict(options.extra)
+    unknown = set(extra) - {"cross", "cross_candidates", "f2l_beam", "scheme"}
+    if unknown:
+        raise UnsupportedError(
+            f"cfop engine: unknown settings {sorted(unknown)}; "
+            "it takes cross, cross_candidates, f2l_beam, scheme"
+        )
     scheme = scheme_setting(extra)
     bottoms = face_setting(extra.get("cross", "D"), scheme, "cross")
-    candidates = _int_setting(extra, "cross_candidates", 2, 1, 64)
+    candidates = _int_setting(extra, "cross_candidates", 1, 1, 64)
     beam = _int_setting(extra, "f2l_beam", 2, 1, 4)
     assembler = Assembler()
     direct = short_solution(PieceState.from_cube(cube))

@@ -49,6 +49,7 @@ from solver.stages import (
     Frame,
     face_setting,
     finish,
+    merged_length,
     piece_colours,
     scheme_setting,
     short_solution,
@@ -109,6 +110,12 @@ class LblPlan:
             + sum(len(m) for _, m in self.edges)
             + sum(o.htm for o in self.last_layer)
         )
+
+    @property
+    def merged_length(self) -> int:
+        """HTM of the solution once turns are merged across stage borders."""
+        parts = [self.cross, *(m for _, m in self.corners), *(m for _, m in self.edges)]
+        return merged_length([*parts, *(o.moves for o in self.last_layer)])
 
 
 PieceOf = Callable[[Slot], Piece]
@@ -194,7 +201,7 @@ def plan_lbl(
         last_layer = _last_layer(state)
         plan = LblPlan(frame, cross, corners, edges, last_layer)
         plan.stats.update({"nodes": corner_nodes + edge_nodes})
-        if best is None or plan.length < best.length:
+        if best is None or plan.merged_length < best.merged_length:
             best = plan
     assert best is not None
     return best

@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from operator import getitem
 from typing import TypeVar
 
 import numpy as np
@@ -304,15 +305,19 @@ class StageSearch:
         index = {p: i for i, p in enumerate(self.pieces)}
         edge_t, corner_t = _move_tables()
         self._goal = tuple(p.home for p in self.pieces)
-        # per move: the per-piece transition tables
+        # Internally a state carries one more entry, always 0, that tables of fewer than four
+        # pieces point to for their missing pieces (it adds nothing to the index).
+        sentinel = len(self.pieces)
+        self._inner_goal = (*self._goal, 0)
+        zero = (0,) * N_STATES
         self._trans = tuple(
-            tuple(edge_t[m] if p.kind == EDGE else corner_t[m] for p in self.pieces)
+            (*(edge_t[m] if p.kind == EDGE else corner_t[m] for p in self.pieces), zero)
             for m in range(N_MOVES)
         )
         heur: list[tuple[bytes, int, int, int, int]] = []
         for subset in self.tables:
             data = self.cache.get(subset)
-            a, b, c, d = [index[p] for p in subset] + [-1] * (4 - len(subset))
+            a, b, c, d = [index[p] for p in subset] + [sentinel] * (4 - len(subset))
             heur.append((data, a, b, c, d))
         self._heur = tuple(heur)
 
@@ -324,19 +329,15 @@ class StageSearch:
         return tuple(state.get(p) for p in self.pieces)
 
     def estimate(self, codes: Sequence[int]) -> int:
-        best = 0
-        for data, a, b, c, d in self._heur:
-            i = codes[a]
-            if b >= 0:
-                i += 24 * codes[b]
-                if c >= 0:
-                    i += 576 * codes[c]
-                    if d >= 0:
-                        i += 13824 * codes[d]
-            v = data[i]
-            if v > best:
-                best = v
-        return best
+        """The largest table distance: a lower bound of the moves left."""
+        inner = (*codes, 0)
+        return max(
+            (
+                data[inner[a] + 24 * inner[b] + 576 * inner[c] + 13824 * inner[d]]
+                for data, a, b, c, d in self._heur
+            ),
+            default=0,
+        )
 
     def solve(
         self, state: PieceState, max_depth: int = 20, min_depth: int = 0, last_face: int = 6
@@ -367,14 +368,14 @@ class StageSearch:
         if self.estimate(codes) > depth:
             return None
         path: list[int] = []
-        if self._dfs(codes, depth, last_face, path):
+        if self._dfs((*codes, 0), depth, last_face, path):
             path.reverse()
             return path
         return None
 
     def _dfs(self, codes: tuple[int, ...], depth: int, last: int, path: list[int]) -> bool:
         if depth == 0:
-            return codes == self._goal
+            return codes == self._inner_goal
         self.nodes += 1
         if self.nodes > self.node_limit:
             raise SearchLimitError(f"stage search over {self.node_limit} nodes")
@@ -382,22 +383,14 @@ class StageSearch:
         heur = self._heur
         limit = depth - 1
         for m in _SUCCESSORS[last]:
-            child = tuple([t[x] for t, x in zip(trans[m], codes, strict=False)])
-            ok = True
+            child = tuple(map(getitem, trans[m], codes))
             for data, a, b, c, d in heur:
-                i = child[a]
-                if b >= 0:
-                    i += 24 * child[b]
-                    if c >= 0:
-                        i += 576 * child[c]
-                        if d >= 0:
-                            i += 13824 * child[d]
-                if data[i] > limit:
-                    ok = False
+                if data[child[a] + 24 * child[b] + 576 * child[c] + 13824 * child[d]] > limit:
                     break
-            if ok and self._dfs(child, limit, m // 3, path):
-                path.append(m)
-                return True
+            else:
+                if self._dfs(child, limit, m // 3, path):
+                    path.append(m)
+                    return True
         return False
 
 

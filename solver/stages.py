@@ -33,6 +33,7 @@ __all__ = [
     "check_result",
     "face_setting",
     "finish",
+    "merged_length",
     "scheme_setting",
     "short_solution",
 ]
@@ -200,6 +201,14 @@ class Assembler:
             moves = tuple(m for m, o in zip(self.moves, self._owner, strict=True) if o == index)
             result.append(Stage(name, moves, detail))
         return tuple(result)
+
+
+def merged_length(parts: Iterable[Iterable[Move | int]]) -> int:
+    """HTM of the concatenation of ``parts`` after cancellation (as :class:`Assembler` does)."""
+    assembler = Assembler()
+    for part in parts:
+        assembler.add("", (MOVES[m] if isinstance(m, int) else m for m in part))
+    return len(assembler.moves)
 
 
 def check_result(

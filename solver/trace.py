@@ -69,7 +69,9 @@ __all__ = [
     "PieceTrace",
     "Trace",
     "letter_position",
+    "piece_letters",
     "solve_trace",
+    "sticker_index",
     "trace",
     "trace_corners",
     "trace_edges",
@@ -97,6 +99,19 @@ def letter_position(letter: str) -> tuple[Face, int, int]:
     cells = _EDGE_CELLS if letter.islower() else _CORNER_CELLS
     row, col = cells[index % 4]
     return _LETTER_FACES[index // 4], row, col
+
+
+def sticker_index(letter: str) -> int:
+    """The flat facelet index (LTR, :mod:`solver.facelets`) of a letter's sticker."""
+    face, row, col = letter_position(letter)
+    return int(face) * 9 + row * 3 + col
+
+
+def piece_letters(letter: str) -> tuple[str, ...]:
+    """The letters of the piece a letter is on, that letter first, then its partner (edges) or
+    the other two going clockwise around the corner."""
+    kind = _kind(EDGE if letter.islower() else CORNER)
+    return tuple(kind.letters[i] for i in kind.mates[kind.index(letter)])
 
 
 @dataclass(frozen=True, slots=True)
