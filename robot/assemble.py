@@ -69,10 +69,14 @@ async def assemble(
         host, mport = broker.host, broker.port
     elif config.mqtt.enabled:
         host, mport = config.mqtt.host, config.mqtt.port
-    link = FirmwareLink(port, config=link_config(config))
+
+    def make_link() -> FirmwareLink:
+        return FirmwareLink(port, config=link_config(config))
+
     daemon = Daemon(
         config,
-        link=link,
+        link=make_link(),
+        link_factory=make_link,
         cameras=cameras,
         journal=journal,
         mqtt_host=host,

@@ -153,6 +153,7 @@ class Daemon:
         config: RobotConfig,
         *,
         link: FirmwarePort,
+        link_factory: Callable[[], FirmwarePort] | None = None,
         cameras: Cameras | None,
         journal: AsyncJournal,
         mqtt_host: str | None = None,
@@ -163,6 +164,7 @@ class Daemon:
     ) -> None:
         self.config = config
         self.link = link
+        self.link_factory = link_factory
         self.cameras = cameras
         self.journal = journal
         self.solver = solver
@@ -490,6 +492,7 @@ class Daemon:
             await self._abort_execution()
             await self._job_done.wait()
             if was_executing:
+                await self._fresh_session()
                 await self.link.home()  # clear the latched stop: ready for the next job
             return ok_reply(command, job_id=self.job.id, state=str(self.state))
         if self._job_task is not None and not self._job_task.done():
@@ -499,6 +502,7 @@ class Daemon:
                 "send abort",
             )
         if verb == "home":
+            await self._fresh_session()
             status = await self.link.home()
             return ok_reply(command, firmware_state=status.state.name)
         if not self.firmware_ready.is_set():
@@ -554,6 +558,17 @@ class Daemon:
                 self._job_done.set()
 
         self._job_task = self._group.create_task(wrapped(), name="job")
+
+    async def _fresh_session(self) -> None:
+        """After a stop the firmware discarded its queue: open a new link so that the next
+        execution starts from the counters the firmware announces (IDENT), not from what this
+        link last sent."""
+        if self.link_factory is None:
+            return
+        old = self.link
+        await old.close()
+        self.link = self.link_factory()
+        await self.link.connect()
 
     async def _abort_execution(self) -> None:
         """Stop gracefully: hold after the group in progress, then latch a stop (no face is left

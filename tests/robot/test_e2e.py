@@ -243,3 +243,48 @@ def test_five_motor_robot_never_turns_d(mqtt_broker: Broker, tmp_path: Path) -> 
     assert parts.sim.cube_state().is_solved()
     assert parts.sim.firmware.records and all(r.motor != 3 for r in parts.sim.firmware.records)
     assert all(not e["move"].startswith("D") for e in rec.events("move_executed"))
+
+
+def test_abort_then_estop_then_a_new_job(mqtt_broker: Broker, tmp_path: Path) -> None:
+    """abort stops after the group in progress (nothing half-turned) and homes; estop latches a
+    stop that `home` clears; a new job then solves the cube from where it physically is."""
+    config = sim_config(speed_factor=1.0)
+    start = scrambled(17)
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "a"}))
+        await rec.wait(lambda: len(rec.events("move_executed")) >= 3, 30)
+        await rec.publish(f"{TOPIC}/cmd/abort", json.dumps({"id": "b"}))
+        await rec.wait(lambda: bool(rec.on(f"{TOPIC}/cmd/abort/reply")), 30)
+        assert parts.sim is not None
+        outcomes = {r.outcome for r in parts.sim.firmware.records}
+        assert "interrupted" not in outcomes  # the abort left no face half-turned
+        assert "executed" in outcomes
+        before = len(rec.events("move_executed"))
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "c"}))
+        await rec.wait(lambda: len(rec.events("move_executed")) >= before + 3, 30)
+        await rec.publish(f"{TOPIC}/cmd/estop", "{}")
+        await rec.wait(lambda: len(rec.events("aborted")) >= 2, 30)
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "d"}))
+        await rec.wait(lambda: bool(rec.on(f"{TOPIC}/cmd/start/reply")[2:]), 10)
+        await rec.wait(lambda: bool(rec.events("error")), 30)  # refused: the stop is latched
+        await rec.publish(f"{TOPIC}/cmd/home", "{}")
+        await rec.wait(lambda: bool(rec.on(f"{TOPIC}/cmd/home/reply")), 30)
+        await rec.publish(f"{TOPIC}/cmd/start", json.dumps({"id": "e"}))
+        await rec.wait(lambda: bool(rec.events("done")), 60)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body, config), 150)
+    assert parts.sim is not None
+    aborted = rec.events("aborted")
+    assert [a["code"] for a in aborted] == ["aborted", "estop"]
+    assert rec.on(f"{TOPIC}/cmd/abort/reply")[0]["ok"] is True
+    assert rec.events("error")[0]["code"] == "firmware"
+    assert "home" in rec.events("error")[0]["message"]
+    assert parts.sim.cube_state().is_solved()
+    # the journal's move counts match what the motors did, across all four jobs
+    journal = Journal(tmp_path / "journal.sqlite")
+    jobs = sorted(journal.jobs(), key=lambda j: j.seq)
+    journal.close()
+    executed = [r for r in parts.sim.firmware.records if r.outcome == "executed"]
+    assert sum(j.executed for j in jobs) == len(executed)
+    assert jobs[0].state == "ABORTED" and jobs[-1].state == "DONE"
