@@ -205,10 +205,19 @@ class SerialLine:
         if f.delay and self._rng.random() < f.delay:
             start += self._rng.uniform(0.0, f.delay_ms / 1000.0)
             self.stalls += 1
-        self._busy_until = start + len(data) * self._byte_s
         if not data:
+            self._busy_until = start
             return
-        self._queue.append((self._busy_until, data))
+        # Each frame (up to and including its delimiter) arrives when its own last byte does,
+        # not when the whole chunk has crossed the line.
+        piece_start = 0
+        while piece_start < len(data):
+            cut = data.find(b"\x00", piece_start)
+            piece_end = len(data) if cut < 0 else cut + 1
+            start += (piece_end - piece_start) * self._byte_s
+            self._queue.append((start, data[piece_start:piece_end]))
+            piece_start = piece_end
+        self._busy_until = start
         if self._timer is None:
             self._timer = loop.call_at(self._queue[0][0], self._flush)
 

@@ -223,6 +223,7 @@ class SimulatedFirmware:
         self._booting = True
         self._home_handle: asyncio.TimerHandle | None = None
         self._wake = asyncio.Event()
+        self._motor_free_at = 0.0
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         # telemetry
@@ -600,9 +601,11 @@ class SimulatedFirmware:
         )
 
     async def _motor_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._wake.wait()
             self._wake.clear()
+            self._motor_free_at = max(self._motor_free_at, loop.time())  # idle until now
             while self._can_start():
                 await self._run_group()
 
@@ -620,20 +623,26 @@ class SimulatedFirmware:
     async def _run_group(self) -> None:
         loop = asyncio.get_running_loop()
         moves, records = self._pop_group()
+        # The motor timeline is kept like a microcontroller's hardware timer: a group starts when
+        # the previous one ends (or when its moves arrived, if later), and ends exactly
+        # ``time_s`` after that; the event loop's timer lateness does not accumulate.
         now = loop.time()
+        start = min(now, max(self._motor_free_at, max(r.received_at for r in records)))
         time_s = group_time_s(self.config.motors, [(m.motor, m.quarter_turns) for m in moves])
         group = _Group(moves, records, loop.create_future(), time_s)
         self._group = group
         self.nv.started_upto = moves[-1].index
         for record in records:
-            record.started_at = now
+            record.started_at = start
             record.group_time_s = time_s
-        group.handles.append(loop.call_later(time_s, self._group_done, group))
-        self._schedule_faults(group)
+        group.handles.append(loop.call_at(start + time_s, self._group_done, group))
+        self._schedule_faults(group, start)
         completed = await group.done
         if not completed:
+            self._motor_free_at = loop.time()
             return
-        finished = loop.time()
+        finished = start + time_s
+        self._motor_free_at = finished
         for move, record in zip(moves, records, strict=True):
             record.finished_at = finished
             record.outcome = "executed"
@@ -658,17 +667,17 @@ class SimulatedFirmware:
         if not group.done.done():
             group.done.set_result(True)
 
-    def _schedule_faults(self, group: _Group) -> None:
+    def _schedule_faults(self, group: _Group, start: float) -> None:
         loop = asyncio.get_running_loop()
-        half = group.time_s / 2
+        half = start + group.time_s / 2
         for move in group.moves:
             if move.index in self.faults.resets and ("reset", move.index) not in self._fired:
                 self._fired.add(("reset", move.index))
-                group.handles.append(loop.call_later(half, self.reset))
+                group.handles.append(loop.call_at(half, self.reset))
             for motor, index in self.faults.stalls:
                 if index == move.index and ("stall", index) not in self._fired:
                     self._fired.add(("stall", index))
-                    group.handles.append(loop.call_later(half, self._stall, motor, index))
+                    group.handles.append(loop.call_at(half, self._stall, motor, index))
             for index, millis in self.faults.vanish:
                 if index == move.index and ("vanish", index) not in self._fired:
                     self._fired.add(("vanish", index))
