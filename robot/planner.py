@@ -336,5 +336,5 @@ class Planner:
 
     def cost_of_face_turn(self, face: Face, turns: int = 1) -> tuple[int, int, float]:
         """(moves, motion groups, seconds) this robot needs to turn ``face`` once."""
-        program = self.plan([Move.outer(face, turns)])
+        program = self.plan([Move.outer(face, _norm_turns(turns))])
         return len(program.moves), program.groups, program.estimate_s

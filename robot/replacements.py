@@ -19,7 +19,7 @@ The quarter turns are conjugates ``C U C⁻¹`` with ``C = R' L' F2 B2 R L`` (wh
 layer to the D layer and is undone afterwards); the half turn has a shorter sequence of its own.
 In robot time the ``R' L'``/``F2 B2`` pairs run as simultaneous groups: a replaced D or D' costs
 13 turns in 7 motion groups instead of 1 (1.02 s instead of 0.10 s with the default cost model),
-a D2 9 turns in 7 groups (1.08 s instead of 0.17 s). So the daemon first asks the solver for a
+a D2 9 turns in 7 groups (1.19 s instead of 0.17 s). So the daemon first asks the solver for a
 solution that avoids the missing face, and the planner replaces only the turns that remain.
 
 Any other missing face uses the same table relabelled by a whole-cube rotation that carries D to
