@@ -58,7 +58,16 @@ from solver.stages import (
     short_solution,
 )
 
-__all__ = ["CROSS_EDGES", "SLOTS", "CfopPlan", "plan_cfop", "solve_cfop"]
+__all__ = [
+    "CROSS_EDGES",
+    "SLOTS",
+    "CfopPlan",
+    "Slot",
+    "cross_solutions",
+    "plan_cfop",
+    "prepare",
+    "solve_cfop",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -246,6 +255,18 @@ def _f2l_orders(
         prefix.pop()
 
 
+def prepare(tables: TableCache | None = None) -> None:
+    """Build every pruning table the engine uses (17 tables of 24**4 entries, about a second);
+    the first solve does it, so that later solves take no table-building time."""
+    tables = tables or default_tables()
+    needed = [CROSS_EDGES, tuple(s.corner for s in SLOTS), tuple(s.edge for s in SLOTS)]
+    for a in SLOTS:
+        needed += a.tables
+        needed += [_pair_of_pairs(a, b) for b in SLOTS if a.name < b.name]
+    for pieces in needed:
+        tables.get(pieces)
+
+
 def plan_cfop(
     cube: Cube,
     bottoms: Sequence[Face] = (Face.D,),
@@ -257,6 +278,7 @@ def plan_cfop(
     """The shortest CFOP plan over the given bottom faces and cross candidates (the engine's
     core; ``bench/solve3x3.py`` may call it directly)."""
     tables = tables or default_tables()
+    prepare(tables)
     best_plan: CfopPlan | None = None
     f2l_searches = 0
     nodes = 0

@@ -55,7 +55,7 @@ from solver.stages import (
     short_solution,
 )
 
-__all__ = ["LAST_LAYER_STAGES", "LblPlan", "plan_lbl", "solve_lbl"]
+__all__ = ["LAST_LAYER_STAGES", "LblPlan", "plan_lbl", "prepare", "solve_lbl"]
 
 logger = logging.getLogger(__name__)
 
@@ -179,12 +179,25 @@ def _last_layer(state: PieceState) -> list[Option]:
     return best[1]
 
 
+def prepare(tables: TableCache | None = None) -> None:
+    """Build every pruning table the engine uses (about 45 tables of 24**4 entries, a few
+    seconds); the first solve does it, so that later solves take no table-building time."""
+    tables = tables or default_tables()
+    needed = [CROSS_EDGES]
+    for slot in SLOTS:
+        needed += _corner_tables(slot, [])
+        needed += _edge_tables(slot, [s for s in SLOTS if s is not slot])
+    for pieces in needed:
+        tables.get(pieces)
+
+
 def plan_lbl(
     cube: Cube, bottoms: Sequence[Face] = (Face.U,), *, tables: TableCache | None = None
 ) -> LblPlan:
     """The shortest LBL plan over the given first-layer faces (the engine's core;
     ``bench/solve3x3.py`` may call it directly)."""
     tables = tables or default_tables()
+    prepare(tables)
     best: LblPlan | None = None
     for bottom in bottoms:
         frame = Frame.with_bottom(bottom)

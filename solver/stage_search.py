@@ -42,6 +42,7 @@ __all__ = [
     "Piece",
     "PieceState",
     "SearchLimitError",
+    "SearchMemo",
     "StageSearch",
     "TableCache",
     "default_tables",
@@ -397,30 +398,93 @@ class StageSearch:
 T = TypeVar("T")
 
 
+class SearchMemo:
+    """What stage searches have learnt, kept across solves: for a search (its pieces and
+    tables) and a start, the optimal solution once found, or the depth below which there is
+    none. A stage that keeps pieces already home depends only on the pieces it moves, so the
+    same starts come back often; a memo entry is exactly what the search would find again.
+    Bounded: cleared when it holds ``limit`` entries."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._paths: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self._bounds: dict[tuple[object, ...], int] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._paths) + len(self._bounds)
+
+    def path(self, key: tuple[object, ...]) -> tuple[int, ...] | None:
+        return self._paths.get(key)
+
+    def bound(self, key: tuple[object, ...]) -> int:
+        return self._bounds.get(key, 0)
+
+    def store_path(self, key: tuple[object, ...], path: Sequence[int]) -> None:
+        with self._lock:
+            self._check_size()
+            self._paths[key] = tuple(path)
+            self._bounds.pop(key, None)
+
+    def store_bound(self, key: tuple[object, ...], depth: int) -> None:
+        with self._lock:
+            self._check_size()
+            self._bounds[key] = max(depth, self._bounds.get(key, 0))
+
+    def _check_size(self) -> None:
+        if len(self) >= self.limit:
+            self._paths.clear()
+            self._bounds.clear()
+
+
+_MEMO = SearchMemo()
+
+
 def race(
-    state: PieceState, searches: Sequence[tuple[T, StageSearch]], count: int, max_depth: int = 20
+    state: PieceState,
+    searches: Sequence[tuple[T, StageSearch]],
+    count: int,
+    max_depth: int = 20,
+    memo: SearchMemo | None = _MEMO,
 ) -> list[tuple[int, T, list[int]]]:
     """The ``count`` goals (of ``searches``) reachable in the fewest moves, each with an optimal
     solution ``(length, label, moves)``, shortest first. All searches deepen together, one
     depth at a time, so a goal that needs many moves costs nothing once ``count`` shorter ones
-    are found. A goal already met is returned alone, with no moves."""
-    pending = []
+    are found. A goal already met is returned alone, with no moves. ``memo`` (by default one
+    per process) remembers solutions and failed depths."""
+    pending: list[
+        tuple[int, T, StageSearch, tuple[int, ...], tuple[object, ...], tuple[int, ...] | None]
+    ] = []
     for label, search in searches:
         codes = search.start(state)
         if codes == search.goal:
             return [(0, label, [])]
-        pending.append((search.estimate(codes), label, search, codes))
+        key: tuple[object, ...] = (search.pieces, search.tables, codes)
+        known = memo.path(key) if memo is not None else None
+        if known is not None:
+            bound = len(known)
+        else:
+            bound = max(search.estimate(codes), memo.bound(key) if memo is not None else 0)
+        pending.append((bound, label, search, codes, key, known))
     found: list[tuple[int, T, list[int]]] = []
     depth = min((p[0] for p in pending), default=0)
     while pending and len(found) < count:
         if depth > max_depth:
             raise SearchLimitError(f"no stage solution within {max_depth} moves")
         still = []
-        for bound, label, search, codes in pending:
-            path = search.solve_at(codes, depth) if bound <= depth else None
+        for item in pending:
+            bound, label, search, codes, key, known = item
+            if bound > depth:
+                still.append(item)
+                continue
+            path = list(known) if known is not None else search.solve_at(codes, depth)
             if path is None:
-                still.append((bound, label, search, codes))
+                still.append(item)
+                if memo is not None:
+                    memo.store_bound(key, depth + 1)
             else:
+                if memo is not None and known is None:
+                    memo.store_path(key, path)
                 found.append((depth, label, path))
         pending = still
         depth += 1
