@@ -315,7 +315,7 @@ def solve_cfop(cube: Cube, options: Any) -> Solution:
             "it takes cross, cross_candidates, f2l_beam, scheme"
         )
     scheme = scheme_setting(extra)
-    bottoms = face_setting(extra.get("cross", "D"), scheme, "cross")
+    bottoms = face_setting(extra.get("cross", "D"), scheme, "cross", cube)
     candidates = _int_setting(extra, "cross_candidates", 1, 1, 64)
     beam = _int_setting(extra, "f2l_beam", 2, 1, 4)
     assembler = Assembler()

@@ -227,7 +227,7 @@ def solve_lbl(cube: Cube, options: Any) -> Solution:
     started = time.perf_counter()
     extra = dict(options.extra)
     scheme = scheme_setting(extra)
-    bottoms = face_setting(extra.get("first_layer", "white"), scheme, "first_layer")
+    bottoms = face_setting(extra.get("first_layer", "white"), scheme, "first_layer", cube)
     unknown = set(extra) - {"first_layer", "scheme"}
     if unknown:
         raise UnsupportedError(

@@ -115,9 +115,11 @@ def scheme_setting(extra: Mapping[str, Any]) -> ColourScheme:
         ) from None
 
 
-def face_setting(value: object, scheme: ColourScheme, what: str) -> list[Face]:
-    """A face given as a face letter ("D"), a colour of ``scheme`` ("white"), or "neutral"
-    (all six faces)."""
+def face_setting(
+    value: object, scheme: ColourScheme, what: str, cube: Cube | None = None
+) -> list[Face]:
+    """A face given as a face letter ("D"), a colour of ``scheme`` ("white": the face whose
+    centre has that colour on ``cube``, however the cube is held), or "neutral" (all six)."""
     if isinstance(value, Face):
         return [value]
     text = str(value).strip()
@@ -126,12 +128,16 @@ def face_setting(value: object, scheme: ColourScheme, what: str) -> list[Face]:
     if text.upper() in Face.__members__:
         return [Face[text.upper()]]
     try:
-        return [scheme.face_of(text)]
+        colour = scheme.face_of(text)  # the colour index: the face it belongs to when solved
     except ValueError:
         raise UnsupportedError(
             f"{what}: {value!r} is neither a face (U R F D L B), a colour of scheme "
             f"{scheme.name} ({', '.join(scheme.colours)}), nor 'neutral'"
         ) from None
+    centres = cube.centre_colours() if cube is not None else None
+    if centres is None:
+        return [colour]
+    return [Face(centres.index(int(colour)))]
 
 
 # --- short exhaustive search -----------------------------------------------------------------

@@ -229,3 +229,15 @@ def test_settings_are_checked() -> None:
 def test_first_layer_pieces_cover_the_layer() -> None:
     assert {str(s.corner) for s in SLOTS} == {"DFR", "DLF", "DBL", "DRB"}
     assert {str(s.edge) for s in SLOTS} == {"FR", "FL", "BL", "BR"}
+
+
+def test_a_cube_held_another_way_round() -> None:
+    """Colours are read relative to the centres: the white layer is wherever white is."""
+    for cc in _random_cubes(61, 3):
+        cube = cc.to_cube().apply("y x")  # white centre now on B
+        solution = solve(cube, engine="lbl")
+        assert cube.apply(solution.moves).is_solved()
+        assert solution.stages[0].detail["face"] == "B"
+        assert solution.stages[0].detail["colour"] == "white"
+        for engine in ("cfop", "trace"):
+            assert cube.apply(solve(cube, engine=engine).moves).is_solved()
