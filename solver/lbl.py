@@ -36,6 +36,8 @@ from solver.geometry import Face
 from solver.notation import Move, format_moves
 from solver.solution import Solution
 from solver.stage_search import (
+    CORNER,
+    EDGE,
     MOVES,
     Piece,
     PieceState,
@@ -278,7 +280,11 @@ def _assemble(plan: LblPlan, cube: Cube, scheme: ColourScheme, assembler: Assemb
             moves.extend(physical)
             steps.append({"piece": frame.piece_name(pick(slot)), "moves": format_moves(physical)})
         assembler.add(stage, moves, {**names([pick(s) for s, _ in placements]), "steps": steps})
+    last_edges = [Piece(EDGE, i) for i in range(4)]
+    last_corners = [Piece(CORNER, i) for i in range(4)]
     for family, option in zip(LAST_LAYER_STAGES, plan.last_layer, strict=True):
+        # the last-layer pieces the step orients or places
+        step_pieces = last_edges if family in (Family.EO, Family.EP) else last_corners
         detail: dict[str, Any] = {"case": "skip", "group": ""}
         if option.case is not None:
             detail = {
@@ -288,4 +294,5 @@ def _assemble(plan: LblPlan, cube: Cube, scheme: ColourScheme, assembler: Assemb
             }
         auf = list(AUF_MOVES[option.pre]) + list(AUF_MOVES[option.post])
         detail["auf"] = format_moves(frame.to_physical(auf))
+        detail |= names(step_pieces)
         assembler.add(str(family), frame.to_physical(option.moves), detail)

@@ -200,6 +200,9 @@ def test_stages_do_what_they_say() -> None:
         for stage, option in zip(solution.stages[3:], plan.last_layer, strict=True):
             expected = option.case.name if option.case is not None else "skip"
             assert stage.detail["case"] == expected
+            assert all(len(name) == 2 for name in solution.stages[3].detail["pieces"])
+            assert {len(name) for name in solution.stages[4].detail["pieces"]} == {3}
+            assert all(name.startswith("D") or "D" in name for name in stage.detail["pieces"])
 
 
 def test_first_layer_is_a_setting() -> None:
