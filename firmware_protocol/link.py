@@ -35,8 +35,10 @@ What it does (``PROTOCOL.md`` has the wire-level detail):
   counters), which were interrupted mid-turn and which never started, and the link refuses new
   executions until :meth:`FirmwareLink.acknowledge_reset` (no continuing blind).
 - Reconnects with back-off when the port vanishes, then re-synchronises from the IDENT counters
-  and continues the execution; gives up after ``reconnect_timeout_s`` with
-  :class:`ExecutionLinkError` (cause :class:`PortLostError`).
+  and continues the execution. If the port stays away longer than ``reconnect_timeout_s`` the
+  execution fails with :class:`ExecutionLinkError` (cause :class:`PortLostError`; its report
+  lists the moves whose fate is unknown) but the link keeps reconnecting in the background; once
+  back, ``link.info.last_executed`` tells which of those unknown moves executed.
 - Sends a heartbeat when otherwise quiet (the firmware's watchdog stops the motors if the host
   goes silent for ``watchdog_ms``) and watches the firmware's own periodic STATUS.
 """
@@ -414,6 +416,7 @@ class FirmwareLink:
         self._supervisor: asyncio.Task[None] | None = None
         self._first_session: asyncio.Future[FirmwareInfo] | None = None
         self._failure: LinkError | None = None
+        self._down: PortLostError | None = None  # the port has been gone too long
         # connection
         self._generation = 0
         self._transport: asyncio.BaseTransport | None = None
@@ -655,15 +658,23 @@ class FirmwareLink:
                 if now - began > self.config.connect_timeout_s:
                     self._fail_everything(self._connect_error(last_problem))
                     return
-            elif lost_at is not None and now - lost_at > self.config.reconnect_timeout_s:
+            elif (
+                lost_at is not None
+                and self._down is None
+                and now - lost_at > self.config.reconnect_timeout_s
+            ):
+                # Give up on what is waiting, not on the port: keep trying in the background,
+                # so the link recovers by itself when the cable is plugged back in.
                 lost = PortLostError(
                     f"{self.port} gone for {now - lost_at:.1f} s ({last_problem}); "
-                    "check the USB cable and the robot's power, then reconnect",
+                    "check the USB cable and the robot's power; the link keeps reconnecting",
                     self.port,
                 )
                 lost.__cause__ = last_problem
-                self._fail_everything(lost)
-                return
+                logger.error("%s", lost)
+                self._down = lost
+                self._fail_execution_link(lost)
+                self._fail_waiters(lost)
             if lost_at is None:
                 lost_at = now
             delay = min(
@@ -851,6 +862,9 @@ class FirmwareLink:
             ident.state.name,
         )
         self._session_open = True
+        if self._down is not None:
+            logger.info("%s: port back; the link is usable again", self.port)
+        self._down = None
         if ident.state in (FirmwareState.STOPPED, FirmwareState.FAULT):
             if ident.error is ErrorCode.WATCHDOG:
                 logger.info("%s: firmware was stopped by its watchdog; clearing", self.port)
@@ -1311,6 +1325,8 @@ class FirmwareLink:
         self._check_open()
         if self._failure is not None:
             raise self._failure
+        if self._down is not None:
+            raise self._down
         if self._supervisor is None:
             raise LinkError(f"link to {self.port} is not connected; call connect()", self.port)
 

@@ -3,6 +3,7 @@ resynchronisation, fuzz."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 from pathlib import Path
 
@@ -147,6 +148,18 @@ def _golden_rows() -> list[tuple[str, int, bytes, bytes, int]]:
 
 
 GOLDEN_ROWS = _golden_rows()
+
+
+@pytest.mark.parametrize("module", ["codec", "messages", "moves", "errors", "motors"])
+def test_pure_modules_import_neither_asyncio_nor_serial(module: str) -> None:
+    source = PROTOCOL_MD.with_name(f"{module}.py").read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert not imported & {"asyncio", "serial", "serial_asyncio_fast", "socket", "threading"}
 
 
 def test_golden_table_covers_every_message_type() -> None:

@@ -7,6 +7,7 @@ reported exactly, and the virtual cube must end where the host believes it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,7 @@ def expected_log(moves: Sequence[Move]) -> str:
     return " ".join(f"{'URFDLB'[m.motor]}{m.quarter_turns:+d}" for m in moves)
 
 
-def _check(seed: int, **kwargs: float) -> None:
+def _check(seed: int, **kwargs: Any) -> None:
     result = run(
         soak_run(seed, cube_factory=RecordingCube, expected_facelets=expected_log, **kwargs),
         timeout=60,
