@@ -174,7 +174,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--states", type=int, default=200)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")

@@ -7,7 +7,7 @@
  * at once are fine. The GIL is released for the whole search.
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost)
- *   tables     tuple of the 17 arrays of TwoPhaseTables.search_arrays(), in that order
+ *   tables     tuple of the 18 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
  *              allowed_moves is an 18-bit mask of the face turns this direction may use
@@ -39,7 +39,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 17
+#define N_TABLES 18
 
 typedef struct {
     const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
@@ -47,7 +47,7 @@ typedef struct {
     const uint16_t *flipslice_classidx;
     const uint8_t *flipslice_sym;
     const uint16_t *corner_classidx;
-    const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth;
+    const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
 } Tables;
 
 typedef struct {
@@ -242,6 +242,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         s1 = T->slice_sorted_move[ss * N_MOVE + m];
         if (T->cornslice_depth[c1 * 24 + s1] >= togo) continue;
         u1 = T->ud_edges_move[ud * N_MOVE + m];
+        if (T->edgeslice_depth[u1 * 24 + s1] >= togo) continue;
         nd = next_depth(dist, p2_mod3(T, c1, u1));
         if (nd >= togo) continue;
         if (c->robot) {
@@ -260,7 +261,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
 
 static void phase2_start(Ctx *c, int ss, int n1) {
     const Tables *T = c->T;
-    int i, corners, cs, ud, d2, lo, limit, togo2, bound;
+    int i, corners, cs, es, ud, d2, lo, limit, togo2, bound;
     c->phase2_starts++;
     check_time(c);
     if (c->stop) return;
@@ -282,6 +283,9 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
     ud = T->ud_from_u_d[c->u_at[n1] * 24 + c->d_at[n1] % 24];
+    es = T->edgeslice_depth[ud * 24 + ss];
+    if (es > limit) return;
+    if (es > cs) cs = es;
     d2 = p2_depth(T, corners, ud);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
@@ -348,7 +352,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_SLICE * N_FLIP * 2, (Py_ssize_t)N_SLICE * N_FLIP,
         (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
-        (Py_ssize_t)N_CORNERS * 24,
+        (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -359,7 +363,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->flipslice_classidx, (const void **)&T->flipslice_sym,
         (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
-        (const void **)&T->cornslice_depth,
+        (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
     };
     int i;
     if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != N_TABLES) {

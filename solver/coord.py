@@ -12,14 +12,15 @@ Coordinates (range, solved value, phase)::
     slice         0..494    (12 C 4)     solved 0   phase 1   where the FR FL BL BR edges are
     slice_sorted  0..11879  (495 * 24)   solved 0   phase 1+2 slice * 24 + their order;
                                                               < 24 exactly in phase 2
-    u_edges       0..11879               solved 0*  phase 1   where and in which order UR UF UL UB are
+    u_edges       0..11879               solved *   phase 1   where, in which order, UR UF UL UB are
     d_edges       0..11879               solved *   phase 1   same for DR DF DL DB
     corners       0..40319  (8!)         solved 0   phase 1+2 corner permutation (Lehmer code)
     ud_edges      0..40319  (8!)         solved 0   phase 2   permutation of the 8 U and D edges
     flipslice     0..1013759             solved 0   phase 1   slice * 2048 + flip
 
-(*) ``u_edges``/``d_edges`` use the same 4-of-12 encoding as ``slice_sorted`` and are only
-combined into ``ud_edges`` (:func:`ud_edges_from_u_d`) once phase 1 has put the slice edges home.
+(*) 11856 and 1656 for the solved cube. ``u_edges``/``d_edges`` use the same 4-of-12 encoding
+as ``slice_sorted`` and are only combined into ``ud_edges`` (:func:`ud_edges_from_u_d`) once
+phase 1 has put the slice edges home.
 
 A 4-of-12 coordinate (``slice_sorted``, ``u_edges``, ``d_edges``) of edges ``e0<e1<e2<e3`` is
 ``24 * a + b``: ``a`` ranks the set of the 4 positions they occupy (positions ``p`` mapped to
@@ -45,6 +46,7 @@ from solver.geometry import Face
 from solver.notation import Move
 
 __all__ = [
+    "D_EDGES",
     "MOVE_NAMES",
     "N_CORNERS",
     "N_CORNER_CLASS",
@@ -61,9 +63,9 @@ __all__ = [
     "N_UD_EDGES",
     "PHASE2_MOVES",
     "SLICE_EDGES",
-    "D_EDGES",
     "U_EDGES",
     "IntArray",
+    "coordinates",
     "corner_multiply",
     "corners_of",
     "edge_multiply",
@@ -82,9 +84,8 @@ __all__ = [
     "sym_arrays",
     "sym_inverse",
     "twist_of",
-    "ud_edges_of",
     "ud_edges_from_u_d",
-    "coordinates",
+    "ud_edges_of",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -210,11 +211,14 @@ def set_corners(corners: npt.ArrayLike) -> IntArray:
 
 def _gather(a: IntArray, idx: IntArray) -> IntArray:
     """Row-wise ``a[i, idx[i, j]]``, where either side may be one row broadcast to all."""
+    out: IntArray
     if a.shape[0] == 1:
-        return a[0][idx]
-    if idx.shape[0] == 1:
-        return a[:, idx[0]]
-    return np.take_along_axis(a, idx, axis=1)
+        out = a[0][idx]
+    elif idx.shape[0] == 1:
+        out = a[:, idx[0]]
+    else:
+        out = np.take_along_axis(a, idx, axis=1)
+    return out
 
 
 def corner_multiply(
@@ -278,7 +282,8 @@ def four_edges_of(ep: npt.NDArray[np.integer], edges: tuple[int, ...]) -> IntArr
     c = 11 - pos[:, ::-1]  # ascending
     binom = np.array([[_binom(n, k) for k in range(5)] for n in range(12)], dtype=np.int64)
     a = binom[c[:, 0], 1] + binom[c[:, 1], 2] + binom[c[:, 2], 3] + binom[c[:, 3], 4]
-    return 24 * a + perm_rank(order)
+    out: IntArray = 24 * a + perm_rank(order)
+    return out
 
 
 def set_four_edges(coord: npt.ArrayLike, edges: tuple[int, ...]) -> IntArray:
@@ -322,7 +327,7 @@ def ud_edges_from_u_d() -> IntArray:
         # D edges take the free positions among 0..7 in the order dperm
         order = perm_unrank(np.array([dperm]), 4)[0]
         ep = ep_u.copy()
-        free = (ep[:, :8] >= 4)  # positions 0..7 not holding a U edge (hold 4..7 from filler)
+        free = ep[:, :8] >= 4  # positions 0..7 not holding a U edge (hold 4..7 from filler)
         idx = np.nonzero(free)
         ep[idx[0], idx[1]] = np.tile(np.asarray(D_EDGES)[order], u.shape[0])
         table[u * 24 + dperm] = ud_edges_of(ep)

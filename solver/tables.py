@@ -20,7 +20,8 @@ Groups and sizes::
               flipslice (64430) and corner (2768) symmetry classes                  ~ 9 MB
     phase1    depth mod 3 of flipslice class x twist, 2 bits each (140,908,410)     35 MB
     phase2    depth mod 3 of corner class x ud_edges, 2 bits each (111,605,760)     28 MB
-    cornslice exact depth of corners x slice order, phase 2 moves (967,680)          1 MB
+    cornslice exact depths of corners x slice order and of ud_edges x slice order,
+              phase 2 moves (967,680 each)                                          2 MB
 
 The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search knows the
 exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,
@@ -64,7 +65,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAGIC = b"CRTABLE\0"
 GROUPS = ("moves", "phase1", "phase2", "cornslice")
 
@@ -140,7 +141,7 @@ def _write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
             {"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape), "offset": offset}
         )
         offset += arr.nbytes
-        crc = zlib.crc32(memoryview(arr).cast("B"), crc)
+        crc = zlib.crc32(arr.data.cast("B"), crc)
     header = json.dumps(
         {
             "format": FORMAT_VERSION,
@@ -164,11 +165,19 @@ def _write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
             fh.write(len(header).to_bytes(4, "little"))
             fh.write(header)
             for arr in arrays.values():
-                fh.write(memoryview(np.ascontiguousarray(arr)).cast("B"))
+                fh.write(np.ascontiguousarray(arr).data.cast("B"))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_stale(directory: Path, group: str) -> None:
+    """Delete this group's files of other format versions."""
+    for old in (directory / "twophase").glob(f"twophase-v*-{group}.bin"):
+        if old != table_path(directory, group):
+            log.info("removing stale two-phase table %s", old)
+            old.unlink(missing_ok=True)
 
 
 class _Corrupt(Exception):
@@ -185,7 +194,9 @@ def _read_bundle(path: Path, group: str) -> dict[str, Array]:
     except ValueError as exc:
         raise _Corrupt(f"unreadable header ({exc})") from None
     if header.get("format") != FORMAT_VERSION or header.get("group") != group:
-        raise _Corrupt(f"format {header.get('format')}/{header.get('group')} is not {FORMAT_VERSION}/{group}")
+        raise _Corrupt(
+            f"format {header.get('format')}/{header.get('group')} is not {FORMAT_VERSION}/{group}"
+        )
     payload = memoryview(data)[12 + hlen :]
     if len(payload) != header["payload"]:
         raise _Corrupt(f"size {len(payload)} bytes, expected {header['payload']}")
@@ -231,6 +242,7 @@ class TwoPhaseTables:
     phase1_prun: Array  # uint8 packed 2-bit depth mod 3 of flipslice class * 2187 + twist
     phase2_prun: Array  # uint8 packed 2-bit depth mod 3 of corner class * 40320 + ud_edges
     cornslice_depth: Array  # uint8 (40320 * 24,) exact depth of corners * 24 + slice order
+    edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -263,6 +275,7 @@ class TwoPhaseTables:
             self.phase1_prun,
             self.phase2_prun,
             self.cornslice_depth,
+            self.edgeslice_depth,
         )
 
 
@@ -300,6 +313,7 @@ def load_tables(
             log.info("built two-phase table group %s in %.1f s", group, build_s[group])
             if use_cache:
                 _write_bundle(path, group, loaded)
+                _remove_stale(directory, group)
         arrays.update(loaded)
     total = time.perf_counter() - start
     tables = TwoPhaseTables(
@@ -318,7 +332,7 @@ def load_tables(
     return tables
 
 
-# --- builders: move and symmetry tables ------------------------------------------------------------
+# --- builders: move and symmetry tables -----------------------------------------------------
 
 
 def _u16(a: Array) -> Array:
@@ -333,59 +347,67 @@ def _build_moves(report: Progress) -> dict[str, Array]:
     mcp, mco, mep, meo = C.move_arrays()
     scp, sco, sep, seo = C.sym_arrays()
     sinv = C.sym_inverse()
-    m_all = np.arange(C.N_MOVE)
 
-    def corner_table(n: int, setter: Callable[[Array], tuple[Array, Array]], getter: Callable[[Array, Array], Array]) -> Array:
-        cp, co = setter(np.arange(n))
-        out = np.empty((n, C.N_MOVE), dtype=np.int64)
-        for m in m_all:
+    def corner_table(cp: Array, co: Array, getter: Callable[[Array, Array], Array]) -> Array:
+        out = np.empty((len(cp), C.N_MOVE), dtype=np.int64)
+        for m in range(C.N_MOVE):
             ncp, nco = C.corner_multiply(cp, co, mcp[m : m + 1], mco[m : m + 1])
             out[:, m] = getter(ncp, nco)
         return out
 
-    def edge_table(n: int, setter: Callable[[Array], tuple[Array, Array]], getter: Callable[[Array, Array], Array]) -> Array:
-        ep, eo = setter(np.arange(n))
-        out = np.empty((n, C.N_MOVE), dtype=np.int64)
-        for m in m_all:
+    def edge_table(ep: Array, eo: Array, getter: Callable[[Array, Array], Array]) -> Array:
+        out = np.empty((len(ep), C.N_MOVE), dtype=np.int64)
+        for m in range(C.N_MOVE):
             nep, neo = C.edge_multiply(ep, eo, mep[m : m + 1], meo[m : m + 1])
             out[:, m] = getter(nep, neo)
         return out
 
-    ident_cp = lambda n: np.tile(np.arange(8), (n, 1))  # noqa: E731
-    ident_ep = lambda n: np.tile(np.arange(12), (n, 1))  # noqa: E731
-    zeros8 = lambda n: np.zeros((n, 8), dtype=np.int64)  # noqa: E731
-    zeros12 = lambda n: np.zeros((n, 12), dtype=np.int64)  # noqa: E731
+    def zeros(n: int, k: int) -> Array:
+        return np.zeros((n, k), dtype=np.int64)
 
-    twist_move = corner_table(C.N_TWIST, lambda x: (ident_cp(len(x)), C.set_twist(x)), lambda cp, co: C.twist_of(co))
+    def ident(n: int, k: int) -> Array:
+        return np.tile(np.arange(k, dtype=np.int64), (n, 1))
+
+    twist_move = corner_table(
+        ident(C.N_TWIST, 8), C.set_twist(np.arange(C.N_TWIST)), lambda cp, co: C.twist_of(co)
+    )
     report("move tables", 1, steps)
-    flip_move = edge_table(C.N_FLIP, lambda x: (ident_ep(len(x)), C.set_flip(x)), lambda ep, eo: C.flip_of(eo))
+    flip_move = edge_table(
+        ident(C.N_FLIP, 12), C.set_flip(np.arange(C.N_FLIP)), lambda ep, eo: C.flip_of(eo)
+    )
     report("move tables", 2, steps)
-    four = {}
-    for name, edges in (("slice_sorted", C.SLICE_EDGES), ("u_edges", C.U_EDGES), ("d_edges", C.D_EDGES)):
+    four: dict[str, Array] = {}
+    for name, edges in (
+        ("slice_sorted", C.SLICE_EDGES),
+        ("u_edges", C.U_EDGES),
+        ("d_edges", C.D_EDGES),
+    ):
         four[name] = edge_table(
-            C.N_SLICE_SORTED,
-            lambda x, e=edges: (C.set_four_edges(x, e), zeros12(len(x))),
-            lambda ep, eo, e=edges: C.four_edges_of(ep, e),
+            C.set_four_edges(np.arange(C.N_SLICE_SORTED), edges),
+            zeros(C.N_SLICE_SORTED, 12),
+            lambda ep, eo, e=edges: C.four_edges_of(ep, e),  # type: ignore[misc]
         )
     report("move tables", 3, steps)
-    corners_move = corner_table(C.N_CORNERS, lambda x: (C.set_corners(x), zeros8(len(x))), lambda cp, co: C.corners_of(cp))
+    corners_move = corner_table(
+        C.set_corners(np.arange(C.N_CORNERS)),
+        zeros(C.N_CORNERS, 8),
+        lambda cp, co: C.corners_of(cp),
+    )
     report("move tables", 4, steps)
     ud_edges_move = np.full((C.N_UD_EDGES, C.N_MOVE), 65535, dtype=np.int64)
     ep0 = C.set_ud_edges(np.arange(C.N_UD_EDGES))
     for m in C.PHASE2_MOVES:
-        nep, _ = C.edge_multiply(ep0, zeros12(len(ep0)), mep[m : m + 1], meo[m : m + 1])
+        nep, _ = C.edge_multiply(ep0, zeros(len(ep0), 12), mep[m : m + 1], meo[m : m + 1])
         ud_edges_move[:, m] = C.ud_edges_of(nep)
     report("move tables", 5, steps)
 
     # conjugation S x S^-1 for the 16 UD symmetries
     def conj_corners(cp: Array, co: Array, s: int) -> tuple[Array, Array]:
-        n = len(cp)
         a = C.corner_multiply(scp[s : s + 1], sco[s : s + 1], cp, co)
         t = sinv[s]
         return C.corner_multiply(a[0], a[1], scp[t : t + 1], sco[t : t + 1])
 
     def conj_edges(ep: Array, eo: Array, s: int) -> tuple[Array, Array]:
-        n = len(ep)
         a = C.edge_multiply(sep[s : s + 1], seo[s : s + 1], ep, eo)
         t = sinv[s]
         return C.edge_multiply(a[0], a[1], sep[t : t + 1], seo[t : t + 1])
@@ -393,11 +415,11 @@ def _build_moves(report: Progress) -> dict[str, Array]:
     twist_conj = np.empty((C.N_TWIST, C.N_SYM_D4H), dtype=np.int64)
     tw_co = C.set_twist(np.arange(C.N_TWIST))
     for s in range(C.N_SYM_D4H):
-        _, co = conj_corners(ident_cp(C.N_TWIST), tw_co, s)
+        _, co = conj_corners(ident(C.N_TWIST, 8), tw_co, s)
         twist_conj[:, s] = C.twist_of(co)
     ud_edges_conj = np.empty((C.N_UD_EDGES, C.N_SYM_D4H), dtype=np.int64)
     for s in range(C.N_SYM_D4H):
-        ep, _ = conj_edges(ep0, zeros12(len(ep0)), s)
+        ep, _ = conj_edges(ep0, zeros(len(ep0), 12), s)
         ud_edges_conj[:, s] = C.ud_edges_of(ep)
     report("move tables", 6, steps)
 
@@ -421,7 +443,7 @@ def _build_moves(report: Progress) -> dict[str, Array]:
     cp_all = C.set_corners(np.arange(C.N_CORNERS))
     c_conj = np.empty((C.N_CORNERS, C.N_SYM_D4H), dtype=np.int64)
     for s in range(C.N_SYM_D4H):
-        ncp, _ = conj_corners(cp_all, zeros8(C.N_CORNERS), s)
+        ncp, _ = conj_corners(cp_all, zeros(C.N_CORNERS, 8), s)
         c_conj[:, s] = C.corners_of(ncp)
     c_classidx, c_sym, c_rep = _classes(c_conj, C.N_CORNER_CLASS)
     c_stab = _stabilisers(c_conj[c_rep])
@@ -499,13 +521,14 @@ def _classes(conj: Array, expected: int) -> tuple[Array, Array, Array]:
     return classidx, sym, reps
 
 
-# --- builders: pruning tables -----------------------------------------------------------------------
+# --- builders: pruning tables ---------------------------------------------------------------
 
 
 def _stabilisers(conj_of_reps: Array) -> Array:
     """Bit mask per class of the symmetries that fix its representative."""
     fixed = conj_of_reps == conj_of_reps[:, :1]
-    return (fixed * (1 << np.arange(C.N_SYM_D4H))).sum(axis=1)
+    masks: Array = (fixed * (1 << np.arange(C.N_SYM_D4H))).sum(axis=1)
+    return masks
 
 
 def _chunks(a: Array, size: int = _CHUNK) -> Iterator[Array]:
@@ -582,10 +605,10 @@ def _sym_bfs(
                     depth[idx[depth[idx] == _UNSET]] = d + 1
         # states equivalent to a new one under a symmetry fixing its class representative
         new = np.flatnonzero(depth == d + 1)
-        c = new // n_raw
-        pick = np.isin(c, nontrivial)
+        cls = new // n_raw
+        pick = np.isin(cls, nontrivial)
         if pick.any():
-            cn, rn = c[pick], new[pick] - c[pick] * n_raw
+            cn, rn = cls[pick], new[pick] - cls[pick] * n_raw
             masks = stab_nt[np.searchsorted(nontrivial, cn)]
             for s in range(1, C.N_SYM_D4H):
                 sel = (masks >> s) & 1 == 1
@@ -603,7 +626,10 @@ def _pack_mod3(depth: Array) -> Array:
     n = len(depth)
     pad = (-n) % 4
     d3 = np.concatenate([depth % 3, np.zeros(pad, dtype=np.uint8)]).reshape(-1, 4)
-    return (d3[:, 0] | (d3[:, 1] << 2) | (d3[:, 2] << 4) | (d3[:, 3] << 6)).astype(np.uint8)
+    packed: Array = (d3[:, 0] | (d3[:, 1] << 2) | (d3[:, 2] << 4) | (d3[:, 3] << 6)).astype(
+        np.uint8
+    )
+    return packed
 
 
 def _build_phase1(a: dict[str, Array], report: Progress) -> dict[str, Array]:
@@ -652,21 +678,28 @@ def _build_phase2(a: dict[str, Array], report: Progress) -> dict[str, Array]:
 
 
 def _build_cornslice(a: dict[str, Array], report: Progress) -> dict[str, Array]:
+    """Exact phase-2 depths of corners x slice order and of ud_edges x slice order (small
+    tables that reject most phase-2 starts before the big table is walked)."""
     total = C.N_CORNERS * 24
-    report("phase 2 corner-slice", 0, total)
-    depth = np.full(total, _UNSET, dtype=np.uint8)
-    depth[0] = 0
-    cmv = a["corners_move"].astype(np.int64)
+    report("phase 2 slice tables", 0, 2 * total)
     smv = a["slice_sorted_move"].astype(np.int64)
-    d = 0
-    frontier = np.array([0], dtype=np.int64)
-    while len(frontier):
-        c, s = frontier // 24, frontier % 24
-        for m in C.PHASE2_MOVES:
-            idx = cmv[c, m] * 24 + smv[s, m]
-            depth[idx[depth[idx] == _UNSET]] = d + 1
-        d += 1
-        frontier = np.flatnonzero(depth == d)
-    assert (depth != _UNSET).all()
-    report("phase 2 corner-slice", total, total)
-    return {"cornslice_depth": depth}
+    out = {}
+    for k, (name, mv) in enumerate(
+        (("cornslice_depth", a["corners_move"]), ("edgeslice_depth", a["ud_edges_move"]))
+    ):
+        table = mv.astype(np.int64)
+        depth = np.full(total, _UNSET, dtype=np.uint8)
+        depth[0] = 0
+        d = 0
+        frontier = np.array([0], dtype=np.int64)
+        while len(frontier):
+            c, s = frontier // 24, frontier % 24
+            for m in C.PHASE2_MOVES:
+                idx = table[c, m] * 24 + smv[s, m]
+                depth[idx[depth[idx] == _UNSET]] = d + 1
+            d += 1
+            frontier = np.flatnonzero(depth == d)
+        assert (depth != _UNSET).all()
+        out[name] = depth
+        report("phase 2 slice tables", (k + 1) * total, 2 * total)
+    return out

@@ -40,7 +40,7 @@ from solver.cubie import CubieCube
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.facelets import Cube
 from solver.geometry import Face
-from solver.notation import Move
+from solver.notation import Move, invert
 from solver.solution import Solution
 from solver.tables import Progress, TwoPhaseTables, load_tables
 
@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_MAX_LENGTH",
     "TwoPhaseSolver",
     "get_solver",
+    "scramble_moves",
     "solve_twophase",
 ]
 
@@ -59,6 +60,10 @@ DEFAULT_PHASE2_MAX = 10
 DEFAULT_PHASE2_MAX_ROBOT = 12
 MAX_LENGTH_LIMIT = 30
 ALL_FACES = frozenset(Face)
+
+#: one search direction for the C kernel: twist, flip, slice_sorted, u_edges, d_edges, corners,
+#: allowed-move mask
+Start = tuple[int, int, int, int, int, int, int]
 
 
 def _sym_cube(s: int) -> CubieCube:
@@ -82,11 +87,13 @@ class TwoPhaseSolver:
         self._urf3 = _sym_cube(16)
         self._urf3_inv = _sym_cube(32)
 
-    def _directions(self, cube: CubieCube, faces: frozenset[Face], count: int) -> list[tuple[int, bool, tuple[int, ...]]]:
+    def _directions(
+        self, cube: CubieCube, faces: frozenset[Face], count: int
+    ) -> list[tuple[int, bool, Start]]:
         rots = {1: (0,), 2: (0,), 3: (0, 1, 2), 6: (0, 1, 2)}[count]
         invs = (False, True) if count in (2, 6) else (False,)
-        out: list[tuple[int, bool, tuple[int, ...]]] = []
-        seen: set[tuple[int, ...]] = set()
+        out: list[tuple[int, bool, Start]] = []
+        seen: set[Start] = set()
         for rot in rots:
             if rot == 0:
                 base = cube
@@ -101,7 +108,7 @@ class TwoPhaseSolver:
             for inv in invs:
                 cb = base.inverse() if inv else base
                 k = C.coordinates(cb)
-                start = (
+                start: Start = (
                     k["twist"],
                     k["flip"],
                     k["slice_sorted"],
@@ -201,7 +208,9 @@ _SOLVERS: dict[Path | None, TwoPhaseSolver] = {}
 _LOCK = threading.Lock()
 
 
-def get_solver(cache_dir: str | Path | None = None, *, progress: Progress | None = None) -> TwoPhaseSolver:
+def get_solver(
+    cache_dir: str | Path | None = None, *, progress: Progress | None = None
+) -> TwoPhaseSolver:
     """The process-wide solver for a table cache, loading (or building) its tables once."""
     key = None if cache_dir is None else Path(cache_dir).expanduser().resolve()
     with _LOCK:
@@ -231,6 +240,12 @@ def solve_twophase(cube: Cube, options: Any) -> Solution:
         phase2_max=extra.get("phase2_max"),
         directions=int(extra.get("directions", 6)),
     )
+
+
+def scramble_moves(state: CubieCube, *, budget_s: float = 0.0) -> list[Move]:
+    """A random-state scramble: moves (at most 20) that make ``state`` from the solved cube,
+    the inverse of a solution."""
+    return invert(list(get_solver().solve(state, budget_s=budget_s).moves))
 
 
 def move_list(moves: Collection[Move]) -> list[int]:

@@ -1,0 +1,16 @@
+"""Types of the C search kernel (solver/_twophase.c; see its header for the contract)."""
+
+from typing import Any
+
+def search(
+    tables: tuple[Any, ...],
+    starts: list[tuple[int, int, int, int, int, int, int]],
+    max_length: int,
+    budget_s: float,
+    timeout_s: float,
+    phase2_max: int,
+    cost: tuple[float, float, float, float, bool] | None,
+    /,
+) -> tuple[int, list[int], dict[str, Any]]: ...
+def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...
+def phase2_depth(tables: tuple[Any, ...], corners: int, ud_edges: int, /) -> int: ...

@@ -1,0 +1,128 @@
+"""``cuberobot solve``: single states, scrambles, batches, errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from robot.cli import main
+from solver.facelets import Cube
+from solver.notation import parse
+
+SOLVED = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
+SCRAMBLE = "R U2 F' L D B2 R' U F2 D' L2 B"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _solves(facelets: str, moves: str) -> bool:
+    return Cube.from_facelets(facelets).apply(parse(moves)).is_solved()
+
+
+def test_solve_facelets(capsys: pytest.CaptureFixture[str]) -> None:
+    state = Cube.solved(3).apply(SCRAMBLE).to_facelets()
+    code, out, _ = run(capsys, "solve", state)
+    assert code == 0
+    assert _solves(state, out.strip())
+    assert len(parse(out.strip())) <= 20
+
+
+def test_solve_scramble_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "solve", "--scramble", SCRAMBLE, "--budget", "0.05", "--format", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert {"moves", "htm", "qtm", "robot_time_s", "engine", "stats", "solve_ms"} <= set(data)
+    assert data["engine"] == "twophase"
+    assert _solves(Cube.solved(3).apply(SCRAMBLE).to_facelets(), data["moves"])
+    assert data["htm"] <= 12
+
+
+def test_solved_state_prints_empty_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "solve", SOLVED)
+    assert (code, out) == (0, "\n")
+
+
+def test_faces_and_robot_time(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "solve",
+        "--scramble",
+        SCRAMBLE,
+        "--faces",
+        "URFLB",
+        "--robot-time",
+        "--budget",
+        "0.05",
+        "--max-length",
+        "24",
+    )
+    assert code == 0
+    assert "D" not in out
+    assert _solves(Cube.solved(3).apply(SCRAMBLE).to_facelets(), out.strip())
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        pytest.param(["solve", SOLVED[:-1] + "F"], 1, "impossible cube", id="impossible"),
+        pytest.param(["solve", SOLVED[:20]], 2, "54", id="too-short"),
+        pytest.param(["solve", "--scramble", "R Q"], 2, "not a move", id="bad-move"),
+        pytest.param(
+            ["solve", "--scramble", SCRAMBLE, "--max-length", "3"],
+            1,
+            "at most 3",
+            id="too-short-limit",
+        ),
+        pytest.param(
+            ["solve", "--scramble", "R", "--engine", "nope"], 2, "unknown engine", id="engine"
+        ),
+    ],
+)
+def test_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str], code: int, message: str
+) -> None:
+    got, _, err = run(capsys, *argv)
+    assert got == code
+    assert message in err
+
+
+def test_batch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    states = [Cube.solved(3).apply(s).to_facelets() for s in (SCRAMBLE, "R U R' U'", "F2")]
+    lines = ["# a comment", states[0], "", states[1], SOLVED[:-1] + "F", states[2]]
+    path = tmp_path / "states.txt"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = run(capsys, "solve", "--batch", str(path))
+    assert code == 1  # one state was impossible
+    rows = out.rstrip("\n").split("\n")
+    assert len(rows) == 4
+    for row, state in zip([rows[0], rows[1], rows[3]], states, strict=True):
+        moves, ms = row.split("\t")
+        assert _solves(state, moves)
+        assert float(ms) >= 0
+    assert rows[2].startswith("ERROR: impossible cube")
+
+
+def test_batch_from_stdin_in_a_fresh_process(tmp_path: Path) -> None:
+    state = Cube.solved(3).apply(SCRAMBLE).to_facelets()
+    done = subprocess.run(
+        [sys.executable, "-m", "robot.cli", "solve", "--batch", "-"],
+        input=f"{state}\n{state}\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = done.stdout.strip().split("\n")
+    assert len(rows) == 2
+    assert all(_solves(state, r.split("\t")[0]) for r in rows)

@@ -1,0 +1,114 @@
+"""The table cache: versioned names, verified on load, rebuilt when missing or corrupt."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver import tables as T
+from solver.twophase import get_solver
+
+
+@pytest.fixture(scope="module")
+def cache_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the real cache (built on first use), so tests can damage it."""
+    source = get_solver().tables.cache_dir
+    assert source is not None
+    target = tmp_path_factory.mktemp("cache")
+    shutil.copytree(source / "twophase", target / "twophase")
+    return target
+
+
+def _damage_truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _damage_flip_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1000] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def _damage_old_format(path: Path) -> None:
+    data = path.read_bytes()
+    hlen = int.from_bytes(data[8:12], "little")
+    header = json.loads(data[12 : 12 + hlen])
+    header["format"] = T.FORMAT_VERSION - 1
+    new = json.dumps(header).encode()
+    path.write_bytes(data[:8] + len(new).to_bytes(4, "little") + new + data[12 + hlen :])
+
+
+def _damage_garbage(path: Path) -> None:
+    path.write_bytes(b"not a table at all")
+
+
+def test_file_names_carry_the_format_version(cache_copy: Path) -> None:
+    for group in T.GROUPS:
+        path = T.table_path(cache_copy, group)
+        assert path.exists()
+        assert f"-v{T.FORMAT_VERSION}-" in path.name
+
+
+def test_load_from_cache_builds_nothing(cache_copy: Path) -> None:
+    tables = T.load_tables(cache_copy)
+    assert tables.build_s == {}
+    assert tables.load_s < 5.0
+    reference = get_solver().tables
+    for a, b in zip(tables.search_arrays(), reference.search_arrays(), strict=True):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(_damage_truncate, id="truncated"),
+        pytest.param(_damage_flip_byte, id="corrupted-byte"),
+        pytest.param(_damage_old_format, id="other-format-version"),
+        pytest.param(_damage_garbage, id="garbage"),
+        pytest.param(lambda p: p.unlink(), id="missing"),
+    ],
+)
+def test_damaged_file_is_rebuilt(
+    cache_copy: Path, damage: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = T.table_path(cache_copy, "cornslice")
+    original = path.read_bytes()
+    assert callable(damage)
+    damage(path)
+    calls: list[tuple[str, int, int]] = []
+    tables = T.load_tables(cache_copy, progress=lambda *a: calls.append(a))
+    assert set(tables.build_s) == {"cornslice"}
+    assert calls and calls[-1][1] == calls[-1][2]  # progress reached its total
+    assert path.read_bytes() == original  # the rebuild is bit-identical
+    assert np.array_equal(tables.cornslice_depth, get_solver().tables.cornslice_depth)
+
+
+def test_stale_versions_are_removed(cache_copy: Path) -> None:
+    stale = cache_copy / "twophase" / "twophase-v0-cornslice.bin"
+    stale.write_bytes(b"old")
+    T.table_path(cache_copy, "cornslice").unlink()
+    T.load_tables(cache_copy)
+    assert not stale.exists()
+
+
+def test_cache_dir_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CUBEROBOT_CACHE_DIR", str(tmp_path / "explicit"))
+    assert T.default_cache_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("CUBEROBOT_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert T.default_cache_dir() == tmp_path / "xdg" / "cuberobot"
+
+
+def test_pruning_tables_are_complete() -> None:
+    tables = get_solver().tables
+    # every entry of the exact tables was reached; depth 0 only at the solved state
+    for name in ("cornslice_depth", "edgeslice_depth"):
+        depth = getattr(tables, name)
+        assert depth.max() < 20 and int((depth == 0).sum()) == 1
+    assert tables.phase1_prun.nbytes == (64430 * 2187 + 3) // 4
+    assert tables.phase2_prun.nbytes == (2768 * 40320 + 3) // 4
