@@ -46,6 +46,7 @@ What it does (``PROTOCOL.md`` has the wire-level detail):
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import itertools
 import logging
@@ -281,6 +282,8 @@ class Execution:
 
     def __init__(self, moves: Sequence[Move]) -> None:
         self.moves: tuple[Move, ...] = tuple(moves)
+        self.groups: list[tuple[int, int]] = groups(self.moves)
+        self._group_starts = [lo for lo, _ in self.groups]
         self.base: int | None = None  # firmware index of moves[0], fixed once moves are sent
         self.events: list[MoveExecuted] = []
         self.error: ExecutionError | None = None
@@ -1019,7 +1022,8 @@ class FirmwareLink:
 
     @staticmethod
     def _groups_from(execution: Execution, position: int) -> list[tuple[int, int]]:
-        return [(lo, hi) for lo, hi in groups(execution.moves) if lo >= position]
+        first = bisect.bisect_left(execution._group_starts, position)
+        return execution.groups[first : first + MAX_MOVES_PER_FRAME]
 
     # === receiving ===========================================================================
 
@@ -1112,11 +1116,12 @@ class FirmwareLink:
             self._retransmit_from(nak.seq, now)
             return
         refused = self._window.get(nak.seq)
+        if refused is None:
+            return  # about a frame of an earlier session, or one already dealt with
         if nak.reason is NakReason.QUEUE_FULL:
-            if refused is not None:
-                refused.sent_at = asyncio.get_running_loop().time()  # retry after the timeout
+            refused.sent_at = asyncio.get_running_loop().time()  # retry after the timeout
             return
-        if refused is not None and refused.op is not None:
+        if refused.op is not None:
             error = CommandRejectedError(
                 f"firmware on {self.port} refused {type(refused.op.message).__name__.upper()}: "
                 f"{nak.reason.name}; {self._nak_hint(nak.reason)}",
@@ -1354,6 +1359,12 @@ class FirmwareLink:
             self._ops = deque(o for o in self._ops if o is not op)
 
     def _op_done(self, op: _Op, error: LinkError | None) -> None:
+        if (
+            error is None
+            and isinstance(op.message, Clear)
+            and self._fw_state in (FirmwareState.STOPPED, FirmwareState.FAULT)
+        ):
+            self._fw_state, self._fw_error = FirmwareState.IDLE, ErrorCode.NONE
         if op in self._ops:
             self._ops = deque(o for o in self._ops if o is not op)
         if op.waiter is not None and not op.waiter.done():
