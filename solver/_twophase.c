@@ -6,7 +6,7 @@
  * built, loaded or owned in C, and there is no global state, so calls from several threads
  * at once are fine. The GIL is released for the whole search.
  *
- * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost)
+ * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack])
  *   tables     tuple of the 18 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
@@ -15,6 +15,7 @@
  *   budget_s   0: return the first solution found; > 0: keep improving until this many seconds
  *   timeout_s  give up when no solution at all has been found after this many seconds
  *   phase2_max longest phase-2 part tried
+ *   phase2_slack with a cost: phase-2 lengths tried beyond the shortest one (default all)
  *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
  *              simultaneous): the solution with the smallest estimated robot time wins
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
@@ -59,7 +60,7 @@ typedef struct {
 typedef struct {
     const Tables *T;
     const Start *st;
-    int dir, n1, max_length, phase2_max;
+    int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2];
     int valid;
@@ -77,7 +78,7 @@ typedef struct {
     double t0, deadline, hard_deadline;
     int stop, timed_out;
     /* statistics */
-    uint64_t nodes1, nodes2, phase2_starts, improvements;
+    uint64_t nodes1, nodes2, phase2_starts, improvements, solutions;
     double first_s;
     int first_len, max_n1;
 } Ctx;
@@ -192,6 +193,7 @@ static void check_time(Ctx *c) {
 
 static void record(Ctx *c, int len) {
     int better;
+    c->solutions++;
     if (c->robot) {
         double t = c->total_at[len];
         better = !c->found || t < c->best_time - 1e-12;
@@ -289,6 +291,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     d2 = p2_depth(T, corners, ud);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
+    if (c->robot && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
     for (togo2 = lo; togo2 <= limit; togo2++) {
         if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
         if (phase2(c, corners, ud, ss, d2, n1, togo2) && !c->robot) break;
@@ -388,15 +391,15 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result;
-    int max_length, phase2_max, n_dirs, i, min_dist = 99;
+    int max_length, phase2_max, phase2_slack = 99, n_dirs, i, min_dist = 99;
     double budget_s, timeout_s;
     Py_buffer views[N_TABLES];
     Tables T;
     Start starts[MAX_DIRS];
     Ctx *c;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOiddiO", &tables_obj, &starts_obj, &max_length, &budget_s,
-                          &timeout_s, &phase2_max, &cost_obj))
+    if (!PyArg_ParseTuple(args, "OOiddiO|i", &tables_obj, &starts_obj, &max_length, &budget_s,
+                          &timeout_s, &phase2_max, &cost_obj, &phase2_slack))
         return NULL;
     if (max_length < 0 || max_length > MAX_DEPTH - 1) {
         PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
@@ -447,6 +450,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     c->T = &T;
     c->max_length = max_length;
     c->phase2_max = phase2_max;
+    c->phase2_slack = phase2_slack < 0 ? 0 : phase2_slack;
     c->stop_at_first = budget_s <= 0.0;
 
     Py_BEGIN_ALLOW_THREADS
@@ -495,7 +499,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     if (c->found)
         for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
     stats = Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "nodes_phase1",
+        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "solutions_seen",
+        (unsigned long long)c->solutions, "nodes_phase1",
         (unsigned long long)c->nodes1, "nodes_phase2", (unsigned long long)c->nodes2,
         "phase1_solutions", (unsigned long long)c->phase2_starts, "improvements",
         (unsigned long long)c->improvements, "first_solution_s", c->found ? c->first_s : -1.0,

@@ -10,6 +10,7 @@ def search(
     timeout_s: float,
     phase2_max: int,
     cost: tuple[float, float, float, float, bool] | None,
+    phase2_slack: int = ...,
     /,
 ) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...

@@ -112,3 +112,19 @@ def test_pruning_tables_are_complete() -> None:
         assert depth.max() < 20 and int((depth == 0).sum()) == 1
     assert tables.phase1_prun.nbytes == (64430 * 2187 + 3) // 4
     assert tables.phase2_prun.nbytes == (2768 * 40320 + 3) // 4
+
+
+def test_worker_process_builds_a_group(cache_copy: Path) -> None:
+    path = T.table_path(cache_copy, "cornslice")
+    original = path.read_bytes()
+    path.unlink()
+    calls: list[tuple[str, int, int]] = []
+    build_s: dict[str, float] = {}
+    out = T._build_parallel(cache_copy, ["cornslice"], lambda *a: calls.append(a), build_s)
+    assert set(out) == {"cornslice"} and "cornslice" in build_s
+    assert path.read_bytes() == original
+    assert calls and calls[-1][1] == calls[-1][2]
+
+
+def test_worker_usage_error() -> None:
+    assert T._main(["build", "nothing", "/tmp"]) == 2
