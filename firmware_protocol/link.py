@@ -1187,7 +1187,23 @@ class FirmwareLink:
             self._fw_executed = last_executed
             self._fw_started = max(self._fw_started, last_executed)
         execution = self._execution
-        if execution is None or execution.done or execution.base is None:
+        if execution is None or execution.base is None:
+            return
+        if execution.done:
+            reported = execution.base + len(execution.events) - 1
+            last_planned = execution.base + len(execution.moves) - 1
+            if reported < min(last_executed, last_planned) and execution.error is not None:
+                unknown_before = isinstance(execution.error, ExecutionLinkError)
+                level = logging.INFO if unknown_before else logging.ERROR
+                logger.log(
+                    level,
+                    "%s: firmware reports moves up to index %d executed after the execution "
+                    "ended at index %d (%s); reconcile the journal with link.info.last_executed",
+                    self.port,
+                    last_executed,
+                    reported,
+                    type(execution.error).__name__,
+                )
             return
         now = asyncio.get_running_loop().time()
         done = len(execution.events)

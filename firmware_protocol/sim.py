@@ -638,7 +638,9 @@ class SimulatedFirmware:
         group.handles.append(loop.call_at(start + time_s, self._group_done, group))
         self._schedule_faults(group, start)
         completed = await group.done
-        if not completed:
+        if not completed or self._group is not group:
+            # Interrupted (ESTOP, stall, reset) — possibly in the same loop iteration as the
+            # completion timer fired: the interruption wins, the records already say so.
             self._motor_free_at = loop.time()
             return
         finished = start + time_s

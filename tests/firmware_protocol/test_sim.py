@@ -395,3 +395,27 @@ def test_state_file_follows_every_move(tmp_path: Path) -> None:
         return seen
 
     assert run(scenario()) == ["\n", "U+1\n", "U+1 R-1\n"]
+
+
+def test_estop_in_the_same_instant_as_completion_counts_as_interrupted() -> None:
+    """The completion timer and the ESTOP land in one loop iteration: the moves must not be
+    both reported interrupted (STATUS) and then executed (EXECUTED)."""
+
+    async def scenario() -> None:
+        firmware, host, cube = await booted()
+        await host.hello(seq=10)
+        host.send(moves(1, (0, 1)), seq=11)
+        await host.expect(Ack)
+        while firmware._group is None:
+            await asyncio.sleep(0)
+        group = firmware._group
+        firmware._group_done(group)  # the timer fires ...
+        firmware._estop()  # ... and the ESTOP is processed before the motor task resumes
+        await asyncio.sleep(0.05)
+        assert [r.outcome for r in firmware.records] == ["interrupted"]
+        assert cube.turns == []
+        assert (firmware.nv.last_executed, firmware.nv.started_upto) == (0, 1)
+        assert not any(isinstance(m, Executed) for m in host.inbox)
+        await firmware.stop()
+
+    run(scenario())
