@@ -11,10 +11,11 @@ Forms (a contract; scripts call them):
 
 Options: ``--engine NAME`` (default twophase), ``--budget SECONDS`` (0: the first solution
 within the maximum length; more: keep improving until the time is up), ``--max-length N``
-(default 20), ``--faces URFLB`` (the faces with a motor), ``--robot-time`` (optimise the
-estimated robot execution time with the default cost model, or ``--cost Q,H,P,S`` seconds for
-a quarter turn, a half turn, the extra of two opposite faces together, the settle), ``--format
-moves|json``, ``--cache-dir DIR`` (table cache).
+(default 20; 26 with ``--robot-time``), ``--faces URFLB`` (the faces with a motor),
+``--robot-time`` (optimise the estimated robot execution time with the default cost model, or
+``--cost Q,H,P,S`` seconds for a quarter turn, a half turn, the extra of two opposite faces
+together, the settle; ``--robot-search groups|moves``), ``--format moves|json``,
+``--cache-dir DIR`` (table cache).
 
 Exit codes: 0 solved; 1 an impossible cube (every validation problem is printed) or no solution
 within the limits; 2 malformed input.
@@ -62,6 +63,12 @@ def register(sub: Any) -> None:
     p.add_argument("--faces", type=_faces, default=None, metavar="FACES", help="e.g. URFLB")
     p.add_argument("--robot-time", action="store_true", help="minimise the robot's time")
     p.add_argument("--cost", type=_cost, default=None, metavar="Q,H,P,S")
+    p.add_argument(
+        "--robot-search",
+        choices=("groups", "moves"),
+        default="groups",
+        help="with --robot-time: search over robot groups (default) or face turns",
+    )
     p.add_argument("--format", choices=("moves", "json"), default="moves")
     p.add_argument("--cache-dir", type=Path, default=None, help="two-phase table cache folder")
     p.set_defaults(handler=_solve)
@@ -120,6 +127,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if args.engine == "twophase":
         if args.cache_dir is not None:
             opts["cache_dir"] = args.cache_dir
+        if opts["cost_model"] is not None:
+            opts["robot_search"] = args.robot_search
         from solver.tables import stderr_progress
 
         opts["progress"] = stderr_progress()

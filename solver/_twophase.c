@@ -16,6 +16,10 @@
  *   timeout_s  give up when no solution at all has been found after this many seconds
  *   phase2_max longest phase-2 part tried
  *   phase2_slack with a cost: phase-2 lengths tried beyond the shortest one (default all)
+ *   axial      None, or with a cost the 6 robot-metric tables of AxialTables.search_arrays():
+ *              the search then counts groups (one face, or both faces of an axis turned at
+ *              once) instead of face turns, and bounds the robot time by the groups still
+ *              needed; phase2_max then limits phase-2 groups
  *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
  *              simultaneous): the solution with the smallest estimated robot time wins
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
@@ -57,9 +61,27 @@ typedef struct {
     int dist;
 } Start;
 
+/* pruning tables in the robot's metric (a group of one axis = one move) */
+typedef struct {
+    const uint8_t *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
+    const uint8_t *slice_twist_depth, *slice_flip_depth;
+} Axial;
+
+#define N_AXIAL 45
+#define N_AX_TABLES 6
+#define N_AXIAL2 21
+static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
+
 typedef struct {
     const Tables *T;
+    const Axial *A;
     const Start *st;
+    /* robot-metric search: per group depth g, the moves so far, the axis of group g, whether
+       group g is made of phase-2 turns only, and the robot time so far */
+    int gmoves[MAX_DEPTH + 2], gaxis[MAX_DEPTH + 1], gp2[MAX_DEPTH + 1];
+    double gtime[MAX_DEPTH + 2];
+    double ax_t[N_AXIAL];
+    uint64_t ax_allowed;
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2];
@@ -345,6 +367,296 @@ static double group_bound(const Ctx *c, int n) {
     return (double)groups * c->min_group_s - c->settle_s;
 }
 
+/* ---- robot metric: search over groups (one face, or both faces of an axis at once) ---- */
+
+static void init_axial(void) {
+    int k = 0, j = 0;
+    for (int axis = 0; axis < 3; axis++)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++) {
+                if (!a && !b) continue;
+                AX_M1[k] = a ? 3 * axis + a - 1 : -1;
+                AX_M2[k] = b ? 3 * (axis + 3) + b - 1 : -1;
+                AX_IS_P2[k] = (AX_M1[k] < 0 || ((PHASE2_MASK >> AX_M1[k]) & 1u)) &&
+                              (AX_M2[k] < 0 || ((PHASE2_MASK >> AX_M2[k]) & 1u));
+                if (AX_IS_P2[k]) AX_P2[j++] = k;
+                k++;
+            }
+}
+
+static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
+    const Tables *T = c->T;
+    uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
+    uint64_t cls = T->flipslice_classidx[fs];
+    int sym = T->flipslice_sym[fs];
+    return get2(c->A->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
+}
+
+static inline int ax2_mod3(const Ctx *c, int corners, int ud) {
+    const Tables *T = c->T;
+    uint64_t cls = T->corner_classidx[corners];
+    int sym = T->corner_sym[corners];
+    return get2(c->A->phase2_prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + sym]);
+}
+
+static inline int mv(const uint16_t *table, int x, int m) {
+    return m < 0 ? x : table[x * N_MOVE + m];
+}
+
+static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
+    const Tables *T = c->T;
+    int slice = slice_sorted / 24, r = ax1_mod3(c, twist, flip, slice), depth = 0;
+    while (twist != 0 || flip != 0 || slice != 0) {
+        int target = (r + 2) % 3, k;
+        for (k = 0; k < N_AXIAL; k++) {
+            int t1 = mv(T->twist_move, mv(T->twist_move, twist, AX_M1[k]), AX_M2[k]);
+            int f1 = mv(T->flip_move, mv(T->flip_move, flip, AX_M1[k]), AX_M2[k]);
+            int s1 = mv(T->slice_sorted_move, mv(T->slice_sorted_move, slice * 24, AX_M1[k]),
+                        AX_M2[k]) / 24;
+            int r1 = ax1_mod3(c, t1, f1, s1);
+            if (r1 == target) {
+                twist = t1; flip = f1; slice = s1; r = r1; depth++;
+                break;
+            }
+        }
+        if (k == N_AXIAL || depth > 20) return -1;
+    }
+    return depth;
+}
+
+static int ax2_depth(const Ctx *c, int corners, int ud) {
+    const Tables *T = c->T;
+    int r = ax2_mod3(c, corners, ud), depth = 0;
+    while (corners != 0 || ud != 0) {
+        int target = (r + 2) % 3, j;
+        for (j = 0; j < N_AXIAL2; j++) {
+            int k = AX_P2[j];
+            int c1 = mv(T->corners_move, mv(T->corners_move, corners, AX_M1[k]), AX_M2[k]);
+            int u1 = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, AX_M1[k]), AX_M2[k]);
+            int r1 = ax2_mod3(c, c1, u1);
+            if (r1 == target) {
+                corners = c1; ud = u1; r = r1; depth++;
+                break;
+            }
+        }
+        if (j == N_AXIAL2 || depth > 30) return -1;
+    }
+    return depth;
+}
+
+/* push group k at group depth g: write its moves into path, bookkeeping for g + 1 */
+static inline void ax_push(Ctx *c, int g, int k, double total) {
+    int nm = c->gmoves[g];
+    if (AX_M1[k] >= 0) c->path[nm++] = AX_M1[k];
+    if (AX_M2[k] >= 0) c->path[nm++] = AX_M2[k];
+    if (c->valid > c->gmoves[g]) c->valid = c->gmoves[g];
+    c->gaxis[g] = k / 15;
+    c->gp2[g] = AX_IS_P2[k];
+    c->gmoves[g + 1] = nm;
+    c->gtime[g + 1] = total;
+}
+
+static inline double ax_total(const Ctx *c, int g, int k) {
+    return c->gtime[g] + (g > 0 ? c->settle_s : 0.0) + c->ax_t[k];
+}
+
+static void ax_record(Ctx *c, int g) {
+    double t = c->gtime[g];
+    int len = c->gmoves[g];
+    c->solutions++;
+    if (c->found && t >= c->best_time - 1e-12) return;
+    if (!c->found) {
+        c->first_s = now_s() - c->t0;
+        c->first_len = len;
+    }
+    c->found = 1;
+    c->best_time = t;
+    c->best_len = len;
+    c->best_dir = c->dir;
+    memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
+    c->improvements++;
+    if (c->stop_at_first) c->stop = 1;
+}
+
+static void ax_phase2(Ctx *c, int corners, int ud, int ss, int dist, int g, int togo) {
+    const Tables *T = c->T;
+    const Axial *A = c->A;
+    int pa, j;
+    if (togo == 0) {
+        if (ss == 0 && corners == 0 && ud == 0) ax_record(c, g);
+        return;
+    }
+    c->nodes2++;
+    if ((c->nodes2 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
+    pa = g > 0 ? c->gaxis[g - 1] : -1;
+    for (j = 0; j < N_AXIAL2; j++) {
+        int k = AX_P2[j], m1 = AX_M1[k], m2 = AX_M2[k], c1, u1, s1, nd;
+        double total;
+        if (k / 15 == pa || !((c->ax_allowed >> k) & 1u)) continue;
+        c1 = mv(T->corners_move, mv(T->corners_move, corners, m1), m2);
+        s1 = mv(T->slice_sorted_move, mv(T->slice_sorted_move, ss, m1), m2);
+        if (A->cornslice_depth[c1 * 24 + s1] >= togo) continue;
+        u1 = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1), m2);
+        if (A->edgeslice_depth[u1 * 24 + s1] >= togo) continue;
+        nd = next_depth(dist, ax2_mod3(c, c1, u1));
+        if (nd >= togo) continue;
+        if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
+        total = ax_total(c, g, k);
+        if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        ax_push(c, g, k, total);
+        ax_phase2(c, c1, u1, s1, nd, g + 1, togo - 1);
+        if (c->stop) return;
+    }
+}
+
+static void ax_phase2_start(Ctx *c, int ss, int g) {
+    const Tables *T = c->T;
+    const Axial *A = c->A;
+    int i, nm = c->gmoves[g], corners, ud, lo, d2, limit, togo2;
+    c->phase2_starts++;
+    check_time(c);
+    if (c->stop) return;
+    limit = c->phase2_max;
+    if (limit > c->max_length - nm) limit = c->max_length - nm;
+    if (c->found)
+        while (limit >= 0 && c->gtime[g] + limit * c->min_group_s >= c->best_time - 1e-12) limit--;
+    if (limit < 0) return;
+    for (i = c->valid; i < nm; i++) {
+        int m = c->path[i];
+        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid = nm;
+    corners = c->cp_at[nm];
+    lo = A->cornslice_depth[corners * 24 + ss];
+    if (lo > limit) return;
+    ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
+    if (A->edgeslice_depth[ud * 24 + ss] > lo) lo = A->edgeslice_depth[ud * 24 + ss];
+    if (lo > limit) return;
+    d2 = ax2_depth(c, corners, ud);
+    if (d2 < 0 || d2 > limit) return;
+    if (d2 > lo) lo = d2;
+    for (togo2 = lo; togo2 <= limit; togo2++) {
+        if (c->found && c->gtime[g] + togo2 * c->min_group_s >= c->best_time - 1e-12) break;
+        ax_phase2(c, corners, ud, ss, d2, g, togo2);
+        if (c->stop) break;
+    }
+}
+
+static void ax_phase1(Ctx *c, int twist, int flip, int ss, int dist, int g) {
+    const Tables *T = c->T;
+    int togo = c->n1 - g, pa, k;
+    if (togo == 0) {
+        /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
+        if (g > 0 && c->gp2[g - 1]) return;
+        ax_phase2_start(c, ss, g);
+        return;
+    }
+    c->nodes1++;
+    if ((c->nodes1 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
+    pa = g > 0 ? c->gaxis[g - 1] : -1;
+    for (k = 0; k < N_AXIAL; k++) {
+        int m1 = AX_M1[k], m2 = AX_M2[k], t1, f1, s1, nd;
+        double total;
+        if (k / 15 == pa || !((c->ax_allowed >> k) & 1u)) continue;
+        s1 = mv(T->slice_sorted_move, mv(T->slice_sorted_move, ss, m1), m2);
+        t1 = mv(T->twist_move, mv(T->twist_move, twist, m1), m2);
+        if (c->A->slice_twist_depth[(s1 / 24) * N_TWIST + t1] >= togo) continue;
+        f1 = mv(T->flip_move, mv(T->flip_move, flip, m1), m2);
+        if (c->A->slice_flip_depth[(s1 / 24) * N_FLIP + f1] >= togo) continue;
+        nd = next_depth(dist, ax1_mod3(c, t1, f1, s1 / 24));
+        if (nd >= togo) continue;
+        if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
+        total = ax_total(c, g, k);
+        if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        ax_push(c, g, k, total);
+        ax_phase1(c, t1, f1, s1, nd, g + 1);
+        if (c->stop) return;
+    }
+}
+
+static int ax_run(Ctx *c, Start *starts, int n_dirs) {
+    int i, min_dist = 99;
+    /* group times and the groups this robot can do (both faces must have motors) */
+    c->ax_allowed = 0;
+    c->min_group_s = 1e30;
+    for (int k = 0; k < N_AXIAL; k++) {
+        int m1 = AX_M1[k], m2 = AX_M2[k];
+        double t1 = m1 >= 0 ? move_time(c, m1) : 0.0, t2 = m2 >= 0 ? move_time(c, m2) : 0.0;
+        if (m1 >= 0 && m2 >= 0)
+            c->ax_t[k] = c->simultaneous ? (t1 > t2 ? t1 : t2) + c->pair_s : t1 + c->settle_s + t2;
+        else
+            c->ax_t[k] = t1 + t2;
+        if (c->ax_t[k] + c->settle_s < c->min_group_s) c->min_group_s = c->ax_t[k] + c->settle_s;
+    }
+    for (i = 0; i < n_dirs; i++) {
+        starts[i].dist = ax1_depth(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+    }
+    for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
+        if (c->found && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
+        if (c->n1 > c->max_n1) c->max_n1 = c->n1;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            Start *s = &starts[i];
+            uint64_t allowed = 0;
+            if (s->dist < 0 || s->dist > c->n1) continue;
+            for (int k = 0; k < N_AXIAL; k++) {
+                int m1 = AX_M1[k], m2 = AX_M2[k];
+                if ((m1 < 0 || ((s->allowed >> m1) & 1u)) && (m2 < 0 || ((s->allowed >> m2) & 1u)))
+                    allowed |= (uint64_t)1 << k;
+            }
+            c->ax_allowed = allowed;
+            c->st = s;
+            c->dir = i;
+            c->valid = 0;
+            c->cp_at[0] = s->corners;
+            c->u_at[0] = s->u_edges;
+            c->d_at[0] = s->d_edges;
+            c->gmoves[0] = 0;
+            c->gtime[0] = 0.0;
+            ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        }
+    }
+    return min_dist;
+}
+
+static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
+    static const Py_ssize_t sizes[N_AX_TABLES] = {
+        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
+        (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
+        (Py_ssize_t)N_SLICE * N_FLIP,
+    };
+    const uint8_t **slots[N_AX_TABLES] = {&A->phase1_prun, &A->phase2_prun, &A->cornslice_depth,
+                                          &A->edgeslice_depth, &A->slice_twist_depth,
+                                          &A->slice_flip_depth};
+    int i;
+    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != N_AX_TABLES) {
+        PyErr_Format(PyExc_ValueError, "axial tables must be a tuple of %d arrays", N_AX_TABLES);
+        return -1;
+    }
+    for (i = 0; i < N_AX_TABLES; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
+            while (--i >= 0) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        if (views[i].len != sizes[i]) {
+            PyErr_Format(PyExc_ValueError, "axial table %d has %zd bytes, expected %zd", i,
+                         views[i].len, sizes[i]);
+            for (; i >= 0; i--) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        *slots[i] = (const uint8_t *)views[i].buf;
+    }
+    return 0;
+}
+
 static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
     static const Py_ssize_t sizes[N_TABLES] = {
         (Py_ssize_t)N_TWIST * N_MOVE * 2, (Py_ssize_t)N_FLIP * N_MOVE * 2,
@@ -390,7 +702,10 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
 }
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
-    PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result;
+    PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result, *axial_obj = Py_None;
+    Py_buffer ax_views[N_AX_TABLES];
+    Axial A;
+    int use_axial = 0;
     int max_length, phase2_max, phase2_slack = 99, n_dirs, i, min_dist = 99;
     double budget_s, timeout_s;
     Py_buffer views[N_TABLES];
@@ -398,8 +713,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     Start starts[MAX_DIRS];
     Ctx *c;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOiddiO|i", &tables_obj, &starts_obj, &max_length, &budget_s,
-                          &timeout_s, &phase2_max, &cost_obj, &phase2_slack))
+    if (!PyArg_ParseTuple(args, "OOiddiO|iO", &tables_obj, &starts_obj, &max_length, &budget_s,
+                          &timeout_s, &phase2_max, &cost_obj, &phase2_slack, &axial_obj))
         return NULL;
     if (max_length < 0 || max_length > MAX_DEPTH - 1) {
         PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
@@ -447,6 +762,21 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyMem_Free(c);
         return NULL;
     }
+    if (axial_obj != Py_None) {
+        if (!c->robot) {
+            for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+            PyMem_Free(c);
+            PyErr_SetString(PyExc_ValueError, "the robot-metric search needs a cost model");
+            return NULL;
+        }
+        if (get_axial(axial_obj, ax_views, &A) < 0) {
+            for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+            PyMem_Free(c);
+            return NULL;
+        }
+        use_axial = 1;
+        c->A = &A;
+    }
     c->T = &T;
     c->max_length = max_length;
     c->phase2_max = phase2_max;
@@ -457,31 +787,37 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     c->t0 = now_s();
     c->deadline = c->t0 + budget_s;
     c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
-    for (i = 0; i < n_dirs; i++) {
-        starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
-        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
-    }
-    for (c->n1 = min_dist; c->n1 <= max_length && !c->stop; c->n1++) {
-        if (c->found && !c->robot && c->n1 >= c->best_len) break;
-        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
-        c->max_n1 = c->n1;
-        for (i = 0; i < n_dirs && !c->stop; i++) {
-            Start *s = &starts[i];
-            if (s->dist < 0 || s->dist > c->n1) continue;
-            c->st = s;
-            c->dir = i;
-            c->valid = 0;
-            c->cp_at[0] = s->corners;
-            c->u_at[0] = s->u_edges;
-            c->d_at[0] = s->d_edges;
-            c->total_at[0] = 0.0;
-            c->open_at[0] = -1.0;
-            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+    if (use_axial) {
+        min_dist = ax_run(c, starts, n_dirs);
+    } else {
+        for (i = 0; i < n_dirs; i++) {
+            starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+            if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+        }
+        for (c->n1 = min_dist; c->n1 <= max_length && !c->stop; c->n1++) {
+            if (c->found && !c->robot && c->n1 >= c->best_len) break;
+            if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+            c->max_n1 = c->n1;
+            for (i = 0; i < n_dirs && !c->stop; i++) {
+                Start *s = &starts[i];
+                if (s->dist < 0 || s->dist > c->n1) continue;
+                c->st = s;
+                c->dir = i;
+                c->valid = 0;
+                c->cp_at[0] = s->corners;
+                c->u_at[0] = s->u_edges;
+                c->d_at[0] = s->d_edges;
+                c->total_at[0] = 0.0;
+                c->open_at[0] = -1.0;
+                phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+            }
         }
     }
     Py_END_ALLOW_THREADS
 
     for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+    if (use_axial)
+        for (i = 0; i < N_AX_TABLES; i++) PyBuffer_Release(&ax_views[i]);
     for (i = 0; i < n_dirs; i++) {
         if (starts[i].dist < 0) {
             PyMem_Free(c);
@@ -565,4 +901,7 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_twophase", "Two-phase search kernel (C).", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__twophase(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__twophase(void) {
+    init_axial();
+    return PyModule_Create(&module);
+}

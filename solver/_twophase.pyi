@@ -11,6 +11,7 @@ def search(
     phase2_max: int,
     cost: tuple[float, float, float, float, bool] | None,
     phase2_slack: int = ...,
+    axial: tuple[Any, ...] | None = ...,
     /,
 ) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...

@@ -46,8 +46,10 @@ from solver.geometry import Face
 from solver.notation import Move
 
 __all__ = [
+    "AXIAL_MOVES",
     "D_EDGES",
     "MOVE_NAMES",
+    "N_AXIAL",
     "N_CORNERS",
     "N_CORNER_CLASS",
     "N_FLIP",
@@ -61,6 +63,7 @@ __all__ = [
     "N_SYM_D4H",
     "N_TWIST",
     "N_UD_EDGES",
+    "PHASE2_AXIAL",
     "PHASE2_MOVES",
     "SLICE_EDGES",
     "U_EDGES",
@@ -114,6 +117,29 @@ MOVE_NAMES: tuple[str, ...] = tuple(f + s for f in "URFDLB" for s in ("", "2", "
 PHASE2_MOVES: tuple[int, ...] = (0, 1, 2, 4, 7, 9, 10, 11, 13, 16)
 
 _TURNS = (1, 2, -1)
+
+
+def _axial_moves() -> tuple[tuple[int, int], ...]:
+    out = []
+    for axis in range(3):
+        for a in range(4):
+            for b in range(4):
+                if a or b:
+                    out.append((3 * axis + a - 1 if a else -1, 3 * (axis + 3) + b - 1 if b else -1))
+    return tuple(out)
+
+
+#: The robot's groups: turns of the two faces of one axis at once, ``(first, second)`` move
+#: indices (U R F face first, its opposite second; -1 = that face does not turn). 15 per axis,
+#: index ``15 * axis + ...``; a single face turn is a group too.
+AXIAL_MOVES: tuple[tuple[int, int], ...] = _axial_moves()
+N_AXIAL = 45
+#: the groups made of phase-2 turns only (any U/D group; R2, L2, R2 L2; F2, B2, F2 B2)
+PHASE2_AXIAL: tuple[int, ...] = tuple(
+    k
+    for k, (a, b) in enumerate(AXIAL_MOVES)
+    if (a < 0 or a in PHASE2_MOVES) and (b < 0 or b in PHASE2_MOVES)
+)
 
 
 def move_index(move: Move) -> int:

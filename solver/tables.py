@@ -52,12 +52,15 @@ from solver import coord as C
 from solver.errors import CubeError
 
 __all__ = [
+    "AXIAL_GROUPS",
     "FORMAT_VERSION",
     "GROUPS",
+    "AxialTables",
     "Progress",
     "TableError",
     "TwoPhaseTables",
     "default_cache_dir",
+    "load_axial_tables",
     "load_tables",
     "stderr_progress",
     "table_path",
@@ -68,6 +71,8 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 2
 MAGIC = b"CRTABLE\0"
 GROUPS = ("moves", "phase1", "phase2", "cornslice")
+#: built on first use of the robot-time objective (see :func:`load_axial_tables`)
+AXIAL_GROUPS = ("axial1", "axial2")
 
 #: progress callback: (task, done, total); total 0 means "unknown"
 Progress = Callable[[str, int, int], None]
@@ -235,9 +240,11 @@ class TwoPhaseTables:
     flipslice_classidx: Array  # uint16 (1013760,), index slice * 2048 + flip
     flipslice_sym: Array  # uint8 (1013760,)
     flipslice_rep: Array  # uint32 (64430,)
+    flipslice_stab: Array  # uint16 (64430,) mask of the symmetries fixing the representative
     corner_classidx: Array  # uint16 (40320,)
     corner_sym: Array  # uint8 (40320,)
     corner_rep: Array  # uint16 (2768,)
+    corner_stab: Array  # uint16 (2768,)
     conj_move: Array  # uint8 (48, 18): move index of S * m * S^-1
     phase1_prun: Array  # uint8 packed 2-bit depth mod 3 of flipslice class * 2187 + twist
     phase2_prun: Array  # uint8 packed 2-bit depth mod 3 of corner class * 40320 + ud_edges
@@ -341,12 +348,85 @@ def load_tables(
     return tables
 
 
+@dataclass(frozen=True)
+class AxialTables:
+    """Pruning tables in the robot's metric, where a group (one face, or the two faces of an
+    axis turned together) counts as one move: the robot-time objective searches over groups.
+    Same indexing as the face-turn tables they mirror."""
+
+    phase1_prun: Array  # uint8 packed 2-bit depth mod 3, flipslice class * 2187 + twist
+    phase2_prun: Array  # uint8 packed 2-bit depth mod 3, corner class * 40320 + ud_edges
+    cornslice_depth: Array  # uint8 (40320 * 24,) exact group depth
+    edgeslice_depth: Array  # uint8 (40320 * 24,) exact group depth
+    slice_twist_depth: Array  # uint8 (495 * 2187,) exact group depth of slice * 2187 + twist
+    slice_flip_depth: Array  # uint8 (495 * 2048,) exact group depth of slice * 2048 + flip
+    build_s: dict[str, float] = field(default_factory=dict)
+
+    def search_arrays(self) -> tuple[Array, ...]:
+        """The arrays in the order the C search takes them."""
+        return (
+            self.phase1_prun,
+            self.phase2_prun,
+            self.cornslice_depth,
+            self.edgeslice_depth,
+            self.slice_twist_depth,
+            self.slice_flip_depth,
+        )
+
+
+def load_axial_tables(
+    base: TwoPhaseTables, *, progress: Progress | None = None, workers: int | None = None
+) -> AxialTables:
+    """The robot-metric tables next to ``base``'s in its cache (built there on first use, the
+    two groups at once in worker processes: about a minute on 2 cores)."""
+    directory = base.cache_dir or default_cache_dir()
+    report = progress or _no_progress
+    build_s: dict[str, float] = {}
+    loaded: dict[str, dict[str, Array]] = {}
+    for group in AXIAL_GROUPS:
+        path = table_path(directory, group)
+        if path.exists():
+            try:
+                loaded[group] = _read_bundle(path, group)
+            except (_Corrupt, OSError) as exc:
+                log.warning("two-phase table %s is unusable (%s); rebuilding it", path, exc)
+    missing = [g for g in AXIAL_GROUPS if g not in loaded]
+    n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    if len(missing) == 2 and n_workers >= 2 and table_path(directory, "moves").exists():
+        loaded.update(_build_parallel(directory, missing, report, build_s))
+        for group in missing:
+            if group in loaded:
+                _remove_stale(directory, group)
+    if any(g not in loaded for g in AXIAL_GROUPS):
+        arrays = {
+            name: getattr(base, name)
+            for name in base.__dataclass_fields__
+            if isinstance(getattr(base, name), np.ndarray)
+        }
+        for group in AXIAL_GROUPS:
+            if group not in loaded:
+                loaded[group] = _build_timed(group, arrays, report, build_s)
+                _save(directory, group, loaded[group], True)
+    a1, a2 = loaded["axial1"], loaded["axial2"]
+    return AxialTables(
+        a1["axial1_prun"],
+        a2["axial2_prun"],
+        a2["axial_cornslice"],
+        a2["axial_edgeslice"],
+        a1["axial_slice_twist"],
+        a1["axial_slice_flip"],
+        build_s,
+    )
+
+
 def _builder(group: str) -> Callable[[dict[str, Array], Progress], dict[str, Array]]:
     return {
         "moves": lambda _a, p: _build_moves(p),
         "phase1": _build_phase1,
         "phase2": _build_phase2,
         "cornslice": _build_cornslice,
+        "axial1": _build_axial1,
+        "axial2": _build_axial2,
     }[group]
 
 
@@ -421,8 +501,8 @@ def _build_parallel(
 
 def _main(argv: Sequence[str]) -> int:
     """``python -m solver.tables build GROUP CACHE_DIR``: the worker of :func:`_build_parallel`."""
-    if len(argv) != 3 or argv[0] != "build" or argv[1] not in GROUPS[1:]:
-        sys.stderr.write("usage: python -m solver.tables build phase1|phase2|cornslice CACHE_DIR\n")
+    if len(argv) != 3 or argv[0] != "build" or argv[1] not in GROUPS[1:] + AXIAL_GROUPS:
+        sys.stderr.write("usage: python -m solver.tables build GROUP CACHE_DIR\n")
         return 2
     group, directory = argv[1], Path(argv[2])
 
@@ -806,6 +886,108 @@ def _build_cornslice(a: dict[str, Array], report: Progress) -> dict[str, Array]:
         out[name] = depth
         report("phase 2 slice tables", (k + 1) * total, 2 * total)
     return out
+
+
+def _compose(table: Array, moves: Sequence[int] | None = None) -> Array:
+    """A move table ``(n, 18)`` extended to the 45 robot groups (columns ``moves`` only; the
+    others are 65535)."""
+    t = np.asarray(table, dtype=np.int64)
+    n = t.shape[0]
+    out = np.full((n, C.N_AXIAL), 65535, dtype=np.int64)
+    base = np.arange(n)
+    for k in range(C.N_AXIAL) if moves is None else moves:
+        m1, m2 = C.AXIAL_MOVES[k]
+        x = base if m1 < 0 else t[base, m1]
+        if m2 >= 0:
+            x = t[x, m2]
+        out[:, k] = x
+    return out
+
+
+def _build_axial1(a: dict[str, Array], report: Progress) -> dict[str, Array]:
+    rep = a["flipslice_rep"].astype(np.int64)
+    slice_move = a["slice_sorted_move"].astype(np.int64)[np.arange(C.N_SLICE) * 24] // 24
+    sm = _compose(slice_move)
+    fm = _compose(a["flip_move"])
+    raw_new = sm[rep // C.N_FLIP] * C.N_FLIP + fm[rep % C.N_FLIP]
+    depth = _sym_bfs(
+        "robot phase 1 pruning",
+        C.N_FLIPSLICE_CLASS,
+        C.N_TWIST,
+        a["flipslice_classidx"][raw_new],
+        a["flipslice_sym"][raw_new],
+        _compose(a["twist_move"]),
+        a["twist_conj"],
+        a["flipslice_stab"].astype(np.int64),
+        range(C.N_AXIAL),
+        report,
+    )
+    tm = _compose(a["twist_move"])
+    return {
+        "axial1_prun": _pack_mod3(depth),
+        "axial_slice_twist": _exact_pair_bfs(sm, C.N_SLICE, tm, C.N_TWIST),
+        "axial_slice_flip": _exact_pair_bfs(sm, C.N_SLICE, fm, C.N_FLIP),
+    }
+
+
+def _exact_pair_bfs(a_move: Array, n_a: int, b_move: Array, n_b: int) -> Array:
+    """Exact group depths of (a * n_b + b) for two phase-1 coordinates (small, cache-friendly
+    lower bounds tried before the big table)."""
+    depth = np.full(n_a * n_b, _UNSET, dtype=np.uint8)
+    depth[0] = 0
+    d = 0
+    frontier = np.array([0], dtype=np.int64)
+    while len(frontier):
+        x, y = frontier // n_b, frontier % n_b
+        for m in range(C.N_AXIAL):
+            idx = a_move[x, m] * n_b + b_move[y, m]
+            depth[idx[depth[idx] == _UNSET]] = d + 1
+        d += 1
+        frontier = np.flatnonzero(depth == d)
+    assert (depth != _UNSET).all()
+    return depth
+
+
+def _build_axial2(a: dict[str, Array], report: Progress) -> dict[str, Array]:
+    moves = C.PHASE2_AXIAL
+    cm = _compose(a["corners_move"], moves)
+    um = _compose(a["ud_edges_move"], moves)
+    sm = _compose(a["slice_sorted_move"][:24], moves)
+    raw_new = cm[a["corner_rep"].astype(np.int64)]
+    depth = _sym_bfs(
+        "robot phase 2 pruning",
+        C.N_CORNER_CLASS,
+        C.N_UD_EDGES,
+        a["corner_classidx"][np.where(raw_new == 65535, 0, raw_new)],
+        a["corner_sym"][np.where(raw_new == 65535, 0, raw_new)],
+        um,
+        a["ud_edges_conj"],
+        a["corner_stab"].astype(np.int64),
+        moves,
+        report,
+    )
+    out = {"axial2_prun": _pack_mod3(depth)}
+    for name, table in (("axial_cornslice", cm), ("axial_edgeslice", um)):
+        out[name] = _exact_slice_bfs(table, sm, moves)
+    return out
+
+
+def _exact_slice_bfs(table: Array, slice_move: Array, moves: Sequence[int]) -> Array:
+    """Exact depths of (coordinate * 24 + slice order) under ``moves`` (phase 2)."""
+    total = table.shape[0] * 24
+    depth = np.full(total, _UNSET, dtype=np.uint8)
+    depth[0] = 0
+    d = 0
+    frontier = np.array([0], dtype=np.int64)
+    while len(frontier):
+        c, s = frontier // 24, frontier % 24
+        for m in moves:
+            idx = table[c, m] * 24 + slice_move[s, m]
+            depth[idx[depth[idx] == _UNSET]] = d + 1
+        d += 1
+        frontier = np.flatnonzero(depth == d)
+    assert (depth != _UNSET).all()
+    return depth
 
 
 if __name__ == "__main__":

@@ -13,15 +13,23 @@ three. A solution of a conjugate or inverse is mapped back, and the best one win
 
 Objective: without a cost model the shortest solution (HTM) found within the budget; with a
 cost model the search keeps going and returns the solution with the smallest estimated robot
-time (:class:`~solver.cost.CostModel`: simultaneous opposite faces, half turns slower).
+time (:class:`~solver.cost.CostModel`: simultaneous opposite faces, half turns slower). The
+robot search ("groups", the default) counts what the robot does in one go, a group: one face
+turn, or both faces of an axis turned together (45 groups in phase 1, 21 in phase 2). It runs
+the same two phases over groups, pruned by tables in that metric
+(:func:`solver.tables.load_axial_tables`, built on its first use), and bounds every branch by
+its robot time so far plus the cheapest group for each group still needed. ``"moves"`` instead
+runs the face-turn search and keeps the fastest solution it meets (no extra tables). Without
+``max_length`` the robot search allows 26 face turns: the fastest solution is often longer.
 
 The search loop is C (``solver/_twophase.c``, built by the package install); the tables come
 from :func:`solver.tables.load_tables`. Engine options (``solve(..., name=value)``):
 
 ``cache_dir``   table cache folder (default: see :mod:`solver.tables`)
 ``timeout_s``   give up when no solution at all is found after this long (default 30 s)
-``phase2_max``  longest phase-2 part tried (default 10 moves; 12 with a cost model)
+``phase2_max``  longest phase-2 part tried (default 10 moves; 10 groups in the robot search)
 ``directions``  1, 2, 3 or 6 searches (default 6; 1 = the cube only, 2 = cube and inverse)
+``robot_search`` with a cost model: ``"groups"`` (default) or ``"moves"`` (see above)
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ from solver.facelets import Cube
 from solver.geometry import Face
 from solver.notation import Move, invert
 from solver.solution import Solution
-from solver.tables import Progress, TwoPhaseTables, load_tables
+from solver.tables import AxialTables, Progress, TwoPhaseTables, load_axial_tables, load_tables
 
 __all__ = [
     "DEFAULT_MAX_LENGTH",
@@ -58,6 +66,9 @@ DEFAULT_MAX_LENGTH = 20
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_PHASE2_MAX = 10
 DEFAULT_PHASE2_MAX_ROBOT = 12
+DEFAULT_PHASE2_MAX_GROUPS = 10
+DEFAULT_MAX_LENGTH_ROBOT = 26
+ROBOT_SEARCHES = ("groups", "moves")
 MAX_LENGTH_LIMIT = 30
 ALL_FACES = frozenset(Face)
 
@@ -86,6 +97,15 @@ class TwoPhaseSolver:
         self._conj = tables.conj_move.astype(int)
         self._urf3 = _sym_cube(16)
         self._urf3_inv = _sym_cube(32)
+        self._axial: AxialTables | None = None
+        self._axial_lock = threading.Lock()
+
+    def axial_tables(self, progress: Progress | None = None) -> AxialTables:
+        """The robot-metric tables, loaded (or built) on first use."""
+        with self._axial_lock:
+            if self._axial is None:
+                self._axial = load_axial_tables(self.tables, progress=progress)
+            return self._axial
 
     def _directions(
         self, cube: CubieCube, faces: frozenset[Face], count: int
@@ -134,9 +154,17 @@ class TwoPhaseSolver:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         phase2_max: int | None = None,
         directions: int = 6,
+        robot_search: str = "groups",
+        progress: Progress | None = None,
     ) -> Solution:
         """Solve a (valid) cubie state; see the module docstring for the options."""
-        length = DEFAULT_MAX_LENGTH if max_length is None else int(max_length)
+        if robot_search not in ROBOT_SEARCHES:
+            raise UnsupportedError(
+                f"robot_search must be one of {ROBOT_SEARCHES}, got {robot_search!r}"
+            )
+        groups = cost_model is not None and robot_search == "groups"
+        default_length = DEFAULT_MAX_LENGTH_ROBOT if groups else DEFAULT_MAX_LENGTH
+        length = default_length if max_length is None else int(max_length)
         if not 0 <= length <= MAX_LENGTH_LIMIT:
             raise UnsupportedError(f"max_length must be 0..{MAX_LENGTH_LIMIT}, got {max_length}")
         if not budget_s >= 0:
@@ -149,6 +177,9 @@ class TwoPhaseSolver:
         p2 = phase2_max
         if p2 is None:
             p2 = DEFAULT_PHASE2_MAX_ROBOT if cost_model is not None else DEFAULT_PHASE2_MAX
+            if groups:
+                p2 = DEFAULT_PHASE2_MAX_GROUPS
+        axial = self.axial_tables(progress).search_arrays() if groups else None
         cost = (
             None
             if cost_model is None
@@ -170,6 +201,8 @@ class TwoPhaseSolver:
             float(max(timeout_s, budget_s)),
             int(p2),
             cost,
+            99,
+            axial,
         )
         elapsed = time.perf_counter() - t0
         if index < 0:
@@ -195,6 +228,7 @@ class TwoPhaseSolver:
         info.update(
             {
                 "objective": "robot_time" if cost_model is not None else "length",
+                "metric": "groups" if groups else "moves",
                 "directions": len(dirs),
                 "direction": {"axis": ("UD", "RL", "FB")[rot], "inverse": inv},
                 "budget_s": budget_s,
@@ -226,7 +260,8 @@ def solve_twophase(cube: Cube, options: Any) -> Solution:
     if cube.n != 3:
         raise UnsupportedError(f"the two-phase engine solves 3x3 cubes, not {cube.n}x{cube.n}")
     extra: Mapping[str, Any] = options.extra
-    unknown = set(extra) - {"cache_dir", "timeout_s", "phase2_max", "directions", "progress"}
+    known = {"cache_dir", "timeout_s", "phase2_max", "directions", "progress", "robot_search"}
+    unknown = set(extra) - known
     if unknown:
         raise UnsupportedError(f"unknown two-phase option(s): {', '.join(sorted(unknown))}")
     solver = get_solver(extra.get("cache_dir"), progress=extra.get("progress"))
@@ -239,6 +274,8 @@ def solve_twophase(cube: Cube, options: Any) -> Solution:
         timeout_s=float(extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
         phase2_max=extra.get("phase2_max"),
         directions=int(extra.get("directions", 6)),
+        robot_search=str(extra.get("robot_search", "groups")),
+        progress=extra.get("progress"),
     )
 
 

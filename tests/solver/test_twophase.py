@@ -139,19 +139,50 @@ def test_max_length(engine: TwoPhaseSolver) -> None:
         engine.solve(cube, max_length=99)
 
 
-def test_robot_time_objective(engine: TwoPhaseSolver) -> None:
+@pytest.mark.parametrize("search", ["groups", "moves"])
+def test_robot_time_objective(engine: TwoPhaseSolver, search: str) -> None:
     rng = random.Random(5)
     length_mode, robot_mode = [], []
     for _ in range(16):
         cube = CubieCube.random(rng)
         a = engine.solve(cube, budget_s=0.03)
-        b = engine.solve(cube, budget_s=0.03, cost_model=DEFAULT_COST_MODEL)
-        _check(cube, b.moves)
-        assert b.stats["objective"] == "robot_time"
+        b = engine.solve(cube, budget_s=0.03, cost_model=DEFAULT_COST_MODEL, robot_search=search)
+        _check(cube, b.moves, 26 if search == "groups" else 20)
+        assert b.stats["objective"] == "robot_time" and b.stats["metric"] == search
         assert b.robot_time_s == pytest.approx(DEFAULT_COST_MODEL.estimate(b.moves))
         length_mode.append(a.robot_time_s)
         robot_mode.append(b.robot_time_s)
-    assert sum(robot_mode) < sum(length_mode)
+    assert sum(robot_mode) < 0.97 * sum(length_mode)
+
+
+def test_robot_search_respects_faces_and_limits(engine: TwoPhaseSolver) -> None:
+    rng = random.Random(21)
+    no_d = {Face.U, Face.R, Face.F, Face.L, Face.B}
+    for _ in range(10):
+        cube = CubieCube.random(rng)
+        sol = engine.solve(cube, budget_s=0.01, cost_model=DEFAULT_COST_MODEL, faces=no_d)
+        _check(cube, sol.moves, 26)
+        assert Face.D not in {m.face for m in sol.moves}
+        short = engine.solve(cube, budget_s=0.01, cost_model=DEFAULT_COST_MODEL, max_length=21)
+        _check(cube, short.moves, 21)
+    assert engine.solve(CubieCube(), cost_model=DEFAULT_COST_MODEL).moves == ()
+    one = engine.solve(CubieCube().apply("R U"), cost_model=DEFAULT_COST_MODEL, budget_s=0.01)
+    assert len(one.moves) == 2
+    pair = engine.solve(CubieCube().apply("R L'"), cost_model=DEFAULT_COST_MODEL, budget_s=0.01)
+    assert len(pair.moves) == 2
+    assert pair.robot_time_s == pytest.approx(DEFAULT_COST_MODEL.estimate(pair.moves))
+    with pytest.raises(UnsupportedError):
+        engine.solve(CubieCube(), cost_model=DEFAULT_COST_MODEL, robot_search="fast")
+
+
+def test_robot_search_without_simultaneous_turns(engine: TwoPhaseSolver) -> None:
+    serial = CostModel(simultaneous=False)
+    rng = random.Random(22)
+    for _ in range(5):
+        cube = CubieCube.random(rng)
+        sol = engine.solve(cube, budget_s=0.01, cost_model=serial)
+        _check(cube, sol.moves, 26)
+        assert sol.robot_time_s == pytest.approx(serial.estimate(sol.moves))
 
 
 def test_robot_time_prefers_cheap_moves(engine: TwoPhaseSolver) -> None:
@@ -163,7 +194,7 @@ def test_robot_time_prefers_cheap_moves(engine: TwoPhaseSolver) -> None:
         cube = CubieCube.random(rng)
         a = engine.solve(cube, budget_s=0.03)
         b = engine.solve(cube, budget_s=0.03, cost_model=slow_half)
-        _check(cube, b.moves)
+        _check(cube, b.moves, 26)
         halves_length += count(a.moves, Metric.QTM) - a.htm
         halves_robot += count(b.moves, Metric.QTM) - b.htm
     assert halves_robot < halves_length
