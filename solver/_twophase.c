@@ -296,7 +296,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
-    for (i = c->valid; i < n1; i++) {
+    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++) {
         int m = c->path[i];
         c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
         c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
@@ -524,7 +524,7 @@ static void ax_phase2_start(Ctx *c, int ss, int g) {
     if (c->found)
         while (limit >= 0 && c->gtime[g] + limit * c->min_group_s >= c->best_time - 1e-12) limit--;
     if (limit < 0) return;
-    for (i = c->valid; i < nm; i++) {
+    for (i = c->valid > 0 ? c->valid : 0; i < nm; i++) {
         int m = c->path[i];
         c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
         c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
@@ -898,7 +898,8 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_twophase", "Two-phase search kernel (C).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_twophase", "Two-phase search kernel (C).", -1, methods, NULL, NULL,
+    NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__twophase(void) {
