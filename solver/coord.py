@@ -36,6 +36,7 @@ orientations 3..5 (see :func:`corner_multiply`).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -69,6 +70,7 @@ __all__ = [
     "U_EDGES",
     "IntArray",
     "coordinates",
+    "coordinates_many",
     "corner_multiply",
     "corners_of",
     "edge_multiply",
@@ -201,6 +203,11 @@ def _comb_sets() -> tuple[IntArray, dict[tuple[int, ...], int]]:
     return sets, ranks
 
 
+@cache
+def _binom_table() -> IntArray:
+    return np.array([[_binom(n, k) for k in range(5)] for n in range(12)], dtype=np.int64)
+
+
 def _binom(n: int, k: int) -> int:
     if k > n:
         return 0
@@ -306,7 +313,7 @@ def four_edges_of(ep: npt.NDArray[np.integer], edges: tuple[int, ...]) -> IntArr
     pos = cols.reshape(-1, 4)
     order = ep[rows, cols].reshape(-1, 4) - lo  # which edge sits at each position
     c = 11 - pos[:, ::-1]  # ascending
-    binom = np.array([[_binom(n, k) for k in range(5)] for n in range(12)], dtype=np.int64)
+    binom = _binom_table()
     a = binom[c[:, 0], 1] + binom[c[:, 1], 2] + binom[c[:, 2], 3] + binom[c[:, 3], 4]
     out: IntArray = 24 * a + perm_rank(order)
     return out
@@ -473,15 +480,21 @@ def sym_inverse() -> IntArray:
 
 def coordinates(cube: CubieCube) -> dict[str, int]:
     """Every coordinate of one cubie state (for tests and for starting a search)."""
-    cp = np.array([cube.cp], dtype=np.int64)
-    co = np.array([cube.co], dtype=np.int64)
-    ep = np.array([cube.ep], dtype=np.int64)
-    eo = np.array([cube.eo], dtype=np.int64)
-    return {
-        "twist": int(twist_of(co)[0]),
-        "flip": int(flip_of(eo)[0]),
-        "slice_sorted": int(four_edges_of(ep, SLICE_EDGES)[0]),
-        "u_edges": int(four_edges_of(ep, U_EDGES)[0]),
-        "d_edges": int(four_edges_of(ep, D_EDGES)[0]),
-        "corners": int(corners_of(cp)[0]),
+    return coordinates_many([cube])[0]
+
+
+def coordinates_many(cubes: Sequence[CubieCube]) -> list[dict[str, int]]:
+    """:func:`coordinates` of several states in one vectorised pass."""
+    cp = np.array([c.cp for c in cubes], dtype=np.int64)
+    co = np.array([c.co for c in cubes], dtype=np.int64)
+    ep = np.array([c.ep for c in cubes], dtype=np.int64)
+    eo = np.array([c.eo for c in cubes], dtype=np.int64)
+    columns = {
+        "twist": twist_of(co),
+        "flip": flip_of(eo),
+        "slice_sorted": four_edges_of(ep, SLICE_EDGES),
+        "u_edges": four_edges_of(ep, U_EDGES),
+        "d_edges": four_edges_of(ep, D_EDGES),
+        "corners": corners_of(cp),
     }
+    return [{k: int(v[i]) for k, v in columns.items()} for i in range(len(cubes))]

@@ -114,6 +114,8 @@ class TwoPhaseSolver:
         invs = (False, True) if count in (2, 6) else (False,)
         out: list[tuple[int, bool, Start]] = []
         seen: set[Start] = set()
+        cubes: list[CubieCube] = []
+        keys: list[tuple[int, bool, int]] = []
         for rot in rots:
             if rot == 0:
                 base = cube
@@ -126,21 +128,22 @@ class TwoPhaseSolver:
                 if Face(int(self._conj[16 * rot, m]) // 3) in faces:
                     allowed |= 1 << m
             for inv in invs:
-                cb = base.inverse() if inv else base
-                k = C.coordinates(cb)
-                start: Start = (
-                    k["twist"],
-                    k["flip"],
-                    k["slice_sorted"],
-                    k["u_edges"],
-                    k["d_edges"],
-                    k["corners"],
-                    allowed,
-                )
-                if start in seen:
-                    continue
-                seen.add(start)
-                out.append((rot, inv, start))
+                cubes.append(base.inverse() if inv else base)
+                keys.append((rot, inv, allowed))
+        for (rot, inv, allowed), k in zip(keys, C.coordinates_many(cubes), strict=True):
+            start: Start = (
+                k["twist"],
+                k["flip"],
+                k["slice_sorted"],
+                k["u_edges"],
+                k["d_edges"],
+                k["corners"],
+                allowed,
+            )
+            if start in seen:
+                continue
+            seen.add(start)
+            out.append((rot, inv, start))
         return out
 
     def solve(
