@@ -22,6 +22,10 @@ Groups and sizes::
     phase2    depth mod 3 of corner class x ud_edges, 2 bits each (111,605,760)     28 MB
     cornslice exact depths of corners x slice order and of ud_edges x slice order,
               phase 2 moves (967,680 each)                                          2 MB
+    axial1    robot metric (a group of one axis counts 1; built on the first robot-time
+              solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
+              twist and slice x flip depths                                         37 MB
+    axial2    robot metric phase 2, plus exact corners/ud_edges x slice depths      30 MB
 
 The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search knows the
 exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,
