@@ -8,7 +8,7 @@ Rows (one table; ``--json`` prints the rows as a JSON list instead):
 
 * ``real-rgb``: the labelled real scans of ``shared/vision-data/rgb-scans`` per N — cubes
   exactly right and stickers wrong (3x3x3-random-06 has no answer and -07 an older one; they are
-  reported in their own rows, see docs/vision.md);
+  reported in their own rows, see the README, vision section);
 * ``real-rgb-stage``: the same 3x3 scans with each stage of the classifier (the ablation);
 * ``real-photo``: the rig photos — grids found and cubes exactly right (free mode);
 * ``sim-robot``: rendered scrambled cubes per N across the lighting range (severity uniform in

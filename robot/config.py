@@ -1,6 +1,6 @@
 """Robot profiles: TOML files loaded once into frozen, validated objects.
 
-A profile describes one robot (see ``docs/robot.md`` for every key, and ``configs/`` for
+A profile describes one robot (see the README's "The robot daemon" section for every key, and ``configs/`` for
 examples)::
 
     [robot]    id, name, cube_size

@@ -8,7 +8,7 @@ The daemon-facing API (plain CPU-bound functions; call them through ``asyncio.to
 * :class:`Calibration` with :func:`load_calibration` / :func:`save_calibration`;
 * :func:`classify` for colour samples already measured.
 
-See ``docs/vision.md``.
+See the README's vision section.
 """
 
 from vision.calibration import (
