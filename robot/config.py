@@ -1,7 +1,7 @@
 """Robot profiles: TOML files loaded once into frozen, validated objects.
 
-A profile describes one robot (see the README's "The robot daemon" section for every key, and ``configs/`` for
-examples)::
+A profile describes one robot (every key is in the README's "The robot daemon" section;
+``configs/`` has examples)::
 
     [robot]    id, name, cube_size
     [serial]   url (a device path, a pty path, socket://host:port, or "sim" for the simulated

@@ -591,24 +591,10 @@ class Daemon:
 
     # === jobs ===================================================================================
 
-    async def _run_job(self, job: _Job, given: Cube | None) -> None:
+    async def _guarded(self, job: _Job, body: Awaitable[None]) -> None:
+        """Run a job's body and end the job: DONE, ERROR (with the cause) or ABORTED."""
         try:
-            if given is None:
-                cube = await self._scan(job)
-                if job.kind == "scan":
-                    await self._finish(job, State.DONE)
-                    return
-            else:
-                cube = given
-                await self.journal.call(
-                    self.journal.sync.record_scan,
-                    job.id,
-                    cube.to_facelets("scheme"),
-                    {"given": True},
-                )
-            self._validate(job, cube)
-            job.physical = cube
-            await self._solve_and_execute(job, cube, offset=0)
+            await body
             await self._finish(job, State.DONE)
         except JobError as exc:
             await self._fail(job, exc)
@@ -621,40 +607,51 @@ class Daemon:
             logger.exception("job %s: unexpected failure", job.id)
             await self._fail(job, JobError("internal", f"internal error: {exc!r}"))
 
+    async def _run_job(self, job: _Job, given: Cube | None) -> None:
+        await self._guarded(job, self._job_body(job, given))
+
+    async def _job_body(self, job: _Job, given: Cube | None) -> None:
+        if given is None:
+            cube = await self._scan(job)
+            if job.kind == "scan":
+                return
+        else:
+            cube = given
+            await self.journal.call(
+                self.journal.sync.record_scan,
+                job.id,
+                cube.to_facelets("scheme"),
+                {"given": True},
+            )
+        self._validate(job, cube)
+        job.physical = cube
+        await self._solve_and_execute(job, cube, offset=0)
+
     async def _resume_job(self, job: _Job, record: JobRecord, rescan: bool) -> None:
         self.resumable = None
-        try:
-            record = await self._reconcile(record)
-            job.moves_done = record.executed
-            if rescan:
-                cube = await self._scan(job)
-                self._validate(job, cube)
-                job.physical = cube
-                await self._solve_and_execute(job, cube, offset=record.executed)
-            else:
-                moves = await self.journal.call(self.journal.sync.moves, record.id)
-                job.physical = Cube.from_facelets(record.physical or "", record.size)
-                job.face_moves = tuple(Move.outer(_face(m.face), m.turns) for m in moves)
-                job.moves_total = record.total_moves
-                remaining = [
-                    WireMove(
-                        m.motor, m.turns if not self._reversed(m.face) else -m.turns, m.simultaneous
-                    )
-                    for m in moves[record.executed :]
-                ]
-                self._set_state(State.EXECUTING)
-                await self._execute(job, remaining, offset=record.executed)
-            await self._finish(job, State.DONE)
-        except JobError as exc:
-            await self._fail(job, exc)
-        except asyncio.CancelledError:
-            if job.abort_requested:
-                await self._finish(job, State.ABORTED, "aborted", "aborted on request")
-                return
-            raise
-        except Exception as exc:  # a bug must not take the daemon (and its journal) down
-            logger.exception("job %s: unexpected failure", job.id)
-            await self._fail(job, JobError("internal", f"internal error: {exc!r}"))
+        await self._guarded(job, self._resume_body(job, record, rescan))
+
+    async def _resume_body(self, job: _Job, record: JobRecord, rescan: bool) -> None:
+        record = await self._reconcile(record)
+        job.moves_done = record.executed
+        if rescan:
+            cube = await self._scan(job)
+            self._validate(job, cube)
+            job.physical = cube
+            await self._solve_and_execute(job, cube, offset=record.executed)
+        else:
+            moves = await self.journal.call(self.journal.sync.moves, record.id)
+            job.physical = Cube.from_facelets(record.physical or "", record.size)
+            job.face_moves = tuple(Move.outer(_face(m.face), m.turns) for m in moves)
+            job.moves_total = record.total_moves
+            remaining = [
+                WireMove(
+                    m.motor, m.turns if not self._reversed(m.face) else -m.turns, m.simultaneous
+                )
+                for m in moves[record.executed :]
+            ]
+            self._set_state(State.EXECUTING)
+            await self._execute(job, remaining, offset=record.executed)
 
     def _reversed(self, face: str) -> bool:
         cfg = self.config.motors.motor_of(_face(face))

@@ -1,6 +1,6 @@
 """The daemon's MQTT side: topics, payloads, Home Assistant discovery, reconnection.
 
-Topics, under ``<base_topic>/<robot id>/`` (the README's "The robot daemon" section has every payload)::
+Topics, under ``<base_topic>/<robot id>/`` (the README's daemon section has every payload)::
 
     availability        retained   "online" / "offline" (the last will says "offline")
     status              retained   JSON: state, job_id, progress, moves_done, moves_total,

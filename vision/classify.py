@@ -1,7 +1,7 @@
 """Colour classification: sticker colour samples of one scan → a cube, with confidences.
 
-The method follows what works on real scans (see the README's vision section); each stage can be switched
-off to measure what it adds (:class:`Stage`):
+The method follows what works on real scans (see the README's vision section); each stage can
+be switched off to measure what it adds (:class:`Stage`):
 
 1. **References from the scan itself**, never a fixed palette. For odd N the six fixed centres
    are the references and the labels are "the colour of face f's centre" (the *frame*). For even
