@@ -30,14 +30,18 @@ from :func:`solver.tables.load_tables`. Engine options (``solve(..., name=value)
 ``phase2_max``  longest phase-2 part tried (default 10 moves; 10 groups in the robot search)
 ``directions``  1, 2, 3 or 6 searches (default 6; 1 = the cube only, 2 = cube and inverse)
 ``robot_search`` with a cost model: ``"groups"`` (default) or ``"moves"`` (see above)
+``threads``     worker threads sharing the directions when there is a budget (default: one
+                per core, at most six)
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +73,8 @@ DEFAULT_PHASE2_MAX_ROBOT = 12
 DEFAULT_PHASE2_MAX_GROUPS = 10
 DEFAULT_MAX_LENGTH_ROBOT = 26
 ROBOT_SEARCHES = ("groups", "moves")
+#: worker threads for a search with a budget: one per core, at most one per direction
+DEFAULT_THREADS = min(6, os.cpu_count() or 1)
 MAX_LENGTH_LIMIT = 30
 ALL_FACES = frozenset(Face)
 
@@ -159,6 +165,7 @@ class TwoPhaseSolver:
         directions: int = 6,
         robot_search: str = "groups",
         progress: Progress | None = None,
+        threads: int = DEFAULT_THREADS,
     ) -> Solution:
         """Solve a (valid) cubie state; see the module docstring for the options."""
         if robot_search not in ROBOT_SEARCHES:
@@ -174,6 +181,8 @@ class TwoPhaseSolver:
             raise UnsupportedError(f"budget must be >= 0 seconds, got {budget_s!r}")
         if directions not in (1, 2, 3, 6):
             raise UnsupportedError(f"directions must be 1, 2, 3 or 6, got {directions}")
+        if threads < 1:
+            raise UnsupportedError(f"threads must be at least 1, got {threads}")
         face_set = ALL_FACES if faces is None else frozenset(faces)
         if not face_set:
             raise UnsupportedError("at least one face must be allowed to turn")
@@ -195,20 +204,48 @@ class TwoPhaseSolver:
             )
         )
         dirs = self._directions(cube, face_set, directions)
+        model = cost_model or DEFAULT_COST_MODEL
+        # With a budget the directions are shared out over worker threads (the C search
+        # releases the GIL); the first-solution mode keeps one interleaved search, which
+        # answers soonest.
+        workers = max(1, min(threads, len(dirs))) if budget_s > 0 else 1
+        chunks = [dirs[i::workers] for i in range(workers)]
+
+        def run(chunk: list[tuple[int, bool, Start]]) -> tuple[int, list[int], dict[str, Any]]:
+            found: tuple[int, list[int], dict[str, Any]] = _c_search(
+                self._arrays,
+                [d[2] for d in chunk],
+                length,
+                float(budget_s),
+                float(max(timeout_s, budget_s)),
+                int(p2),
+                cost,
+                99,
+                axial,
+            )
+            return found
+
         t0 = time.perf_counter()
-        index, raw, stats = _c_search(
-            self._arrays,
-            [d[2] for d in dirs],
-            length,
-            float(budget_s),
-            float(max(timeout_s, budget_s)),
-            int(p2),
-            cost,
-            99,
-            axial,
-        )
+        if workers == 1:
+            results = [run(dirs)]
+        else:
+            with ThreadPoolExecutor(workers, thread_name_prefix="twophase") as pool:
+                results = list(pool.map(run, chunks))
         elapsed = time.perf_counter() - t0
-        if index < 0:
+        stats = _merge_stats([r[2] for r in results])
+        best: tuple[float, tuple[Move, ...], int, bool, int] | None = None
+        for chunk, (index, raw, part) in zip(chunks, results, strict=True):
+            if index < 0:
+                continue
+            rot, inv, _ = chunk[index]
+            moves = list(raw)
+            if inv:
+                moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
+            candidate = tuple(C.move_of_index(int(self._conj[16 * rot, m])) for m in moves)
+            score = model.estimate(candidate) if cost_model is not None else float(len(candidate))
+            if best is None or score < best[0]:
+                best = (score, candidate, rot, inv, int(part["first_length"]))
+        if best is None:
             names = "".join(f.name for f in sorted(face_set))
             if stats["timed_out"]:
                 raise NoSolutionError(
@@ -220,25 +257,39 @@ class TwoPhaseSolver:
                 f"the two-phase search found no solution of at most {length} moves with faces "
                 f"{names}; allow more moves (max_length) or more faces"
             )
-        rot, inv, _ = dirs[index]
-        moves = list(raw)
-        if inv:
-            moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
-        moves = [int(self._conj[16 * rot, m]) for m in moves]
-        result = tuple(C.move_of_index(m) for m in moves)
-        model = cost_model or DEFAULT_COST_MODEL
+        _, result, rot, inv, first_length = best
         info: dict[str, Any] = dict(stats)
         info.update(
             {
+                "first_length": first_length,
                 "objective": "robot_time" if cost_model is not None else "length",
                 "metric": "groups" if groups else "moves",
                 "directions": len(dirs),
+                "threads": workers,
                 "direction": {"axis": ("UD", "RL", "FB")[rot], "inverse": inv},
                 "budget_s": budget_s,
                 "solve_s": elapsed,
             }
         )
         return Solution(result, "twophase", 3, model.estimate(result), (), info)
+
+
+def _merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One statistics record for searches run side by side."""
+    merged = dict(parts[0])
+    if len(parts) == 1:
+        return merged
+    for key in ("solutions_seen", "nodes_phase1", "nodes_phase2", "phase1_solutions"):
+        merged[key] = sum(p[key] for p in parts)
+    merged["improvements"] = sum(p["improvements"] for p in parts)
+    firsts = [p["first_solution_s"] for p in parts if p["first_solution_s"] >= 0]
+    merged["first_solution_s"] = min(firsts) if firsts else -1.0
+    merged["search_s"] = max(p["search_s"] for p in parts)
+    merged["phase1_depth"] = max(p["phase1_depth"] for p in parts)
+    merged["min_phase1_depth"] = min(p["min_phase1_depth"] for p in parts)
+    merged["timed_out"] = all(p["timed_out"] for p in parts)
+    merged["exhausted"] = all(p["exhausted"] for p in parts)
+    return merged
 
 
 _SOLVERS: dict[Path | None, TwoPhaseSolver] = {}
@@ -263,7 +314,15 @@ def solve_twophase(cube: Cube, options: Any) -> Solution:
     if cube.n != 3:
         raise UnsupportedError(f"the two-phase engine solves 3x3 cubes, not {cube.n}x{cube.n}")
     extra: Mapping[str, Any] = options.extra
-    known = {"cache_dir", "timeout_s", "phase2_max", "directions", "progress", "robot_search"}
+    known = {
+        "cache_dir",
+        "timeout_s",
+        "phase2_max",
+        "directions",
+        "progress",
+        "robot_search",
+        "threads",
+    }
     unknown = set(extra) - known
     if unknown:
         raise UnsupportedError(f"unknown two-phase option(s): {', '.join(sorted(unknown))}")
@@ -279,6 +338,7 @@ def solve_twophase(cube: Cube, options: Any) -> Solution:
         directions=int(extra.get("directions", 6)),
         robot_search=str(extra.get("robot_search", "groups")),
         progress=extra.get("progress"),
+        threads=int(extra.get("threads", DEFAULT_THREADS)),
     )
 
 
