@@ -269,3 +269,19 @@ def test_scramble_moves_make_the_state() -> None:
         moves = scramble_moves(state)
         assert len(moves) <= 20
         assert CubieCube().apply(moves) == state
+
+
+@pytest.mark.parametrize("threads", [1, 2, 6])
+def test_worker_threads_share_the_directions(engine: TwoPhaseSolver, threads: int) -> None:
+    rng = random.Random(31)
+    for _ in range(5):
+        cube = CubieCube.random(rng)
+        sol = engine.solve(cube, budget_s=0.02, threads=threads)
+        _check(cube, sol.moves)
+        assert sol.stats["threads"] == threads
+        robot = engine.solve(cube, budget_s=0.02, threads=threads, cost_model=DEFAULT_COST_MODEL)
+        _check(cube, robot.moves, limit=26)
+    first = engine.solve(CubieCube.random(rng), threads=2)
+    assert first.stats["threads"] == 1  # the first-solution mode stays one interleaved search
+    with pytest.raises(UnsupportedError, match="threads"):
+        engine.solve(CubieCube(), threads=0)
