@@ -283,9 +283,11 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
                         f"estimated {prog['estimate_s']:.2f} s"
                     )
                 elif name == "scan_complete":
+                    unsure = len(payload["low_confidence"])
                     progress.console.print(
-                        f"scan: {'valid' if payload['valid'] else 'INVALID'}, lowest confidence "
-                        f"{payload['min_confidence']:.2f}"
+                        f"scan: {'valid' if payload['valid'] else 'INVALID'}, "
+                        f"{unsure} low-confidence sticker{'' if unsure == 1 else 's'} "
+                        f"(lowest confidence {payload['min_confidence']:.2f})"
                     )
                 elif name == "error":
                     progress.console.print(f"[red]error {payload['code']}: {payload['message']}")
