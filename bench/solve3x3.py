@@ -96,10 +96,14 @@ def make_solver(name: str) -> Solver:
     if name.startswith("RubikTwoPhase"):
         import twophase.solver as sv
 
-        timeout = 1.0 if name.endswith("1s") else 0.0
+        # RubikTwoPhase returns as soon as it holds a solution of at most max_length moves, and
+        # at its timeout returns the best so far. "20": the first solution within 20 moves (a
+        # long timeout never ends that search early); "1s": the best it finds in one second
+        # (max_length 0 is never reached, so it searches the whole second).
+        max_length, timeout = (0, 1.0) if name.endswith("1s") else (20, 60.0)
 
         def run_rtp(cube: CubieCube) -> str:
-            text = str(sv.solve(cube.to_facelets(), 20, timeout))
+            text = str(sv.solve(cube.to_facelets(), max_length, timeout))
             tokens = text.split("(")[0].split()
             return " ".join(t[0] + {"1": "", "2": "2", "3": "'"}[t[1]] for t in tokens)
 
