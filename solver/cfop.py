@@ -50,12 +50,12 @@ from solver.stage_search import (
 from solver.stages import (
     Assembler,
     Frame,
+    add_direct,
     face_setting,
     finish,
     merged_length,
     piece_colours,
     scheme_setting,
-    short_solution,
 )
 
 __all__ = [
@@ -319,14 +319,8 @@ def solve_cfop(cube: Cube, options: Any) -> Solution:
     candidates = _int_setting(extra, "cross_candidates", 1, 1, 64)
     beam = _int_setting(extra, "f2l_beam", 2, 1, 4)
     assembler = Assembler()
-    direct = short_solution(PieceState.from_cube(cube))
     stats: dict[str, Any] = {}
-    if direct is not None:
-        if direct:
-            assembler.add(
-                "direct", [MOVES[m] for m in direct], {"note": "within two moves of solved"}
-            )
-    else:
+    if not add_direct(assembler, cube):
         plan = plan_cfop(cube, bottoms, cross_candidates=candidates, beam=beam)
         _assemble(plan, cube, scheme, assembler)
         stats.update(plan.stats)

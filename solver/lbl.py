@@ -38,7 +38,6 @@ from solver.solution import Solution
 from solver.stage_search import (
     CORNER,
     EDGE,
-    MOVES,
     Piece,
     PieceState,
     StageSearch,
@@ -49,12 +48,12 @@ from solver.stage_search import (
 from solver.stages import (
     Assembler,
     Frame,
+    add_direct,
     face_setting,
     finish,
     merged_length,
     piece_colours,
     scheme_setting,
-    short_solution,
 )
 
 __all__ = ["LAST_LAYER_STAGES", "LblPlan", "plan_lbl", "prepare", "solve_lbl"]
@@ -237,13 +236,7 @@ def solve_lbl(cube: Cube, options: Any) -> Solution:
         )
     assembler = Assembler()
     stats: dict[str, Any] = {}
-    direct = short_solution(PieceState.from_cube(cube))
-    if direct is not None:
-        if direct:
-            assembler.add(
-                "direct", [MOVES[m] for m in direct], {"note": "within two moves of solved"}
-            )
-    else:
+    if not add_direct(assembler, cube):
         plan = plan_lbl(cube, bottoms)
         _assemble(plan, cube, scheme, assembler)
         stats.update(plan.stats)

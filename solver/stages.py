@@ -163,6 +163,17 @@ def short_solution(state: PieceState, max_depth: int = 2) -> list[int] | None:
     return None
 
 
+def add_direct(assembler: Assembler, cube: Cube) -> bool:
+    """If ``cube`` is within two moves of solved, add that as the one stage and say so: every
+    engine answers a solved or one-move cube with the empty or one-move solution."""
+    direct = short_solution(PieceState.from_cube(cube))
+    if direct is None:
+        return False
+    if direct:
+        assembler.add("direct", [MOVES[m] for m in direct], {"note": "within two moves of solved"})
+    return True
+
+
 # --- assembling stages ----------------------------------------------------------------------
 
 

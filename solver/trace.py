@@ -60,7 +60,7 @@ from solver.stage_search import (
     TableCache,
     default_tables,
 )
-from solver.stages import Assembler, finish, short_solution
+from solver.stages import Assembler, add_direct, finish
 from solver.validate import check
 
 __all__ = [
@@ -424,13 +424,7 @@ def solve_trace(cube: Cube, options: Any) -> Solution:
             )
     assembler = Assembler()
     stats: dict[str, Any] = {}
-    direct = short_solution(PieceState.from_cube(cube))
-    if direct is not None:
-        if direct:
-            assembler.add(
-                "direct", [MOVES[m] for m in direct], {"note": "within two moves of solved"}
-            )
-    else:
+    if not add_direct(assembler, cube):
         result = trace(cube)
         tables = default_tables()
         for kind, piece_trace in ((EDGE, result.edges), (CORNER, result.corners)):
