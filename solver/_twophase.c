@@ -627,34 +627,43 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     return min_dist;
 }
 
+/* Borrow the C-contiguous buffers of a tuple of n arrays, checking each size; on success every
+   slot points into its buffer (release the views when done), on failure nothing is held. */
+static int get_buffers(PyObject *seq, Py_buffer *views, const Py_ssize_t *sizes,
+                       const void ***slots, int n, const char *what) {
+    int i;
+    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != n) {
+        PyErr_Format(PyExc_ValueError, "%ss must be a tuple of %d arrays", what, n);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
+            while (--i >= 0) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        if (views[i].len != sizes[i]) {
+            PyErr_Format(PyExc_ValueError, "%s %d has %zd bytes, expected %zd", what, i,
+                         views[i].len, sizes[i]);
+            for (; i >= 0; i--) PyBuffer_Release(&views[i]);
+            return -1;
+        }
+        *slots[i] = views[i].buf;
+    }
+    return 0;
+}
+
 static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
     static const Py_ssize_t sizes[N_AX_TABLES] = {
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
         (Py_ssize_t)N_SLICE * N_FLIP,
     };
-    const uint8_t **slots[N_AX_TABLES] = {&A->phase1_prun, &A->phase2_prun, &A->cornslice_depth,
-                                          &A->edgeslice_depth, &A->slice_twist_depth,
-                                          &A->slice_flip_depth};
-    int i;
-    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != N_AX_TABLES) {
-        PyErr_Format(PyExc_ValueError, "axial tables must be a tuple of %d arrays", N_AX_TABLES);
-        return -1;
-    }
-    for (i = 0; i < N_AX_TABLES; i++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
-            while (--i >= 0) PyBuffer_Release(&views[i]);
-            return -1;
-        }
-        if (views[i].len != sizes[i]) {
-            PyErr_Format(PyExc_ValueError, "axial table %d has %zd bytes, expected %zd", i,
-                         views[i].len, sizes[i]);
-            for (; i >= 0; i--) PyBuffer_Release(&views[i]);
-            return -1;
-        }
-        *slots[i] = (const uint8_t *)views[i].buf;
-    }
-    return 0;
+    const void **slots[N_AX_TABLES] = {
+        (const void **)&A->phase1_prun,       (const void **)&A->phase2_prun,
+        (const void **)&A->cornslice_depth,   (const void **)&A->edgeslice_depth,
+        (const void **)&A->slice_twist_depth, (const void **)&A->slice_flip_depth,
+    };
+    return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }
 
 static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
@@ -680,25 +689,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
     };
-    int i;
-    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != N_TABLES) {
-        PyErr_Format(PyExc_ValueError, "tables must be a tuple of %d arrays", N_TABLES);
-        return -1;
-    }
-    for (i = 0; i < N_TABLES; i++) {
-        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
-            while (--i >= 0) PyBuffer_Release(&views[i]);
-            return -1;
-        }
-        if (views[i].len != sizes[i]) {
-            PyErr_Format(PyExc_ValueError, "table %d has %zd bytes, expected %zd", i,
-                         views[i].len, sizes[i]);
-            for (; i >= 0; i--) PyBuffer_Release(&views[i]);
-            return -1;
-        }
-        *slots[i] = views[i].buf;
-    }
-    return 0;
+    return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
