@@ -6,7 +6,8 @@
  * built, loaded or owned in C, and there is no global state, so calls from several threads
  * at once are fine. The GIL is released for the whole search.
  *
- * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack])
+ * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
+ *        axial, shared_found])
  *   tables     tuple of the 18 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
@@ -16,12 +17,15 @@
  *   timeout_s  give up when no solution at all has been found after this many seconds
  *   phase2_max longest phase-2 part tried
  *   phase2_slack with a cost: phase-2 lengths tried beyond the shortest one (default all)
- *   axial      None, or with a cost the 6 robot-metric tables of AxialTables.search_arrays():
+ *   axial      None, or with a cost the 9 robot-metric arrays of AxialTables.search_arrays():
  *              the search then counts groups (one face, or both faces of an axis turned at
  *              once) instead of face turns, and bounds the robot time by the groups still
  *              needed; phase2_max then limits phase-2 groups
  *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
  *              simultaneous): the solution with the smallest estimated robot time wins
+ *   shared_found None, or a writable byte shared by the searches of one solve (one per worker
+ *              thread): set when any of them finds a solution, after which the budget stops
+ *              all of them (a worker without a solution of its own does not run on alone)
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
  *
  * Move index m = 3 * face + k (faces U R F D L B; k = 0 quarter clockwise, 1 half, 2 anticlockwise).
@@ -65,12 +69,15 @@ typedef struct {
 typedef struct {
     const uint8_t *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
+    /* phase-1 coordinates moved by a whole group: [x * 45 + k] */
+    const uint16_t *twist_g, *flip_g, *slice_g;
 } Axial;
 
 #define N_AXIAL 45
-#define N_AX_TABLES 6
+#define N_AX_TABLES 9
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
+static int AX2_M1[N_AXIAL2], AX2_M2[N_AXIAL2]; /* the moves of the phase-2 groups */
 
 typedef struct {
     const Tables *T;
@@ -81,10 +88,14 @@ typedef struct {
     int gmoves[MAX_DEPTH + 2], gaxis[MAX_DEPTH + 1], gp2[MAX_DEPTH + 1];
     double gtime[MAX_DEPTH + 2];
     double ax_t[N_AXIAL];
+    int ax_order[N_AXIAL]; /* the groups, cheapest first: phase 1 tries them in this order */
+    /* least robot time of n phase-2 groups (each with its settle): [0] when the group before
+       was on the U/D axis (the next one is not), [1] when it was not */
+    double p2_rest[2][MAX_DEPTH + 2];
     uint64_t ax_allowed;
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
-    int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2];
+    int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
     int valid;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
@@ -95,6 +106,9 @@ typedef struct {
     double best_time;
     /* settings */
     int robot, simultaneous, stop_at_first;
+    /* set when any search sharing this flag holds a solution (worker threads of one solve):
+       then the budget ends every one of them, found or not */
+    volatile unsigned char *shared_found;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* time */
     double t0, deadline, hard_deadline;
@@ -159,24 +173,49 @@ static int p1_depth(const Tables *T, int twist, int flip, int slice_sorted) {
     return depth;
 }
 
-static int p2_depth(const Tables *T, int corners, int ud) {
-    int r = p2_mod3(T, corners, ud);
-    int depth = 0;
+static inline int mv(const uint16_t *table, int x, int m) {
+    return m < 0 ? x : table[x * N_MOVE + m];
+}
+
+/* exact phase-2 distance in a mod-3 table over corner class x ud_edges, walking down it with
+   the n steps (m1[k] then m2[k], -1 for none); -1 if the table is inconsistent. Each step
+   fetches all n neighbours' entries at once (they miss the cache) before comparing them. */
+static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int *m2, int n,
+                 int corners, int ud) {
+    int depth = 0, r, k;
+    int c1[N_AXIAL], u1[N_AXIAL];
+    uint64_t idx[N_AXIAL];
+    {
+        uint64_t cls = T->corner_classidx[corners];
+        r = get2(prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]]);
+    }
     while (corners != 0 || ud != 0) {
-        int target = (r + 2) % 3, k;
-        for (k = 0; k < 10; k++) {
-            int m = PHASE2_MOVES[k];
-            int c1 = T->corners_move[corners * N_MOVE + m];
-            int u1 = T->ud_edges_move[ud * N_MOVE + m];
-            int r1 = p2_mod3(T, c1, u1);
-            if (r1 == target) {
-                corners = c1; ud = u1; r = r1; depth++;
-                break;
-            }
+        int target = (r + 2) % 3;
+        for (k = 0; k < n; k++) {
+            c1[k] = mv(T->corners_move, mv(T->corners_move, corners, m1[k]), m2[k]);
+            u1[k] = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1[k]), m2[k]);
+            __builtin_prefetch(&T->corner_classidx[c1[k]]);
         }
-        if (k == 10 || depth > 30) return -1;
+        for (k = 0; k < n; k++) {
+            uint64_t cls = T->corner_classidx[c1[k]];
+            idx[k] = cls * N_UD + T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
+            __builtin_prefetch(&prun[idx[k] >> 2]);
+        }
+        for (k = 0; k < n; k++)
+            if (get2(prun, idx[k]) == target) break;
+        if (k == n || depth >= 30) return -1;
+        corners = c1[k];
+        ud = u1[k];
+        r = target;
+        depth++;
     }
     return depth;
+}
+
+static const int NO_MOVES[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
+static int p2_depth(const Tables *T, int corners, int ud) {
+    return walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud);
 }
 
 static inline double move_time(const Ctx *c, int m) {
@@ -204,9 +243,13 @@ static inline double cost_bound(const Ctx *c, int depth, int rest) {
     return c->total_at[depth] + (double)(rest / 2) * c->min_group_s;
 }
 
+static inline int any_found(const Ctx *c) {
+    return c->found || (c->shared_found != NULL && *c->shared_found);
+}
+
 static void check_time(Ctx *c) {
     double t = now_s();
-    if (c->found && t >= c->deadline) c->stop = 1;
+    if (any_found(c) && t >= c->deadline) c->stop = 1;
     if (!c->found && t >= c->hard_deadline) {
         c->stop = 1;
         c->timed_out = 1;
@@ -229,6 +272,7 @@ static void record(Ctx *c, int len) {
         c->first_len = len;
     }
     c->found = 1;
+    if (c->shared_found != NULL) *c->shared_found = 1;
     c->best_len = len;
     c->best_dir = c->dir;
     memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
@@ -322,9 +366,16 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
 }
 
+typedef struct {
+    int m, t1, f1, s1;
+    uint32_t fs;
+    uint64_t idx;
+} Child;
+
 static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m;
+    int togo = c->n1 - depth, prev, m, n, i;
+    Child ch[N_MOVE];
     if (togo == 0) {
         if (depth > 0) {
             /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
@@ -340,14 +391,31 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         if (c->stop) return;
     }
     prev = depth > 0 ? c->path[depth - 1] : -1;
+    /* The pruning lookups of the children miss the cache (tables of tens of MB): fetch them
+       in three passes, so the misses of all children overlap instead of queueing. */
+    n = 0;
     for (m = 0; m < N_MOVE; m++) {
-        int t1, f1, s1, nd;
         if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
         if (dist == 0 && togo < 5 && ((PHASE2_MASK >> m) & 1u)) continue;
-        t1 = T->twist_move[twist * N_MOVE + m];
-        f1 = T->flip_move[flip * N_MOVE + m];
-        s1 = T->slice_sorted_move[ss * N_MOVE + m];
-        nd = next_depth(dist, p1_mod3(T, t1, f1, s1 / 24));
+        ch[n].m = m;
+        ch[n].t1 = T->twist_move[twist * N_MOVE + m];
+        ch[n].f1 = T->flip_move[flip * N_MOVE + m];
+        ch[n].s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        ch[n].fs = (uint32_t)(ch[n].s1 / 24) * N_FLIP + (uint32_t)ch[n].f1;
+        __builtin_prefetch(&T->flipslice_classidx[ch[n].fs]);
+        __builtin_prefetch(&T->flipslice_sym[ch[n].fs]);
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t cls = T->flipslice_classidx[ch[i].fs];
+        int sym = T->flipslice_sym[ch[i].fs];
+        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+        __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
+    }
+    for (i = 0; i < n; i++) {
+        int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
+        m = ch[i].m;
+        nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
@@ -379,7 +447,11 @@ static void init_axial(void) {
                 AX_M2[k] = b ? 3 * (axis + 3) + b - 1 : -1;
                 AX_IS_P2[k] = (AX_M1[k] < 0 || ((PHASE2_MASK >> AX_M1[k]) & 1u)) &&
                               (AX_M2[k] < 0 || ((PHASE2_MASK >> AX_M2[k]) & 1u));
-                if (AX_IS_P2[k]) AX_P2[j++] = k;
+                if (AX_IS_P2[k]) {
+                    AX2_M1[j] = AX_M1[k];
+                    AX2_M2[j] = AX_M2[k];
+                    AX_P2[j++] = k;
+                }
                 k++;
             }
 }
@@ -399,20 +471,14 @@ static inline int ax2_mod3(const Ctx *c, int corners, int ud) {
     return get2(c->A->phase2_prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + sym]);
 }
 
-static inline int mv(const uint16_t *table, int x, int m) {
-    return m < 0 ? x : table[x * N_MOVE + m];
-}
-
 static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
-    const Tables *T = c->T;
+    const Axial *A = c->A;
     int slice = slice_sorted / 24, r = ax1_mod3(c, twist, flip, slice), depth = 0;
     while (twist != 0 || flip != 0 || slice != 0) {
         int target = (r + 2) % 3, k;
         for (k = 0; k < N_AXIAL; k++) {
-            int t1 = mv(T->twist_move, mv(T->twist_move, twist, AX_M1[k]), AX_M2[k]);
-            int f1 = mv(T->flip_move, mv(T->flip_move, flip, AX_M1[k]), AX_M2[k]);
-            int s1 = mv(T->slice_sorted_move, mv(T->slice_sorted_move, slice * 24, AX_M1[k]),
-                        AX_M2[k]) / 24;
+            int t1 = A->twist_g[twist * N_AXIAL + k], f1 = A->flip_g[flip * N_AXIAL + k];
+            int s1 = A->slice_g[slice * N_AXIAL + k];
             int r1 = ax1_mod3(c, t1, f1, s1);
             if (r1 == target) {
                 twist = t1; flip = f1; slice = s1; r = r1; depth++;
@@ -425,23 +491,7 @@ static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
 }
 
 static int ax2_depth(const Ctx *c, int corners, int ud) {
-    const Tables *T = c->T;
-    int r = ax2_mod3(c, corners, ud), depth = 0;
-    while (corners != 0 || ud != 0) {
-        int target = (r + 2) % 3, j;
-        for (j = 0; j < N_AXIAL2; j++) {
-            int k = AX_P2[j];
-            int c1 = mv(T->corners_move, mv(T->corners_move, corners, AX_M1[k]), AX_M2[k]);
-            int u1 = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, AX_M1[k]), AX_M2[k]);
-            int r1 = ax2_mod3(c, c1, u1);
-            if (r1 == target) {
-                corners = c1; ud = u1; r = r1; depth++;
-                break;
-            }
-        }
-        if (j == N_AXIAL2 || depth > 30) return -1;
-    }
-    return depth;
+    return walk2(c->T, c->A->phase2_prun, AX2_M1, AX2_M2, N_AXIAL2, corners, ud);
 }
 
 /* push group k at group depth g: write its moves into path, bookkeeping for g + 1 */
@@ -454,6 +504,14 @@ static inline void ax_push(Ctx *c, int g, int k, double total) {
     c->gp2[g] = AX_IS_P2[k];
     c->gmoves[g + 1] = nm;
     c->gtime[g + 1] = total;
+}
+
+/* a lower bound of the robot time of n more phase-2 groups after group depth g: in phase 2
+   only U/D turns are quarter turns, and no two groups in a row share an axis */
+static inline double ax_p2_rest(const Ctx *c, int g, int n) {
+    if (n <= 0) return 0.0;
+    if (g == 0) return c->p2_rest[1][n] - c->settle_s;
+    return c->p2_rest[c->gaxis[g - 1] != 0][n];
 }
 
 static inline double ax_total(const Ctx *c, int g, int k) {
@@ -470,6 +528,7 @@ static void ax_record(Ctx *c, int g) {
         c->first_len = len;
     }
     c->found = 1;
+    if (c->shared_found != NULL) *c->shared_found = 1;
     c->best_time = t;
     c->best_len = len;
     c->best_dir = c->dir;
@@ -505,33 +564,37 @@ static void ax_phase2(Ctx *c, int corners, int ud, int ss, int dist, int g, int 
         if (nd >= togo) continue;
         if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        if (c->found && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
+            continue;
         ax_push(c, g, k, total);
         ax_phase2(c, c1, u1, s1, nd, g + 1, togo - 1);
         if (c->stop) return;
     }
 }
 
-static void ax_phase2_start(Ctx *c, int ss, int g) {
+static void ax_phase2_start(Ctx *c, int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
-    int i, nm = c->gmoves[g], corners, ud, lo, d2, limit, togo2;
+    int i, nm = c->gmoves[g], corners, ud, ss, lo, d2, limit, togo2;
     c->phase2_starts++;
     check_time(c);
     if (c->stop) return;
     limit = c->phase2_max;
     if (limit > c->max_length - nm) limit = c->max_length - nm;
     if (c->found)
-        while (limit >= 0 && c->gtime[g] + limit * c->min_group_s >= c->best_time - 1e-12) limit--;
+        while (limit >= 0 && c->gtime[g] + ax_p2_rest(c, g, limit) >= c->best_time - 1e-12)
+            limit--;
     if (limit < 0) return;
     for (i = c->valid > 0 ? c->valid : 0; i < nm; i++) {
         int m = c->path[i];
         c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
         c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
         c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+        c->ss_at[i + 1] = T->slice_sorted_move[c->ss_at[i] * N_MOVE + m];
     }
     c->valid = nm;
     corners = c->cp_at[nm];
+    ss = c->ss_at[nm];
     lo = A->cornslice_depth[corners * 24 + ss];
     if (lo > limit) return;
     ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
@@ -541,19 +604,22 @@ static void ax_phase2_start(Ctx *c, int ss, int g) {
     if (d2 < 0 || d2 > limit) return;
     if (d2 > lo) lo = d2;
     for (togo2 = lo; togo2 <= limit; togo2++) {
-        if (c->found && c->gtime[g] + togo2 * c->min_group_s >= c->best_time - 1e-12) break;
+        if (c->found && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
         ax_phase2(c, corners, ud, ss, d2, g, togo2);
         if (c->stop) break;
     }
 }
 
-static void ax_phase1(Ctx *c, int twist, int flip, int ss, int dist, int g) {
+static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
     const Tables *T = c->T;
-    int togo = c->n1 - g, pa, k;
+    const Axial *A = c->A;
+    int togo = c->n1 - g, pa, k, n = 0, i, j;
+    Child ch[N_AXIAL];
+    double tot[N_AXIAL];
     if (togo == 0) {
         /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
         if (g > 0 && c->gp2[g - 1]) return;
-        ax_phase2_start(c, ss, g);
+        ax_phase2_start(c, g);
         return;
     }
     c->nodes1++;
@@ -562,22 +628,46 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int dist, int g) {
         if (c->stop) return;
     }
     pa = g > 0 ? c->gaxis[g - 1] : -1;
-    for (k = 0; k < N_AXIAL; k++) {
-        int m1 = AX_M1[k], m2 = AX_M2[k], t1, f1, s1, nd;
+    /* As in phase1(): the children's lookups in passes, each pass prefetching what the next
+       one reads, so that their cache misses overlap. */
+    for (i = 0; i < N_AXIAL; i++) {
         double total;
+        k = c->ax_order[i];
         if (k / 15 == pa || !((c->ax_allowed >> k) & 1u)) continue;
-        s1 = mv(T->slice_sorted_move, mv(T->slice_sorted_move, ss, m1), m2);
-        t1 = mv(T->twist_move, mv(T->twist_move, twist, m1), m2);
-        if (c->A->slice_twist_depth[(s1 / 24) * N_TWIST + t1] >= togo) continue;
-        f1 = mv(T->flip_move, mv(T->flip_move, flip, m1), m2);
-        if (c->A->slice_flip_depth[(s1 / 24) * N_FLIP + f1] >= togo) continue;
-        nd = next_depth(dist, ax1_mod3(c, t1, f1, s1 / 24));
-        if (nd >= togo) continue;
-        if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
+        if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
         if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
-        ax_push(c, g, k, total);
-        ax_phase1(c, t1, f1, s1, nd, g + 1);
+        ch[n].m = k;
+        ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
+        ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
+        ch[n].f1 = A->flip_g[flip * N_AXIAL + k];
+        __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
+        __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        tot[n++] = total;
+    }
+    for (i = j = 0; i < n; i++) {
+        if (A->slice_twist_depth[ch[i].s1 * N_TWIST + ch[i].t1] >= togo) continue;
+        if (A->slice_flip_depth[ch[i].s1 * N_FLIP + ch[i].f1] >= togo) continue;
+        ch[i].fs = (uint32_t)ch[i].s1 * N_FLIP + (uint32_t)ch[i].f1;
+        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        tot[j] = tot[i];
+        ch[j++] = ch[i];
+    }
+    n = j;
+    for (i = 0; i < n; i++) {
+        uint64_t cls = T->flipslice_classidx[ch[i].fs];
+        int sym = T->flipslice_sym[ch[i].fs];
+        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+        __builtin_prefetch(&A->phase1_prun[ch[i].idx >> 2]);
+    }
+    for (i = 0; i < n; i++) {
+        int nd = next_depth(dist, get2(A->phase1_prun, ch[i].idx));
+        if (nd >= togo) continue;
+        /* a better solution found below may have tightened the bound */
+        if (c->found && tot[i] + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        ax_push(c, g, ch[i].m, tot[i]);
+        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
         if (c->stop) return;
     }
 }
@@ -595,6 +685,34 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
         else
             c->ax_t[k] = t1 + t2;
         if (c->ax_t[k] + c->settle_s < c->min_group_s) c->min_group_s = c->ax_t[k] + c->settle_s;
+    }
+    for (int k = 0; k < N_AXIAL; k++) { /* a stable insertion sort by time */
+        int j = k;
+        while (j > 0 && c->ax_t[c->ax_order[j - 1]] > c->ax_t[k]) {
+            c->ax_order[j] = c->ax_order[j - 1];
+            j--;
+        }
+        c->ax_order[j] = k;
+    }
+    {
+        /* phase 2: the cheapest group on the U/D axis and on the others; after a U/D group
+           comes another axis, after any other group either */
+        double ud = 1e30, other = 1e30;
+        for (int j = 0; j < N_AXIAL2; j++) {
+            int k = AX_P2[j];
+            double t = c->ax_t[k] + c->settle_s;
+            if (k / 15 == 0) {
+                if (t < ud) ud = t;
+            } else if (t < other) {
+                other = t;
+            }
+        }
+        c->p2_rest[0][0] = c->p2_rest[1][0] = 0.0;
+        for (int n = 1; n <= MAX_DEPTH + 1; n++) {
+            double via_ud = ud + c->p2_rest[0][n - 1], via_other = other + c->p2_rest[1][n - 1];
+            c->p2_rest[0][n] = via_other;
+            c->p2_rest[1][n] = via_ud < via_other ? via_ud : via_other;
+        }
     }
     for (i = 0; i < n_dirs; i++) {
         starts[i].dist = ax1_depth(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
@@ -619,9 +737,10 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
             c->cp_at[0] = s->corners;
             c->u_at[0] = s->u_edges;
             c->d_at[0] = s->d_edges;
+            c->ss_at[0] = s->slice_sorted;
             c->gmoves[0] = 0;
             c->gtime[0] = 0.0;
-            ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+            ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
         }
     }
     return min_dist;
@@ -656,12 +775,15 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
     static const Py_ssize_t sizes[N_AX_TABLES] = {
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
-        (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_SLICE * N_FLIP, (Py_ssize_t)N_TWIST * N_AXIAL * 2,
+        (Py_ssize_t)N_FLIP * N_AXIAL * 2, (Py_ssize_t)N_SLICE * N_AXIAL * 2,
     };
     const void **slots[N_AX_TABLES] = {
         (const void **)&A->phase1_prun,       (const void **)&A->phase2_prun,
         (const void **)&A->cornslice_depth,   (const void **)&A->edgeslice_depth,
         (const void **)&A->slice_twist_depth, (const void **)&A->slice_flip_depth,
+        (const void **)&A->twist_g,           (const void **)&A->flip_g,
+        (const void **)&A->slice_g,
     };
     return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }
@@ -694,7 +816,8 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
 
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result, *axial_obj = Py_None;
-    Py_buffer ax_views[N_AX_TABLES];
+    PyObject *shared_obj = Py_None;
+    Py_buffer ax_views[N_AX_TABLES], shared_view;
     Axial A;
     int use_axial = 0;
     int max_length, phase2_max, phase2_slack = 99, n_dirs, i, min_dist = 99;
@@ -704,8 +827,9 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     Start starts[MAX_DIRS];
     Ctx *c;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOiddiO|iO", &tables_obj, &starts_obj, &max_length, &budget_s,
-                          &timeout_s, &phase2_max, &cost_obj, &phase2_slack, &axial_obj))
+    if (!PyArg_ParseTuple(args, "OOiddiO|iOO", &tables_obj, &starts_obj, &max_length, &budget_s,
+                          &timeout_s, &phase2_max, &cost_obj, &phase2_slack, &axial_obj,
+                          &shared_obj))
         return NULL;
     if (max_length < 0 || max_length > MAX_DEPTH - 1) {
         PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
@@ -768,6 +892,24 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         use_axial = 1;
         c->A = &A;
     }
+    if (shared_obj != Py_None) {
+        int ok = PyObject_GetBuffer(shared_obj, &shared_view, PyBUF_WRITABLE) == 0;
+        if (ok && shared_view.len < 1) {
+            PyBuffer_Release(&shared_view);
+            ok = 0;
+        }
+        if (!ok) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "shared_found must be a writable buffer of at least one byte");
+            for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+            if (use_axial)
+                for (i = 0; i < N_AX_TABLES; i++) PyBuffer_Release(&ax_views[i]);
+            PyMem_Free(c);
+            return NULL;
+        }
+        c->shared_found = (volatile unsigned char *)shared_view.buf;
+    }
     c->T = &T;
     c->max_length = max_length;
     c->phase2_max = phase2_max;
@@ -809,6 +951,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
     if (use_axial)
         for (i = 0; i < N_AX_TABLES; i++) PyBuffer_Release(&ax_views[i]);
+    if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
     for (i = 0; i < n_dirs; i++) {
         if (starts[i].dist < 0) {
             PyMem_Free(c);

@@ -12,6 +12,7 @@ def search(
     cost: tuple[float, float, float, float, bool] | None,
     phase2_slack: int = ...,
     axial: tuple[Any, ...] | None = ...,
+    shared_found: bytearray | None = ...,
     /,
 ) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...

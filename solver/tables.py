@@ -364,6 +364,11 @@ class AxialTables:
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact group depth
     slice_twist_depth: Array  # uint8 (495 * 2187,) exact group depth of slice * 2187 + twist
     slice_flip_depth: Array  # uint8 (495 * 2048,) exact group depth of slice * 2048 + flip
+    # phase-1 move tables over the 45 groups (one lookup per group instead of two), derived
+    # from the face-turn tables when loaded
+    twist_group_move: Array  # uint16 (2187, 45)
+    flip_group_move: Array  # uint16 (2048, 45)
+    slice_group_move: Array  # uint16 (495, 45), the slice position (not its order)
     build_s: dict[str, float] = field(default_factory=dict)
 
     def search_arrays(self) -> tuple[Array, ...]:
@@ -375,6 +380,9 @@ class AxialTables:
             self.edgeslice_depth,
             self.slice_twist_depth,
             self.slice_flip_depth,
+            self.twist_group_move,
+            self.flip_group_move,
+            self.slice_group_move,
         )
 
 
@@ -419,6 +427,9 @@ def load_axial_tables(
         a2["axial_edgeslice"],
         a1["axial_slice_twist"],
         a1["axial_slice_flip"],
+        _u16(_compose(base.twist_move)),
+        _u16(_compose(base.flip_move)),
+        _u16(_compose(_slice_move(base.slice_sorted_move))),
         build_s,
     )
 
@@ -908,10 +919,15 @@ def _compose(table: Array, moves: Sequence[int] | None = None) -> Array:
     return out
 
 
+def _slice_move(slice_sorted_move: Array) -> Array:
+    """The move table ``(495, 18)`` of the slice position alone."""
+    table: Array = slice_sorted_move.astype(np.int64)[np.arange(C.N_SLICE) * 24] // 24
+    return table
+
+
 def _build_axial1(a: dict[str, Array], report: Progress) -> dict[str, Array]:
     rep = a["flipslice_rep"].astype(np.int64)
-    slice_move = a["slice_sorted_move"].astype(np.int64)[np.arange(C.N_SLICE) * 24] // 24
-    sm = _compose(slice_move)
+    sm = _compose(_slice_move(a["slice_sorted_move"]))
     fm = _compose(a["flip_move"])
     raw_new = sm[rep // C.N_FLIP] * C.N_FLIP + fm[rep % C.N_FLIP]
     depth = _sym_bfs(

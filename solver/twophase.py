@@ -74,7 +74,8 @@ DEFAULT_PHASE2_MAX_GROUPS = 10
 DEFAULT_MAX_LENGTH_ROBOT = 26
 ROBOT_SEARCHES = ("groups", "moves")
 #: worker threads for a search with a budget: one per core, at most one per direction
-DEFAULT_THREADS = min(6, os.cpu_count() or 1)
+MAX_THREADS = 6
+DEFAULT_THREADS = min(MAX_THREADS, os.cpu_count() or 1)
 MAX_LENGTH_LIMIT = 30
 ALL_FACES = frozenset(Face)
 
@@ -105,6 +106,15 @@ class TwoPhaseSolver:
         self._urf3_inv = _sym_cube(32)
         self._axial: AxialTables | None = None
         self._axial_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _workers(self) -> ThreadPoolExecutor:
+        """The worker threads of budgeted searches, started once (starting threads per solve
+        would cost milliseconds of a 10 ms budget)."""
+        with self._axial_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="twophase")
+            return self._pool
 
     def axial_tables(self, progress: Progress | None = None) -> AxialTables:
         """The robot-metric tables, loaded (or built) on first use."""
@@ -168,6 +178,7 @@ class TwoPhaseSolver:
         threads: int = DEFAULT_THREADS,
     ) -> Solution:
         """Solve a (valid) cubie state; see the module docstring for the options."""
+        called = time.perf_counter()
         if robot_search not in ROBOT_SEARCHES:
             raise UnsupportedError(
                 f"robot_search must be one of {ROBOT_SEARCHES}, got {robot_search!r}"
@@ -210,28 +221,31 @@ class TwoPhaseSolver:
         # answers soonest.
         workers = max(1, min(threads, len(dirs))) if budget_s > 0 else 1
         chunks = [dirs[i::workers] for i in range(workers)]
+        # set by the first worker to find a solution: the budget then ends the others too
+        found_flag = bytearray(1)
+
+        # the budget counts from the call: what preparing the search took comes off it
+        search_budget = budget_s
+        if budget_s > 0:
+            search_budget = max(budget_s - (time.perf_counter() - called), 1e-6)
 
         def run(chunk: list[tuple[int, bool, Start]]) -> tuple[int, list[int], dict[str, Any]]:
             found: tuple[int, list[int], dict[str, Any]] = _c_search(
                 self._arrays,
                 [d[2] for d in chunk],
                 length,
-                float(budget_s),
+                float(search_budget),
                 float(max(timeout_s, budget_s)),
                 int(p2),
                 cost,
                 99,
                 axial,
+                found_flag,
             )
             return found
 
-        t0 = time.perf_counter()
-        if workers == 1:
-            results = [run(dirs)]
-        else:
-            with ThreadPoolExecutor(workers, thread_name_prefix="twophase") as pool:
-                results = list(pool.map(run, chunks))
-        elapsed = time.perf_counter() - t0
+        results = [run(dirs)] if workers == 1 else list(self._workers().map(run, chunks))
+        elapsed = time.perf_counter() - called
         stats = _merge_stats([r[2] for r in results])
         best: tuple[float, tuple[Move, ...], int, bool, int] | None = None
         for chunk, (index, raw, part) in zip(chunks, results, strict=True):

@@ -11,13 +11,14 @@ from hypothesis import strategies as st
 
 from solver import coord as C
 from solver._twophase import phase1_depth, phase2_depth
+from solver._twophase import search as _c_search
 from solver.api import solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
 from solver.cubie import CubieCube
 from solver.errors import InvalidCubeError, NoSolutionError, UnsupportedError
 from solver.facelets import Cube
 from solver.geometry import Face
-from solver.notation import Metric, MoveKind, count, parse
+from solver.notation import Metric, MoveKind, count, invert, parse
 from solver.twophase import TwoPhaseSolver, get_solver
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
@@ -285,3 +286,35 @@ def test_worker_threads_share_the_directions(engine: TwoPhaseSolver, threads: in
     assert first.stats["threads"] == 1  # the first-solution mode stays one interleaved search
     with pytest.raises(UnsupportedError, match="threads"):
         engine.solve(CubieCube(), threads=0)
+
+
+def test_robot_search_never_loses_a_known_faster_solution(engine: TwoPhaseSolver) -> None:
+    # The robot search prunes by lower bounds of the time still needed (phase 2: only U/D turn
+    # a quarter, and no axis twice in a row). Were a bound too high, it would cut off the
+    # inverse of a short scramble: the answer must never be slower than that.
+    rng = random.Random(41)
+    phase2_names = [C.MOVE_NAMES[m] for m in C.PHASE2_MOVES]
+    for names, n in [(phase2_names, 9), (list(C.MOVE_NAMES), 6)]:
+        for _ in range(12):
+            scramble = parse(" ".join(rng.choice(names) for _ in range(rng.randint(1, n))))
+            cube = CubieCube().apply(scramble)
+            known = DEFAULT_COST_MODEL.estimate(invert(scramble))
+            sol = engine.solve(cube, budget_s=0.05, cost_model=DEFAULT_COST_MODEL)
+            _check(cube, sol.moves, 26)
+            assert sol.robot_time_s <= known + 1e-9, (scramble, sol.moves)
+
+
+def test_workers_stop_together_once_any_has_a_solution(engine: TwoPhaseSolver) -> None:
+    # A worker thread whose directions hold no solution stops at the budget when another
+    # worker (sharing the flag) has one, instead of searching on until its timeout.
+    start = engine._directions(CubieCube().apply(SUPERFLIP), frozenset(Face), 1)[0][2]
+    arrays = engine.tables.search_arrays()
+    flag = bytearray(b"\x01")
+    index, moves, stats = _c_search(arrays, [start], 19, 0.02, 30.0, 10, None, 99, None, flag)
+    assert index == -1 and moves == []  # superflip needs 20 moves
+    assert not stats["timed_out"] and not stats["exhausted"]
+    flag = bytearray(1)
+    index, moves, _ = _c_search(arrays, [start], 20, 0.01, 30.0, 10, None, 99, None, flag)
+    assert index == 0 and len(moves) == 20 and flag == b"\x01"
+    with pytest.raises(ValueError, match="writable"):
+        _c_search(arrays, [start], 20, 0.01, 30.0, 10, None, 99, None, b"\x00")
