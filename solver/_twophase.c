@@ -89,6 +89,7 @@ typedef struct {
     double gtime[MAX_DEPTH + 2];
     double ax_t[N_AXIAL];
     int ax_order[N_AXIAL]; /* the groups, cheapest first: phase 1 tries them in this order */
+    int root_group;        /* >= 0: the only group tried first (see ax_run) */
     /* least robot time of n phase-2 groups (each with its settle): [0] when the group before
        was on the U/D axis (the next one is not), [1] when it was not */
     double p2_rest[2][MAX_DEPTH + 2];
@@ -180,6 +181,10 @@ static inline int mv(const uint16_t *table, int x, int m) {
 /* exact phase-2 distance in a mod-3 table over corner class x ud_edges, walking down it with
    the n steps (m1[k] then m2[k], -1 for none); -1 if the table is inconsistent. Each step
    fetches all n neighbours' entries at once (they miss the cache) before comparing them. */
+#ifndef WALK_BATCH
+#define WALK_BATCH 7
+#endif
+
 static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int *m2, int n,
                  int corners, int ud) {
     int depth = 0, r, k;
@@ -190,22 +195,26 @@ static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int 
         r = get2(prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]]);
     }
     while (corners != 0 || ud != 0) {
-        int target = (r + 2) % 3;
-        for (k = 0; k < n; k++) {
-            c1[k] = mv(T->corners_move, mv(T->corners_move, corners, m1[k]), m2[k]);
-            u1[k] = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1[k]), m2[k]);
-            __builtin_prefetch(&T->corner_classidx[c1[k]]);
+        int target = (r + 2) % 3, lo, hi, found = -1;
+        /* WALK_BATCH neighbours at a time: enough misses in flight, few fetched in vain */
+        for (lo = 0; lo < n && found < 0; lo = hi) {
+            hi = lo + WALK_BATCH < n ? lo + WALK_BATCH : n;
+            for (k = lo; k < hi; k++) {
+                c1[k] = mv(T->corners_move, mv(T->corners_move, corners, m1[k]), m2[k]);
+                u1[k] = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1[k]), m2[k]);
+                idx[k] = (uint64_t)T->corner_classidx[c1[k]] * N_UD +
+                         T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
+                __builtin_prefetch(&prun[idx[k] >> 2]);
+            }
+            for (k = lo; k < hi; k++)
+                if (get2(prun, idx[k]) == target) {
+                    found = k;
+                    break;
+                }
         }
-        for (k = 0; k < n; k++) {
-            uint64_t cls = T->corner_classidx[c1[k]];
-            idx[k] = cls * N_UD + T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
-            __builtin_prefetch(&prun[idx[k] >> 2]);
-        }
-        for (k = 0; k < n; k++)
-            if (get2(prun, idx[k]) == target) break;
-        if (k == n || depth >= 30) return -1;
-        corners = c1[k];
-        ud = u1[k];
+        if (found < 0 || depth >= 30) return -1;
+        corners = c1[found];
+        ud = u1[found];
         r = target;
         depth++;
     }
@@ -634,6 +643,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         double total;
         k = c->ax_order[i];
         if (k / 15 == pa || !((c->ax_allowed >> k) & 1u)) continue;
+        if (g == 0 && c->root_group >= 0 && k != c->root_group) continue;
         if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
         if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
@@ -674,6 +684,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
 
 static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     int i, min_dist = 99;
+    uint64_t allowed[MAX_DIRS];
     /* group times and the groups this robot can do (both faces must have motors) */
     c->ax_allowed = 0;
     c->min_group_s = 1e30;
@@ -718,29 +729,39 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
         starts[i].dist = ax1_depth(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
         if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
     }
+    for (i = 0; i < n_dirs; i++) {
+        allowed[i] = 0;
+        for (int k = 0; k < N_AXIAL; k++) {
+            int m1 = AX_M1[k], m2 = AX_M2[k];
+            if ((m1 < 0 || ((starts[i].allowed >> m1) & 1u)) &&
+                (m2 < 0 || ((starts[i].allowed >> m2) & 1u)))
+                allowed[i] |= (uint64_t)1 << k;
+        }
+    }
+    /* Phase-1 depths grow one at a time; within a depth the directions take turns by first
+       group (cheapest first), so that a budget ending inside the depth has tried the
+       promising beginnings of every direction rather than all of the first ones. */
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
+        int r, n_roots = c->n1 > 0 ? N_AXIAL : 1;
         if (c->found && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
-        for (i = 0; i < n_dirs && !c->stop; i++) {
-            Start *s = &starts[i];
-            uint64_t allowed = 0;
-            if (s->dist < 0 || s->dist > c->n1) continue;
-            for (int k = 0; k < N_AXIAL; k++) {
-                int m1 = AX_M1[k], m2 = AX_M2[k];
-                if ((m1 < 0 || ((s->allowed >> m1) & 1u)) && (m2 < 0 || ((s->allowed >> m2) & 1u)))
-                    allowed |= (uint64_t)1 << k;
+        for (r = 0; r < n_roots && !c->stop; r++) {
+            c->root_group = c->n1 > 0 ? c->ax_order[r] : -1;
+            for (i = 0; i < n_dirs && !c->stop; i++) {
+                Start *s = &starts[i];
+                if (s->dist < 0 || s->dist > c->n1) continue;
+                c->ax_allowed = allowed[i];
+                c->st = s;
+                c->dir = i;
+                c->valid = 0;
+                c->cp_at[0] = s->corners;
+                c->u_at[0] = s->u_edges;
+                c->d_at[0] = s->d_edges;
+                c->ss_at[0] = s->slice_sorted;
+                c->gmoves[0] = 0;
+                c->gtime[0] = 0.0;
+                ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
             }
-            c->ax_allowed = allowed;
-            c->st = s;
-            c->dir = i;
-            c->valid = 0;
-            c->cp_at[0] = s->corners;
-            c->u_at[0] = s->u_edges;
-            c->d_at[0] = s->d_edges;
-            c->ss_at[0] = s->slice_sorted;
-            c->gmoves[0] = 0;
-            c->gtime[0] = 0.0;
-            ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
         }
     }
     return min_dist;
