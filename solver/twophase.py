@@ -105,20 +105,20 @@ class TwoPhaseSolver:
         self._urf3 = _sym_cube(16)
         self._urf3_inv = _sym_cube(32)
         self._axial: AxialTables | None = None
-        self._axial_lock = threading.Lock()
+        self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
     def _workers(self) -> ThreadPoolExecutor:
         """The worker threads of budgeted searches, started once (starting threads per solve
         would cost milliseconds of a 10 ms budget)."""
-        with self._axial_lock:
+        with self._lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="twophase")
             return self._pool
 
     def axial_tables(self, progress: Progress | None = None) -> AxialTables:
         """The robot-metric tables, loaded (or built) on first use."""
-        with self._axial_lock:
+        with self._lock:
             if self._axial is None:
                 self._axial = load_axial_tables(self.tables, progress=progress)
             return self._axial
