@@ -178,15 +178,17 @@ static inline int mv(const uint16_t *table, int x, int m) {
     return m < 0 ? x : table[x * N_MOVE + m];
 }
 
-/* exact phase-2 distance in a mod-3 table over corner class x ud_edges, walking down it with
-   the n steps (m1[k] then m2[k], -1 for none); -1 if the table is inconsistent. Each step
-   fetches all n neighbours' entries at once (they miss the cache) before comparing them. */
-#ifndef WALK_BATCH
 #define WALK_BATCH 7
-#endif
+#define WALK_DEEP 99
 
+/* Exact phase-2 distance in a mod-3 table over corner class x ud_edges, known to be at least
+   lo, by walking down the table with the n steps (m1[k] then m2[k], -1 for none). Returns
+   WALK_DEEP as soon as the distance is known to exceed limit (at once when the least value at
+   least lo with the entry's residue does), -1 if the table is inconsistent. Each step fetches
+   WALK_BATCH neighbours' entries at a time (they miss the cache; enough misses in flight, few
+   fetched in vain) before comparing them. */
 static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int *m2, int n,
-                 int corners, int ud) {
+                 int corners, int ud, int lo, int limit) {
     int depth = 0, r, k;
     int c1[N_AXIAL], u1[N_AXIAL];
     uint64_t idx[N_AXIAL];
@@ -194,25 +196,26 @@ static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int 
         uint64_t cls = T->corner_classidx[corners];
         r = get2(prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]]);
     }
+    if (lo + (r - lo % 3 + 3) % 3 > limit) return WALK_DEEP;
     while (corners != 0 || ud != 0) {
-        int target = (r + 2) % 3, lo, hi, found = -1;
-        /* WALK_BATCH neighbours at a time: enough misses in flight, few fetched in vain */
-        for (lo = 0; lo < n && found < 0; lo = hi) {
-            hi = lo + WALK_BATCH < n ? lo + WALK_BATCH : n;
-            for (k = lo; k < hi; k++) {
+        int target = (r + 2) % 3, b, hi, found = -1;
+        if (depth >= limit) return WALK_DEEP;
+        for (b = 0; b < n && found < 0; b = hi) {
+            hi = b + WALK_BATCH < n ? b + WALK_BATCH : n;
+            for (k = b; k < hi; k++) {
                 c1[k] = mv(T->corners_move, mv(T->corners_move, corners, m1[k]), m2[k]);
                 u1[k] = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1[k]), m2[k]);
                 idx[k] = (uint64_t)T->corner_classidx[c1[k]] * N_UD +
                          T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
                 __builtin_prefetch(&prun[idx[k] >> 2]);
             }
-            for (k = lo; k < hi; k++)
+            for (k = b; k < hi; k++)
                 if (get2(prun, idx[k]) == target) {
                     found = k;
                     break;
                 }
         }
-        if (found < 0 || depth >= 30) return -1;
+        if (found < 0) return -1;
         corners = c1[found];
         ud = u1[found];
         r = target;
@@ -224,7 +227,7 @@ static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int 
 static const int NO_MOVES[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
 
 static int p2_depth(const Tables *T, int corners, int ud) {
-    return walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud);
+    return walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud, 0, 30);
 }
 
 static inline double move_time(const Ctx *c, int m) {
@@ -363,7 +366,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     es = T->edgeslice_depth[ud * 24 + ss];
     if (es > limit) return;
     if (es > cs) cs = es;
-    d2 = p2_depth(T, corners, ud);
+    d2 = walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud, cs, limit);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
     if (c->robot && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
@@ -499,8 +502,8 @@ static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
     return depth;
 }
 
-static int ax2_depth(const Ctx *c, int corners, int ud) {
-    return walk2(c->T, c->A->phase2_prun, AX2_M1, AX2_M2, N_AXIAL2, corners, ud);
+static int ax2_depth(const Ctx *c, int corners, int ud, int lo, int limit) {
+    return walk2(c->T, c->A->phase2_prun, AX2_M1, AX2_M2, N_AXIAL2, corners, ud, lo, limit);
 }
 
 /* push group k at group depth g: write its moves into path, bookkeeping for g + 1 */
@@ -609,7 +612,7 @@ static void ax_phase2_start(Ctx *c, int g) {
     ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
     if (A->edgeslice_depth[ud * 24 + ss] > lo) lo = A->edgeslice_depth[ud * 24 + ss];
     if (lo > limit) return;
-    d2 = ax2_depth(c, corners, ud);
+    d2 = ax2_depth(c, corners, ud, lo, limit);
     if (d2 < 0 || d2 > limit) return;
     if (d2 > lo) lo = d2;
     for (togo2 = lo; togo2 <= limit; togo2++) {
