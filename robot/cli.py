@@ -15,20 +15,35 @@ import logging
 import sys
 from collections.abc import Sequence
 
-__all__ = ["SUBCOMMAND_MODULES", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main"]
 
-#: Modules that contribute subcommands, in the order they appear in ``--help``.
-SUBCOMMAND_MODULES: tuple[str, ...] = (
-    "robot.cli_solver",
-    "robot.cli_solve",
-    "robot.cli_trace",
-    "robot.cli_firmware",
-    "robot.cli_vision",
-    "robot.cli_daemon",
-)
+#: Modules that contribute subcommands, in the order they appear in ``--help``, with the
+#: commands each registers (so that running one imports only its module: the vision and daemon
+#: modules bring OpenCV and take a second or two to import).
+SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "robot.cli_solver": ("apply", "validate", "scramble"),
+    "robot.cli_solve": ("solve",),
+    "robot.cli_trace": ("trace",),
+    "robot.cli_firmware": ("firmware-sim", "send"),
+    "robot.cli_vision": ("scan", "vision"),
+    "robot.cli_daemon": ("demo", "run", "config"),
+}
+SUBCOMMAND_MODULES: tuple[str, ...] = tuple(SUBCOMMANDS)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if any."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, with only the module of the command they name (all
+    modules for ``--help``, no command or an unknown one)."""
     parser = argparse.ArgumentParser(
         prog="cuberobot",
         description="Run a Rubik's-cube-solving robot: scan, validate, solve, execute.",
@@ -37,15 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in SUBCOMMAND_MODULES:
-        module = importlib.import_module(name)
-        module.register(sub)
+    command = None if argv is None else _command_of(argv)
+    modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
+    for name in modules:
+        importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words)
+    args = parser.parse_args(words)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     handler = args.handler

@@ -97,3 +97,30 @@ def test_console_script_entry_point() -> None:
     )
     assert result.returncode == 0
     assert result.stdout.strip() == Cube.solved(3).apply("R U").to_facelets()
+
+
+def test_each_module_registers_the_commands_the_dispatcher_lists() -> None:
+    import argparse
+    import importlib
+
+    from robot.cli import SUBCOMMANDS
+
+    for module, names in SUBCOMMANDS.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert tuple(sub.choices) == names, module
+
+
+def test_a_solver_command_does_not_import_opencv() -> None:
+    # `cuberobot solve` in a script loop must not pay for OpenCV and the daemon at every start
+    code = (
+        "import sys; from robot.cli import build_parser; "
+        "build_parser(['-v', 'solve', 'R']); print('cv2' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+    done = subprocess.run(
+        [sys.executable, "-m", "robot.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("apply", "solve", "scan", "demo", "firmware-sim"):
+        assert command in done.stdout
