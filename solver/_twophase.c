@@ -8,7 +8,7 @@
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
  *        axial, shared_found])
- *   tables     tuple of the 18 arrays of TwoPhaseTables.search_arrays(), in that order
+ *   tables     tuple of the 20 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
  *              allowed_moves is an 18-bit mask of the face turns this direction may use
@@ -48,7 +48,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 18
+#define N_TABLES 20
 
 typedef struct {
     const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
@@ -57,6 +57,7 @@ typedef struct {
     const uint8_t *flipslice_sym;
     const uint16_t *corner_classidx;
     const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
+    const uint8_t *slice_twist_depth, *slice_flip_depth;
 } Tables;
 
 typedef struct {
@@ -386,7 +387,7 @@ typedef struct {
 
 static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m, n, i;
+    int togo = c->n1 - depth, prev, m, n, i, j;
     Child ch[N_MOVE];
     if (togo == 0) {
         if (depth > 0) {
@@ -413,11 +414,21 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         ch[n].t1 = T->twist_move[twist * N_MOVE + m];
         ch[n].f1 = T->flip_move[flip * N_MOVE + m];
         ch[n].s1 = T->slice_sorted_move[ss * N_MOVE + m];
-        ch[n].fs = (uint32_t)(ch[n].s1 / 24) * N_FLIP + (uint32_t)ch[n].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[n].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[n].fs]);
+        __builtin_prefetch(&T->slice_twist_depth[(ch[n].s1 / 24) * N_TWIST + ch[n].t1]);
+        __builtin_prefetch(&T->slice_flip_depth[(ch[n].s1 / 24) * N_FLIP + ch[n].f1]);
         n++;
     }
+    /* the small exact tables reject most children before the big one is read */
+    for (i = j = 0; i < n; i++) {
+        int slice = ch[i].s1 / 24;
+        if (T->slice_twist_depth[slice * N_TWIST + ch[i].t1] >= togo) continue;
+        if (T->slice_flip_depth[slice * N_FLIP + ch[i].f1] >= togo) continue;
+        ch[i].fs = (uint32_t)slice * N_FLIP + (uint32_t)ch[i].f1;
+        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        ch[j++] = ch[i];
+    }
+    n = j;
     for (i = 0; i < n; i++) {
         uint64_t cls = T->flipslice_classidx[ch[i].fs];
         int sym = T->flipslice_sym[ch[i].fs];
@@ -823,6 +834,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
+        (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -834,6 +846,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
+        (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }

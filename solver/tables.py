@@ -22,6 +22,8 @@ Groups and sizes::
     phase2    depth mod 3 of corner class x ud_edges, 2 bits each (111,605,760)     28 MB
     cornslice exact depths of corners x slice order and of ud_edges x slice order,
               phase 2 moves (967,680 each)                                          2 MB
+    slicepair exact phase-1 depths of slice x twist (1,082,565) and slice x flip
+              (1,013,760), tried before the phase-1 table                          2 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
               twist and slice x flip depths                                         37 MB
@@ -74,7 +76,7 @@ log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 2
 MAGIC = b"CRTABLE\0"
-GROUPS = ("moves", "phase1", "phase2", "cornslice")
+GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair")
 #: built on first use of the robot-time objective (see :func:`load_axial_tables`)
 AXIAL_GROUPS = ("axial1", "axial2")
 
@@ -254,6 +256,8 @@ class TwoPhaseTables:
     phase2_prun: Array  # uint8 packed 2-bit depth mod 3 of corner class * 40320 + ud_edges
     cornslice_depth: Array  # uint8 (40320 * 24,) exact depth of corners * 24 + slice order
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
+    slice_twist_depth: Array  # uint8 (495 * 2187,) exact phase-1 depth of slice * 2187 + twist
+    slice_flip_depth: Array  # uint8 (495 * 2048,) exact phase-1 depth of slice * 2048 + flip
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -287,6 +291,8 @@ class TwoPhaseTables:
             self.phase2_prun,
             self.cornslice_depth,
             self.edgeslice_depth,
+            self.slice_twist_depth,
+            self.slice_flip_depth,
         )
 
 
@@ -440,6 +446,7 @@ def _builder(group: str) -> Callable[[dict[str, Array], Progress], dict[str, Arr
         "phase1": _build_phase1,
         "phase2": _build_phase2,
         "cornslice": _build_cornslice,
+        "slicepair": _build_slicepair,
         "axial1": _build_axial1,
         "axial2": _build_axial2,
     }[group]
@@ -903,6 +910,18 @@ def _build_cornslice(a: dict[str, Array], report: Progress) -> dict[str, Array]:
     return out
 
 
+def _build_slicepair(a: dict[str, Array], report: Progress) -> dict[str, Array]:
+    """Exact phase-1 depths of slice x twist and slice x flip (1 MB each): they reject most
+    children before the big phase-1 table is read."""
+    report("phase 1 slice tables", 0, 2)
+    sm = _slice_move(a["slice_sorted_move"])
+    out = {"slice_twist_depth": _exact_pair_bfs(sm, C.N_SLICE, a["twist_move"], C.N_TWIST)}
+    report("phase 1 slice tables", 1, 2)
+    out["slice_flip_depth"] = _exact_pair_bfs(sm, C.N_SLICE, a["flip_move"], C.N_FLIP)
+    report("phase 1 slice tables", 2, 2)
+    return out
+
+
 def _compose(table: Array, moves: Sequence[int] | None = None) -> Array:
     """A move table ``(n, 18)`` extended to the 45 robot groups (columns ``moves`` only; the
     others are 65535)."""
@@ -951,15 +970,18 @@ def _build_axial1(a: dict[str, Array], report: Progress) -> dict[str, Array]:
 
 
 def _exact_pair_bfs(a_move: Array, n_a: int, b_move: Array, n_b: int) -> Array:
-    """Exact group depths of (a * n_b + b) for two phase-1 coordinates (small, cache-friendly
-    lower bounds tried before the big table)."""
+    """Exact depths of (a * n_b + b) for two phase-1 coordinates under the moves (columns) of
+    their move tables: face turns or groups (small, cache-friendly lower bounds tried before
+    the big table)."""
+    a_move = np.asarray(a_move, dtype=np.int64)
+    b_move = np.asarray(b_move, dtype=np.int64)
     depth = np.full(n_a * n_b, _UNSET, dtype=np.uint8)
     depth[0] = 0
     d = 0
     frontier = np.array([0], dtype=np.int64)
     while len(frontier):
         x, y = frontier // n_b, frontier % n_b
-        for m in range(C.N_AXIAL):
+        for m in range(a_move.shape[1]):
             idx = a_move[x, m] * n_b + b_move[y, m]
             depth[idx[depth[idx] == _UNSET]] = d + 1
         d += 1

@@ -252,7 +252,12 @@ def test_pruning_depths_are_lower_bounds(engine: TwoPhaseSolver) -> None:
     for n in range(1, 13):
         seq = parse(" ".join(rng.choice(C.MOVE_NAMES) for _ in range(n)))
         k = C.coordinates(CubieCube().apply(seq))
-        assert 0 <= phase1_depth(arrays, k["twist"], k["flip"], k["slice_sorted"]) <= n
+        d1 = phase1_depth(arrays, k["twist"], k["flip"], k["slice_sorted"])
+        assert 0 <= d1 <= n
+        # the small exact tables are lower bounds of the phase-1 depth
+        slice_ = k["slice_sorted"] // 24
+        assert engine.tables.slice_twist_depth[slice_ * C.N_TWIST + k["twist"]] <= d1
+        assert engine.tables.slice_flip_depth[slice_ * C.N_FLIP + k["flip"]] <= d1
     names = [C.MOVE_NAMES[m] for m in C.PHASE2_MOVES]
     for n in range(1, 15):
         cube = CubieCube().apply(" ".join(rng.choice(names) for _ in range(n)))
