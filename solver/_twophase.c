@@ -379,15 +379,42 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
 }
 
+/* a phase-1 child: move (or group) m, its coordinates (s1 as the parent keeps it, slice its
+   position 0..494), and for the robot search its time so far */
 typedef struct {
-    int m, t1, f1, s1;
+    int m, t1, f1, s1, slice;
     uint32_t fs;
     uint64_t idx;
+    double total;
 } Child;
+
+/* The middle passes over a node's n children (see phase1()): drop those the small exact
+   slice x twist and slice x flip tables reject (depth >= togo), fetch the symmetry class of
+   the others, then their entry of the big table prun. Returns how many children are left. */
+static int screen_children(const Tables *T, const uint8_t *slice_twist, const uint8_t *slice_flip,
+                           const uint8_t *prun, Child *ch, int n, int togo) {
+    int i, j;
+    for (i = j = 0; i < n; i++) {
+        if (slice_twist[ch[i].slice * N_TWIST + ch[i].t1] >= togo) continue;
+        if (slice_flip[ch[i].slice * N_FLIP + ch[i].f1] >= togo) continue;
+        ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
+        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        ch[j++] = ch[i];
+    }
+    n = j;
+    for (i = 0; i < n; i++) {
+        uint64_t cls = T->flipslice_classidx[ch[i].fs];
+        int sym = T->flipslice_sym[ch[i].fs];
+        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+        __builtin_prefetch(&prun[ch[i].idx >> 2]);
+    }
+    return n;
+}
 
 static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m, n, i, j;
+    int togo = c->n1 - depth, prev, m, n, i;
     Child ch[N_MOVE];
     if (togo == 0) {
         if (depth > 0) {
@@ -414,27 +441,12 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         ch[n].t1 = T->twist_move[twist * N_MOVE + m];
         ch[n].f1 = T->flip_move[flip * N_MOVE + m];
         ch[n].s1 = T->slice_sorted_move[ss * N_MOVE + m];
-        __builtin_prefetch(&T->slice_twist_depth[(ch[n].s1 / 24) * N_TWIST + ch[n].t1]);
-        __builtin_prefetch(&T->slice_flip_depth[(ch[n].s1 / 24) * N_FLIP + ch[n].f1]);
+        ch[n].slice = ch[n].s1 / 24;
+        __builtin_prefetch(&T->slice_twist_depth[ch[n].slice * N_TWIST + ch[n].t1]);
+        __builtin_prefetch(&T->slice_flip_depth[ch[n].slice * N_FLIP + ch[n].f1]);
         n++;
     }
-    /* the small exact tables reject most children before the big one is read */
-    for (i = j = 0; i < n; i++) {
-        int slice = ch[i].s1 / 24;
-        if (T->slice_twist_depth[slice * N_TWIST + ch[i].t1] >= togo) continue;
-        if (T->slice_flip_depth[slice * N_FLIP + ch[i].f1] >= togo) continue;
-        ch[i].fs = (uint32_t)slice * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
-        ch[j++] = ch[i];
-    }
-    n = j;
-    for (i = 0; i < n; i++) {
-        uint64_t cls = T->flipslice_classidx[ch[i].fs];
-        int sym = T->flipslice_sym[ch[i].fs];
-        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-        __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
-    }
+    n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n, togo);
     for (i = 0; i < n; i++) {
         int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
@@ -636,9 +648,8 @@ static void ax_phase2_start(Ctx *c, int g) {
 static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
-    int togo = c->n1 - g, pa, k, n = 0, i, j;
+    int togo = c->n1 - g, pa, k, n = 0, i;
     Child ch[N_AXIAL];
-    double tot[N_AXIAL];
     if (togo == 0) {
         /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
         if (g > 0 && c->gp2[g - 1]) return;
@@ -665,32 +676,20 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
         ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
         ch[n].f1 = A->flip_g[flip * N_AXIAL + k];
+        ch[n].slice = ch[n].s1;
+        ch[n].total = total;
         __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
         __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
-        tot[n++] = total;
+        n++;
     }
-    for (i = j = 0; i < n; i++) {
-        if (A->slice_twist_depth[ch[i].s1 * N_TWIST + ch[i].t1] >= togo) continue;
-        if (A->slice_flip_depth[ch[i].s1 * N_FLIP + ch[i].f1] >= togo) continue;
-        ch[i].fs = (uint32_t)ch[i].s1 * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
-        tot[j] = tot[i];
-        ch[j++] = ch[i];
-    }
-    n = j;
-    for (i = 0; i < n; i++) {
-        uint64_t cls = T->flipslice_classidx[ch[i].fs];
-        int sym = T->flipslice_sym[ch[i].fs];
-        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-        __builtin_prefetch(&A->phase1_prun[ch[i].idx >> 2]);
-    }
+    n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n, togo);
     for (i = 0; i < n; i++) {
         int nd = next_depth(dist, get2(A->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         /* a better solution found below may have tightened the bound */
-        if (c->found && tot[i] + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
-        ax_push(c, g, ch[i].m, tot[i]);
+        if (c->found && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
+            continue;
+        ax_push(c, g, ch[i].m, ch[i].total);
         ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
         if (c->stop) return;
     }
