@@ -695,6 +695,21 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
     }
 }
 
+/* reset the path bookkeeping of both searches for a search from direction i */
+static void begin_direction(Ctx *c, const Start *s, int i) {
+    c->st = s;
+    c->dir = i;
+    c->valid = 0;
+    c->cp_at[0] = s->corners;
+    c->u_at[0] = s->u_edges;
+    c->d_at[0] = s->d_edges;
+    c->ss_at[0] = s->slice_sorted;
+    c->total_at[0] = 0.0;
+    c->open_at[0] = -1.0;
+    c->gmoves[0] = 0;
+    c->gtime[0] = 0.0;
+}
+
 static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     int i, min_dist = 99;
     uint64_t allowed[MAX_DIRS];
@@ -764,15 +779,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
                 Start *s = &starts[i];
                 if (s->dist < 0 || s->dist > c->n1) continue;
                 c->ax_allowed = allowed[i];
-                c->st = s;
-                c->dir = i;
-                c->valid = 0;
-                c->cp_at[0] = s->corners;
-                c->u_at[0] = s->u_edges;
-                c->d_at[0] = s->d_edges;
-                c->ss_at[0] = s->slice_sorted;
-                c->gmoves[0] = 0;
-                c->gtime[0] = 0.0;
+                begin_direction(c, s, i);
                 ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
             }
         }
@@ -970,14 +977,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
             for (i = 0; i < n_dirs && !c->stop; i++) {
                 Start *s = &starts[i];
                 if (s->dist < 0 || s->dist > c->n1) continue;
-                c->st = s;
-                c->dir = i;
-                c->valid = 0;
-                c->cp_at[0] = s->corners;
-                c->u_at[0] = s->u_edges;
-                c->d_at[0] = s->d_edges;
-                c->total_at[0] = 0.0;
-                c->open_at[0] = -1.0;
+                begin_direction(c, s, i);
                 phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
             }
         }
