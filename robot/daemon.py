@@ -15,8 +15,10 @@ threads (``asyncio.to_thread``); the journal has its own writer thread. The loop
 Nothing is lost: the scanned state, the plan and every executed move (as the firmware reports
 it) are in the journal before the next thing happens. After a crash the daemon reconciles an
 unfinished job with the firmware's non-volatile executed counter (moves that completed while
-it was down are recorded as executed, with ``recovered: true``), and waits for ``resume`` (the
-remaining moves) or ``resume`` with ``rescan`` (scan, solve and execute from the cube as it is).
+it was down are recorded as executed, with ``recovered: true``; moves journaled whose events the
+broker never acknowledged are announced again, with ``replayed: true``), and waits for
+``resume`` (the remaining moves) or ``resume`` with ``rescan`` (scan, solve and execute from the
+cube as it is).
 A firmware reset mid-job is reconciled the same way from the link's exact report; the job then
 homes the motors and continues with the moves that did not execute (up to
 :attr:`Daemon.max_resets` resets per job).
@@ -185,6 +187,8 @@ class Daemon:
         self._job_done = asyncio.Event()
         self._job_done.set()
         self._seen_ids: set[str] = set()
+        #: per job: how many executed moves (from the first) the broker acknowledged as events
+        self._reported: dict[str, int] = {}
         self._stop = asyncio.Event()
         self.mqtt = None
         if mqtt_host is not None:
@@ -277,6 +281,7 @@ class Daemon:
                 {"job_id": record.id, "state": record.state, "moves_done": 0, "resumable": False},
             )
             return
+        await self._replay_unreported(record)
         record = await self._reconcile(record)
         self.resumable = record
         self._event(
@@ -322,12 +327,12 @@ class Daemon:
                 idx,
                 cube.to_facelets("scheme"),
                 record.first_index + idx - record.dispatch_offset,
+                self._reported.get(record.id, 0),
             )
-            self._event(
-                "move_executed",
+            self._move_event(
+                record.id,
+                idx + 1,
                 {
-                    "job_id": record.id,
-                    "index": idx + 1,
                     "total": record.total_moves,
                     "move": str(move),
                     "motor": m.motor,
@@ -395,11 +400,52 @@ class Daemon:
         for listener in self.listeners:
             listener("status", status)
 
-    def _event(self, name: str, payload: dict[str, Any]) -> None:
+    def _event(
+        self, name: str, payload: dict[str, Any], on_delivered: Callable[[], None] | None = None
+    ) -> None:
         if self.mqtt is not None:
-            self.mqtt.publish_event(name, payload)
+            self.mqtt.publish_event(name, payload, on_delivered)
+        elif on_delivered is not None:
+            on_delivered()
         for listener in self.listeners:
             listener(name, payload)
+
+    def _move_event(self, job_id: str, index: int, payload: dict[str, Any]) -> None:
+        """Announce executed move ``index`` (1-based) of a job; the broker's acknowledgement
+        raises the job's reported mark, which the journal keeps with the next move."""
+
+        def delivered() -> None:
+            if self._reported.get(job_id, 0) == index - 1:
+                self._reported[job_id] = index
+
+        self._event("move_executed", {"job_id": job_id, "index": index, **payload}, delivered)
+
+    async def _replay_unreported(self, record: JobRecord) -> None:
+        """Announce again the executed moves whose events the broker may never have had (the
+        daemon died between journaling a move and the broker's acknowledgement). They carry
+        ``replayed: true``; a dashboard keys moves by (job_id, index)."""
+        self._reported[record.id] = record.reported
+        if record.reported >= record.executed:
+            return
+        moves = await self.journal.call(self.journal.sync.moves, record.id)
+        for m in moves[record.reported : record.executed]:
+            self._move_event(
+                record.id,
+                m.idx + 1,
+                {
+                    "total": record.total_moves,
+                    "move": str(Move.outer(_face(m.face), m.turns)),
+                    "motor": m.motor,
+                    "fw_index": m.fw_index,
+                    "replayed": True,
+                },
+            )
+        logger.info(
+            "job %s: announced moves %d..%d again (the broker had not acknowledged them)",
+            record.id,
+            record.reported + 1,
+            record.executed,
+        )
 
     def _set_state(self, state: State) -> None:
         self.state = state
@@ -921,13 +967,13 @@ class Daemon:
             idx,
             job.physical.to_facelets("scheme"),
             event.index,
+            self._reported.get(job.id, 0),
         )
         job.moves_done = idx + 1
-        self._event(
-            "move_executed",
+        self._move_event(
+            job.id,
+            idx + 1,
             {
-                "job_id": job.id,
-                "index": idx + 1,
                 "total": job.moves_total,
                 "move": str(move),
                 "motor": event.move.motor,
@@ -955,6 +1001,7 @@ class Daemon:
                 return
         await self.journal.call(self.journal.sync.finish, job.id, str(state), code, message)
         if state is State.DONE:
+            self._reported.pop(job.id, None)
             self._event(
                 "done",
                 {

@@ -48,7 +48,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -68,6 +68,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     program       TEXT,
     total_moves   INTEGER NOT NULL DEFAULT 0,
     executed      INTEGER NOT NULL DEFAULT 0,
+    reported      INTEGER NOT NULL DEFAULT 0,
     physical      TEXT,
     boot_id       INTEGER,
     first_index   INTEGER,
@@ -133,6 +134,9 @@ class JobRecord:
     program: str | None
     total_moves: int
     executed: int
+    #: how many of the executed moves (from the first) the broker had acknowledged as events
+    #: when the journal last wrote the job; a restart re-announces the rest
+    reported: int
     physical: str | None
     boot_id: int | None
     first_index: int | None
@@ -177,6 +181,7 @@ class Journal:
                     f"cuberobot ({SCHEMA_VERSION}); upgrade cuberobot or point [journal] path "
                     "at a new file"
                 )
+            self._migrate(version)
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
@@ -186,6 +191,19 @@ class Journal:
             ) from exc
         self._lock = threading.Lock()
         logger.info("journal %s (schema %d)", self.path, SCHEMA_VERSION)
+
+    def _migrate(self, version: int) -> None:
+        """Bring a file of an older schema up to date (a new file has no tables yet)."""
+        tables = {
+            str(row[0])
+            for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if "jobs" not in tables:
+            return
+        if version < 2:
+            # schema 2: jobs.reported (events the broker acknowledged, re-announced after a crash)
+            self._db.execute("ALTER TABLE jobs ADD COLUMN reported INTEGER NOT NULL DEFAULT 0")
+            logger.info("journal %s migrated from schema %d to 2", self.path, version)
 
     def close(self) -> None:
         with self._lock:
@@ -298,9 +316,15 @@ class Journal:
         self._update(job_id, boot_id=boot_id, first_index=first_index, dispatch_offset=offset)
 
     def record_executed(
-        self, job_id: str, idx: int, physical: str, fw_index: int | None = None
+        self,
+        job_id: str,
+        idx: int,
+        physical: str,
+        fw_index: int | None = None,
+        reported: int | None = None,
     ) -> None:
-        """Move ``idx`` of the job executed; ``physical`` is the cube after it."""
+        """Move ``idx`` of the job executed; ``physical`` is the cube after it. ``reported``,
+        when given, is how many executed moves' events the broker has acknowledged so far."""
         now = time.time()
 
         def run(db: sqlite3.Connection) -> None:
@@ -324,9 +348,9 @@ class Journal:
                     "must execute in order"
                 )
             db.execute(
-                "UPDATE jobs SET executed = executed + 1, physical = ?, updated_at = ? "
-                "WHERE id = ?",
-                (physical, now, job_id),
+                "UPDATE jobs SET executed = executed + 1, physical = ?, updated_at = ?, "
+                "reported = MAX(reported, MIN(?, executed + 1)) WHERE id = ?",
+                (physical, now, 0 if reported is None else reported, job_id),
             )
 
         self._tx(run)
@@ -415,6 +439,7 @@ class Journal:
             program=row["program"],
             total_moves=int(row["total_moves"]),
             executed=int(row["executed"]),
+            reported=int(row["reported"]),
             physical=row["physical"],
             boot_id=row["boot_id"],
             first_index=row["first_index"],

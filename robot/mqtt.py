@@ -20,7 +20,9 @@ connect, subscribe, announce (availability, discovery, current status), then sen
 dispatch incoming commands; when the broker goes away it reconnects with jittered exponential
 back-off and republishes the retained state. Events wait in a bounded queue while the broker is
 down (oldest dropped first past ``queue_limit``, with a warning), and a message leaves the queue
-only once the broker acknowledged it, so nothing is lost to a reconnect.
+only once the broker acknowledged it, so nothing is lost to a reconnect. The daemon learns of
+each acknowledged ``move_executed`` event and journals it, so the events a crash swallowed are
+announced again after the restart (with ``replayed: true``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class OutMessage:
     payload: bytes
     qos: int = 1
     retain: bool = False
+    #: called once the broker acknowledged the message (the daemon marks events as reported)
+    on_delivered: Callable[[], None] | None = None
 
 
 def _json(payload: dict[str, Any]) -> bytes:
@@ -211,9 +215,17 @@ class MqttBridge:
         self._status_dirty = True
         self._wake.set()
 
-    def publish_event(self, name: str, payload: dict[str, Any]) -> None:
+    def publish_event(
+        self,
+        name: str,
+        payload: dict[str, Any],
+        on_delivered: Callable[[], None] | None = None,
+    ) -> None:
+        """Queue an event; ``on_delivered`` runs once the broker acknowledged it."""
         body = {"event": name, **payload, "timestamp": timestamp()}
-        self._enqueue(OutMessage(self.config.topic("event", name), _json(body)))
+        self._enqueue(
+            OutMessage(self.config.topic("event", name), _json(body), 1, False, on_delivered)
+        )
 
     def reply(self, verb: str, payload: dict[str, Any]) -> None:
         body = {**payload, "timestamp": timestamp()}
@@ -319,6 +331,8 @@ class MqttBridge:
                     # only now is it delivered (PUBACK for QoS 1): drop it from the queue
                     if self._queue and self._queue[0] is message:
                         self._queue.popleft()
+                    if message.on_delivered is not None:
+                        message.on_delivered()
                     continue
                 if self._status_dirty and self._status is not None:
                     self._status_dirty = False

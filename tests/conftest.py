@@ -147,6 +147,15 @@ class ThreadedBroker:
 Broker = MosquittoBroker | ThreadedBroker
 
 
+@pytest.fixture(scope="session")
+def solver_tables() -> None:
+    """The two-phase and robot-metric tables in the user cache (built once, on an empty cache,
+    before any test that runs a daemon starts its clock)."""
+    from solver.tables import load_axial_tables, load_tables
+
+    load_axial_tables(load_tables())
+
+
 @pytest.fixture
 def mqtt_broker(tmp_path: Path) -> Iterator[Broker]:
     """A real MQTT broker on a free port (Mosquitto, or the in-process fallback)."""

@@ -51,6 +51,7 @@ def test_run_with_a_missing_profile(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.usefixtures("solver_tables")
 def test_demo_solves_the_cube() -> None:
     result = cli("demo", "--seed", "3", "--speed", "4")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -121,3 +121,42 @@ def test_async_journal_runs_calls_in_order(tmp_path: Path) -> None:
         return [record.executed, record.total_moves]
 
     assert asyncio.run(main()) == [3, 3]
+
+
+def test_schema_1_file_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    journal = Journal(path)
+    job = journal.create_job("solve", 3)
+    journal.record_plan(job, "R", {}, "R", [("R", 1, 1, False), ("U", 1, 0, False)])
+    journal.close()
+    # what schema 1 was: no jobs.reported
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE jobs DROP COLUMN reported")
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    journal = Journal(path)
+    record = journal.job(job)
+    assert record is not None and record.reported == 0 and record.total_moves == 2
+    journal.record_executed(job, 0, "x" * 54, None, 0)
+    journal.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    db.close()
+
+
+def test_reported_mark_follows_the_acknowledgements(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "j.sqlite")
+    job = journal.create_job("solve", 3)
+    plan = [("R", 1, 1, False)] * 4
+    journal.record_plan(job, "R R R R", {}, "", plan)
+    journal.record_executed(job, 0, "a" * 54, None, 0)
+    journal.record_executed(job, 1, "b" * 54, None, 1)
+    journal.record_executed(job, 2, "c" * 54)  # no news: the mark stays
+    record = journal.job(job)
+    assert record is not None and (record.executed, record.reported) == (3, 1)
+    # never beyond the moves executed, never backwards
+    journal.record_executed(job, 3, "d" * 54, None, 9)
+    record = journal.job(job)
+    assert record is not None and record.reported == 4
+    journal.close()
