@@ -29,7 +29,12 @@ check: lint typecheck
 test: check
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+# the reference solvers the bench compares against (optional, never runtime dependencies)
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,dev,bench]'
+	touch $@
+
+bench: $(VENV)/.bench-installed
 	$(BIN)/python bench/solve3x3.py
 
 clean:

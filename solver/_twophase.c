@@ -68,7 +68,10 @@ typedef struct {
 
 /* pruning tables in the robot's metric (a group of one axis = one move) */
 typedef struct {
-    const uint8_t *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
+    const uint8_t *phase1_prun, *cornslice_depth, *edgeslice_depth;
+    /* phase 2: exact depth, 4 bits per entry (15 = 15 or more), corner class * 40320 +
+       ud_edges: one lookup gives a phase-2 start its distance (no walk down a mod-3 table) */
+    const uint8_t *phase2_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
     /* phase-1 coordinates moved by a whole group: [x * 45 + k] */
     const uint16_t *twist_g, *flip_g, *slice_g;
@@ -78,7 +81,6 @@ typedef struct {
 #define N_AX_TABLES 9
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
-static int AX2_M1[N_AXIAL2], AX2_M2[N_AXIAL2]; /* the moves of the phase-2 groups */
 
 typedef struct {
     const Tables *T;
@@ -182,17 +184,18 @@ static inline int mv(const uint16_t *table, int x, int m) {
 #define WALK_BATCH 7
 #define WALK_DEEP 99
 
-/* Exact phase-2 distance in a mod-3 table over corner class x ud_edges, known to be at least
-   lo, by walking down the table with the n steps (m1[k] then m2[k], -1 for none). Returns
+/* Exact phase-2 distance (face turns) from the mod-3 table over corner class x ud_edges, known
+   to be at least lo, by walking down the table with the ten phase-2 moves. Returns
    WALK_DEEP as soon as the distance is known to exceed limit (at once when the least value at
    least lo with the entry's residue does), -1 if the table is inconsistent. Each step fetches
    WALK_BATCH neighbours' entries at a time (they miss the cache; enough misses in flight, few
    fetched in vain) before comparing them. */
-static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int *m2, int n,
-                 int corners, int ud, int lo, int limit) {
+static int walk2(const Tables *T, int corners, int ud, int lo, int limit) {
+    const uint8_t *prun = T->phase2_prun;
+    const int n = 10;
     int depth = 0, r, k;
-    int c1[N_AXIAL], u1[N_AXIAL];
-    uint64_t idx[N_AXIAL];
+    int c1[10], u1[10];
+    uint64_t idx[10];
     {
         uint64_t cls = T->corner_classidx[corners];
         r = get2(prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]]);
@@ -204,8 +207,8 @@ static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int 
         for (b = 0; b < n && found < 0; b = hi) {
             hi = b + WALK_BATCH < n ? b + WALK_BATCH : n;
             for (k = b; k < hi; k++) {
-                c1[k] = mv(T->corners_move, mv(T->corners_move, corners, m1[k]), m2[k]);
-                u1[k] = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1[k]), m2[k]);
+                c1[k] = T->corners_move[corners * N_MOVE + PHASE2_MOVES[k]];
+                u1[k] = T->ud_edges_move[ud * N_MOVE + PHASE2_MOVES[k]];
                 idx[k] = (uint64_t)T->corner_classidx[c1[k]] * N_UD +
                          T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
                 __builtin_prefetch(&prun[idx[k] >> 2]);
@@ -225,10 +228,8 @@ static int walk2(const Tables *T, const uint8_t *prun, const int *m1, const int 
     return depth;
 }
 
-static const int NO_MOVES[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-
 static int p2_depth(const Tables *T, int corners, int ud) {
-    return walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud, 0, 30);
+    return walk2(T, corners, ud, 0, 30);
 }
 
 static inline double move_time(const Ctx *c, int m) {
@@ -367,7 +368,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     es = T->edgeslice_depth[ud * 24 + ss];
     if (es > limit) return;
     if (es > cs) cs = es;
-    d2 = walk2(T, T->phase2_prun, PHASE2_MOVES, NO_MOVES, 10, corners, ud, cs, limit);
+    d2 = walk2(T, corners, ud, cs, limit);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
     if (c->robot && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
@@ -482,11 +483,7 @@ static void init_axial(void) {
                 AX_M2[k] = b ? 3 * (axis + 3) + b - 1 : -1;
                 AX_IS_P2[k] = (AX_M1[k] < 0 || ((PHASE2_MASK >> AX_M1[k]) & 1u)) &&
                               (AX_M2[k] < 0 || ((PHASE2_MASK >> AX_M2[k]) & 1u));
-                if (AX_IS_P2[k]) {
-                    AX2_M1[j] = AX_M1[k];
-                    AX2_M2[j] = AX_M2[k];
-                    AX_P2[j++] = k;
-                }
+                if (AX_IS_P2[k]) AX_P2[j++] = k;
                 k++;
             }
 }
@@ -499,11 +496,11 @@ static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
     return get2(c->A->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
-static inline int ax2_mod3(const Ctx *c, int corners, int ud) {
+static inline int ax2_depth(const Ctx *c, int corners, int ud) {
     const Tables *T = c->T;
-    uint64_t cls = T->corner_classidx[corners];
-    int sym = T->corner_sym[corners];
-    return get2(c->A->phase2_prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + sym]);
+    uint64_t i = (uint64_t)T->corner_classidx[corners] * N_UD +
+                 T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]];
+    return (c->A->phase2_depth[i >> 1] >> ((i & 1) << 2)) & 15;
 }
 
 static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
@@ -523,10 +520,6 @@ static int ax1_depth(const Ctx *c, int twist, int flip, int slice_sorted) {
         if (k == N_AXIAL || depth > 20) return -1;
     }
     return depth;
-}
-
-static int ax2_depth(const Ctx *c, int corners, int ud, int lo, int limit) {
-    return walk2(c->T, c->A->phase2_prun, AX2_M1, AX2_M2, N_AXIAL2, corners, ud, lo, limit);
 }
 
 /* push group k at group depth g: write its moves into path, bookkeeping for g + 1 */
@@ -572,7 +565,7 @@ static void ax_record(Ctx *c, int g) {
     if (c->stop_at_first) c->stop = 1;
 }
 
-static void ax_phase2(Ctx *c, int corners, int ud, int ss, int dist, int g, int togo) {
+static void ax_phase2(Ctx *c, int corners, int ud, int ss, int g, int togo) {
     const Tables *T = c->T;
     const Axial *A = c->A;
     int pa, j;
@@ -595,14 +588,14 @@ static void ax_phase2(Ctx *c, int corners, int ud, int ss, int dist, int g, int 
         if (A->cornslice_depth[c1 * 24 + s1] >= togo) continue;
         u1 = mv(T->ud_edges_move, mv(T->ud_edges_move, ud, m1), m2);
         if (A->edgeslice_depth[u1 * 24 + s1] >= togo) continue;
-        nd = next_depth(dist, ax2_mod3(c, c1, u1));
+        nd = ax2_depth(c, c1, u1);
         if (nd >= togo) continue;
         if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
         if (c->found && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, k, total);
-        ax_phase2(c, c1, u1, s1, nd, g + 1, togo - 1);
+        ax_phase2(c, c1, u1, s1, g + 1, togo - 1);
         if (c->stop) return;
     }
 }
@@ -635,12 +628,12 @@ static void ax_phase2_start(Ctx *c, int g) {
     ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
     if (A->edgeslice_depth[ud * 24 + ss] > lo) lo = A->edgeslice_depth[ud * 24 + ss];
     if (lo > limit) return;
-    d2 = ax2_depth(c, corners, ud, lo, limit);
-    if (d2 < 0 || d2 > limit) return;
+    d2 = ax2_depth(c, corners, ud);
+    if (d2 > limit) return;
     if (d2 > lo) lo = d2;
     for (togo2 = lo; togo2 <= limit; togo2++) {
         if (c->found && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
-        ax_phase2(c, corners, ud, ss, d2, g, togo2);
+        ax_phase2(c, corners, ud, ss, g, togo2);
         if (c->stop) break;
     }
 }
@@ -814,13 +807,13 @@ static int get_buffers(PyObject *seq, Py_buffer *views, const Py_ssize_t *sizes,
 
 static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
     static const Py_ssize_t sizes[N_AX_TABLES] = {
-        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
+        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 1) / 2,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
         (Py_ssize_t)N_SLICE * N_FLIP, (Py_ssize_t)N_TWIST * N_AXIAL * 2,
         (Py_ssize_t)N_FLIP * N_AXIAL * 2, (Py_ssize_t)N_SLICE * N_AXIAL * 2,
     };
     const void **slots[N_AX_TABLES] = {
-        (const void **)&A->phase1_prun,       (const void **)&A->phase2_prun,
+        (const void **)&A->phase1_prun,       (const void **)&A->phase2_depth,
         (const void **)&A->cornslice_depth,   (const void **)&A->edgeslice_depth,
         (const void **)&A->slice_twist_depth, (const void **)&A->slice_flip_depth,
         (const void **)&A->twist_g,           (const void **)&A->flip_g,

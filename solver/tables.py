@@ -27,7 +27,9 @@ Groups and sizes::
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
               twist and slice x flip depths                                         37 MB
-    axial2    robot metric phase 2, plus exact corners/ud_edges x slice depths      30 MB
+    axial2    robot metric phase 2: exact depth of corner class x ud_edges, 4 bits
+              each (a phase-2 start needs no walk), plus exact corners/ud_edges x
+              slice depths                                                          58 MB
 
 The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search knows the
 exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,
@@ -80,6 +82,11 @@ GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair")
 #: built on first use of the robot-time objective (see :func:`load_axial_tables`)
 AXIAL_GROUPS = ("axial1", "axial2")
 
+#: arrays a group's file must hold (a file of an older layout is rebuilt)
+_ARRAYS = {
+    "axial1": ("axial1_prun", "axial_slice_twist", "axial_slice_flip"),
+    "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
+}
 #: progress callback: (task, done, total); total 0 means "unknown"
 Progress = Callable[[str, int, int], None]
 
@@ -214,6 +221,9 @@ def _read_bundle(path: Path, group: str) -> dict[str, Array]:
     if zlib.crc32(payload) != header["crc32"]:
         raise _Corrupt("checksum mismatch")
     out: dict[str, Array] = {}
+    missing = set(_ARRAYS.get(group, ())) - {e["name"] for e in header["arrays"]}
+    if missing:
+        raise _Corrupt(f"made by an older cuberobot (no {', '.join(sorted(missing))})")
     for e in header["arrays"]:
         dtype = np.dtype(e["dtype"])
         count = int(np.prod(e["shape"], dtype=np.int64))
@@ -365,7 +375,7 @@ class AxialTables:
     Same indexing as the face-turn tables they mirror."""
 
     phase1_prun: Array  # uint8 packed 2-bit depth mod 3, flipslice class * 2187 + twist
-    phase2_prun: Array  # uint8 packed 2-bit depth mod 3, corner class * 40320 + ud_edges
+    phase2_depth: Array  # uint8 packed 4-bit exact depth, corner class * 40320 + ud_edges
     cornslice_depth: Array  # uint8 (40320 * 24,) exact group depth
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact group depth
     slice_twist_depth: Array  # uint8 (495 * 2187,) exact group depth of slice * 2187 + twist
@@ -381,7 +391,7 @@ class AxialTables:
         """The arrays in the order the C search takes them."""
         return (
             self.phase1_prun,
-            self.phase2_prun,
+            self.phase2_depth,
             self.cornslice_depth,
             self.edgeslice_depth,
             self.slice_twist_depth,
@@ -428,7 +438,7 @@ def load_axial_tables(
     a1, a2 = loaded["axial1"], loaded["axial2"]
     return AxialTables(
         a1["axial1_prun"],
-        a2["axial2_prun"],
+        a2["axial2_depth"],
         a2["axial_cornslice"],
         a2["axial_edgeslice"],
         a1["axial_slice_twist"],
@@ -837,6 +847,17 @@ def _pack_mod3(depth: Array) -> Array:
     return packed
 
 
+def _pack_nibbles(depth: Array) -> Array:
+    """Exact depths, 4 bits each (entry i in the low half of byte i // 2 when i is even), 15
+    standing for 15 or more."""
+    d = np.minimum(depth, 15).astype(np.uint8)
+    if len(d) % 2:
+        d = np.concatenate([d, np.zeros(1, dtype=np.uint8)])
+    pairs = d.reshape(-1, 2)
+    packed: Array = (pairs[:, 0] | (pairs[:, 1] << 4)).astype(np.uint8)
+    return packed
+
+
 def _build_phase1(a: dict[str, Array], report: Progress) -> dict[str, Array]:
     rep = a["flipslice_rep"].astype(np.int64)
     slc, flp = rep // C.N_FLIP, rep % C.N_FLIP
@@ -1008,7 +1029,7 @@ def _build_axial2(a: dict[str, Array], report: Progress) -> dict[str, Array]:
         moves,
         report,
     )
-    out = {"axial2_prun": _pack_mod3(depth)}
+    out = {"axial2_depth": _pack_nibbles(depth)}
     for name, table in (("axial_cornslice", cm), ("axial_edgeslice", um)):
         out[name] = _exact_slice_bfs(table, sm, moves)
     return out

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from solver import coord as C
 from solver import tables as T
 from solver.twophase import get_solver
 
@@ -128,3 +129,47 @@ def test_worker_process_builds_a_group(cache_copy: Path) -> None:
 
 def test_worker_usage_error() -> None:
     assert T._main(["build", "nothing", "/tmp"]) == 2
+
+
+def _nibble(packed: np.ndarray, i: np.ndarray) -> np.ndarray:
+    return (packed[i >> 1] >> ((i & 1) << 2)) & 15
+
+
+def test_robot_phase2_depths_are_exact() -> None:
+    """Breadth-first consistency of the robot metric's phase-2 table, checked independently of
+    its builder on sampled entries: 0 only at the solved state; an entry at depth d (< 15) has a
+    phase-2 group to depth d - 1 and none to less."""
+    solver = get_solver()
+    base, axial = solver.tables, solver.axial_tables()
+    assert axial.phase2_depth.nbytes == (2768 * 40320 + 1) // 2
+    rng = np.random.default_rng(5)
+    cls = rng.integers(0, 2768, 4000)
+    ud = rng.integers(0, 40320, 4000)
+    corners = base.corner_rep.astype(np.int64)[cls]
+
+    def depth(c: np.ndarray, u: np.ndarray) -> np.ndarray:
+        sym = base.corner_sym[c].astype(np.int64)
+        conj = base.ud_edges_conj.astype(np.int64)[u, sym]
+        idx = base.corner_classidx.astype(np.int64)[c] * 40320 + conj
+        return _nibble(axial.phase2_depth, idx)
+
+    d = depth(corners, ud)
+    assert (d == 0).sum() == ((corners == 0) & (ud == 0)).sum()
+    cm = T._compose(base.corners_move, C.PHASE2_AXIAL)
+    um = T._compose(base.ud_edges_move, C.PHASE2_AXIAL)
+    neighbours = np.stack([depth(cm[corners, k], um[ud, k]) for k in C.PHASE2_AXIAL])
+    inner = (d > 0) & (d < 15)
+    assert inner.sum() > 3000
+    assert (neighbours.min(axis=0)[inner] == d[inner] - 1).all()
+    assert (neighbours.min(axis=0) >= d - 1).all()
+
+
+def test_table_of_an_older_layout_is_refused(tmp_path: Path) -> None:
+    path = T.table_path(tmp_path, "axial2")
+    path.parent.mkdir(parents=True)
+    small = np.zeros(8, dtype=np.uint8)
+    T._write_bundle(
+        path, "axial2", {"axial2_prun": small, "axial_cornslice": small, "axial_edgeslice": small}
+    )
+    with pytest.raises(T._Corrupt, match=r"older cuberobot \(no axial2_depth\)"):
+        T._read_bundle(path, "axial2")
