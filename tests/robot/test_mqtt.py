@@ -7,6 +7,7 @@ import asyncio
 import shutil
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,15 +91,17 @@ def test_bridge_publishes_and_reannounces(mqtt_broker: Broker) -> None:
 def test_bridge_queues_while_the_broker_is_down(tmp_path: Path) -> None:
     """Events published while no broker runs are delivered once it is up: nothing lost."""
     port = free_port()
+    acknowledged: list[int] = []
 
     async def scenario() -> Recorder:
         bridge = MqttBridge(config_with(reconnect_min_s=0.1), _noop, host="127.0.0.1", port=port)
         task = asyncio.create_task(bridge.run())
         for k in range(5):
-            bridge.publish_event("move_executed", {"index": k + 1})
+            bridge.publish_event("move_executed", {"index": k + 1}, partial(acknowledged.append, k))
         bridge.publish_status({"state": "EXECUTING"})
         await asyncio.sleep(0.5)
         assert not bridge.connected.is_set() and bridge.pending == 6
+        assert acknowledged == []  # nothing is acknowledged while no broker runs
         async with EmbeddedBroker("127.0.0.1", port):
             async with Recorder("127.0.0.1", port, f"{TOPIC}/#", client_id="r2") as rec:
                 await asyncio.wait_for(bridge.connected.wait(), 10)
@@ -112,6 +115,7 @@ def test_bridge_queues_while_the_broker_is_down(tmp_path: Path) -> None:
     rec = run(scenario())
     assert [e["index"] for e in rec.events("move_executed")] == [1, 2, 3, 4, 5]
     assert rec.on(f"{TOPIC}/status")[-1]["state"] == "EXECUTING"
+    assert acknowledged == [0, 1, 2, 3, 4]  # each once, in order, after the broker had it
 
 
 def test_embedded_broker_port_taken() -> None:
