@@ -224,7 +224,7 @@ class MqttBridge:
         """Queue an event; ``on_delivered`` runs once the broker acknowledged it."""
         body = {"event": name, **payload, "timestamp": timestamp()}
         self._enqueue(
-            OutMessage(self.config.topic("event", name), _json(body), 1, False, on_delivered)
+            OutMessage(self.config.topic("event", name), _json(body), on_delivered=on_delivered)
         )
 
     def reply(self, verb: str, payload: dict[str, Any]) -> None:
