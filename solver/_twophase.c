@@ -145,13 +145,18 @@ static inline int p1_mod3(const Tables *T, int twist, int flip, int slice) {
     return get2(T->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
-static inline int p2_mod3(const Tables *T, int corners, int ud) {
-    uint64_t cls = T->corner_classidx[corners];
-    int sym = T->corner_sym[corners];
-    return get2(T->phase2_prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + sym]);
+/* the entry of (corners, ud_edges) in the phase-2 tables over corner class x ud_edges */
+static inline uint64_t p2_index(const Tables *T, int corners, int ud) {
+    return (uint64_t)T->corner_classidx[corners] * N_UD +
+           T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]];
 }
 
-static const int PHASE2_MOVES[10] = {0, 1, 2, 4, 7, 9, 10, 11, 13, 16};
+static inline int p2_mod3(const Tables *T, int corners, int ud) {
+    return get2(T->phase2_prun, p2_index(T, corners, ud));
+}
+
+#define N_PHASE2_MOVES 10
+static const int PHASE2_MOVES[N_PHASE2_MOVES] = {0, 1, 2, 4, 7, 9, 10, 11, 13, 16};
 static const uint32_t PHASE2_MASK = (1u << 0) | (1u << 1) | (1u << 2) | (1u << 4) | (1u << 7) |
                                     (1u << 9) | (1u << 10) | (1u << 11) | (1u << 13) | (1u << 16);
 
@@ -192,14 +197,10 @@ static inline int mv(const uint16_t *table, int x, int m) {
    fetched in vain) before comparing them. */
 static int walk2(const Tables *T, int corners, int ud, int lo, int limit) {
     const uint8_t *prun = T->phase2_prun;
-    const int n = 10;
-    int depth = 0, r, k;
-    int c1[10], u1[10];
-    uint64_t idx[10];
-    {
-        uint64_t cls = T->corner_classidx[corners];
-        r = get2(prun, cls * N_UD + T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]]);
-    }
+    const int n = N_PHASE2_MOVES;
+    int depth = 0, r = p2_mod3(T, corners, ud), k;
+    int c1[N_PHASE2_MOVES], u1[N_PHASE2_MOVES];
+    uint64_t idx[N_PHASE2_MOVES];
     if (lo + (r - lo % 3 + 3) % 3 > limit) return WALK_DEEP;
     while (corners != 0 || ud != 0) {
         int target = (r + 2) % 3, b, hi, found = -1;
@@ -209,8 +210,7 @@ static int walk2(const Tables *T, int corners, int ud, int lo, int limit) {
             for (k = b; k < hi; k++) {
                 c1[k] = T->corners_move[corners * N_MOVE + PHASE2_MOVES[k]];
                 u1[k] = T->ud_edges_move[ud * N_MOVE + PHASE2_MOVES[k]];
-                idx[k] = (uint64_t)T->corner_classidx[c1[k]] * N_UD +
-                         T->ud_edges_conj[u1[k] * N_SYM + T->corner_sym[c1[k]]];
+                idx[k] = p2_index(T, c1[k], u1[k]);
                 __builtin_prefetch(&prun[idx[k] >> 2]);
             }
             for (k = b; k < hi; k++)
@@ -317,7 +317,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         if (c->stop) return 0;
     }
     prev = depth > 0 ? c->path[depth - 1] : -1;
-    for (k = 0; k < 10; k++) {
+    for (k = 0; k < N_PHASE2_MOVES; k++) {
         int m = PHASE2_MOVES[k], c1, u1, s1, nd;
         if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
         c1 = T->corners_move[corners * N_MOVE + m];
@@ -497,9 +497,7 @@ static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
 }
 
 static inline int ax2_depth(const Ctx *c, int corners, int ud) {
-    const Tables *T = c->T;
-    uint64_t i = (uint64_t)T->corner_classidx[corners] * N_UD +
-                 T->ud_edges_conj[ud * N_SYM + T->corner_sym[corners]];
+    uint64_t i = p2_index(c->T, corners, ud);
     return (c->A->phase2_depth[i >> 1] >> ((i & 1) << 2)) & 15;
 }
 
