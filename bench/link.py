@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from firmware_protocol.harness import OverheadResult, overhead_run, random_moves, soak_run
 from firmware_protocol.moves import Move, format_moves, parse_moves
 from robot.cli_firmware import SolverCube
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 
 #: The superflip in 20 face turns (God's number in HTM): a worst-case solution length.
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"

@@ -31,7 +31,7 @@ from collections import defaultdict
 from typing import Any
 
 from solver.api import solve
-from solver.cubie import CubieCube
+from solver.cube.cubie import CubieCube
 
 ROWS: dict[str, tuple[str, dict[str, Any]]] = {
     "lbl": ("lbl", {}),

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from typing import Any
 
 from solver.cost import DEFAULT_COST_MODEL
-from solver.cubie import CubieCube
-from solver.notation import Metric, count, parse
+from solver.cube.cubie import CubieCube
+from solver.cube.notation import Metric, count, parse
 
 FIELDS = (
     "name",
@@ -75,7 +75,7 @@ Solver = Callable[[CubieCube], str]
 
 def make_solver(name: str) -> Solver:
     if name in TWOPHASE_ROWS:
-        from solver.twophase import get_solver
+        from solver.engines.twophase.engine import get_solver
 
         budget, robot = TWOPHASE_ROWS[name]
         cost = DEFAULT_COST_MODEL if robot else None

@@ -39,9 +39,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from solver.cubie import CubieCube  # noqa: E402
-from solver.facelets import Cube  # noqa: E402
-from solver.geometry import Face  # noqa: E402
+from solver.cube.cubie import CubieCube  # noqa: E402
+from solver.cube.facelets import Cube  # noqa: E402
+from solver.cube.geometry import Face  # noqa: E402
 from vision.calibration import Calibration, ViewCalibration  # noqa: E402
 from vision.classify import Stage  # noqa: E402
 from vision.errors import VisionError  # noqa: E402

@@ -18,7 +18,7 @@ from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.journal import AsyncJournal
 from robot.simrobot import CameraRig, SimulatedRobot
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 
 __all__ = ["Assembly", "assemble", "sw_version"]
 

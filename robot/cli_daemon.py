@@ -217,8 +217,8 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
-    from solver.facelets import Cube
-    from solver.notation import format_moves, parse
+    from solver.cube.facelets import Cube
+    from solver.cube.notation import format_moves, parse
 
     console = Console(highlight=False)
     n = config.robot.cube_size

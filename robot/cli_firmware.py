@@ -11,7 +11,7 @@ Forms (a contract; scripts and tests call them):
   pairs ``U+D'``), prints one line per executed move (``3/20 R' index=17``), exits 0 when all
   executed, 1 with the reason on stderr otherwise, 2 for malformed moves.
 
-The virtual cube is the solver's :class:`solver.facelets.Cube`; the firmware package itself
+The virtual cube is the solver's :class:`solver.cube.facelets.Cube`; the firmware package itself
 knows no cube model and receives it through :class:`firmware_protocol.VirtualCube`.
 """
 
@@ -39,8 +39,8 @@ from firmware_protocol import (
     parse_fault_spec,
     parse_moves,
 )
+from solver.cube.facelets import Cube
 from solver.errors import CubeError
-from solver.facelets import Cube
 
 __all__ = ["SolverCube", "register"]
 

@@ -32,6 +32,8 @@ from typing import Any, TextIO
 
 from solver.api import engine_names, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from solver.errors import (
     CubeError,
     FaceletFormatError,
@@ -40,8 +42,6 @@ from solver.errors import (
     NotationError,
     UnsupportedError,
 )
-from solver.facelets import Cube
-from solver.geometry import Face
 from solver.solution import Solution
 
 __all__ = ["register"]
@@ -129,7 +129,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             opts["cache_dir"] = args.cache_dir
         if opts["cost_model"] is not None:
             opts["robot_search"] = args.robot_search
-        from solver.tables import stderr_progress
+        from solver.engines.twophase.tables import stderr_progress
 
         opts["progress"] = stderr_progress()
     return opts
@@ -188,7 +188,7 @@ def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
     except OSError as exc:
         return _fail(f"cannot read {args.batch}: {exc.strerror}", 2)
     if args.engine == "twophase":
-        from solver.twophase import get_solver
+        from solver.engines.twophase.engine import get_solver
 
         get_solver(
             opts.get("cache_dir"), progress=opts.get("progress")

@@ -14,11 +14,11 @@ import argparse
 import sys
 from typing import Any
 
+from solver.cube.facelets import Cube, net
+from solver.cube.notation import format_moves, parse
+from solver.cube.validate import validate
 from solver.errors import CubeError, FaceletFormatError, InvalidCubeError, NotationError
-from solver.facelets import Cube, net
-from solver.notation import format_moves, parse
 from solver.scramble import random_moves, random_state, scramble
-from solver.validate import validate
 
 __all__ = ["register"]
 

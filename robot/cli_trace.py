@@ -21,9 +21,9 @@ import json
 import sys
 from typing import Any
 
+from solver.cube.facelets import Cube
+from solver.engines.trace import PieceTrace, trace
 from solver.errors import FaceletFormatError, InvalidCubeError, UnsupportedError
-from solver.facelets import Cube
-from solver.trace import PieceTrace, trace
 
 __all__ = ["register"]
 

@@ -33,8 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from solver.facelets import DEFAULT_SCHEME
-from solver.geometry import Face
+from solver.cube.facelets import DEFAULT_SCHEME
+from solver.cube.geometry import Face
 from vision.annotate import annotate_view, net_image
 from vision.calibration import (
     Calibration,

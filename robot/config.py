@@ -32,9 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from robot.errors import ConfigError
 from solver.api import engine_names
 from solver.cost import CostModel
-from solver.facelets import SCHEMES
-from solver.geometry import Face
-from solver.notation import OPPOSITE
+from solver.cube.facelets import SCHEMES
+from solver.cube.geometry import Face
+from solver.cube.notation import OPPOSITE
 
 __all__ = [
     "CONFIG_VERSION",

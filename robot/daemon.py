@@ -64,11 +64,11 @@ from robot.errors import CommandError, JobError, PlanError
 from robot.journal import AsyncJournal, JobRecord
 from robot.planner import MotorProgram, Planner
 from solver.api import solve as solver_solve
+from solver.cube.facelets import SCHEMES, Cube
+from solver.cube.notation import Move, format_moves
+from solver.cube.validate import validate
 from solver.errors import CubeError
-from solver.facelets import SCHEMES, Cube
-from solver.notation import Move, format_moves
 from solver.solution import Solution
-from solver.validate import validate
 
 __all__ = ["Cameras", "Daemon", "FirmwarePort", "Solver", "State", "link_config"]
 
@@ -1051,6 +1051,6 @@ class _Stopped(Exception):
 
 
 def _face(name: str) -> Any:
-    from solver.geometry import Face
+    from solver.cube.geometry import Face
 
     return Face[name]

@@ -42,8 +42,8 @@ from robot.config import MotorsConfig
 from robot.errors import PlanError
 from robot.replacements import face_rotations, replacement_for
 from solver.cost import CostModel
-from solver.geometry import FACE_FRAMES, Face, face_from_normal
-from solver.notation import OPPOSITE, Move, format_moves
+from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal
+from solver.cube.notation import OPPOSITE, Move, format_moves
 
 __all__ = [
     "MotorProgram",

@@ -42,9 +42,9 @@ import numpy as np
 import numpy.typing as npt
 
 from solver.cost import CostModel
-from solver.facelets import move_permutation
-from solver.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
-from solver.notation import OPPOSITE, Move, MoveKind, format_moves, parse
+from solver.cube.facelets import move_permutation
+from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
+from solver.cube.notation import OPPOSITE, Move, MoveKind, format_moves, parse
 
 __all__ = [
     "D_REPLACEMENTS",

@@ -30,8 +30,8 @@ from firmware_protocol.faults import parse_fault_spec
 from firmware_protocol.sim import FirmwareConfig, SimulatedFirmware
 from robot.config import CameraConfig, RobotConfig
 from robot.errors import ConfigError
-from solver.facelets import Cube
-from solver.notation import Move
+from solver.cube.facelets import Cube
+from solver.cube.notation import Move
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
 from vision.errors import CaptureError

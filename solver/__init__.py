@@ -5,7 +5,11 @@ Pure computation: numpy only, no I/O beyond the engines' table cache.
 
 from solver.api import ENGINES, SolveOptions, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
-from solver.cubie import Corner, CubieCube, Edge
+from solver.cube.cubie import Corner, CubieCube, Edge
+from solver.cube.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
+from solver.cube.validate import check, validate
 from solver.errors import (
     CubeError,
     FaceletFormatError,
@@ -15,11 +19,7 @@ from solver.errors import (
     Problem,
     UnsupportedError,
 )
-from solver.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
-from solver.geometry import Face
-from solver.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
 from solver.solution import Solution, Stage
-from solver.validate import check, validate
 
 __all__ = [
     "DEFAULT_COST_MODEL",

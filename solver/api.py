@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.cost import CostModel
-from solver.cubie import CubieCube
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.validate import check
 from solver.errors import UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
 from solver.solution import Solution
-from solver.validate import check
 
 __all__ = ["ENGINES", "Engine", "SolveOptions", "engine_names", "get_engine", "solve", "to_cube"]
 
@@ -44,10 +44,10 @@ Engine = Callable[[Cube, SolveOptions], Solution]
 
 #: engine name -> "module:function", imported lazily.
 ENGINES: dict[str, str] = {
-    "twophase": "solver.twophase:solve_twophase",
-    "lbl": "solver.lbl:solve_lbl",
-    "cfop": "solver.cfop:solve_cfop",
-    "trace": "solver.trace:solve_trace",
+    "twophase": "solver.engines.twophase.engine:solve_twophase",
+    "lbl": "solver.engines.lbl:solve_lbl",
+    "cfop": "solver.engines.cfop:solve_cfop",
+    "trace": "solver.engines.trace:solve_trace",
 }
 
 

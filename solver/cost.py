@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from solver.cube.notation import OPPOSITE, Move, MoveKind
 from solver.errors import UnsupportedError
-from solver.notation import OPPOSITE, Move, MoveKind
 
 __all__ = ["DEFAULT_COST_MODEL", "CostModel", "group_simultaneous"]
 

@@ -21,9 +21,9 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from solver.facelets import move_permutation, sequence_permutation
-from solver.geometry import Face
-from solver.notation import OPPOSITE, Metric, Move, MoveKind, count, parse
+from solver.cube.facelets import move_permutation, sequence_permutation
+from solver.cube.geometry import Face
+from solver.cube.notation import OPPOSITE, Metric, Move, MoveKind, count, parse
 
 __all__ = ["optimize"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from solver.cubie import CubieCube
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import OPPOSITE, Move, MoveKind
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import OPPOSITE, Move, MoveKind
 
 __all__ = ["WCA_LENGTHS", "Scramble", "random_moves", "random_state", "scramble"]
 
@@ -69,7 +69,8 @@ def scramble(n: int = 3, seed: int | None = None, length: int | None = None) -> 
     """A scramble for an ``n`` cube: random-state for 3x3, random moves otherwise."""
     if n == 3 and length is None:
         state = random_state(seed)
-        from solver.twophase import scramble_moves  # deferred: loads the engine's tables
+        # deferred: the move form needs the two-phase engine and its tables
+        from solver.engines.twophase.engine import scramble_moves
 
         moves = tuple(scramble_moves(state))
         return Scramble(3, moves, state.to_cube())

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.notation import Metric, Move, count, format_moves
+from solver.cube.notation import Metric, Move, count, format_moves
 
 __all__ = ["Solution", "Stage"]
 

@@ -151,7 +151,7 @@ Broker = MosquittoBroker | ThreadedBroker
 def solver_tables() -> None:
     """The two-phase and robot-metric tables in the user cache (built once, on an empty cache,
     before any test that runs a daemon starts its clock)."""
-    from solver.tables import load_axial_tables, load_tables
+    from solver.engines.twophase.tables import load_axial_tables, load_tables
 
     load_axial_tables(load_tables())
 

@@ -9,8 +9,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from solver.facelets import COLOUR_RGB, Cube
-from solver.geometry import Face
+from solver.cube.facelets import COLOUR_RGB, Cube
+from solver.cube.geometry import Face
 from vision.scan import ScanResult
 
 __all__ = ["annotate_view", "net_image"]

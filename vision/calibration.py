@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from solver.facelets import DEFAULT_SCHEME, ColourScheme
-from solver.geometry import Face
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme
+from solver.cube.geometry import Face
 from vision.errors import CalibrationError
 
 __all__ = [

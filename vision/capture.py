@@ -24,8 +24,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from vision.calibration import ViewCalibration
 from vision.errors import CaptureError
 from vision.render import (

@@ -45,11 +45,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
-from solver.cubie import Corner, Edge, permutation_parity
+from solver.cube.cubie import Corner, Edge, permutation_parity
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
+from solver.cube.geometry import Face
+from solver.cube.validate import validate
 from solver.errors import Problem
-from solver.facelets import DEFAULT_SCHEME, ColourScheme, Cube
-from solver.geometry import Face
-from solver.validate import validate
 from vision.colour import FloatArray, nominal_lab, pairwise_sq_dist
 from vision.errors import ScanInputError
 from vision.pieces import Orbit, OrbitKind, orbits
@@ -91,7 +91,7 @@ class Stage(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class StickerRef:
-    """A sticker in the project's LTR layout (see :mod:`solver.facelets`)."""
+    """A sticker in the project's LTR layout (see :mod:`solver.cube.facelets`)."""
 
     face: Face
     row: int
@@ -150,7 +150,7 @@ class Classification:
     confidence: FloatArray  # (6, N, N) posterior of each sticker's colour, LTR layout
     low_confidence: tuple[StickerRef, ...]
     repairs: tuple[Repair, ...]
-    problems: tuple[Problem, ...]  # what solver.validate still finds (empty: valid)
+    problems: tuple[Problem, ...]  # what solver.cube.validate still finds (empty: valid)
     references: FloatArray  # (6, 3) L*a*b* of each scheme colour as seen in this scan
     scheme: ColourScheme = field(default=DEFAULT_SCHEME)
     stage: Stage = Stage.REPAIR

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from solver.facelets import COLOUR_RGB, ColourScheme
+from solver.cube.facelets import COLOUR_RGB, ColourScheme
 
 __all__ = [
     "FloatArray",

@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from solver.geometry import Face
+from solver.cube.geometry import Face
 from vision.calibration import StickerSite
 from vision.colour import FloatArray
 from vision.errors import GridNotFoundError, ScanInputError

@@ -16,9 +16,9 @@ fixed       6 × 1 (odd N)            1                       the six centres (r
 
 Orbits are not written down by hand: they are derived by a breadth-first search of the ordered
 sticker tuples that each home piece reaches under every single-layer quarter turn of
-:mod:`solver.facelets`, so they are right for every N by construction. A piece is named by the
+:mod:`solver.cube.facelets`, so they are right for every N by construction. A piece is named by the
 faces of its home stickers (``(U, R, F)`` for the URF corner); colour index ``c`` means the
-colour of face ``c`` (see :mod:`solver.facelets`).
+colour of face ``c`` (see :mod:`solver.cube.facelets`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from solver.cubie import cubie_layout
-from solver.facelets import layer_permutation
-from solver.geometry import Face
+from solver.cube.cubie import cubie_layout
+from solver.cube.facelets import layer_permutation
+from solver.cube.geometry import Face
 
 __all__ = ["Orbit", "OrbitKind", "orbits"]
 

@@ -1,7 +1,7 @@
 """The simulated camera: renders a virtual cube as a robot's camera would see it.
 
 Two kinds of view, both true perspective projections of the cube's 3D geometry
-(:mod:`solver.geometry`, axes +x→R, +y→U, +z→F, cube spanning [-N, N] in doubled units):
+(:mod:`solver.cube.geometry`, axes +x→R, +y→U, +z→F, cube spanning [-N, N] in doubled units):
 
 * :func:`render_face` — one face head-on, shown as it lies on the usual unfolded net (its top
   edge at the top of the image), as in robots with a camera per face or a flipper;
@@ -29,8 +29,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from solver.facelets import COLOUR_RGB, DEFAULT_SCHEME, ColourScheme, Cube
-from solver.geometry import FACE_FRAMES, Face, sticker_positions
+from solver.cube.facelets import COLOUR_RGB, DEFAULT_SCHEME, ColourScheme, Cube
+from solver.cube.geometry import FACE_FRAMES, Face, sticker_positions
 from vision.calibration import StickerSite
 
 __all__ = [
@@ -49,7 +49,7 @@ UInt8Image = npt.NDArray[np.uint8]
 FloatArray = npt.NDArray[np.float64]
 
 #: Physical sticker colours (sRGB) used by the renderer, per colour name: real stickers are
-#: not the display colours of :data:`solver.facelets.COLOUR_RGB` (white is off-white, etc.).
+#: not the display colours of :data:`solver.cube.facelets.COLOUR_RGB` (white is off-white, etc.).
 DEFAULT_STICKER_RGB: dict[str, tuple[int, int, int]] = {
     "white": (232, 234, 230),
     "yellow": (246, 214, 30),

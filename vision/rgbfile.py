@@ -5,7 +5,7 @@ blocks of N² in the order **U, L, F, R, B, D**, each face read row by row from 
 as it lies on the usual unfolded net (U above F, D below F, L F R B in a row). Values are 0-255.
 
 That is *not* the project's layout (faces U R F D L B, each face LTR with row 0 at the bottom,
-see :mod:`solver.facelets`). The conversion lives here and only here::
+see :mod:`solver.cube.facelets`). The conversion lives here and only here::
 
     file block b = (U, L, F, R, B, D)[b];  position k in the block → LTR (N-1-k//N, k%N)
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from solver.geometry import Face
+from solver.cube.geometry import Face
 from vision.errors import ScanInputError
 
 __all__ = ["FILE_FACE_ORDER", "dump_rgb_scan", "load_rgb_scan", "parse_rgb_scan", "to_file_order"]

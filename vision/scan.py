@@ -27,8 +27,8 @@ import cv2
 import numpy as np
 import numpy.typing as npt
 
-from solver.facelets import DEFAULT_SCHEME, ColourScheme, Cube
-from solver.geometry import Face
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
+from solver.cube.geometry import Face
 from vision.calibration import Calibration, StickerSite
 from vision.classify import (
     DEFAULT_LOW_CONFIDENCE,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "robot.cli"]

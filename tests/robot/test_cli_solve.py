@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from robot.cli import main
-from solver.facelets import Cube
-from solver.notation import parse
+from solver.cube.facelets import Cube
+from solver.cube.notation import parse
 
 SOLVED = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
 SCRAMBLE = "R U2 F' L D B2 R' U F2 D' L2 B"

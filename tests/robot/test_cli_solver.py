@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from robot.cli import main
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 
 SOLVED = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
 

@@ -8,7 +8,7 @@ import pytest
 
 from robot.config import RobotConfig, load_config
 from robot.errors import ConfigError
-from solver.geometry import Face
+from solver.cube.geometry import Face
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

@@ -17,8 +17,8 @@ from robot.assemble import Assembly, assemble
 from robot.config import RobotConfig
 from robot.journal import Journal
 from robot.planner import Planner
-from solver.facelets import Cube
-from solver.notation import parse
+from solver.cube.facelets import Cube
+from solver.cube.notation import parse
 from tests.conftest import Broker
 from tests.robot.helpers import Recorder, run, sim_config
 
@@ -177,7 +177,7 @@ def test_broker_restart_mid_job(mqtt_broker: Broker, tmp_path: Path) -> None:
 def _twisted(cube: Cube) -> Cube:
     """The same cube with the UFR corner twisted in place: a cube that cannot be solved."""
     flat = cube.flat.copy()
-    from solver.cubie import cubie_layout
+    from solver.cube.cubie import cubie_layout
 
     a, b, c = cubie_layout(3).corners[0]
     flat[a], flat[b], flat[c] = flat[c], flat[a], flat[b]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from robot.journal import Journal
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 from tests.conftest import Broker
 from tests.robot.helpers import Recorder, run
 from tests.robot.test_e2e import scrambled

@@ -13,9 +13,9 @@ from robot.config import MotorConfig, MotorsConfig, load_config
 from robot.errors import PlanError
 from robot.planner import Planner, rotation_map
 from solver.cost import CostModel
-from solver.facelets import Cube, cubes_equal_up_to_rotation
-from solver.geometry import Face
-from solver.notation import Move, MoveKind, format_moves, invert, parse
+from solver.cube.facelets import Cube, cubes_equal_up_to_rotation
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, MoveKind, format_moves, invert, parse
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 COST = CostModel()

@@ -6,9 +6,9 @@ import pytest
 
 from robot.replacements import D_REPLACEMENTS, face_rotations, replacement_for, search_replacements
 from solver.cost import CostModel
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Move, parse
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, parse
 
 SUFFIX = {1: "", 2: "2", 3: "'"}
 FIVE = [Face.U, Face.R, Face.F, Face.L, Face.B]

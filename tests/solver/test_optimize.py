@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Metric, Move, MoveKind, count, format_moves, parse
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, MoveKind, count, format_moves, parse
 from solver.optimize import optimize
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from solver.cubie import CubieCube
-from solver.facelets import Cube
-from solver.notation import OPPOSITE
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.notation import OPPOSITE
+from solver.cube.validate import validate
 from solver.scramble import WCA_LENGTHS, random_moves, random_state
-from solver.validate import validate
 
 
 def test_random_state_is_seeded_and_valid() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from vision.calibration import (
     Calibration,
     StickerSite,

@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, StillImages, open_source
 from vision.errors import CaptureError
 

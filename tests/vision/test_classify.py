@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.cubie import CubieCube
-from solver.facelets import Cube
-from solver.validate import validate
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.validate import validate
 from tests.vision.conftest import rgb_manifest
 from vision.classify import Stage, classify
 from vision.colour import rgb_to_lab

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from robot.cli import main
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest, rgb_manifest
 from vision.calibration import load_calibration
 from vision.render import RenderParams, render_face_view, sample_params

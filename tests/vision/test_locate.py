@@ -8,8 +8,8 @@ import cv2
 import numpy as np
 import pytest
 
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest
 from vision.calibration import StickerSite
 from vision.errors import GridNotFoundError, ScanInputError

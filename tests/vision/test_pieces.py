@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.facelets import Cube
+from solver.cube.facelets import Cube
 from vision.pieces import OrbitKind, orbits
 
 EXPECTED = {

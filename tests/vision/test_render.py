@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.facelets import DEFAULT_SCHEME, Cube
-from solver.geometry import Face
+from solver.cube.facelets import DEFAULT_SCHEME, Cube
+from solver.cube.geometry import Face
 from vision.colour import rgb_to_lab
 from vision.locate import sample_sites
 from vision.render import (

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from vision.errors import ScanInputError
 from vision.rgbfile import (
     FILE_FACE_ORDER,

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.cubie import CubieCube
-from solver.facelets import Cube
-from solver.geometry import Face
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest
 from vision.calibration import Calibration, ViewCalibration
 from vision.capture import SimulatedCamera

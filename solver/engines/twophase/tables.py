@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solver import coord as C
+from solver.engines.twophase import coord as C
 from solver.errors import CubeError
 
 __all__ = [
@@ -481,9 +481,10 @@ def _save(directory: Path, group: str, arrays: dict[str, Array], use_cache: bool
 def _build_parallel(
     directory: Path, groups: list[str], report: Progress, build_s: dict[str, float]
 ) -> dict[str, dict[str, Array]]:
-    """Build ``groups`` at the same time, each in a fresh ``python -m solver.tables`` process
-    that reads the saved move tables and writes its group to the cache (no fork, no
-    re-import of the caller's main module); their progress lines are forwarded to ``report``.
+    """Build ``groups`` at the same time, each in a fresh
+    ``python -m solver.engines.twophase.tables`` process that reads the saved move tables and
+    writes its group to the cache (no fork, no re-import of the caller's main module); their
+    progress lines are forwarded to ``report``.
     A group whose process fails is left out (the caller builds it in-process)."""
     import selectors
     import subprocess
@@ -491,7 +492,7 @@ def _build_parallel(
     t0 = time.perf_counter()
     procs = {
         g: subprocess.Popen(
-            [sys.executable, "-m", "solver.tables", "build", g, str(directory)],
+            [sys.executable, "-m", "solver.engines.twophase.tables", "build", g, str(directory)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -532,9 +533,10 @@ def _build_parallel(
 
 
 def _main(argv: Sequence[str]) -> int:
-    """``python -m solver.tables build GROUP CACHE_DIR``: the worker of :func:`_build_parallel`."""
+    """``python -m solver.engines.twophase.tables build GROUP CACHE_DIR``: the worker of
+    :func:`_build_parallel`."""
     if len(argv) != 3 or argv[0] != "build" or argv[1] not in GROUPS[1:] + AXIAL_GROUPS:
-        sys.stderr.write("usage: python -m solver.tables build GROUP CACHE_DIR\n")
+        sys.stderr.write("usage: python -m solver.engines.twophase.tables build GROUP CACHE_DIR\n")
         return 2
     group, directory = argv[1], Path(argv[2])
 

@@ -19,10 +19,17 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 
-from solver.cubie import CORNER_FACES, EDGE_FACES, Corner, Edge, cubie_layout, permutation_parity
+from solver.cube.cubie import (
+    CORNER_FACES,
+    EDGE_FACES,
+    Corner,
+    Edge,
+    cubie_layout,
+    permutation_parity,
+)
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
+from solver.cube.geometry import Face
 from solver.errors import InvalidCubeError, Problem
-from solver.facelets import DEFAULT_SCHEME, ColourScheme, Cube
-from solver.geometry import Face
 
 __all__ = ["check", "validate"]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver import coord as C
-from solver import tables as T
-from solver.twophase import get_solver
+from solver.engines.twophase import coord as C
+from solver.engines.twophase import tables as T
+from solver.engines.twophase.engine import get_solver
 
 
 @pytest.fixture(scope="module")

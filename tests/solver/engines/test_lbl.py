@@ -9,7 +9,10 @@ import statistics
 import pytest
 
 from solver.api import solve
-from solver.cases import (
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.notation import parse
+from solver.engines.common.cases import (
     AUF_MOVES,
     CP_CASES,
     EO_CASES,
@@ -21,13 +24,10 @@ from solver.cases import (
     recogniser,
     signature,
 )
-from solver.cfop import CROSS_EDGES, SLOTS
-from solver.cubie import CubieCube
+from solver.engines.common.f2l import CROSS_EDGES, SLOTS
+from solver.engines.common.stage_search import MOVES
+from solver.engines.lbl import LAST_LAYER_STAGES, plan_lbl
 from solver.errors import UnsupportedError
-from solver.facelets import Cube
-from solver.lbl import LAST_LAYER_STAGES, plan_lbl
-from solver.notation import parse
-from solver.stage_search import MOVES
 
 U_TURNS = [CubieCube().apply(m) for m in AUF_MOVES]
 STAGES = [
@@ -118,7 +118,7 @@ def test_case_names() -> None:
 
 def test_each_step_reaches_its_goal_from_random_last_layers() -> None:
     """Every OLL x PLL combination (a sample) goes through the four steps to solved."""
-    from solver.cases import OLL_CASES, PLL_CASES
+    from solver.engines.common.cases import OLL_CASES, PLL_CASES
 
     for oll in OLL_CASES[::3]:
         for pll in PLL_CASES[::4]:

@@ -12,13 +12,12 @@ import pytest
 
 from robot.cli import main
 from solver.api import solve
-from solver.cubie import CubieCube
-from solver.errors import InvalidCubeError, UnsupportedError
-from solver.facelets import DEFAULT_SCHEME, Cube
-from solver.geometry import Face
-from solver.notation import parse
-from solver.stage_search import MOVES
-from solver.trace import (
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import DEFAULT_SCHEME, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import parse
+from solver.engines.common.stage_search import MOVES
+from solver.engines.trace import (
     CORNER_LETTERS,
     EDGE_LETTERS,
     letter_position,
@@ -28,6 +27,7 @@ from solver.trace import (
     trace_corners,
     trace_edges,
 )
+from solver.errors import InvalidCubeError, UnsupportedError
 
 
 def _random_cubes(seed: int, count: int) -> list[Cube]:

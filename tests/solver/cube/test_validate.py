@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from solver.cubie import CubieCube
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.validate import check, validate
 from solver.errors import InvalidCubeError
-from solver.facelets import Cube
-from solver.validate import check, validate
 
 SOLVED = Cube.solved(3).to_facelets()
 
@@ -125,7 +125,7 @@ def test_big_cubes(n: int) -> None:
 def test_big_cube_twisted_corner_and_wings() -> None:
     four = Cube.solved(4)
     flat = four.flat.copy()
-    from solver.cubie import cubie_layout
+    from solver.cube.cubie import cubie_layout
 
     layout = cubie_layout(4)
     a, b, c = layout.corners[0]

@@ -28,14 +28,12 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from solver.cases import AUF_MOVES, Family, Option, recogniser
-from solver.cfop import CROSS_EDGES, SLOTS, Slot, cross_solutions
-from solver.errors import UnsupportedError
-from solver.facelets import ColourScheme, Cube
-from solver.geometry import Face
-from solver.notation import Move, format_moves
-from solver.solution import Solution
-from solver.stage_search import (
+from solver.cube.facelets import ColourScheme, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, format_moves
+from solver.engines.common.cases import AUF_MOVES, Family, Option, recogniser
+from solver.engines.common.f2l import CROSS_EDGES, SLOTS, Slot, cross_solutions
+from solver.engines.common.stage_search import (
     CORNER,
     EDGE,
     Piece,
@@ -45,7 +43,7 @@ from solver.stage_search import (
     default_tables,
     race,
 )
-from solver.stages import (
+from solver.engines.common.stages import (
     Assembler,
     Frame,
     add_direct,
@@ -55,6 +53,8 @@ from solver.stages import (
     piece_colours,
     scheme_setting,
 )
+from solver.errors import UnsupportedError
+from solver.solution import Solution
 
 __all__ = ["LAST_LAYER_STAGES", "LblPlan", "plan_lbl", "prepare", "solve_lbl"]
 

@@ -28,10 +28,10 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from solver.cube.facelets import Cube
+from solver.cube.geometry import FACE_FRAMES, Face, sticker_positions
+from solver.cube.notation import Move, MoveKind, parse
 from solver.errors import InvalidCubeError, Problem, UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import FACE_FRAMES, Face, sticker_positions
-from solver.notation import Move, MoveKind, parse
 
 __all__ = [
     "CORNER_FACES",
@@ -259,7 +259,7 @@ class CubieCube:
         """Read cubies off a 3x3 cube, colours taken relative to its centres.
 
         Raises :class:`InvalidCubeError` when the stickers do not form a permutation of real
-        pieces (use :func:`solver.validate.validate` for a full report)."""
+        pieces (use :func:`solver.cube.validate.validate` for a full report)."""
         if cube.n != 3:
             raise UnsupportedError(f"cubies are defined for 3x3 only, not {cube.n}x{cube.n}")
         centres = cube.centre_colours()

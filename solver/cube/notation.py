@@ -29,8 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from solver.cube.geometry import Face
 from solver.errors import NotationError, UnsupportedError
-from solver.geometry import Face
 
 __all__ = [
     "Metric",

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from solver.geometry import FACE_FRAMES, Face, edge_direction, face_from_normal
+from solver.cube.geometry import FACE_FRAMES, Face, edge_direction, face_from_normal
 
 __all__ = [
     "Direction",
@@ -162,7 +162,7 @@ class EdgeConnectionMap:
 
 def standard_edge_map() -> EdgeConnectionMap:
     """The edge map of a real cube, every face seen from outside in the usual net orientation
-    (see :mod:`solver.geometry`), derived from 3D geometry rather than typed in."""
+    (see :mod:`solver.cube.geometry`), derived from 3D geometry rather than typed in."""
     result = EdgeConnectionMap()
     for face in Face:
         for edge in Edge:

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from solver.cubie import CORNER_FACES, EDGE_FACES, Corner, Edge
+from solver.cube.cubie import CORNER_FACES, EDGE_FACES, Corner, Edge
+from solver.cube.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import OPPOSITE, Metric, Move, count, format_moves, parse
+from solver.engines.common.stage_search import CORNER, MOVES, Piece, PieceState
 from solver.errors import UnsupportedError
-from solver.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
-from solver.geometry import Face
-from solver.notation import OPPOSITE, Metric, Move, count, format_moves, parse
 from solver.solution import Solution, Stage
-from solver.stage_search import CORNER, MOVES, Piece, PieceState
 
 __all__ = [
     "Assembler",

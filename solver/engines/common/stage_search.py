@@ -1,13 +1,14 @@
 """Piece-level search for the method engines (LBL, CFOP, cycle tracing).
 
 A *piece state* says where one piece's reference sticker is: for an edge, ``2*slot + k``
-(its reference colour on side ``k`` of edge slot ``slot``, sides in :data:`~solver.cubie.EDGE_FACES`
-order); for a corner, ``3*slot + k`` (sticker ``k`` of corner slot ``slot`` in
-:data:`~solver.cubie.CORNER_FACES` order). Every piece is home when its state is ``2*piece`` or
+(its reference colour on side ``k`` of edge slot ``slot``, sides in
+:data:`~solver.cube.cubie.EDGE_FACES` order); for a corner, ``3*slot + k`` (sticker ``k`` of corner
+slot ``slot`` in :data:`~solver.cube.cubie.CORNER_FACES` order). Every piece is home when its state
+is ``2*piece`` or
 ``3*piece``. Both kinds have 24 states, so any ``k`` pieces index a table of ``24**k`` entries.
 
 Each outer move maps piece states through a 24-entry table derived once from the facelet move
-permutations (:func:`solver.facelets.move_permutation`), so the search never touches stickers.
+permutations (:func:`solver.cube.facelets.move_permutation`), so the search never touches stickers.
 
 Pruning tables give the exact number of moves that bring a small set of pieces (at most 4) home,
 ignoring the others; they are built by breadth-first search with numpy on first use, cached in
@@ -28,10 +29,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from solver.cubie import CubieCube, cubie_layout
-from solver.facelets import Cube, move_permutation
-from solver.geometry import Face
-from solver.notation import OPPOSITE, Move, MoveKind
+from solver.cube.cubie import CubieCube, cubie_layout
+from solver.cube.facelets import Cube, move_permutation
+from solver.cube.geometry import Face
+from solver.cube.notation import OPPOSITE, Move, MoveKind
 
 __all__ = [
     "CORNER",
@@ -69,7 +70,7 @@ _CORNER_NAMES = ("URF", "UFL", "ULB", "UBR", "DFR", "DLF", "DBL", "DRB")
 @dataclass(frozen=True, slots=True, order=True)
 class Piece:
     """An edge (``kind == EDGE``, ``index`` 0..11) or a corner (``CORNER``, 0..7), numbered as
-    in :mod:`solver.cubie`."""
+    in :mod:`solver.cube.cubie`."""
 
     kind: int
     index: int

@@ -10,7 +10,12 @@ from collections import Counter
 import pytest
 
 from solver.api import solve
-from solver.cases import (
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, format_moves, invert, parse
+from solver.engines.cfop import plan_cfop
+from solver.engines.common.cases import (
     AUF_MOVES,
     OLL_CASES,
     PLL_CASES,
@@ -20,13 +25,8 @@ from solver.cases import (
     recogniser,
     signature,
 )
-from solver.cfop import CROSS_EDGES, SLOTS, cross_solutions, plan_cfop
-from solver.cubie import CubieCube
-from solver.errors import UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Move, format_moves, invert, parse
-from solver.stage_search import (
+from solver.engines.common.f2l import CROSS_EDGES, SLOTS, cross_solutions
+from solver.engines.common.stage_search import (
     MOVES,
     Piece,
     PieceState,
@@ -36,7 +36,8 @@ from solver.stage_search import (
     piece_move_table,
     to_outer,
 )
-from solver.stages import Assembler, Frame, short_solution
+from solver.engines.common.stages import Assembler, Frame, short_solution
+from solver.errors import UnsupportedError
 
 U_TURNS = [CubieCube().apply(m) for m in AUF_MOVES]
 
@@ -175,7 +176,7 @@ def test_oll_numbers_are_1_to_57() -> None:
 
 @pytest.mark.parametrize("case", OLL_CASES, ids=lambda c: c.label)
 def test_oll_algorithm_makes_its_listed_case(case: object) -> None:
-    from solver.cases import Case
+    from solver.engines.common.cases import Case
 
     assert isinstance(case, Case)
     for i, alg in enumerate(case.algorithms):
@@ -261,7 +262,7 @@ def test_pll_names() -> None:
 
 @pytest.mark.parametrize("case", PLL_CASES, ids=lambda c: c.name)
 def test_pll_algorithm_makes_its_listed_case(case: object) -> None:
-    from solver.cases import Case
+    from solver.engines.common.cases import Case
 
     assert isinstance(case, Case)
     for i, alg in enumerate(case.algorithms):

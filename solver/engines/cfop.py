@@ -13,13 +13,13 @@
   depth by depth together, so a pair needing a long insertion is never searched to the end
   when shorter ones exist.
 * **OLL** and **PLL**: the last layer is recognised (any AUF) among the 57 + 21 cases of
-  :mod:`solver.cases`, each solved by a standard algorithm; of the ways to do OLL (AUF,
-  alternative algorithms) the one giving the shortest OLL + PLL is taken.
+  :mod:`solver.engines.common.cases`, each solved by a standard algorithm; of the ways to do OLL
+  (AUF, alternative algorithms) the one giving the shortest OLL + PLL is taken.
 
 Stages: ``cross``, ``F2L 1`` .. ``F2L 4`` (detail: slot and pieces), ``OLL`` (case number and
 name), ``PLL`` (case name); their moves concatenate to the solution (see
-:class:`solver.stages.Assembler`). A state within two moves of solved is answered by an
-exhaustive search first (stage ``direct``).
+:class:`solver.engines.common.stages.Assembler`). A state within two moves of solved is answered by
+an exhaustive search first (stage ``direct``).
 """
 
 from __future__ import annotations
@@ -30,16 +30,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.cases import AUF_MOVES, Family, Option, recogniser
-from solver.errors import UnsupportedError
-from solver.facelets import ColourScheme, Cube
-from solver.geometry import Face
-from solver.notation import Move, format_moves
-from solver.solution import Solution
-from solver.stage_search import (
-    CORNER,
-    EDGE,
-    MOVES,
+from solver.cube.facelets import ColourScheme, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, format_moves
+from solver.engines.common.cases import AUF_MOVES, Family, Option, recogniser
+from solver.engines.common.f2l import CROSS_EDGES, SLOTS, Slot, cross_solutions, pair_of_pairs
+from solver.engines.common.stage_search import (
     Piece,
     PieceState,
     StageSearch,
@@ -47,7 +43,7 @@ from solver.stage_search import (
     default_tables,
     race,
 )
-from solver.stages import (
+from solver.engines.common.stages import (
     Assembler,
     Frame,
     add_direct,
@@ -57,87 +53,17 @@ from solver.stages import (
     piece_colours,
     scheme_setting,
 )
+from solver.errors import UnsupportedError
+from solver.solution import Solution
 
 __all__ = [
-    "CROSS_EDGES",
-    "SLOTS",
     "CfopPlan",
-    "Slot",
-    "cross_solutions",
     "plan_cfop",
     "prepare",
     "solve_cfop",
 ]
 
 logger = logging.getLogger(__name__)
-
-#: the cross edges (frame pieces): DR DF DL DB
-CROSS_EDGES: tuple[Piece, ...] = tuple(Piece(EDGE, i) for i in (4, 5, 6, 7))
-_DR, _DF, _DL, _DB = CROSS_EDGES
-
-
-@dataclass(frozen=True, slots=True)
-class Slot:
-    """An F2L slot: its corner and edge, and the cross edges next to it and away from it."""
-
-    name: str
-    corner: Piece
-    edge: Piece
-    near: tuple[Piece, Piece]
-    far: tuple[Piece, Piece]
-
-    @property
-    def pieces(self) -> tuple[Piece, Piece]:
-        return (self.corner, self.edge)
-
-    @property
-    def tables(self) -> tuple[tuple[Piece, ...], ...]:
-        return ((self.corner, self.edge, *self.near), (self.corner, self.edge, *self.far))
-
-
-SLOTS: tuple[Slot, ...] = (
-    Slot("FR", Piece(CORNER, 4), Piece(EDGE, 8), (_DF, _DR), (_DL, _DB)),
-    Slot("FL", Piece(CORNER, 5), Piece(EDGE, 9), (_DF, _DL), (_DR, _DB)),
-    Slot("BL", Piece(CORNER, 6), Piece(EDGE, 10), (_DB, _DL), (_DF, _DR)),
-    Slot("BR", Piece(CORNER, 7), Piece(EDGE, 11), (_DB, _DR), (_DF, _DL)),
-)
-
-
-def _pair_of_pairs(a: Slot, b: Slot) -> tuple[Piece, ...]:
-    first, second = sorted((a, b), key=lambda s: s.name)
-    return (*first.pieces, *second.pieces)
-
-
-def cross_table_index(state: PieceState) -> int:
-    e = state.edges
-    return e[4] + 24 * e[5] + 576 * e[6] + 13824 * e[7]
-
-
-def cross_solutions(state: PieceState, tables: TableCache, limit: int) -> list[list[int]]:
-    """Up to ``limit`` distinct optimal cross solutions (move indices), by descending the exact
-    cross table."""
-    table = tables.get(CROSS_EDGES)
-    found: list[list[int]] = []
-    path: list[int] = []
-
-    def descend(st: PieceState, dist: int, last: int) -> None:
-        if len(found) >= limit:
-            return
-        if dist == 0:
-            found.append(list(path))
-            return
-        for m in range(len(MOVES)):
-            face = m // 3
-            if last >= 0 and (face == last or (face + 3 == last)):
-                continue  # same face, or D after U etc. (kept in one order)
-            child = st.apply([m])
-            if table[cross_table_index(child)] == dist - 1:
-                path.append(m)
-                descend(child, dist - 1, face)
-                path.pop()
-
-    descend(state, table[cross_table_index(state)], -1)
-    return found
 
 
 @dataclass
@@ -182,7 +108,7 @@ class _F2L:
             pieces = CROSS_EDGES + tuple(p for s in solved for p in s.pieces) + slot.pieces
             tabs = [*slot.tables, CROSS_EDGES]
             for s in solved:
-                tabs += [*s.tables, _pair_of_pairs(slot, s)]
+                tabs += [*s.tables, pair_of_pairs(slot, s)]
             if len(solved) == 3:
                 tabs += [tuple(s.corner for s in SLOTS), tuple(s.edge for s in SLOTS)]
             search = StageSearch(pieces, tuple(tabs), self.tables)
@@ -262,7 +188,7 @@ def prepare(tables: TableCache | None = None) -> None:
     needed = [CROSS_EDGES, tuple(s.corner for s in SLOTS), tuple(s.edge for s in SLOTS)]
     for a in SLOTS:
         needed += a.tables
-        needed += [_pair_of_pairs(a, b) for b in SLOTS if a.name < b.name]
+        needed += [pair_of_pairs(a, b) for b in SLOTS if a.name < b.name]
     for pieces in needed:
         tables.get(pieces)
 

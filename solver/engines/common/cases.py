@@ -4,7 +4,7 @@ Every case is data: a family, a name (and number for OLL), the shape group peopl
 its algorithms (the first is the primary; the others solve the same case, possibly from another
 AUF) and its *signature*: the last layer of the state the primary algorithm solves, i.e. of the
 solved cube with the inverse of the algorithm applied. Signatures are cubie data of the four
-last-layer slots, in :mod:`solver.cubie` numbering::
+last-layer slots, in :mod:`solver.cube.cubie` numbering::
 
     corners  URF UFL ULB UBR        edges  UR UF UL UB
 
@@ -22,8 +22,8 @@ from the algorithms themselves (the inverse of ``U^a · alg · U^b`` is the stat
 a case is recognised with any AUF by construction.
 
 Algorithms may use wide, slice and rotation moves as they are usually written; engines use them
-re-expressed as outer turns with fixed centres (:func:`solver.stage_search.to_outer`), which is
-also how they are counted.
+re-expressed as outer turns with fixed centres
+(:func:`solver.engines.common.stage_search.to_outer`), which is also how they are counted.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from solver.cubie import CubieCube
-from solver.notation import Metric, Move, count, parse
-from solver.stage_search import to_outer
+from solver.cube.cubie import CubieCube
+from solver.cube.notation import Metric, Move, count, parse
+from solver.engines.common.stage_search import to_outer
 
 __all__ = [
     "ALL_CASES",

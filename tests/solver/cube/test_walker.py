@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from solver.geometry import Face
-from solver.walker import Direction, Edge, EdgeConnectionMap, SliceWalker, standard_edge_map, walk
+from solver.cube.geometry import Face
+from solver.cube.walker import (
+    Direction,
+    Edge,
+    EdgeConnectionMap,
+    SliceWalker,
+    standard_edge_map,
+    walk,
+)
 
 # The edge connection map of seed 000's worked example (its B face is drawn mirrored).
 SEED_MAP = EdgeConnectionMap.parse(

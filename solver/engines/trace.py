@@ -43,14 +43,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from solver.cases import Family, recogniser
-from solver.cubie import CubieCube, cubie_layout
-from solver.errors import UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Move, format_moves, parse
-from solver.solution import Solution
-from solver.stage_search import (
+from solver.cube.cubie import CubieCube, cubie_layout
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, format_moves, parse
+from solver.cube.validate import check
+from solver.engines.common.cases import Family, recogniser
+from solver.engines.common.stage_search import (
     CORNER,
     EDGE,
     MOVES,
@@ -60,8 +59,9 @@ from solver.stage_search import (
     TableCache,
     default_tables,
 )
-from solver.stages import Assembler, add_direct, finish
-from solver.validate import check
+from solver.engines.common.stages import Assembler, add_direct, finish
+from solver.errors import UnsupportedError
+from solver.solution import Solution
 
 __all__ = [
     "CORNER_LETTERS",
@@ -102,7 +102,7 @@ def letter_position(letter: str) -> tuple[Face, int, int]:
 
 
 def sticker_index(letter: str) -> int:
-    """The flat facelet index (LTR, :mod:`solver.facelets`) of a letter's sticker."""
+    """The flat facelet index (LTR, :mod:`solver.cube.facelets`) of a letter's sticker."""
     face, row, col = letter_position(letter)
     return int(face) * 9 + row * 3 + col
 
@@ -420,7 +420,7 @@ def solve_trace(cube: Cube, options: Any) -> Solution:
         if extra.get(key, default) != default:
             raise UnsupportedError(
                 f"the trace solver swaps with the Old Pochmann buffers (edges b, corners A); "
-                f"{key}={extra[key]!r} is for tracing only (solver.trace.trace)"
+                f"{key}={extra[key]!r} is for tracing only (solver.engines.trace.trace)"
             )
     assembler = Assembler()
     stats: dict[str, Any] = {}

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from solver.cubie import CubieCube, cubie_layout, permutation_parity
+from solver.cube.cubie import CubieCube, cubie_layout, permutation_parity
+from solver.cube.facelets import Cube
+from solver.cube.validate import validate
 from solver.errors import InvalidCubeError, UnsupportedError
-from solver.facelets import Cube
-from solver.validate import validate
 
 # Seed 001: the states after R and after F (replaced-by convention: position i holds piece CP[i]).
 SEED_R = CubieCube(

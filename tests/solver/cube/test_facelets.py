@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from solver.facelets import (
+from solver.cube.facelets import (
     Cube,
     facelet_order,
     layer_permutation,
@@ -13,8 +13,8 @@ from solver.facelets import (
     net,
     sequence_permutation,
 )
-from solver.geometry import FACE_FRAMES, Face, rotation_matrix, sticker_positions
-from solver.notation import Move, MoveKind, invert, parse
+from solver.cube.geometry import FACE_FRAMES, Face, rotation_matrix, sticker_positions
+from solver.cube.notation import Move, MoveKind, invert, parse
 
 SOLVED3 = "UUUUUUUUURRRRRRRRRFFFFFFFFFDDDDDDDDDLLLLLLLLLBBBBBBBBB"
 

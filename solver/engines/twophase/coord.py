@@ -1,7 +1,7 @@
 """The coordinate level of the 3x3 cube: integers that index the two-phase engine's tables.
 
 Every function here is vectorised: it takes numpy arrays of many cubies (shape ``(k, 8)`` for
-corners, ``(k, 12)`` for edges, in :mod:`solver.cubie`'s replaced-by convention and numbering)
+corners, ``(k, 12)`` for edges, in :mod:`solver.cube.cubie`'s replaced-by convention and numbering)
 or of many coordinates, and returns arrays. Nothing loops in Python over more than a few dozen
 items, so a whole move table is a handful of numpy operations.
 
@@ -42,9 +42,9 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from solver.cubie import CubieCube
-from solver.geometry import Face
-from solver.notation import Move
+from solver.cube.cubie import CubieCube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
 
 __all__ = [
     "AXIAL_MOVES",

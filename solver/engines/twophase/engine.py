@@ -1,4 +1,4 @@
-"""Kociemba's two-phase engine on the coordinates of :mod:`solver.coord`.
+"""Kociemba's two-phase engine on the coordinates of :mod:`solver.engines.twophase.coord`.
 
 Phase 1 brings the cube into the subgroup H = <U, D, R2, F2, L2, B2> (corners and edges
 oriented, the four slice edges in the slice) with IDA* on ``twist``, ``flip`` and the slice
@@ -17,15 +17,17 @@ time (:class:`~solver.cost.CostModel`: simultaneous opposite faces, half turns s
 robot search ("groups", the default) counts what the robot does in one go, a group: one face
 turn, or both faces of an axis turned together (45 groups in phase 1, 21 in phase 2). It runs
 the same two phases over groups, pruned by tables in that metric
-(:func:`solver.tables.load_axial_tables`, built on its first use), and bounds every branch by
-its robot time so far plus the cheapest group for each group still needed. ``"moves"`` instead
-runs the face-turn search and keeps the fastest solution it meets (no extra tables). Without
+(:func:`solver.engines.twophase.tables.load_axial_tables`, built on its first use), and bounds
+every branch by its robot time so far plus the cheapest group for each group still needed.
+``"moves"`` instead runs the face-turn search and keeps the fastest solution it meets (no extra
+tables). Without
 ``max_length`` the robot search allows 26 face turns: the fastest solution is often longer.
 
-The search loop is C (``solver/_twophase.c``, built by the package install); the tables come
-from :func:`solver.tables.load_tables`. Engine options (``solve(..., name=value)``):
+The search loop is C (``solver/engines/twophase/_twophase.c``, built by the package install); the
+tables come from :func:`solver.engines.twophase.tables.load_tables`. Engine options
+(``solve(..., name=value)``):
 
-``cache_dir``   table cache folder (default: see :mod:`solver.tables`)
+``cache_dir``   table cache folder (default: see :mod:`solver.engines.twophase.tables`)
 ``timeout_s``   give up when no solution at all is found after this long (default 30 s)
 ``phase2_max``  longest phase-2 part tried (default 10 moves; 10 groups in the robot search)
 ``directions``  1, 2, 3 or 6 searches (default 6; 1 = the cube only, 2 = cube and inverse)
@@ -45,16 +47,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from solver import coord as C
-from solver._twophase import search as _c_search
 from solver.cost import DEFAULT_COST_MODEL, CostModel
-from solver.cubie import CubieCube
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, invert
+from solver.engines.twophase import coord as C
+from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase.tables import (
+    AxialTables,
+    Progress,
+    TwoPhaseTables,
+    load_axial_tables,
+    load_tables,
+)
 from solver.errors import NoSolutionError, UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Move, invert
 from solver.solution import Solution
-from solver.tables import AxialTables, Progress, TwoPhaseTables, load_axial_tables, load_tables
 
 __all__ = [
     "DEFAULT_MAX_LENGTH",

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
 from solver.errors import NotationError, UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
 
 
 @pytest.mark.parametrize(

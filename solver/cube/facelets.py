@@ -2,7 +2,7 @@
 
 Layout (drawn once here; every other module follows it)::
 
-    faces in U R F D L B order (index 0..5, :class:`~solver.geometry.Face`)
+    faces in U R F D L B order (index 0..5, :class:`~solver.cube.geometry.Face`)
     each face in seed 000's LTR frame, seen from outside:
 
         row N-1  (N-1,0) ... (N-1,N-1)        TOP edge
@@ -20,7 +20,7 @@ by row from its top-left corner as the face lies on the usual unfolded net: posi
 face is LTR ``(row, col) = (N-1-k//N, k%N)``.
 
 Every move of every N (outer, wide, slice, range, M/E/S, x/y/z) is a permutation of flat indices,
-derived once from seed 000's slice walker (:mod:`solver.walker`) plus the turning face's own
+derived once from seed 000's slice walker (:mod:`solver.cube.walker`) plus the turning face's own
 rotation, and cached; applying a move is a single numpy ``take``.
 """
 
@@ -34,10 +34,10 @@ from functools import cache, lru_cache
 import numpy as np
 import numpy.typing as npt
 
+from solver.cube.geometry import FACE_FRAMES, Face, rotation_matrix, sticker_positions
+from solver.cube.notation import Move, MoveKind, parse
+from solver.cube.walker import SliceWalker
 from solver.errors import FaceletFormatError
-from solver.geometry import FACE_FRAMES, Face, rotation_matrix, sticker_positions
-from solver.notation import Move, MoveKind, parse
-from solver.walker import SliceWalker
 
 __all__ = [
     "DEFAULT_SCHEME",

@@ -9,17 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver import coord as C
-from solver._twophase import phase1_depth, phase2_depth
-from solver._twophase import search as _c_search
 from solver.api import solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
-from solver.cubie import CubieCube
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, MoveKind, count, invert, parse
+from solver.engines.twophase import coord as C
+from solver.engines.twophase._twophase import phase1_depth, phase2_depth
+from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase.engine import TwoPhaseSolver, get_solver
 from solver.errors import InvalidCubeError, NoSolutionError, UnsupportedError
-from solver.facelets import Cube
-from solver.geometry import Face
-from solver.notation import Metric, MoveKind, count, invert, parse
-from solver.twophase import TwoPhaseSolver, get_solver
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 FOUR_SPOT = "F2 B2 U D' R2 L2 U D'"
@@ -267,7 +267,7 @@ def test_pruning_depths_are_lower_bounds(engine: TwoPhaseSolver) -> None:
 
 
 def test_scramble_moves_make_the_state() -> None:
-    from solver.twophase import scramble_moves
+    from solver.engines.twophase.engine import scramble_moves
 
     rng = random.Random(12)
     for _ in range(20):

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver import coord as C
-from solver.cubie import CubieCube
-from solver.tables import TwoPhaseTables
-from solver.twophase import get_solver
+from solver.cube.cubie import CubieCube
+from solver.engines.twophase import coord as C
+from solver.engines.twophase.engine import get_solver
+from solver.engines.twophase.tables import TwoPhaseTables
 
 
 @pytest.fixture(scope="module")

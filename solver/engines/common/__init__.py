@@ -1,0 +1,1 @@
+"""Building blocks shared by more than one engine (never an engine itself)."""
