@@ -44,7 +44,23 @@ class NotationError(CubeError, ValueError):
         self.column = column
         self.token = token
         self.reason = message
-        super().__init__(f"{message} at column {column}: {token!r} in {text!r}")
+        super().__init__(
+            f"{message} at column {column}: {_excerpt(token, 0)!r} in {_excerpt(text, column)!r}"
+        )
+
+
+#: the longest text an error message quotes whole; longer text is quoted around the column
+_QUOTE_CHARS = 80
+
+
+def _excerpt(text: str, column: int) -> str:
+    """``text`` whole when short, else the part around ``column`` (1-based; 0 = the start)
+    with ``…`` marking what was cut, so a huge input never makes a huge message."""
+    if len(text) <= _QUOTE_CHARS:
+        return text
+    start = max(0, min(column - 1 - _QUOTE_CHARS // 2, len(text) - _QUOTE_CHARS))
+    end = start + _QUOTE_CHARS
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 class FaceletFormatError(CubeError, ValueError):
