@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from firmware_protocol.link import FirmwareLink
-from robot.broker import EmbeddedBroker
+from robot.broker import Credentials, EmbeddedBroker
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.journal import AsyncJournal
@@ -63,7 +63,14 @@ async def assemble(
     if mqtt is not None:
         host, mport = mqtt
     elif config.mqtt.enabled and config.mqtt.embedded:
-        broker = EmbeddedBroker(config.mqtt.embedded_host, config.mqtt.embedded_port)
+        password = config.mqtt_password()
+        broker = EmbeddedBroker(
+            config.mqtt.embedded_host,
+            config.mqtt.embedded_port,
+            credentials=(
+                Credentials(config.mqtt.username, password or "") if config.mqtt.username else None
+            ),
+        )
         await broker.start()
         stack.push_async_callback(broker.stop)
         host, mport = broker.host, broker.port

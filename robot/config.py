@@ -21,6 +21,7 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import tomllib
@@ -281,11 +282,31 @@ class MqttConfig(_Section):
             raise ValueError("a password needs a username")
         if self.reconnect_max_s < self.reconnect_min_s:
             raise ValueError("reconnect_max_s must be >= reconnect_min_s")
+        if self.embedded and not _is_loopback(self.embedded_host) and not self.username:
+            raise ValueError(
+                f"@mqtt.embedded_host: {self.embedded_host!r} would open the robot's own broker "
+                "(and its motors) to the network with no login; set [mqtt] username and "
+                'password (or password_file), or keep embedded_host = "127.0.0.1"'
+            )
+        if self.embedded and self.username and not (self.password or self.password_file):
+            raise ValueError(
+                "@mqtt.password: the embedded broker requires a password with its username; "
+                "set password or password_file"
+            )
         return self
 
     @property
     def embedded(self) -> bool:
         return self.enabled and not self.host
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost: may resolve anywhere
 
 
 class JournalConfig(_Section):
@@ -373,6 +394,35 @@ class RobotConfig(_Section):
                 ) from exc
         return self.mqtt.password or None
 
+    def check_files(self) -> None:
+        """Every file the profile names must be readable now, so that ``config check`` and
+        ``run`` fail at once with the file and key instead of a job failing later."""
+        if self.mqtt.enabled:
+            self.mqtt_password()
+        named: list[tuple[str, str, str]] = [
+            ("colours", "calibration_file", self.colours.calibration_file),
+        ]
+        if self.mqtt.enabled and self.mqtt.tls.enabled:
+            tls = self.mqtt.tls
+            named += [
+                ("mqtt.tls", key, value)
+                for key, value in (
+                    ("ca_file", tls.ca_file),
+                    ("cert_file", tls.cert_file),
+                    ("key_file", tls.key_file),
+                )
+            ]
+        named += [(f"cameras[{c.name}]", "calibration", c.calibration) for c in self.cameras]
+        for section, key, value in named:
+            if value and not self.resolve(value).is_file():
+                raise ConfigError(
+                    f"the file {self.resolve(value)} does not exist (or is not a file); fix the "
+                    "path or remove the key",
+                    file=self.source,
+                    section=section,
+                    key=key,
+                )
+
 
 def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
     """(section, key) of a pydantic error location such as ('motors', 'U', 'motor')."""
@@ -441,6 +491,7 @@ def load_config(path: str | Path) -> RobotConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
     config = parse_config(data, str(p))
+    config.check_files()
     logger.info(
         "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",
         p,
