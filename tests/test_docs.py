@@ -88,10 +88,11 @@ def _build_parser() -> argparse.ArgumentParser:
     the package's modules, which are searched in turn)."""
     cli = importlib.import_module("robot.cli")
     build: Callable[[], object] | None = getattr(cli, "build_parser", None)
-    for info in pkgutil.iter_modules(getattr(cli, "__path__", [])):
+    modules = [] if build is not None else pkgutil.iter_modules(getattr(cli, "__path__", []))
+    for info in modules:
+        build = getattr(importlib.import_module(f"robot.cli.{info.name}"), "build_parser", None)
         if build is not None:
             break
-        build = getattr(importlib.import_module(f"robot.cli.{info.name}"), "build_parser", None)
     assert build is not None, "robot.cli has no build_parser(): the CLI test needs one"
     parser = build()
     assert isinstance(parser, argparse.ArgumentParser)
@@ -180,10 +181,17 @@ def _matches(pattern: str, topic: str) -> bool:
     return len(want) == len(have) and all(w in ("+", h) for w, h in zip(want, have, strict=True))
 
 
-def test_topics_table_is_robot_mqtt() -> None:
+def _mqtt_sources() -> list[Path]:
+    """The source of ``robot.mqtt`` (every module of it, should it become a package)."""
     spec = importlib.util.find_spec("robot.mqtt")
     assert spec is not None and spec.origin is not None
-    in_code = _code_topics(Path(spec.origin).read_text(encoding="utf-8"))
+    if spec.submodule_search_locations:
+        return sorted(Path(spec.origin).parent.rglob("*.py"))
+    return [Path(spec.origin)]
+
+
+def test_topics_table_is_robot_mqtt() -> None:
+    in_code = set().union(*(_code_topics(p.read_text(encoding="utf-8")) for p in _mqtt_sources()))
     documented = {re.sub(r"<[^>]+>", "+", key) for key in doc_keys(DAEMON_DOC, "### Topics")}
     undocumented = sorted(t for t in in_code if not any(_matches(d, t) for d in documented))
     unused = sorted(d for d in documented if not any(_matches(d, t) for t in in_code))
