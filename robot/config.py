@@ -53,6 +53,7 @@ __all__ = [
     "SimulationConfig",
     "SolverConfig",
     "TlsConfig",
+    "WebConfig",
     "load_config",
     "parse_config",
 ]
@@ -309,6 +310,29 @@ def _is_loopback(host: str) -> bool:
         return False  # a host name other than localhost: may resolve anywhere
 
 
+class WebConfig(_Section):
+    """``[web]``: the robot's own web page (off unless enabled). Reading needs nothing; every
+    command needs the token (``token`` or ``token_file``); without one the page is read-only."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8080
+    token: str = ""
+    token_file: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> WebConfig:
+        if self.token and self.token_file:
+            raise ValueError("give token or token_file, not both")
+        if self.token and len(self.token) < 12:
+            raise ValueError("@web.token: use at least 12 characters (it guards the motors)")
+        return self
+
+    @property
+    def loopback(self) -> bool:
+        return _is_loopback(self.host)
+
+
 class JournalConfig(_Section):
     """``[journal]``: the SQLite job journal."""
 
@@ -336,6 +360,7 @@ class RobotConfig(_Section):
     solver: SolverConfig = SolverConfig()
     mqtt: MqttConfig = MqttConfig()
     journal: JournalConfig = JournalConfig()
+    web: WebConfig = WebConfig()
     simulation: SimulationConfig | None = None
     source: str = ""
 
@@ -394,11 +419,36 @@ class RobotConfig(_Section):
                 ) from exc
         return self.mqtt.password or None
 
+    def web_token(self) -> str:
+        """The web page's command token ("" = read-only), read from ``token_file`` if given."""
+        if not self.web.token_file:
+            return self.web.token
+        path = self.resolve(self.web.token_file)
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read the token file {path}: {exc.strerror}",
+                file=self.source,
+                section="web",
+                key="token_file",
+            ) from exc
+        if len(token) < 12:
+            raise ConfigError(
+                f"the token in {path} is shorter than 12 characters",
+                file=self.source,
+                section="web",
+                key="token_file",
+            )
+        return token
+
     def check_files(self) -> None:
         """Every file the profile names must be readable now, so that ``config check`` and
         ``run`` fail at once with the file and key instead of a job failing later."""
         if self.mqtt.enabled:
             self.mqtt_password()
+        if self.web.enabled:
+            self.web_token()
         named: list[tuple[str, str, str]] = [
             ("colours", "calibration_file", self.colours.calibration_file),
         ]
