@@ -21,8 +21,9 @@ turned the other way round).
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -91,6 +92,36 @@ def merge_repeats(moves: Iterable[Move]) -> list[Move]:
     return out
 
 
+#: longest run of commuting turns whose every order is tried (4! = 24 orders)
+_MAX_RUN_ORDERS = 4
+
+_AXIS = {Face.U: 0, Face.D: 0, Face.R: 1, Face.L: 1, Face.F: 2, Face.B: 2}
+
+
+def _commuting_runs(moves: list[Move]) -> list[list[Move]]:
+    """The moves cut into runs of neighbouring turns about one axis (they commute, so any
+    order makes the same cube); a rotation is a run of its own."""
+    runs: list[list[Move]] = []
+    for move in moves:
+        last = runs[-1][-1] if runs else None
+        if (
+            last is not None
+            and MoveKind.ROTATION not in (move.kind, last.kind)
+            and _AXIS[move.face] == _AXIS[last.face]
+        ):
+            runs[-1].append(move)
+        else:
+            runs.append([move])
+    return runs
+
+
+def _ways(move: Move) -> list[list[Move]]:
+    """A move as one turn, or a half turn as two quarter turns either way."""
+    if move.quarter_turns == 2:
+        return [[move], [move.with_turns(1)] * 2, [move.with_turns(-1)] * 2]
+    return [[move]]
+
+
 def _same_layers(a: Move, b: Move) -> bool:
     return (a.kind, a.face, a.lo, a.hi) == (b.kind, b.face, b.lo, b.hi)
 
@@ -100,6 +131,18 @@ class _Turn:
     before: int  # full state index
     after: int
     step: Step
+
+
+class _TurnSet:
+    """Every turn that makes one move, as arrays: the states before (``before``, and the
+    distinct ones in ``starts`` with ``start_of[i]`` the index of turn i's), after, seconds."""
+
+    def __init__(self, turns: list[_Turn]) -> None:
+        self.turns = turns
+        self.before = np.array([t.before for t in turns], dtype=np.intp)
+        self.after = np.array([t.after for t in turns], dtype=np.intp)
+        self.seconds = np.array([t.step.seconds for t in turns])
+        self.starts, self.start_of = np.unique(self.before, return_inverse=True)
 
 
 @dataclass(eq=False)
@@ -176,7 +219,7 @@ class KindPlanner:
         }
 
     @cached_property
-    def _turns(self) -> dict[bytes, list[_Turn]]:
+    def _turns(self) -> dict[bytes, _TurnSet]:
         """Notation move (by permutation key) -> every turn step that makes it from a state the
         machine can reach from its start."""
         candidates: list[tuple[bytes, _Turn]] = []
@@ -195,7 +238,7 @@ class KindPlanner:
         for k, turn in candidates:
             if turn.before in reachable:
                 table.setdefault(k, []).append(turn)
-        return table
+        return {k: _TurnSet(turns) for k, turns in table.items()}
 
     def _reachable(self, candidates: list[tuple[bytes, _Turn]]) -> set[int]:
         """States reachable from the start by free steps and turns (breadth first)."""
@@ -216,11 +259,13 @@ class KindPlanner:
                         todo.append(nxt)
         return seen
 
-    def _free_cost(self, sources: Sequence[int], targets: Sequence[int]) -> npt.NDArray[np.float64]:
+    def _free_cost(
+        self, sources: npt.NDArray[np.intp], targets: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
         """Cheapest free-path cost from each source state to each target state."""
         cost, _ = self._closure
-        so, sp = np.divmod(np.asarray(sources, dtype=np.intp), len(self.parts))
-        to, tp = np.divmod(np.asarray(targets, dtype=np.intp), len(self.parts))
+        so, sp = np.divmod(sources, len(self.parts))
+        to, tp = np.divmod(targets, len(self.parts))
         rel = self._relative[so[:, None], to[None, :]]
         return cost[sp[:, None], tp[None, :], rel]
 
@@ -236,6 +281,10 @@ class KindPlanner:
             node = (p, r)
         return steps[::-1]
 
+    def prepare(self) -> None:
+        """Build the closure and turn tables now (they are otherwise built on first use)."""
+        _ = self._turns
+
     def can_make(self, move: Move) -> bool:
         """Whether some turn step of this mechanism makes ``move``."""
         return key(move_permutation(move, self.mechanism.n)) in self._turns
@@ -249,32 +298,34 @@ class KindPlanner:
         parts0 = self._index[self.mechanism.start if start is None else start]
         frontier: dict[int, float] = {self._state(0, parts0): 0.0}
         layers: list[_Back] = []
-        for move in merge_repeats(moves):
-            frontier, back = self._move(frontier, move)
+        for run in _commuting_runs(merge_repeats(moves)):
+            frontier, back = self._step(frontier, run)
             layers.append(back)
         end = min(frontier, key=frontier.__getitem__)
         return self._reconstruct(end, frontier[end], layers)
 
-    def _move(self, frontier: dict[int, float], move: Move) -> tuple[dict[int, float], _Back]:
-        if move.kind is MoveKind.ROTATION:
-            return self._rotate(frontier, move)
-        ways = [[move]]
-        if move.quarter_turns == 2:
-            ways += [[move.with_turns(1)] * 2, [move.with_turns(-1)] * 2]
+    def _step(self, frontier: dict[int, float], run: list[Move]) -> tuple[dict[int, float], _Back]:
+        """Make the moves of ``run`` (turns about one axis, which commute; or one rotation) in
+        the order and the way (a half turn whole or as two quarters) that is fastest."""
+        if run[0].kind is MoveKind.ROTATION:
+            return self._rotate(frontier, run[0])
+        orders = itertools.permutations(run) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
         best: dict[int, float] = {}
         best_back: _Back = {}
-        for way in ways:
-            found = self._chain(frontier, way)
-            if found is None:
-                continue
-            costs, back = found
-            for state, cost in costs.items():
-                if cost < best.get(state, _INF):
-                    best[state], best_back[state] = cost, back[state]
+        for order in orders:
+            for parts in itertools.product(*(_ways(m) for m in order)):
+                found = self._chain(frontier, [m for part in parts for m in part])
+                if found is None:
+                    continue
+                costs, back = found
+                for state, cost in costs.items():
+                    if cost < best.get(state, _INF):
+                        best[state], best_back[state] = cost, back[state]
         if not best:
+            names = " ".join(str(m) for m in run)
             raise PlanError(
-                f"this {type(self.mechanism).__name__} cannot make the move {move}: no turn "
-                "it can do gives that move (check the profile's gripper or cover depths)"
+                f"this {type(self.mechanism).__name__} cannot make {names}: no turn it can do "
+                "gives that move (check the profile's gripper or cover depths)"
             )
         return best, best_back
 
@@ -310,27 +361,28 @@ class KindPlanner:
         return moved, back
 
     def _advance(
-        self, frontier: dict[int, float], move: Move, turns: list[_Turn]
+        self, frontier: dict[int, float], move: Move, turns: _TurnSet
     ) -> tuple[dict[int, float], _Back]:
         """The cheapest way into every state after one turn making ``move``."""
-        sources = list(frontier)
-        base = np.array([frontier[s] for s in sources])
-        befores = sorted({t.before for t in turns})
-        reach = base[:, None] + self._free_cost(sources, befores)
+        sources = np.fromiter(frontier, dtype=np.intp, count=len(frontier))
+        base = np.fromiter(frontier.values(), dtype=np.float64, count=len(frontier))
+        reach = base[:, None] + self._free_cost(sources, turns.starts)
         best_from = np.argmin(reach, axis=0)
-        best = {
-            b: (float(reach[best_from[i], i]), sources[best_from[i]]) for i, b in enumerate(befores)
-        }
+        start_cost = reach[best_from, np.arange(len(turns.starts))]
+        total = start_cost[turns.start_of] + turns.seconds
+        # per state after: the cheapest turn into it
+        order = np.lexsort((total, turns.after))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = turns.after[order][1:] != turns.after[order][:-1]
+        chosen = order[first]
+        chosen = chosen[np.isfinite(total[chosen])]
         out: dict[int, float] = {}
-        chosen: dict[int, _Turn] = {}
-        for turn in turns:
-            total = best[turn.before][0] + turn.step.seconds
-            if np.isfinite(total) and total < out.get(turn.after, _INF):
-                out[turn.after], chosen[turn.after] = total, turn
         back: _Back = {}
-        for after, turn in chosen.items():
-            origin = best[turn.before][1]
-            back[after] = (origin, ((origin, turn.before, turn.step, move),))
+        for i in chosen.tolist():
+            turn = turns.turns[i]
+            origin = int(sources[best_from[turns.start_of[i]]])
+            out[turn.after] = float(total[i])
+            back[turn.after] = (origin, ((origin, turn.before, turn.step, move),))
         return out, back
 
     def _reconstruct(self, end: int, seconds: float, layers: list[_Back]) -> ActionPlan:
