@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from firmware_protocol.link import FirmwareLink
+from firmware_protocol import FirmwareLink
 from robot.broker import Credentials, EmbeddedBroker
+from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.journal import AsyncJournal
-from robot.simrobot import CameraRig, SimulatedRobot
+from robot.simrobot import SimulatedRobot
 from solver.cube.facelets import Cube
 
 __all__ = ["Assembly", "assemble", "sw_version"]

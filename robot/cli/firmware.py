@@ -11,8 +11,8 @@ Forms (a contract; scripts and tests call them):
   pairs ``U+D'``), prints one line per executed move (``3/20 R' index=17``), exits 0 when all
   executed, 1 with the reason on stderr otherwise, 2 for malformed moves.
 
-The virtual cube is the solver's :class:`solver.cube.facelets.Cube`; the firmware package itself
-knows no cube model and receives it through :class:`firmware_protocol.VirtualCube`.
+The virtual cube is the solver's :class:`solver.cube.facelets.Cube` behind
+:class:`robot.simcube.SolverCube`; the firmware package itself knows no cube model.
 """
 
 from __future__ import annotations
@@ -27,10 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from firmware_protocol import (
-    ExecutionError,
     FirmwareConfig,
     FirmwareLink,
-    InvalidMoveError,
     LinkConfig,
     LinkError,
     PtyEndpoint,
@@ -39,27 +37,15 @@ from firmware_protocol import (
     parse_fault_spec,
     parse_moves,
 )
+from robot.cli.args import baud_rate, cube_size
+from robot.cli.exits import CommandFailed, UsageError
+from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 
-__all__ = ["SolverCube", "register"]
+__all__ = ["register"]
 
 logger = logging.getLogger(__name__)
-
-_SUFFIX = {1: "", -1: "'", 2: "2", -2: "2'"}
-
-
-class SolverCube:
-    """The solver's immutable :class:`Cube` behind the firmware's ``VirtualCube`` protocol."""
-
-    def __init__(self, cube: Cube) -> None:
-        self.cube = cube
-
-    def apply(self, face: str, quarter_turns: int) -> None:
-        self.cube = self.cube.apply(face + _SUFFIX[quarter_turns])
-
-    def facelets(self) -> str:
-        return self.cube.to_facelets()
 
 
 def register(sub: Any) -> None:
@@ -92,7 +78,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--from", dest="start", metavar="FACELETS", help="start from this cube (default solved)"
     )
-    p.add_argument("--baud", type=_baud, default=115200, help="line speed modelled (115200)")
+    p.add_argument("--baud", type=baud_rate, default=115200, help="line speed modelled (115200)")
     p.add_argument(
         "--speed", type=_speed, default=1.0, help="motor speed factor (2 = twice as fast)"
     )
@@ -105,7 +91,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("port", metavar="PORT", help="/dev/ttyACM0, a pty path or socket://host:port")
     p.add_argument("moves", metavar="MOVES", help="face turns, e.g. \"R U R' U'\"; U+D' together")
-    p.add_argument("--baud", type=_baud, default=115200, help="baud rate (115200)")
+    p.add_argument("--baud", type=baud_rate, default=115200, help="baud rate (115200)")
     p.add_argument(
         "--connect-timeout", type=float, default=5.0, metavar="S", help="seconds (default 5)"
     )
@@ -115,14 +101,7 @@ def register(sub: Any) -> None:
 # --- argument types ---------------------------------------------------------------------------
 
 
-def _size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must be a whole number, got {text!r}") from None
-    if not 2 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"size must be between 2 and 64, got {value}")
-    return value
+_size = cube_size(64)
 
 
 def _port(text: str) -> int:
@@ -132,16 +111,6 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"TCP port must be a number, got {text!r}") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"TCP port must be 0..65535, got {value}")
-    return value
-
-
-def _baud(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"baud rate must be a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"baud rate must be > 0, got {value}")
     return value
 
 
@@ -162,11 +131,6 @@ def _faults(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"cuberobot: {message}", file=sys.stderr)
-    return code
-
-
 # --- firmware-sim -----------------------------------------------------------------------------
 
 
@@ -178,7 +142,7 @@ def _firmware_sim(args: argparse.Namespace) -> int:
             else Cube.solved(args.size)
         )
     except CubeError as err:
-        return _fail(f"--from: {err}", 2)
+        raise UsageError(f"--from: {err}") from err
     return asyncio.run(_run_sim(args, SolverCube(cube)))
 
 
@@ -202,7 +166,9 @@ async def _run_sim(args: argparse.Namespace, cube: SolverCube) -> int:
     except OSError as err:
         await firmware.stop()
         where = f"TCP port {args.tcp}" if args.tcp is not None else "a pty"
-        return _fail(f"cannot listen on {where}: {err}; pick another port or use --pty", 1)
+        raise CommandFailed(
+            f"cannot listen on {where}: {err}; pick another port or use --pty"
+        ) from err
     print(path, flush=True)
     logger.info("simulated firmware on %s (faults: %s, seed %d)", path, args.faults, args.seed)
     stop = asyncio.Event()
@@ -229,12 +195,9 @@ async def _run_sim(args: argparse.Namespace, cube: SolverCube) -> int:
 
 
 def _send(args: argparse.Namespace) -> int:
-    try:
-        moves = parse_moves(args.moves)
-    except InvalidMoveError as err:
-        return _fail(f"bad moves: {err}", 2)
+    moves = parse_moves(args.moves)
     if not moves:
-        return _fail("no moves given", 2)
+        raise UsageError("no moves given")
     config = LinkConfig(baudrate=args.baud, connect_timeout_s=args.connect_timeout)
     return asyncio.run(_run_send(args.port, moves, config))
 
@@ -247,10 +210,6 @@ async def _run_send(port: str, moves: list[Any], config: LinkConfig) -> int:
         async for event in link.execute(moves):
             print(f"{event.position + 1}/{total} {event.move.notation} index={event.index}")
             sys.stdout.flush()
-    except ExecutionError as err:
-        return _fail(str(err), 1)
-    except LinkError as err:
-        return _fail(str(err), 1)
     finally:
         with contextlib.suppress(LinkError):
             await link.close()

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from robot.cli.exits import CommandFailed, UsageError
 from solver.cube.facelets import Cube
 from solver.engines.trace import PieceTrace, trace
-from solver.errors import FaceletFormatError, InvalidCubeError, UnsupportedError
+from solver.errors import FaceletFormatError, InvalidCubeError
 
 __all__ = ["register"]
 
@@ -43,25 +43,16 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_trace)
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"cuberobot: {message}", file=sys.stderr)
-    return code
-
-
 def _trace(args: argparse.Namespace) -> int:
     try:
         cube = Cube.from_facelets(args.facelets, 3)
     except FaceletFormatError as exc:
-        return _fail(f"not a facelet string: {exc}", 2)
+        raise UsageError(f"not a facelet string: {exc}") from exc
     try:
         result = trace(cube, args.edge_buffer.lower(), args.corner_buffer.upper())
     except InvalidCubeError as exc:
-        print("cuberobot: impossible cube:", file=sys.stderr)
-        for problem in exc.problems:
-            print(f"  {problem.message}", file=sys.stderr)
-        return 1
-    except UnsupportedError as exc:
-        return _fail(str(exc), 2)
+        details = (problem.message for problem in exc.problems)
+        raise CommandFailed("impossible cube:", details=details) from exc
     if args.format == "json":
         print(json.dumps(result.to_dict()))
         return 0

@@ -14,10 +14,12 @@ import argparse
 import sys
 from typing import Any
 
+from robot.cli.args import cube_size
+from robot.cli.exits import UsageError
 from solver.cube.facelets import Cube, net
 from solver.cube.notation import format_moves, parse
 from solver.cube.validate import validate
-from solver.errors import CubeError, FaceletFormatError, InvalidCubeError, NotationError
+from solver.errors import FaceletFormatError
 from solver.scramble import random_moves, random_state, scramble
 
 __all__ = ["register"]
@@ -43,33 +45,16 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_scramble)
 
 
-def _size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must be a whole number, got {text!r}") from None
-    if not 2 <= value <= 64:
-        raise argparse.ArgumentTypeError(f"size must be between 2 and 64, got {value}")
-    return value
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"cuberobot: {message}", file=sys.stderr)
-    return code
+_size = cube_size(64)
 
 
 def _apply(args: argparse.Namespace) -> int:
-    try:
-        moves = parse(args.moves)
-        if args.start is not None:
-            cube = Cube.from_facelets(args.start, args.size)
-        else:
-            cube = Cube.solved(args.size or 3)
-        result = cube.apply(moves)
-    except NotationError as exc:
-        return _fail(f"bad move: {exc}", 2)
-    except CubeError as exc:
-        return _fail(str(exc), 2)
+    moves = parse(args.moves)
+    if args.start is not None:
+        cube = Cube.from_facelets(args.start, args.size)
+    else:
+        cube = Cube.solved(args.size or 3)
+    result = cube.apply(moves)
     if args.format == "facelets":
         print(result.to_facelets())
     else:
@@ -81,7 +66,7 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         cube = Cube.from_facelets(args.facelets, args.size)
     except FaceletFormatError as exc:
-        return _fail(f"not a facelet string: {exc}", 2)
+        raise UsageError(f"not a facelet string: {exc}") from exc
     problems = validate(cube)
     if not problems:
         print("valid")
@@ -96,14 +81,11 @@ def _scramble(args: argparse.Namespace) -> int:
     if n == 3 and args.format == "facelets":
         print(random_state(args.seed).to_facelets())
         return 0
-    try:
-        if n == 3:
-            result = scramble(3, args.seed)
-            moves, cube = result.moves, result.cube
-        else:
-            seq = random_moves(n, seed=args.seed)
-            moves, cube = tuple(seq), Cube.solved(n).apply(seq)
-    except InvalidCubeError as exc:  # pragma: no cover - random states are always valid
-        return _fail(str(exc), 1)
+    if n == 3:
+        result = scramble(3, args.seed)
+        moves, cube = result.moves, result.cube
+    else:
+        seq = random_moves(n, seed=args.seed)
+        moves, cube = tuple(seq), Cube.solved(n).apply(seq)
     print(format_moves(moves) if args.format == "moves" else cube.to_facelets())
     return 0

@@ -18,7 +18,7 @@ together, the settle; ``--robot-search groups|moves``), ``--format moves|json``,
 ``--cache-dir DIR`` (table cache).
 
 Exit codes: 0 solved; 1 an impossible cube (every validation problem is printed) or no solution
-within the limits; 2 malformed input.
+within the limits; 2 malformed input (the solver's errors, mapped by :mod:`robot.cli.exits`).
 """
 
 from __future__ import annotations
@@ -30,18 +30,12 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from robot.cli.exits import UsageError
 from solver.api import engine_names, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.errors import (
-    CubeError,
-    FaceletFormatError,
-    InvalidCubeError,
-    NoSolutionError,
-    NotationError,
-    UnsupportedError,
-)
+from solver.errors import CubeError
 from solver.solution import Solution
 
 __all__ = ["register"]
@@ -135,11 +129,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def _fail(message: str, code: int) -> int:
-    print(f"cuberobot: {message}", file=sys.stderr)
-    return code
-
-
 def _render(solution: Solution, ms: float, fmt: str) -> str:
     if fmt == "json":
         data = solution.to_dict()
@@ -150,33 +139,18 @@ def _render(solution: Solution, ms: float, fmt: str) -> str:
 
 def _solve(args: argparse.Namespace) -> int:
     if args.engine not in engine_names():
-        return _fail(
-            f"unknown engine {args.engine!r}; choose one of {', '.join(engine_names())}", 2
+        raise UsageError(
+            f"unknown engine {args.engine!r}; choose one of {', '.join(engine_names())}"
         )
     opts = _options(args)
     if args.batch is not None:
         return _solve_batch(args, opts)
-    try:
-        if args.scramble is not None:
-            cube = Cube.solved(3).apply(args.scramble)
-        else:
-            cube = Cube.from_facelets(args.facelets.strip(), 3)
-    except NotationError as exc:
-        return _fail(f"bad move: {exc}", 2)
-    except (FaceletFormatError, UnsupportedError) as exc:
-        return _fail(str(exc), 2)
+    if args.scramble is not None:
+        cube = Cube.solved(3).apply(args.scramble)
+    else:
+        cube = Cube.from_facelets(args.facelets.strip(), 3)
     t0 = time.perf_counter()
-    try:
-        solution = solve(cube, args.engine, **opts)
-    except InvalidCubeError as exc:
-        print("cuberobot: impossible cube:", file=sys.stderr)
-        for problem in exc.problems:
-            print(f"  {problem.code} at {problem.where}: {problem.message}", file=sys.stderr)
-        return 1
-    except NoSolutionError as exc:
-        return _fail(str(exc), 1)
-    except CubeError as exc:
-        return _fail(str(exc), 2)
+    solution = solve(cube, args.engine, **opts)
     ms = 1000 * (time.perf_counter() - t0)
     print(_render(solution, ms, args.format))
     return 0
@@ -186,7 +160,7 @@ def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
     try:
         stream: TextIO = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
-        return _fail(f"cannot read {args.batch}: {exc.strerror}", 2)
+        raise UsageError(f"cannot read {args.batch}: {exc.strerror}") from exc
     if args.engine == "twophase":
         from solver.engines.twophase.engine import get_solver
 

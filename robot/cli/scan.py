@@ -18,7 +18,8 @@ Forms (a contract; scripts call them):
 Output: ``facelets`` prints the URFDLB facelet string (letters by centre for odd N, by the
 default colour scheme for even N); ``json`` adds the validity verdict, the repairs made and the
 low-confidence stickers. Exit codes: 0 a valid cube was read; 1 no valid cube could be read
-(the reasons are printed); 2 malformed input or usage.
+(the reasons are printed); 2 malformed input or usage (the vision errors, mapped by
+:mod:`robot.cli.exits`: ``GridNotFoundError`` → 1, the others → 2).
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
+from robot.cli.args import cube_size
+from robot.cli.exits import CommandFailed, UsageError
 from solver.cube.facelets import DEFAULT_SCHEME
 from solver.cube.geometry import Face
 from vision.annotate import annotate_view, net_image
@@ -45,7 +47,7 @@ from vision.calibration import (
 )
 from vision.capture import OpenCVCamera
 from vision.classify import ColourPalette
-from vision.errors import CalibrationError, CaptureError, GridNotFoundError, ScanInputError
+from vision.errors import GridNotFoundError, ScanInputError
 from vision.locate import find_grid
 from vision.rgbfile import load_rgb_scan
 from vision.scan import ScanResult, face_images_in, load_face_images, read_cube, read_rgb
@@ -84,19 +86,7 @@ def register(sub: Any) -> None:
     lc.set_defaults(handler=_learn_colors)
 
 
-def _size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size must be a whole number, got {text!r}") from None
-    if not 2 <= value <= 9:
-        raise argparse.ArgumentTypeError(f"size must be between 2 and 9, got {value}")
-    return value
-
-
-def _fail(message: str, code: int) -> int:
-    print(f"cuberobot: {message}", file=sys.stderr)
-    return code
+_size = cube_size(9)
 
 
 def _read(
@@ -143,12 +133,7 @@ def _palette_from(args: argparse.Namespace) -> ColourPalette | None:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    try:
-        result, images = _read(args, _palette_from(args))
-    except GridNotFoundError as exc:
-        return _fail(f"no valid cube could be read: {exc}", 1)
-    except (ScanInputError, CalibrationError, CaptureError) as exc:
-        return _fail(str(exc), 2)
+    result, images = _read(args, _palette_from(args))
     if args.annotate:
         out = Path(args.annotate)
         out.mkdir(parents=True, exist_ok=True)
@@ -160,96 +145,90 @@ def _scan(args: argparse.Namespace) -> int:
     elif result.valid:
         print(result.to_facelets())
     if not result.valid:
-        print("cuberobot: no valid cube could be read:", file=sys.stderr)
-        for problem in result.problems:
-            print(f"  {problem.message}", file=sys.stderr)
+        details = [problem.message for problem in result.problems]
         for sticker in result.low_confidence:
             conf = float(result.confidence[sticker.face, sticker.row, sticker.col])
-            print(f"  unsure of sticker {sticker} (confidence {conf:.2f})", file=sys.stderr)
-        return 1
+            details.append(f"unsure of sticker {sticker} (confidence {conf:.2f})")
+        raise CommandFailed("no valid cube could be read:", details=details)
     for repair in result.repairs:
         log.warning("%s", repair.describe())
     return 0
 
 
-def _calibrate(args: argparse.Namespace) -> int:
+def _decode(path: Path) -> Any:
+    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if img is None:
+        raise UsageError(f"cannot decode {path}")
+    return img
+
+
+def _frames(args: argparse.Namespace) -> dict[str, Any]:
+    """The first image of every view named by ``args.source`` (folder, file or camera)."""
     source = Path(args.source)
-    frames: dict[str, Any] = {}
+    if source.is_dir():
+        frames = {letter: _decode(path) for letter, path in face_images_in(source).items()}
+        if not frames:
+            raise UsageError(f"no face images (U.png, ..._U.jpg) in {source}")
+        return frames
+    if source.is_file():
+        img = _decode(source)
+        name = args.view or source.stem[-1:]
+        if name not in Face.__members__ and not args.view:
+            raise UsageError(f"cannot tell the view of {source.name}: give --view NAME")
+        return {name: img}
+    if not args.view:
+        raise UsageError("a camera source needs --view NAME (e.g. --view U)")
+    spec: int | str = int(args.source) if args.source.isdigit() else args.source
+    with OpenCVCamera(spec) as camera:
+        return {args.view: camera.read()}
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    frames = _frames(args)
+    views = []
+    sizes = set()
+    height, width = next(iter(frames.values())).shape[:2]
     try:
-        if source.is_dir():
-            for letter, path in face_images_in(source).items():
-                img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-                if img is None:
-                    return _fail(f"cannot decode {path}", 2)
-                frames[letter] = img
-            if not frames:
-                return _fail(f"no face images (U.png, ..._U.jpg) in {source}", 2)
-        elif source.is_file():
-            img = cv2.imread(str(source), cv2.IMREAD_COLOR)
-            if img is None:
-                return _fail(f"cannot decode {source}", 2)
-            name = args.view or source.stem[-1:]
-            if name not in Face.__members__ and not args.view:
-                return _fail(f"cannot tell the view of {source.name}: give --view NAME", 2)
-            frames[name] = img
-        else:
-            if not args.view:
-                return _fail("a camera source needs --view NAME (e.g. --view U)", 2)
-            spec: int | str = int(args.source) if args.source.isdigit() else args.source
-            with OpenCVCamera(spec) as camera:
-                frames[args.view] = camera.read()
-        views = []
-        sizes = set()
-        height, width = next(iter(frames.values())).shape[:2]
         for name, img in frames.items():
             if name not in Face.__members__:
-                return _fail(
+                raise UsageError(
                     f"automatic calibration finds one face head-on; view {name!r} must be named "
-                    "by its face letter (edit the file by hand for corner views)",
-                    2,
+                    "by its face letter (edit the file by hand for corner views)"
                 )
             fit = find_grid(img, args.size, Face[name])
             sizes.add(fit.n)
             views.append(ViewCalibration(name, fit.sites))
             print(f"view {name}: {fit.n}x{fit.n} grid, {fit.detected} stickers detected")
-        if len(sizes) != 1:
-            return _fail(f"views disagree on the cube size ({sorted(sizes)}); give --size N", 1)
-        out = Path(args.out)
-        base = load_calibration(out) if out.exists() else None
-        cal = merge_views(base, views, sizes.pop())
-        cal = Calibration(cal.n, cal.views, width, height, cal.palette_lab)
-        save_calibration(cal, out)
-        print(f"wrote {out} ({len(cal.views)} views)")
     except GridNotFoundError as exc:
-        return _fail(f"calibration failed: {exc}", 1)
-    except (CalibrationError, CaptureError, ScanInputError) as exc:
-        return _fail(str(exc), 2)
+        raise CommandFailed(f"calibration failed: {exc}") from exc
+    if len(sizes) != 1:
+        raise CommandFailed(f"views disagree on the cube size ({sorted(sizes)}); give --size N")
+    out = Path(args.out)
+    base = load_calibration(out) if out.exists() else None
+    cal = merge_views(base, views, sizes.pop())
+    cal = Calibration(cal.n, cal.views, width, height, cal.palette_lab)
+    save_calibration(cal, out)
+    print(f"wrote {out} ({len(cal.views)} views)")
     return 0
 
 
 def _learn_colors(args: argparse.Namespace) -> int:
     args.size = None
-    try:
-        result, _ = _read(args, None)
-        lab = result.samples.reshape(6, -1, 3)
-        spread = float(np.max(np.std(lab, axis=1)))
-        if not result.cube.is_solved() or spread > 15.0:
-            return _fail(
-                "learn-colors needs a solved cube (each face one colour); the scan reads "
-                f"{'an unsolved cube' if not result.cube.is_solved() else 'uneven faces'}",
-                1,
-            )
-        out = Path(args.out)
-        base = load_calibration(out) if out.exists() else Calibration(result.n, ())
-        palette = dict(base.palette_lab)
-        for face in Face:
-            name = DEFAULT_SCHEME.colours[face]
-            med = np.median(lab[face], axis=0)
-            palette[name] = (float(med[0]), float(med[1]), float(med[2]))
-        save_calibration(Calibration(base.n, base.views, base.width, base.height, palette), out)
-        print(f"wrote colours for {', '.join(palette)} to {out}")
-    except GridNotFoundError as exc:
-        return _fail(f"no valid cube could be read: {exc}", 1)
-    except (ScanInputError, CalibrationError, CaptureError) as exc:
-        return _fail(str(exc), 2)
+    result, _ = _read(args, None)
+    lab = result.samples.reshape(6, -1, 3)
+    spread = float(np.max(np.std(lab, axis=1)))
+    if not result.cube.is_solved() or spread > 15.0:
+        raise CommandFailed(
+            "learn-colors needs a solved cube (each face one colour); the scan reads "
+            f"{'an unsolved cube' if not result.cube.is_solved() else 'uneven faces'}"
+        )
+    out = Path(args.out)
+    base = load_calibration(out) if out.exists() else Calibration(result.n, ())
+    palette = dict(base.palette_lab)
+    for face in Face:
+        name = DEFAULT_SCHEME.colours[face]
+        med = np.median(lab[face], axis=0)
+        palette[name] = (float(med[0]), float(med[1]), float(med[2]))
+    save_calibration(Calibration(base.n, base.views, base.width, base.height, palette), out)
+    print(f"wrote colours for {', '.join(palette)} to {out}")
     return 0
