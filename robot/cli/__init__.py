@@ -9,6 +9,7 @@ module                 commands
 :mod:`.solve`          ``solve`` — one state, a scramble or a batch through an engine
 :mod:`.trace`          ``trace`` — the blindfold memo (cycles) of a state
 :mod:`.firmware`       ``firmware-sim``, ``send`` — the simulated firmware and the link
+:mod:`.home`           ``home`` — home the motors: over the link, or through the daemon
 :mod:`.scan`           ``scan``, ``vision`` — reading a cube from images, calibration
 :mod:`.demo`           ``demo`` — one job on the simulated robot, with a progress bar
 :mod:`.daemon`         ``run``, ``config`` — the robot daemon and its profile
@@ -42,6 +43,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "robot.cli.solve": ("solve",),
     "robot.cli.trace": ("trace",),
     "robot.cli.firmware": ("firmware-sim", "send"),
+    "robot.cli.home": ("home",),
     "robot.cli.scan": ("scan", "vision"),
     "robot.cli.demo": ("demo",),
     "robot.cli.daemon": ("run", "config"),
