@@ -15,6 +15,11 @@ module                 commands
 :mod:`.daemon`         ``run``, ``config`` — the robot daemon and its profile
 =====================  =============================================================
 
+Modules are named after the command they hold or, for a group, after what its commands work
+on: ``cube`` (apply, validate, scramble act on a cube state) is not ``solve`` (the one command
+that searches for a solution); these were ``cli_solver`` and ``cli_solve``. ``daemon`` holds the
+commands that start and configure the daemon, which itself lives in :mod:`robot.daemon`.
+
 Shared pieces: :mod:`.args` (argument types several commands use) and :mod:`.exits`
 (the exit-code contract, the one exception → exit code and message map, SIGPIPE and Ctrl-C).
 

@@ -62,13 +62,21 @@ def register(sub: Any) -> None:
     target.add_argument("--config", type=Path, metavar="FILE", help="the daemon's robot profile")
     p.add_argument("--baud", type=baud_rate, default=None, help="with --port: baud (115200)")
     p.add_argument(
-        "--connect-timeout", type=seconds, default=None, metavar="S", help="with --port (5)"
+        "--connect-timeout", type=seconds, default=None, metavar="S", help="with --port: wait (5 s)"
     )
     p.add_argument(
-        "--mqtt", type=host_port, default=None, metavar="HOST:PORT", help="with --config: broker"
+        "--mqtt",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="with --config: the broker (default: the profile's [mqtt])",
     )
     p.add_argument(
-        "--timeout", type=seconds, default=None, metavar="S", help="with --config: reply wait (60)"
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="S",
+        help="with --config: wait (60 s)",
     )
     p.set_defaults(handler=_home)
 
