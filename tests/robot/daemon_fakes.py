@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -94,8 +95,8 @@ class FakeFirmware:
     refuse: LinkError | None = None
     #: raised by estop() and home() (a bug of the link, not a LinkError)
     broken: Exception | None = None
-    #: an execution waits at the group boundary once this many moves executed, until
-    #: :meth:`proceed`, an estop or a hold
+    #: an execution waits (once) at the group boundary when this many moves executed, until
+    #: :meth:`proceed` or an estop
     pause_after: int | None = None
     executed: list[WireMove] = field(default_factory=list)
     homes: int = 0
@@ -265,6 +266,8 @@ class FakeLink:
         fw = self.fw
         await asyncio.sleep(0)
         paused = fw.pause_after is not None and len(fw.executed) >= fw.pause_after
+        if paused:
+            fw.pause_after = None  # once
         if paused or fw.hold_requested:
             fw.paused.set()
             fw.wake.clear()
@@ -322,9 +325,16 @@ class FakeCameras:
         self.missing_calibration = self._rig.missing_calibration
         self.failure: VisionError | None = None
         self.captures = 0
+        #: when set, capture() waits (in its worker thread) until ``release`` is set
+        self.hold = False
+        self.capturing = threading.Event()
+        self.release = threading.Event()
 
     def capture(self) -> dict[str, Any]:
         self.captures += 1
+        self.capturing.set()
+        if self.hold:
+            self.release.wait(10.0)
         if self.failure is not None:
             raise self.failure
         return dict(self._rig.capture())

@@ -6,14 +6,19 @@ test_e2e.py.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from robot.daemon import EventName, JobState
 from robot.daemon.events import ErrorCode
 from robot.journal import Journal
-from tests.robot.daemon_fakes import Rig, running, scrambled
+from solver.api import solve
+from solver.cube.facelets import Cube
+from solver.solution import Solution
+from tests.robot.daemon_fakes import FakeFirmware, Fault, Rig, fast_config, running, scrambled
 from tests.robot.helpers import run
 from vision.errors import CaptureError, VisionError
 
@@ -23,14 +28,14 @@ S, V, SO, E = JobState.SCANNING, JobState.VALIDATING, JobState.SOLVING, JobState
 
 
 def _journal(tmp_path: Path) -> Journal:
-    return Journal(tmp_path / "journal.sqlite")
+    return Journal(tmp_path / "j.sqlite")
 
 
 def test_start_scans_validates_solves_executes(tmp_path: Path) -> None:
     start = scrambled()
 
     async def body() -> Rig:
-        async with running(tmp_path / "journal.sqlite", start) as rig:
+        async with running(tmp_path / "j.sqlite", start) as rig:
             reply = await rig.job("start", {"id": "one"})
             assert reply["id"] == "one" and reply["job_id"] == rig.daemon.job.id  # type: ignore[union-attr]
             return rig
@@ -124,3 +129,145 @@ def test_one_job_after_another(tmp_path: Path) -> None:
 def _vision_error() -> VisionError:
 
     return CaptureError("camera upper: no frame")
+
+
+def test_abort_while_executing_stops_after_the_group_and_homes(tmp_path: Path) -> None:
+    fw = FakeFirmware(scrambled(), pause_after=3)
+
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+            await rig.daemon.submit("start")
+            await fw.paused.wait()
+            reply = await rig.daemon.submit("abort")
+            assert reply["ok"] and reply["state"] == JobState.ABORTED
+            assert fw.hold_requested is False and fw.homes == 1  # homed: ready again
+            assert rig.daemon.link.connected  # a fresh session after the stop
+            await rig.job("start")
+            return rig
+
+    rig = run(body(), 30)
+    assert rig.sink.states()[1:] == [S, V, SO, E, JobState.ABORTED, S, V, SO, E, JobState.DONE]
+    assert [a["moves_done"] for a in rig.sink.of(EventName.ABORTED)] == [3]
+    assert rig.firmware.cube.is_solved()
+
+
+@pytest.mark.parametrize("stage", [S, SO])
+def test_abort_before_execution_cancels_the_job(tmp_path: Path, stage: JobState) -> None:
+    """Nothing moved yet: the job task is cancelled in SCANNING (or SOLVING); no homing."""
+    release = threading.Event()
+
+    def slow_solver(cube: Cube, engine: str, **options: Any) -> Solution:
+        release.wait(10)
+        return solve(cube, engine, **options)
+
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", solver=slow_solver) as rig:
+            rig.cameras.hold = stage is S
+            await rig.daemon.submit("start")
+            await rig.sink.wait(lambda: rig.state() is stage)
+            reply = await rig.daemon.submit("abort", {})
+            release.set()
+            rig.cameras.release.set()
+            assert reply["ok"] and reply["state"] == JobState.ABORTED
+            return rig
+
+    rig = run(body(), 30)
+    assert rig.sink.states()[-1] == JobState.ABORTED and rig.sink.states()[-2] == stage
+    aborted = rig.sink.of(EventName.ABORTED)
+    assert [(a["code"], a["message"]) for a in aborted] == [
+        (ErrorCode.ABORTED, "aborted on request")
+    ]
+    assert rig.firmware.executed == [] and rig.firmware.homes == 0
+
+
+def test_estop_latches_until_home(tmp_path: Path) -> None:
+    fw = FakeFirmware(scrambled(), pause_after=2)
+
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+            await rig.daemon.submit("start")
+            await fw.paused.wait()
+            await rig.daemon.submit("estop")
+            await rig.daemon.job_done.wait()
+            await rig.job("start")  # refused by the firmware: the stop is latched
+            assert rig.state() is JobState.ERROR
+            home = await rig.daemon.submit("home", {"id": "h"})
+            assert home["ok"] and home["firmware_state"] == "IDLE"
+            await rig.job("start")
+            return rig
+
+    rig = run(body(), 30)
+    assert [a["code"] for a in rig.sink.of(EventName.ABORTED)] == [ErrorCode.ESTOP]
+    error = rig.sink.of(EventName.ERROR)[0]
+    assert error["code"] == ErrorCode.FIRMWARE and "home" in error["message"]
+    assert rig.state() is JobState.DONE and rig.firmware.cube.is_solved()
+
+
+def test_a_firmware_reset_is_recovered(tmp_path: Path) -> None:
+    """Reconciled from the link's report, homed, continued: every move exactly once."""
+    fw = FakeFirmware(scrambled(), faults=[Fault("reset", 4)])
+
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+            await rig.job("start")
+            return rig
+
+    rig = run(body(), 30)
+    assert rig.state() is JobState.DONE and fw.cube.is_solved() and fw.homes == 1
+    resets = rig.sink.of(EventName.FIRMWARE_RESET)
+    assert len(resets) == 1 and resets[0]["recovering"] and resets[0]["moves_done"] == 4
+    n = rig.sink.of(EventName.SOLUTION)[0]["program"]["count"]
+    assert len(fw.executed) == n
+    assert [m["index"] for m in rig.sink.of(EventName.MOVE_EXECUTED)] == list(range(1, n + 1))
+
+
+@pytest.mark.parametrize("rescan", [False, True])
+def test_resume_after_the_link_was_lost(tmp_path: Path, rescan: bool) -> None:
+    fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
+
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+            await rig.job("start")
+            assert rig.state() is JobState.ERROR and rig.daemon.resumable is not None
+            job_id = rig.daemon.resumable.id
+            reply = await rig.job("resume", {"rescan": rescan})
+            assert reply["job_id"] == job_id and reply["resumed"] is True
+            return rig
+
+    rig = run(body(), 30)
+    assert rig.state() is JobState.DONE and fw.cube.is_solved()
+    expected = [S, V, SO, E] if rescan else [E]
+    assert rig.sink.states()[-len(expected) - 2 :] == [JobState.ERROR, *expected, JobState.DONE]
+    moves = rig.sink.of(EventName.MOVE_EXECUTED)
+    assert [m["index"] for m in moves] == list(range(1, len(moves) + 1)) and len(moves) > 3
+    assert len(fw.executed) == len(moves)  # nothing executed twice
+    assert rig.daemon.resumable is None and rig.sink.statuses[-1]["resumable"] is None
+    done = rig.sink.of(EventName.DONE)[0]
+    journal = _journal(tmp_path)
+    record = journal.job(done["job_id"])
+    journal.close()
+    assert record is not None and record.state is JobState.DONE
+    assert record.executed == record.total_moves == len(moves)
+
+
+def test_a_duplicate_command_id_runs_once(tmp_path: Path) -> None:
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite") as rig:
+            first = await rig.job("start", {"id": "same"})
+            again = await rig.daemon.submit("start", {"id": "same"})
+            assert again == {**first, "duplicate": True}
+            return rig
+
+    rig = run(body(), 30)
+    assert len(rig.sink.of(EventName.DONE)) == 1
+
+
+def test_five_motor_robot_never_turns_d(tmp_path: Path) -> None:
+    async def body() -> Rig:
+        async with running(tmp_path / "j.sqlite", config=fast_config(D=None)) as rig:
+            await rig.job("start")
+            return rig
+
+    rig = run(body(), 60)
+    assert rig.state() is JobState.DONE and rig.firmware.cube.is_solved()
+    assert rig.firmware.executed and all(m.motor != 3 for m in rig.firmware.executed)
