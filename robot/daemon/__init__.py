@@ -19,8 +19,12 @@ States (``status.state``; :class:`JobState`)::
 
     IDLE ──start──► SCANNING ──► VALIDATING ──► SOLVING ──► EXECUTING ──► DONE
       ▲  ──solve (given state)──────►┘                          │
-      │  ──scan─► SCANNING ─► VALIDATING ─► DONE                 ├──► ERROR    (with a code)
+      │  ──scan─► SCANNING ──────────────► DONE                 ├──► ERROR    (with a code)
       └───────────── any of DONE / ERROR / ABORTED ◄────────────┴──► ABORTED  (abort, estop)
+
+A scan job ends after SCANNING (the scan itself refuses a cube that is not valid as read); a
+cube already solved goes from SOLVING to DONE. ``tests/robot/test_daemon_jobs.py`` drives every
+transition.
 
 Nothing is lost: the scanned state, the plan and every executed move (as the firmware reports
 it) are in the journal before the next thing happens. After a crash the daemon reconciles an

@@ -56,7 +56,7 @@ class JobState(StrEnum):
 
         IDLE ──start──► SCANNING ──► VALIDATING ──► SOLVING ──► EXECUTING ──► DONE
           ▲  ──solve (given state)──────►┘                          │
-          │  ──scan─► SCANNING ─► VALIDATING ─► DONE                 ├──► ERROR    (with a code)
+          │  ──scan─► SCANNING ──────────────► DONE                 ├──► ERROR    (with a code)
           └───────────── any of DONE / ERROR / ABORTED ◄────────────┴──► ABORTED  (abort, estop)
     """
 
