@@ -27,15 +27,15 @@ pytestmark = pytest.mark.usefixtures("solver_tables")
 S, V, SO, E = JobState.SCANNING, JobState.VALIDATING, JobState.SOLVING, JobState.EXECUTING
 
 
-def _journal(tmp_path: Path) -> Journal:
-    return Journal(tmp_path / "j.sqlite")
+def _journal(fast_tmp: Path) -> Journal:
+    return Journal(fast_tmp / "j.sqlite")
 
 
-def test_start_scans_validates_solves_executes(tmp_path: Path) -> None:
+def test_start_scans_validates_solves_executes(fast_tmp: Path) -> None:
     start = scrambled()
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", start) as rig:
+        async with running(fast_tmp / "j.sqlite", start) as rig:
             reply = await rig.job("start", {"id": "one"})
             assert reply["id"] == "one" and reply["job_id"] == rig.daemon.job.id  # type: ignore[union-attr]
             return rig
@@ -55,7 +55,7 @@ def test_start_scans_validates_solves_executes(tmp_path: Path) -> None:
     assert done["solved"] is True and done["moves"] == n
     assert set(done["stage_times_s"]) == {"scan", "validate", "solve", "execute"}
     assert sink.statuses[-1]["progress"] == 100 and sink.statuses[-1]["eta_s"] == 0.0
-    journal = _journal(tmp_path)
+    journal = _journal(fast_tmp)
     record = journal.job(done["job_id"])
     journal.close()
     assert record is not None and record.state is JobState.DONE and record.error_code is None
@@ -64,11 +64,11 @@ def test_start_scans_validates_solves_executes(tmp_path: Path) -> None:
     assert record.reported == n - 1
 
 
-def test_solve_given_state_skips_the_scan(tmp_path: Path) -> None:
+def test_solve_given_state_skips_the_scan(fast_tmp: Path) -> None:
     start = scrambled("F R' U2 B")
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", start) as rig:
+        async with running(fast_tmp / "j.sqlite", start) as rig:
             await rig.job("solve", {"facelets": start.to_facelets("scheme")})
             return rig
 
@@ -78,11 +78,11 @@ def test_solve_given_state_skips_the_scan(tmp_path: Path) -> None:
     assert rig.firmware.cube.is_solved()
 
 
-def test_scan_job_reads_and_ends(tmp_path: Path) -> None:
+def test_scan_job_reads_and_ends(fast_tmp: Path) -> None:
     """A scan job ends right after SCANNING (the scan itself refuses an invalid cube)."""
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite") as rig:
+        async with running(fast_tmp / "j.sqlite") as rig:
             await rig.job("scan")
             return rig
 
@@ -93,9 +93,9 @@ def test_scan_job_reads_and_ends(tmp_path: Path) -> None:
     assert rig.firmware.executed == []
 
 
-def test_a_solved_cube_needs_no_move(tmp_path: Path) -> None:
+def test_a_solved_cube_needs_no_move(fast_tmp: Path) -> None:
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", scrambled("")) as rig:
+        async with running(fast_tmp / "j.sqlite", scrambled("")) as rig:
             await rig.job("start")
             return rig
 
@@ -104,11 +104,11 @@ def test_a_solved_cube_needs_no_move(tmp_path: Path) -> None:
     assert rig.sink.names() == ["scan_complete", "solution", "done"]
 
 
-def test_one_job_after_another(tmp_path: Path) -> None:
+def test_one_job_after_another(fast_tmp: Path) -> None:
     """DONE, ERROR and ABORTED all lead to the next job."""
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite") as rig:
+        async with running(fast_tmp / "j.sqlite") as rig:
             await rig.job("start")
             assert rig.state() is JobState.DONE
             rig.cameras.failure = _vision_error()
@@ -131,11 +131,11 @@ def _vision_error() -> VisionError:
     return CaptureError("camera upper: no frame")
 
 
-def test_abort_while_executing_stops_after_the_group_and_homes(tmp_path: Path) -> None:
+def test_abort_while_executing_stops_after_the_group_and_homes(fast_tmp: Path) -> None:
     fw = FakeFirmware(scrambled(), pause_after=3)
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+        async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
             await rig.daemon.submit("start")
             await fw.paused.wait()
             reply = await rig.daemon.submit("abort")
@@ -152,7 +152,7 @@ def test_abort_while_executing_stops_after_the_group_and_homes(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("stage", [S, SO])
-def test_abort_before_execution_cancels_the_job(tmp_path: Path, stage: JobState) -> None:
+def test_abort_before_execution_cancels_the_job(fast_tmp: Path, stage: JobState) -> None:
     """Nothing moved yet: the job task is cancelled in SCANNING (or SOLVING); no homing."""
     release = threading.Event()
 
@@ -161,7 +161,7 @@ def test_abort_before_execution_cancels_the_job(tmp_path: Path, stage: JobState)
         return solve(cube, engine, **options)
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", solver=slow_solver) as rig:
+        async with running(fast_tmp / "j.sqlite", solver=slow_solver) as rig:
             rig.cameras.hold = stage is S
             await rig.daemon.submit("start")
             await rig.sink.wait(lambda: rig.state() is stage)
@@ -180,11 +180,11 @@ def test_abort_before_execution_cancels_the_job(tmp_path: Path, stage: JobState)
     assert rig.firmware.executed == [] and rig.firmware.homes == 0
 
 
-def test_estop_latches_until_home(tmp_path: Path) -> None:
+def test_estop_latches_until_home(fast_tmp: Path) -> None:
     fw = FakeFirmware(scrambled(), pause_after=2)
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+        async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
             await rig.daemon.submit("start")
             await fw.paused.wait()
             await rig.daemon.submit("estop")
@@ -203,12 +203,12 @@ def test_estop_latches_until_home(tmp_path: Path) -> None:
     assert rig.state() is JobState.DONE and rig.firmware.cube.is_solved()
 
 
-def test_a_firmware_reset_is_recovered(tmp_path: Path) -> None:
+def test_a_firmware_reset_is_recovered(fast_tmp: Path) -> None:
     """Reconciled from the link's report, homed, continued: every move exactly once."""
     fw = FakeFirmware(scrambled(), faults=[Fault("reset", 4)])
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+        async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
             await rig.job("start")
             return rig
 
@@ -222,11 +222,11 @@ def test_a_firmware_reset_is_recovered(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rescan", [False, True])
-def test_resume_after_the_link_was_lost(tmp_path: Path, rescan: bool) -> None:
+def test_resume_after_the_link_was_lost(fast_tmp: Path, rescan: bool) -> None:
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
 
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", firmware=fw) as rig:
+        async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
             await rig.job("start")
             assert rig.state() is JobState.ERROR and rig.daemon.resumable is not None
             job_id = rig.daemon.resumable.id
@@ -243,16 +243,16 @@ def test_resume_after_the_link_was_lost(tmp_path: Path, rescan: bool) -> None:
     assert len(fw.executed) == len(moves)  # nothing executed twice
     assert rig.daemon.resumable is None and rig.sink.statuses[-1]["resumable"] is None
     done = rig.sink.of(EventName.DONE)[0]
-    journal = _journal(tmp_path)
+    journal = _journal(fast_tmp)
     record = journal.job(done["job_id"])
     journal.close()
     assert record is not None and record.state is JobState.DONE
     assert record.executed == record.total_moves == len(moves)
 
 
-def test_a_duplicate_command_id_runs_once(tmp_path: Path) -> None:
+def test_a_duplicate_command_id_runs_once(fast_tmp: Path) -> None:
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite") as rig:
+        async with running(fast_tmp / "j.sqlite") as rig:
             first = await rig.job("start", {"id": "same"})
             again = await rig.daemon.submit("start", {"id": "same"})
             assert again == {**first, "duplicate": True}
@@ -262,9 +262,9 @@ def test_a_duplicate_command_id_runs_once(tmp_path: Path) -> None:
     assert len(rig.sink.of(EventName.DONE)) == 1
 
 
-def test_five_motor_robot_never_turns_d(tmp_path: Path) -> None:
+def test_five_motor_robot_never_turns_d(fast_tmp: Path) -> None:
     async def body() -> Rig:
-        async with running(tmp_path / "j.sqlite", config=fast_config(D=None)) as rig:
+        async with running(fast_tmp / "j.sqlite", config=fast_config(D=None)) as rig:
             await rig.job("start")
             return rig
 

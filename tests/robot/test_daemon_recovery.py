@@ -49,8 +49,8 @@ def _moves(rig: Rig) -> list[tuple[int, Any, Any]]:
     ]
 
 
-def test_restart_replays_recovers_and_resumes(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite"
+def test_restart_replays_recovers_and_resumes(fast_tmp: Path) -> None:
+    path = fast_tmp / "j.sqlite"
     fw = FakeFirmware(scrambled(), pause_after=4)
     first = MemorySink()
     first.acknowledge = False  # the broker never acknowledged a move_executed event
@@ -81,8 +81,8 @@ def test_restart_replays_recovers_and_resumes(tmp_path: Path) -> None:
     assert fw_indices[:6] == [1, 2, 3, 4, 5, 6]
 
 
-def test_restart_with_every_event_acknowledged_replays_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite"
+def test_restart_with_every_event_acknowledged_replays_nothing(fast_tmp: Path) -> None:
+    path = fast_tmp / "j.sqlite"
     fw = FakeFirmware(scrambled(), pause_after=3)
     _crash_mid_job(path, fw, MemorySink())
     rig = _restart(path, fw, then=None)
@@ -96,8 +96,8 @@ def test_restart_with_every_event_acknowledged_replays_nothing(tmp_path: Path) -
     }
 
 
-def test_a_new_job_after_a_crash_starts_from_the_physical_cube(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite"
+def test_a_new_job_after_a_crash_starts_from_the_physical_cube(fast_tmp: Path) -> None:
+    path = fast_tmp / "j.sqlite"
     fw = FakeFirmware(scrambled(), pause_after=5)
     _crash_mid_job(path, fw, MemorySink())
     rig = _restart(path, fw, then="start")
