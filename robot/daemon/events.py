@@ -80,7 +80,7 @@ class JobState(StrEnum):
 
 
 _STATE_DESCRIPTIONS: Final[dict[JobState, str]] = {
-    JobState.IDLE: "no job running (a new job's journal state until it finishes)",
+    JobState.IDLE: "no job has run since the daemon started; in the journal: a job just created",
     JobState.SCANNING: "the cameras are read and the colours classified",
     JobState.VALIDATING: "the scanned or given state is checked to be a possible cube",
     JobState.SOLVING: "the solver searches a solution and the planner turns it into motor moves",
@@ -151,12 +151,15 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
         "the firmware refused the moves or a command (stopped, busy, not connected)",
         frozenset({"event", "journal", "reply"}),
     ),
-    ErrorCode.FIRMWARE_RESET: ("the firmware reset more often than the job may recover", _JOB),
+    ErrorCode.FIRMWARE_RESET: (
+        "the firmware reset more often than a job recovers (3); resumable when moves remain",
+        _JOB,
+    ),
     ErrorCode.FIRMWARE_COUNTER: (
         "the firmware's executed counter is behind the journal: not the firmware of the job",
         _JOB,
     ),
-    ErrorCode.LINK_LOST: ("the serial link failed mid-job; the job can be resumed", _JOB),
+    ErrorCode.LINK_LOST: ("the serial link failed mid-job; resumable when moves remain", _JOB),
     ErrorCode.MOTOR_FAULT: ("a motor stalled, its driver faulted or a limit tripped", _JOB),
     ErrorCode.EXECUTION_FAILED: ("the firmware ended the moves for another reason", _JOB),
     ErrorCode.EXECUTION_ORDER: ("the firmware reported moves out of order", _JOB),
