@@ -271,3 +271,26 @@ def test_five_motor_robot_never_turns_d(fast_tmp: Path) -> None:
     rig = run(body(), 60)
     assert rig.state() is JobState.DONE and rig.firmware.cube.is_solved()
     assert rig.firmware.executed and all(m.motor != 3 for m in rig.firmware.executed)
+
+
+def test_an_mqtt_broker_or_a_sink_not_both(fast_tmp: Path) -> None:
+    from robot.daemon import Daemon
+    from robot.journal import AsyncJournal
+    from tests.robot.daemon_fakes import FakeLink, MemorySink
+
+    async def body() -> None:
+        journal = AsyncJournal.open(fast_tmp / "j.sqlite")
+        try:
+            with pytest.raises(ValueError, match="not both"):
+                Daemon(
+                    fast_config(),
+                    link=FakeLink(FakeFirmware(scrambled())),
+                    cameras=None,
+                    journal=journal,
+                    mqtt_host="127.0.0.1",
+                    sink=MemorySink(),
+                )
+        finally:
+            await journal.close()
+
+    run(body(), 10)
