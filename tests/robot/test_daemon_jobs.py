@@ -12,13 +12,22 @@ from typing import Any
 
 import pytest
 
-from robot.daemon import EventName, JobState
+from robot.daemon import Daemon, EventName, JobState
 from robot.daemon.events import ErrorCode
-from robot.journal import Journal
+from robot.journal import AsyncJournal, Journal
 from solver.api import solve
 from solver.cube.facelets import Cube
 from solver.solution import Solution
-from tests.robot.daemon_fakes import FakeFirmware, Fault, Rig, fast_config, running, scrambled
+from tests.robot.daemon_fakes import (
+    FakeFirmware,
+    FakeLink,
+    Fault,
+    MemorySink,
+    Rig,
+    fast_config,
+    running,
+    scrambled,
+)
 from tests.robot.helpers import run
 from vision.errors import CaptureError, VisionError
 
@@ -274,10 +283,6 @@ def test_five_motor_robot_never_turns_d(fast_tmp: Path) -> None:
 
 
 def test_an_mqtt_broker_or_a_sink_not_both(fast_tmp: Path) -> None:
-    from robot.daemon import Daemon
-    from robot.journal import AsyncJournal
-    from tests.robot.daemon_fakes import FakeLink, MemorySink
-
     async def body() -> None:
         journal = AsyncJournal.open(fast_tmp / "j.sqlite")
         try:
