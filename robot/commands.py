@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from robot.daemon.events import ErrorCode
 from robot.errors import CommandError
 
 __all__ = [
@@ -124,7 +125,8 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
     cls = VERBS.get(verb)
     if cls is None:
         raise CommandError(
-            "unknown_command", f"unknown command {verb!r}; the commands are {', '.join(VERBS)}"
+            ErrorCode.UNKNOWN_COMMAND,
+            f"unknown command {verb!r}; the commands are {', '.join(VERBS)}",
         )
     if isinstance(payload, dict):
         data: Any = payload
@@ -137,16 +139,18 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise CommandError(
-                    "malformed",
+                    ErrorCode.MALFORMED,
                     f"{verb}: payload is not JSON ({exc.msg} at line {exc.lineno} column "
                     f'{exc.colno}); send a JSON object such as {{"id": "42"}}',
                 ) from None
     if not isinstance(data, dict):
         raise CommandError(
-            "malformed", f"{verb}: payload must be a JSON object, not {type(data).__name__}"
+            ErrorCode.MALFORMED, f"{verb}: payload must be a JSON object, not {type(data).__name__}"
         )
     if "verb" in data:
-        raise CommandError("malformed", f"{verb}: 'verb' is given by the topic, not the payload")
+        raise CommandError(
+            ErrorCode.MALFORMED, f"{verb}: 'verb' is given by the topic, not the payload"
+        )
     try:
         return cls.model_validate({**data, "verb": verb})
     except ValidationError as exc:
@@ -158,7 +162,7 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
                 allowed = [k for k in cls.model_fields if k != "verb"]
                 msg = f"unknown field; {verb} accepts {', '.join(allowed)}"
             parts.append(f"{field}: {msg}")
-        raise CommandError("malformed", f"{verb}: " + "; ".join(parts)) from None
+        raise CommandError(ErrorCode.MALFORMED, f"{verb}: " + "; ".join(parts)) from None
 
 
 def command_id_of(payload: bytes | str) -> str | None:
@@ -175,7 +179,7 @@ def ok_reply(command: Command, **result: Any) -> dict[str, Any]:
     return {"ok": True, "id": command.id, "verb": command.verb, **result}
 
 
-def error_reply(verb: str, command_id: str | None, code: str, message: str) -> dict[str, Any]:
+def error_reply(verb: str, command_id: str | None, code: ErrorCode, message: str) -> dict[str, Any]:
     return {
         "ok": False,
         "id": command_id,

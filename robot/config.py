@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -522,9 +521,6 @@ def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
         return RobotConfig.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise _format_errors(exc, source) from None
-
-
-_TOML_LINE = re.compile(r"at line (\d+), column (\d+)")
 
 
 def load_config(path: str | Path) -> RobotConfig:

@@ -12,6 +12,7 @@ from robot.commands import (
     ok_reply,
     parse_command,
 )
+from robot.daemon.events import ErrorCode
 from robot.errors import CommandError
 
 SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
@@ -56,7 +57,7 @@ def test_valid_commands() -> None:
 def test_replies() -> None:
     command = parse_command("start", b'{"id": "7"}')
     assert ok_reply(command, job_id="j") == {"ok": True, "id": "7", "verb": "start", "job_id": "j"}
-    err = error_reply("start", "7", "busy", "wait")
+    err = error_reply("start", "7", ErrorCode.BUSY, "wait")
     assert err["ok"] is False and err["error"] == {"code": "busy", "message": "wait"}
 
 
