@@ -1,6 +1,6 @@
 """The daemon's seams: what it needs of the firmware link, the cameras, the solver and the event
 sink. Production passes :class:`firmware_protocol.link.FirmwareLink`,
-:class:`robot.simrobot.CameraRig`, :func:`solver.api.solve` and :class:`robot.mqtt.MqttBridge`;
+:class:`robot.cameras.CameraRig`, :func:`solver.api.solve` and :class:`robot.mqtt.MqttBridge`;
 the fast tests pass in-memory fakes (``tests/robot/daemon_fakes.py``).
 """
 
@@ -48,7 +48,7 @@ class FirmwarePort(Protocol):
 
 
 class Cameras(Protocol):
-    """What the daemon uses of :class:`robot.simrobot.CameraRig`. ``capture`` blocks (the
+    """What the daemon uses of :class:`robot.cameras.CameraRig`. ``capture`` blocks (the
     daemon calls it in a thread); it raises :class:`vision.errors.VisionError` on failure."""
 
     calibration: Calibration | None

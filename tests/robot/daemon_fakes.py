@@ -38,10 +38,10 @@ from firmware_protocol.messages import ErrorCode as FwError
 from firmware_protocol.messages import FirmwareState, Status, StatusFlags
 from firmware_protocol.moves import Face as WireFace
 from firmware_protocol.moves import Move as WireMove
+from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, EventName, JobState, Solver
 from robot.journal import AsyncJournal
-from robot.simrobot import CameraRig
 from solver.api import solve
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
