@@ -49,6 +49,7 @@ from solver.cube.notation import Move, invert
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import search as _c_search
 from solver.engines.twophase.settings import (
+    DEFAULT_DIRECTIONS,
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT_S,
     MAX_LENGTH_LIMIT,
@@ -84,6 +85,8 @@ DEFAULT_MAX_LENGTH_ROBOT = 26
 #: the C kernel's ``phase2_slack`` (with a cost: phase-2 lengths tried beyond the shortest
 #: one): more than any phase-2 length, so every length is tried
 PHASE2_SLACK_ALL = 99
+#: the least search time a budgeted search is given when preparing it used up its budget
+_MIN_SEARCH_S = 1e-6
 ALL_FACES = frozenset(Face)
 #: the axis a search direction sees the cube along, by its power of ROT_URF3
 _AXES = ("UD", "RL", "FB")
@@ -232,7 +235,7 @@ class TwoPhaseSolver:
         faces: Collection[Face] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         phase2_max: int | None = None,
-        directions: int = 6,
+        directions: int = DEFAULT_DIRECTIONS,
         robot_search: str = "groups",
         progress: Progress | None = None,
         threads: int = DEFAULT_THREADS,
@@ -256,8 +259,41 @@ class TwoPhaseSolver:
         """Solve a (valid) cubie state with checked options (see the module docstring)."""
         called = time.perf_counter()
         plan = _plan(options, settings)
-        axial = self.axial_tables(settings.progress).search_arrays() if plan.groups else None
         dirs = self._directions(cube, plan.faces, settings.directions)
+        chunks, results = self._search(plan, dirs, options, settings, called)
+        elapsed = time.perf_counter() - called
+        solution = self._best(chunks, results, options.cost_model)
+        stats = _merge_stats([r[2] for r in results])
+        if solution is None:
+            raise _no_solution(plan, bool(stats["timed_out"]), elapsed)
+        result, rot, inv, first_length = solution
+        info: dict[str, Any] = dict(stats)
+        info.update(
+            {
+                "first_length": first_length,
+                "objective": "robot_time" if options.cost_model is not None else "length",
+                "metric": "groups" if plan.groups else "moves",
+                "directions": len(dirs),
+                "threads": len(chunks),
+                "direction": {"axis": _AXES[rot], "inverse": inv},
+                "budget_s": options.budget_s,
+                "solve_s": elapsed,
+            }
+        )
+        model = options.cost_model or DEFAULT_COST_MODEL
+        return Solution(result, "twophase", 3, model.estimate(result), (), info)
+
+    def _search(
+        self,
+        plan: _Plan,
+        dirs: list[Direction],
+        options: SolveOptions,
+        settings: TwoPhaseSettings,
+        called: float,
+    ) -> tuple[list[list[Direction]], list[Found]]:
+        """Run the C search over ``dirs``: the directions shared out into chunks, one per
+        worker thread, and what each chunk's search found."""
+        axial = self.axial_tables(settings.progress).search_arrays() if plan.groups else None
         budget_s = options.budget_s
         # With a budget the directions are shared out over worker threads (the C search
         # releases the GIL); the first-solution mode keeps one interleaved search, which
@@ -269,7 +305,7 @@ class TwoPhaseSolver:
         # the budget counts from the call: what preparing the search took comes off it
         search_budget = budget_s
         if budget_s > 0:
-            search_budget = max(budget_s - (time.perf_counter() - called), 1e-6)
+            search_budget = max(budget_s - (time.perf_counter() - called), _MIN_SEARCH_S)
         cost = _cost_tuple(options.cost_model)
 
         def run_chunk(chunk: list[Direction]) -> Found:
@@ -288,30 +324,8 @@ class TwoPhaseSolver:
             return found
 
         if workers == 1:
-            results = [run_chunk(dirs)]
-        else:
-            results = list(self._workers().map(run_chunk, chunks))
-        elapsed = time.perf_counter() - called
-        solution = self._best(chunks, results, options.cost_model)
-        stats = _merge_stats([r[2] for r in results])
-        if solution is None:
-            raise _no_solution(plan, bool(stats["timed_out"]), elapsed)
-        result, rot, inv, first_length = solution
-        info: dict[str, Any] = dict(stats)
-        info.update(
-            {
-                "first_length": first_length,
-                "objective": "robot_time" if options.cost_model is not None else "length",
-                "metric": "groups" if plan.groups else "moves",
-                "directions": len(dirs),
-                "threads": workers,
-                "direction": {"axis": _AXES[rot], "inverse": inv},
-                "budget_s": budget_s,
-                "solve_s": elapsed,
-            }
-        )
-        model = options.cost_model or DEFAULT_COST_MODEL
-        return Solution(result, "twophase", 3, model.estimate(result), (), info)
+            return chunks, [run_chunk(dirs)]
+        return chunks, list(self._workers().map(run_chunk, chunks))
 
     def _best(
         self,

@@ -29,6 +29,7 @@ from solver.engines.twophase.tables import Progress
 from solver.errors import OptionError
 
 __all__ = [
+    "DEFAULT_DIRECTIONS",
     "DEFAULT_THREADS",
     "DEFAULT_TIMEOUT_S",
     "DIRECTIONS",
