@@ -141,6 +141,7 @@ class Daemon:
                 self.intake.group = group
                 if self.mqtt is not None:
                     group.create_task(self.mqtt.run(), name="mqtt")
+                group.create_task(self.intake.serve(), name="intake")
                 group.create_task(self._firmware(), name="firmware")
                 self.ctx.publish_status()
                 self.ready.set()

@@ -122,6 +122,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_COMMAND = "unknown_command"
     MALFORMED = "malformed"
     BUSY = "busy"
+    RATE_LIMITED = "rate_limited"
     NOT_RUNNING = "not_running"
     NOT_RESUMABLE = "not_resumable"
 
@@ -184,7 +185,14 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
     ),
     ErrorCode.UNKNOWN_COMMAND: ("no command has this verb", _REPLY),
     ErrorCode.MALFORMED: ("the payload is not a valid command; names the field", _REPLY),
-    ErrorCode.BUSY: ("a job is running: wait for it or send abort", _REPLY),
+    ErrorCode.BUSY: (
+        "a job is running (wait for it or send abort), or the command queue is full",
+        _REPLY,
+    ),
+    ErrorCode.RATE_LIMITED: (
+        "too many commands of this verb per second; the command was dropped, not queued",
+        _REPLY,
+    ),
     ErrorCode.NOT_RUNNING: ("abort with no job running, or the daemon is not running", _REPLY),
     ErrorCode.NOT_RESUMABLE: ("resume with no interrupted job in the journal", _REPLY),
 }

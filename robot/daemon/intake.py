@@ -1,9 +1,18 @@
 """Command intake: validate, de-duplicate, run each command as a named task (``cmd-<verb>``) of
 the daemon's task group, start jobs (the ``job`` task, at most one at a time), and reply.
 
-A command's ``id`` is remembered in the journal: a command seen before (even before a restart)
-is not run again; its first reply is repeated with ``"duplicate": true``. Replies go back the
-way the command came (MQTT ``cmd/<verb>/reply``, or to :meth:`Intake.submit`'s caller).
+Safety first: ``estop`` and ``abort`` overtake everything. They are handled the moment they
+arrive, before any other command waiting and without touching the disk (both are idempotent, so
+their ids are not journaled: a repeated one runs again). An ``estop`` stops the motors even when
+its payload is malformed (the reply then says so). Every other command goes through a bounded
+queue served in order by the ``intake`` task; a full queue answers ``busy`` and a verb sent
+faster than its rate answers ``rate_limited`` at once, so no flood can delay a stop or grow
+memory.
+
+A queued command's ``id`` is remembered in the journal: a command seen before (even before a
+restart) is not run again; its first reply is repeated with ``"duplicate": true``. Replies go
+back the way the command came (MQTT ``cmd/<verb>/reply``, or to :meth:`Intake.submit`'s
+caller).
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from firmware_protocol.errors import LinkError
@@ -37,12 +46,39 @@ from robot.errors import CommandError
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 
-__all__ = ["Intake", "Reply"]
+__all__ = ["QUEUE_LIMIT", "RATES", "Intake", "Reply"]
 
 logger = logging.getLogger(__name__)
 
 Reply = dict[str, Any]
 Payload = bytes | str | dict[str, Any]
+Deliver = Callable[[Reply], None] | None
+
+#: the commands that overtake everything
+SAFETY_VERBS = frozenset({"estop", "abort"})
+#: commands waiting to be served at most (past it: ``busy``)
+QUEUE_LIMIT = 64
+#: per verb: (commands per second sustained, burst); past it: ``rate_limited``
+RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
+DEFAULT_RATE = (5.0, 10.0)
+
+
+class _Bucket:
+    """A token bucket: ``rate`` tokens per second up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
 
 
 class Intake:
@@ -61,6 +97,10 @@ class Intake:
         self.job_done = asyncio.Event()
         self.job_done.set()
         self._seen_ids: set[str] = set()
+        self._queue: asyncio.Queue[tuple[Command, Deliver]] = asyncio.Queue(QUEUE_LIMIT)
+        self._buckets: dict[str, _Bucket] = {}
+        #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
+        self.refused: dict[str, int] = {}
 
     @property
     def busy(self) -> bool:
@@ -81,35 +121,102 @@ class Intake:
             return first
         return await replies.get()
 
-    async def accept(
-        self, verb: str, payload: Payload, deliver: Callable[[Reply], None] | None = None
-    ) -> Reply | None:
-        """Validate, de-duplicate and start a command. Returns an immediate reply, or None when
-        the reply comes later (through ``deliver``, or the sink)."""
+    async def accept(self, verb: str, payload: Payload, deliver: Deliver = None) -> Reply | None:
+        """Take a command in. Returns an immediate reply (refused, or a duplicate), or None when
+        the reply comes later (through ``deliver``, or the sink). Never waits on the disk or on
+        other commands: a stop is on its way to the firmware when this returns."""
         try:
             command = parse_command(verb, payload)
         except CommandError as exc:
             raw = payload if isinstance(payload, bytes | str) else b""
             logger.warning("command %s refused: %s", verb, exc)
+            self._count(exc.code)
+            if verb == "estop" and self.group is not None:
+                self._spawn(self._estop_anyway(), "cmd-estop")  # safety over form
+                return error_reply(
+                    verb, command_id_of(raw), exc.code, f"{exc}; the motors were stopped anyway"
+                )
             return error_reply(verb, command_id_of(raw), exc.code, str(exc))
-        if command.id is not None:
-            duplicate = await self._duplicate(command.id, verb)
-            if duplicate is not None:
-                return duplicate
-
-        async def respond(reply: Reply) -> None:
-            if command.id is not None:
-                journal = self.ctx.journal
-                await journal.call(journal.sync.record_reply, command.id, reply)
-            if deliver is not None:
-                deliver(reply)
-            else:
-                self.ctx.out.reply(verb, reply)
-
         if self.group is None:
             return error_reply(verb, command.id, ErrorCode.NOT_RUNNING, "the daemon is not running")
-        self.group.create_task(self._run_command(command, respond), name=f"cmd-{verb}")
+        respond = self._responder(command, deliver)
+        if command.verb in SAFETY_VERBS:
+            self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+            return None
+        if not self._bucket(command.verb).take():
+            self._count(ErrorCode.RATE_LIMITED)
+            rate, burst = RATES.get(command.verb, DEFAULT_RATE)
+            return error_reply(
+                verb,
+                command.id,
+                ErrorCode.RATE_LIMITED,
+                f"{verb}: more than {rate:g} per second (bursts of {burst:g}); dropped, "
+                "retry later",
+            )
+        try:
+            self._queue.put_nowait((command, deliver))
+        except asyncio.QueueFull:
+            self._count(ErrorCode.BUSY)
+            return error_reply(
+                verb,
+                command.id,
+                ErrorCode.BUSY,
+                f"{verb}: {QUEUE_LIMIT} commands are already waiting; dropped, retry later",
+            )
         return None
+
+    async def serve(self) -> None:
+        """The ``intake`` task: take queued commands in order, drop repeated ids, start each."""
+        while True:
+            command, deliver = await self._queue.get()
+            try:
+                if command.id is not None:
+                    duplicate = await self._duplicate(command.id, command.verb)
+                    if duplicate is not None:
+                        self._deliver(command.verb, duplicate, deliver)
+                        continue
+                respond = self._responder(command, deliver)
+                self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+            except Exception:
+                logger.exception("intake: command %s could not be started", command.verb)
+                reply = error_reply(
+                    command.verb, command.id, ErrorCode.INTERNAL, "internal error in intake"
+                )
+                self._deliver(command.verb, reply, deliver)
+
+    def _responder(self, command: Command, deliver: Deliver) -> Callable[[Reply], Awaitable[None]]:
+        async def respond(reply: Reply) -> None:
+            if command.id is not None and command.verb not in SAFETY_VERBS:
+                journal = self.ctx.journal
+                await journal.call(journal.sync.record_reply, command.id, reply)
+            self._deliver(command.verb, reply, deliver)
+
+        return respond
+
+    def _deliver(self, verb: str, reply: Reply, deliver: Deliver) -> None:
+        if deliver is not None:
+            deliver(reply)
+        else:
+            self.ctx.out.reply(verb, reply)
+
+    def _spawn(self, body: Coroutine[Any, Any, None], name: str) -> None:
+        assert self.group is not None
+        self.group.create_task(body, name=name)
+
+    def _bucket(self, verb: str) -> _Bucket:
+        bucket = self._buckets.get(verb)
+        if bucket is None:
+            bucket = self._buckets[verb] = _Bucket(*RATES.get(verb, DEFAULT_RATE))
+        return bucket
+
+    def _count(self, code: str) -> None:
+        self.refused[str(code)] = self.refused.get(str(code), 0) + 1
+
+    async def _estop_anyway(self) -> None:
+        try:
+            await self.ctx.link.estop()
+        except LinkError as exc:
+            logger.error("estop (malformed command): %s", exc)
 
     async def _duplicate(self, command_id: str, verb: str) -> Reply | None:
         """The repeated reply if ``command_id`` was seen (in this run or in the journal)."""

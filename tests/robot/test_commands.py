@@ -35,7 +35,7 @@ SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
         ),
         pytest.param("resume", b'{"rescan": "maybe"}', "malformed", "rescan", id="rescan-type"),
         pytest.param("launch", b"{}", "unknown_command", "the commands are", id="unknown-verb"),
-        pytest.param("start", b"\xff\xfe", "malformed", "not JSON", id="not-utf8"),
+        pytest.param("start", b"\xff\xfe", "malformed", "not UTF-8", id="not-utf8"),
     ],
 )
 def test_malformed(verb: str, payload: bytes, code: str, words: str) -> None:

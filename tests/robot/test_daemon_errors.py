@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from firmware_protocol.errors import LinkBusyError
+from robot.commands import parse_command
 from robot.daemon.events import ErrorCode, EventName, JobState
+from robot.daemon.intake import QUEUE_LIMIT
 from robot.journal import JobRecord, Journal
 from solver.api import solve
 from solver.cube.cubie import cubie_layout
@@ -382,9 +384,28 @@ async def _busy(fast_tmp: Path) -> None:
         reply = await _refused(rig, "scan", {}, ErrorCode.BUSY)
         assert first["job_id"] in reply["error"]["message"]
         await _refused(rig, "home", {}, ErrorCode.BUSY)
+        # a full command queue is busy too: the command is dropped, not queued
+        intake = rig.daemon.intake
+        intake._buckets.clear()
+        for _ in range(QUEUE_LIMIT):
+            intake._queue.put_nowait((parse_command("status", b"{}"), None))
+        full = await intake.accept("status", b"{}", lambda r: None)
+        assert full is not None and full["error"]["code"] == ErrorCode.BUSY
+        assert "already waiting" in full["error"]["message"]
         fw.proceed()
         await rig.daemon.job_done.wait()
         assert rig.state() is JobState.DONE
+
+
+@scenario(ErrorCode.RATE_LIMITED)
+async def _rate_limited(fast_tmp: Path) -> None:
+    async with running(fast_tmp / "j.sqlite") as rig:
+        intake = rig.daemon.intake
+        replies = [await intake.accept("status", b"{}", lambda r: None) for _ in range(60)]
+        limited = [r for r in replies if r is not None]
+        assert limited and all(r["error"]["code"] == ErrorCode.RATE_LIMITED for r in limited)
+        assert "per second" in limited[0]["error"]["message"]
+        assert intake.refused[ErrorCode.RATE_LIMITED] == len(limited)
 
 
 @scenario(ErrorCode.NOT_RUNNING)
