@@ -167,9 +167,15 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            if str(path) != ":memory:":
+        if str(path) != ":memory:":
+            try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise JournalError(
+                    f"cannot make the journal's folder {self.path.parent}: {exc.strerror} (is a "
+                    "part of the path a file?); fix [journal] path in the profile"
+                ) from exc
+        try:
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -177,6 +183,7 @@ class Journal:
             self._db.execute("PRAGMA foreign_keys=ON")
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
+                self._db.close()
                 raise JournalError(
                     f"journal {self.path} has schema version {version}, newer than this "
                     f"cuberobot ({SCHEMA_VERSION}); upgrade cuberobot or point [journal] path "
@@ -209,6 +216,12 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def quick_check(self) -> str:
+        """SQLite's ``quick_check`` verdict: ``"ok"`` or what is damaged (raises
+        :class:`sqlite3.DatabaseError` on a file too damaged to say)."""
+        with self._lock:
+            return str(self._db.execute("PRAGMA quick_check").fetchone()[0])
 
     def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:

@@ -17,6 +17,7 @@ from robot.daemon.events import (
     ErrorInfo,
     EventName,
     JobState,
+    JournalStatus,
     MoveExecutedPayload,
     ResumableInfo,
     StatusPayload,
@@ -129,6 +130,10 @@ class Context:
         self.job: Job | None = None
         self.last_error: ErrorInfo | None = None
         self.resumable: JobRecord | None = None
+        #: the resumable job's firmware does not match the journal: resume only with rescan
+        self.rescan_required = False
+        #: the journal was not trusted at start (cleared once a job has scanned the cube)
+        self.journal_problem: JournalStatus | None = None
         self.firmware_ready = asyncio.Event()
 
     def set_state(self, state: JobState) -> None:
@@ -170,6 +175,7 @@ class Context:
                 "job_id": self.resumable.id,
                 "moves_done": self.resumable.executed,
                 "moves_total": self.resumable.total_moves,
+                "needs_rescan": self.rescan_required,
             }
         return {
             "state": str(self.state),
@@ -188,4 +194,5 @@ class Context:
             },
             "robot_id": self.config.robot.id,
             "cube_size": self.n,
+            "journal": self.journal_problem,
         }

@@ -24,6 +24,7 @@ from robot.daemon.pipeline import Pipeline
 from robot.daemon.ports import Cameras, EventSink, FirmwarePort, Listener, Solver
 from robot.daemon.recovery import Recovery
 from robot.journal import AsyncJournal, JobRecord
+from robot.journal_guard import JournalProblem
 from solver.api import solve as solver_solve
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class Daemon:
         solver: Solver = solver_solve,
         sw_version: str = "",
         firmware_retry_s: float = 1.0,
+        journal_problem: JournalProblem | None = None,
     ) -> None:
         if mqtt_host is not None and sink is not None:
             raise ValueError("give the daemon an MQTT broker (mqtt_host) or a sink, not both")
@@ -73,6 +75,7 @@ class Daemon:
         self.intake = Intake(self.ctx, self.pipeline, link_factory)
         self.ready = asyncio.Event()
         self._stop = asyncio.Event()
+        self._journal_problem = journal_problem
 
     # === what the CLI and the tests look at =======================================================
 
@@ -143,6 +146,7 @@ class Daemon:
                     group.create_task(self.mqtt.run(), name="mqtt")
                 group.create_task(self.intake.serve(), name="intake")
                 group.create_task(self._firmware(), name="firmware")
+                self._report_journal_problem()
                 self.ctx.publish_status()
                 self.ready.set()
                 await self._stop.wait()
@@ -155,6 +159,21 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _report_journal_problem(self) -> None:
+        """Say, once as an event and in the status until a scan, that the journal was moved
+        aside at start (robot.journal_guard)."""
+        problem = self._journal_problem
+        if problem is None:
+            return
+        self.ctx.journal_problem = {
+            "problem": problem.message(),
+            "quarantined": None if problem.quarantined is None else str(problem.quarantined),
+        }
+        self.ctx.set_error(ErrorCode.JOURNAL_CORRUPT, problem.message())
+        self.ctx.out.event(
+            EventName.ERROR, {"code": ErrorCode.JOURNAL_CORRUPT, "message": problem.message()}
+        )
 
     async def _on_mqtt_command(self, verb: str, payload: bytes) -> None:
         await self.intake.on_mqtt_command(verb, payload)

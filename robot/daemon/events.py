@@ -116,6 +116,7 @@ class ErrorCode(StrEnum):
     INTERRUPTED = "interrupted"
     SUPERSEDED = "superseded"
     # the daemon
+    JOURNAL_CORRUPT = "journal_corrupt"
     FIRMWARE_UNAVAILABLE = "firmware_unavailable"
     INTERNAL = "internal"
     # a command
@@ -157,8 +158,12 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
         _JOB,
     ),
     ErrorCode.FIRMWARE_COUNTER: (
-        "the firmware's executed counter is behind the journal: not the firmware of the job",
-        _JOB,
+        "the firmware's counter is behind the journal (other firmware): resume only with rescan",
+        frozenset({"event", "journal", "reply"}),
+    ),
+    ErrorCode.JOURNAL_CORRUPT: (
+        "at start the journal could not be trusted: moved aside, a new one started; scan first",
+        frozenset({"event"}),
     ),
     ErrorCode.LINK_LOST: ("the serial link failed mid-job; resumable when moves remain", _JOB),
     ErrorCode.MOTOR_FAULT: ("a motor stalled, its driver faulted or a limit tripped", _JOB),
@@ -200,7 +205,9 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
 #: codes that end a job as ABORTED (an ``aborted`` event) rather than ERROR
 ABORT_CODES: Final = frozenset({ErrorCode.ABORTED, ErrorCode.ESTOP})
 #: codes after which a job with moves left stays open in the journal for ``resume``
-RESUMABLE_CODES: Final = frozenset({ErrorCode.LINK_LOST, ErrorCode.FIRMWARE_RESET})
+RESUMABLE_CODES: Final = frozenset(
+    {ErrorCode.LINK_LOST, ErrorCode.FIRMWARE_RESET, ErrorCode.FIRMWARE_COUNTER}
+)
 
 
 # --- payloads --------------------------------------------------------------------------------
@@ -342,6 +349,15 @@ class ResumableInfo(TypedDict):
     job_id: str
     moves_done: int
     moves_total: int
+    #: the firmware does not match the journal: only ``resume`` with ``rescan`` can finish it
+    needs_rescan: bool
+
+
+class JournalStatus(TypedDict):
+    """Why the journal was not trusted at start (until a job has scanned the cube again)."""
+
+    problem: str
+    quarantined: str | None
 
 
 class FirmwareSummary(TypedDict):
@@ -365,3 +381,4 @@ class StatusPayload(TypedDict):
     firmware: FirmwareSummary
     robot_id: str
     cube_size: int
+    journal: JournalStatus | None

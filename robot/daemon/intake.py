@@ -295,6 +295,12 @@ class Intake:
         record = self.ctx.resumable
         if record is None:
             raise CommandError(ErrorCode.NOT_RESUMABLE, "resume: no interrupted job in the journal")
+        if self.ctx.rescan_required and not command.rescan:
+            raise CommandError(
+                ErrorCode.FIRMWARE_COUNTER,
+                f"resume: job {record.id} ran on other firmware (its counters do not match the "
+                'journal), so its moves cannot be counted: send resume with {"rescan": true}',
+            )
         job = Job(record.id, record.kind, command.id, time.monotonic())
         job.stage_times = dict(record.stage_times)
         self._start_job(job, self.pipeline.resume_job(job, record, command.rescan))
@@ -316,6 +322,7 @@ class Intake:
                 f"superseded by a new {command.verb} job",
             )
             self.ctx.resumable = None
+            self.ctx.rescan_required = False
         job_id = await journal.call(journal.sync.create_job, command.verb, self.ctx.n, command.id)
         job = Job(job_id, command.verb, command.id, time.monotonic())
         self._start_job(job, self.pipeline.run_job(job, given))

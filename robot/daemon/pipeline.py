@@ -106,7 +106,21 @@ class Pipeline:
         await self._solve_and_execute(job, cube, offset=0)
 
     async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
-        record = await self.recovery.reconcile(record)
+        try:
+            record = await self.recovery.reconcile(record)
+        except JobError as exc:
+            if exc.code is not ErrorCode.FIRMWARE_COUNTER:
+                raise
+            if not rescan:
+                # the job stays open (a resumable code), but only a rescan can finish it
+                self.ctx.rescan_required = True
+                raise JobError(
+                    ErrorCode.FIRMWARE_COUNTER,
+                    f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
+                ) from exc
+            logger.warning("job %s: %s; going on from a fresh scan", job.id, exc)
+        if rescan:
+            self.ctx.rescan_required = False
         job.moves_done = record.executed
         if rescan:
             cube = await self._scan(job)
@@ -317,6 +331,8 @@ class Pipeline:
             "solved": job.physical.is_solved() if job.physical is not None else None,
         }
         self.ctx.out.event(EventName.DONE, done)
+        if job.kind != "solve":  # a job that scanned the cube: its state is known again
+            self.ctx.journal_problem = None
         self.ctx.set_state(JobState.DONE)
 
     async def _fail(self, job: Job, exc: JobError) -> None:

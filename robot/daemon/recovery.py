@@ -52,8 +52,36 @@ class Recovery:
             self.ctx.out.event(EventName.RECOVERED, closed)
             return
         await self.replay_unreported(record)
-        record = await self.reconcile(record)
+        try:
+            record = await self.reconcile(record)
+        except JobError as exc:
+            if exc.code is not ErrorCode.FIRMWARE_COUNTER:
+                raise
+            self._needs_rescan(record, str(exc))
+            return
         self.ctx.resumable = record
+        recovered: RecoveredPayload = {
+            "job_id": record.id,
+            "state": record.state,
+            "moves_done": record.executed,
+            "moves_total": record.total_moves,
+            "physical": record.physical,
+            "resumable": True,
+        }
+        self.ctx.out.event(EventName.RECOVERED, recovered)
+
+    def _needs_rescan(self, record: JobRecord, reason: str) -> None:
+        """The firmware is not the one that ran the job: its moves cannot be counted, so the
+        job can only finish from a fresh scan of the cube."""
+        self.ctx.resumable = record
+        self.ctx.rescan_required = True
+        message = f'{reason}: send resume with rescan (payload {{"rescan": true}})'
+        logger.error("job %s: %s", record.id, message)
+        self.ctx.set_error(ErrorCode.FIRMWARE_COUNTER, message)
+        self.ctx.out.event(
+            EventName.ERROR,
+            {"job_id": record.id, "code": ErrorCode.FIRMWARE_COUNTER, "message": message},
+        )
         recovered: RecoveredPayload = {
             "job_id": record.id,
             "state": record.state,
@@ -78,7 +106,7 @@ class Recovery:
                 ErrorCode.FIRMWARE_COUNTER,
                 f"the firmware's executed counter ({status.last_executed}) is behind the "
                 f"journal (move index {record.first_index + in_dispatch - 1} executed): this is "
-                "not the firmware that ran the job; resume with rescan",
+                "not the firmware that ran the job",
             )
         fw_done = min(fw_done, dispatched)
         if fw_done == in_dispatch:

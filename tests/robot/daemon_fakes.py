@@ -42,6 +42,7 @@ from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, EventName, JobState, Solver
 from robot.journal import AsyncJournal
+from robot.journal_guard import open_journal
 from solver.api import solve
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
@@ -432,7 +433,8 @@ async def running(
     fw = firmware or FakeFirmware(start if start is not None else scrambled())
     fake_cameras = FakeCameras(config, lambda: fw.cube)
     sink = sink or MemorySink()
-    journal = AsyncJournal.open(journal_path)
+    sync_journal, problem = open_journal(journal_path)
+    journal = AsyncJournal(sync_journal)
     daemon = Daemon(
         config,
         link=FakeLink(fw),
@@ -442,6 +444,7 @@ async def running(
         sink=sink,
         solver=solver,
         firmware_retry_s=0.001,
+        journal_problem=problem,
     )
     task = asyncio.create_task(daemon.run())
     try:

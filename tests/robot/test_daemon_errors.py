@@ -184,18 +184,24 @@ async def _firmware_reset(fast_tmp: Path) -> None:
 
 @scenario(ErrorCode.FIRMWARE_COUNTER)
 async def _firmware_counter(fast_tmp: Path) -> None:
-    """Resume on a firmware whose executed counter is behind the journal: not the same one."""
+    """Resume on a firmware whose executed counter is behind the journal (not the same one):
+    the job stays open, only a resume with rescan is accepted, and that one finishes it."""
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
     async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
         await rig.job("start")
         fw.boot_id, fw.last_executed, fw.last_received = 0x2000, 0, 0
         await rig.job("resume", {})
         error = rig.sink.of(EventName.ERROR)[-1]
-        assert error["code"] == ErrorCode.FIRMWARE_COUNTER and "rescan" in error["message"]
-        assert rig.state() is JobState.ERROR and len(fw.executed) == 3
-    _journal_finished(
-        fast_tmp / "j.sqlite", error["job_id"], ErrorCode.FIRMWARE_COUNTER, JobState.ERROR
-    )
+        assert error["code"] == ErrorCode.FIRMWARE_COUNTER and '"rescan": true' in error["message"]
+        assert error["resumable"] is True and len(fw.executed) == 3
+        assert rig.sink.statuses[-1]["resumable"]["needs_rescan"] is True
+        reply = await _refused(rig, "resume", {}, ErrorCode.FIRMWARE_COUNTER)
+        assert '{"rescan": true}' in reply["error"]["message"]
+        await rig.job("resume", {"rescan": True})  # following the advice works
+        assert rig.state() is JobState.DONE and fw.cube.is_solved()
+        assert rig.sink.statuses[-1]["resumable"] is None
+    record = _journal_job(fast_tmp / "j.sqlite", error["job_id"])
+    assert record.state is JobState.DONE
 
 
 @scenario(ErrorCode.LINK_LOST)
@@ -406,6 +412,20 @@ async def _rate_limited(fast_tmp: Path) -> None:
         assert limited and all(r["error"]["code"] == ErrorCode.RATE_LIMITED for r in limited)
         assert "per second" in limited[0]["error"]["message"]
         assert intake.refused[ErrorCode.RATE_LIMITED] == len(limited)
+
+
+@scenario(ErrorCode.JOURNAL_CORRUPT)
+async def _journal_corrupt(fast_tmp: Path) -> None:
+    """A journal of garbage: the daemon starts anyway, moves it aside, says so until a scan."""
+    path = fast_tmp / "j.sqlite"
+    path.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 40)
+    async with running(path) as rig:
+        error = rig.sink.of(EventName.ERROR)[0]
+        assert error["code"] == ErrorCode.JOURNAL_CORRUPT and "quarantined" in error["message"]
+        journal_status = rig.sink.statuses[-1]["journal"]
+        assert journal_status is not None and Path(journal_status["quarantined"]).exists()
+        await rig.job("start")  # a job that scans the cube clears it
+        assert rig.state() is JobState.DONE and rig.sink.statuses[-1]["journal"] is None
 
 
 @scenario(ErrorCode.NOT_RUNNING)

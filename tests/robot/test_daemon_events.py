@@ -24,7 +24,7 @@ WIRE = {
         "no_calibration scan_failed scan_invalid solve_failed plan_failed firmware "
         "firmware_reset firmware_counter link_lost motor_fault execution_failed "
         "execution_order not_solved aborted estop interrupted superseded "
-        "firmware_unavailable internal unknown_command malformed busy rate_limited "
+        "journal_corrupt firmware_unavailable internal unknown_command malformed busy rate_limited "
         "not_running not_resumable"
     ),
     EventName: ("scan_complete solution move_executed done error aborted firmware_reset recovered"),

@@ -93,6 +93,7 @@ def test_restart_with_every_event_acknowledged_replays_nothing(fast_tmp: Path) -
         "job_id": rig.daemon.resumable.id,
         "moves_done": 3,
         "moves_total": rig.daemon.resumable.total_moves,
+        "needs_rescan": False,
     }
 
 
