@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import serial
 import serial_asyncio_fast
 
-from firmware_protocol.codec import Frame, FrameDecoder
+from firmware_protocol.codec import BITS_PER_BYTE, Frame, FrameDecoder
 from firmware_protocol.errors import (
     CommandRejectedError,
     CorruptFrame,
@@ -80,7 +80,6 @@ from firmware_protocol.errors import (
     ProtocolVersionError,
     ResetNotAcknowledgedError,
 )
-from firmware_protocol.faults import BITS_PER_BYTE
 from firmware_protocol.messages import (
     MAX_MOVES_PER_FRAME,
     PROTOCOL_VERSION,
@@ -111,6 +110,7 @@ from firmware_protocol.messages import (
     parse_message,
 )
 from firmware_protocol.moves import Face, Move, format_moves, groups, validate_moves
+
 
 __all__ = [
     "Execution",

@@ -10,7 +10,6 @@ from typing import TypeVar
 import pytest
 
 from firmware_protocol.codec import Frame, FrameDecoder
-from firmware_protocol.faults import FaultSpec
 from firmware_protocol.messages import (
     Ack,
     Clear,
@@ -38,9 +37,10 @@ from firmware_protocol.messages import (
     encode_message,
     parse_message,
 )
-from firmware_protocol.sim import FirmwareConfig, NonVolatile, SimulatedFirmware
+from firmware_protocol.sim.faults import FaultSpec
+from firmware_protocol.sim.firmware import FirmwareConfig, NonVolatile, SimulatedFirmware
 
-from .helpers import RecordingCube, run
+from ..helpers import RecordingCube, run
 
 M = TypeVar("M", bound=Message)
 

@@ -1,19 +1,19 @@
 """The simulated stepper firmware: the firmware side of ``PROTOCOL.md``, in asyncio.
 
-It is transport-agnostic: an endpoint (:mod:`firmware_protocol.endpoints`, a pty or a TCP port)
+It is transport-agnostic: an endpoint (:mod:`firmware_protocol.sim.endpoints`, a pty or a TCP port)
 calls :meth:`SimulatedFirmware.port_attached`, feeds it the host's bytes with
 :meth:`SimulatedFirmware.port_bytes`, and receives its bytes through the ``write`` callback. Between
-the two sits the serial line model (:class:`~firmware_protocol.faults.SerialLine`): baud-rate
-pacing and the seeded byte faults of the :class:`~firmware_protocol.faults.FaultSpec`.
+the two sits the serial line model (:class:`~firmware_protocol.sim.faults.SerialLine`): baud-rate
+pacing and the seeded byte faults of the :class:`~firmware_protocol.sim.faults.FaultSpec`.
 
 What it models:
 
 - a finite move queue (``queue_depth`` moves), groups of two opposite faces that start together;
-- motor timing (:mod:`firmware_protocol.motors`): a group lasts as long as its slowest motor;
+- motor timing (:mod:`firmware_protocol.sim.motors`): a group lasts as long as its slowest motor;
 - non-volatile move counters that survive resets (:class:`NonVolatile`), a boot id that changes
   at every reset;
 - the state machine IDLE / RUNNING / HOLD / STOPPED / FAULT / HOMING, the watchdog, ESTOP;
-- a virtual cube (any :class:`VirtualCube`, injected: this package knows no cube model) to which
+- a virtual cube (any :class:`TurnableCube`, injected: this package knows no cube model) to which
   every executed move is applied, optionally mirrored to a state file (facelets, URFDLB);
 - a log of every move (:class:`MoveRecord`) with receive/start/finish times, for tests and
   benchmarks to check exactly-once execution and host-caused gaps.
@@ -34,7 +34,6 @@ from typing import Protocol
 
 from firmware_protocol.codec import Frame, FrameDecoder
 from firmware_protocol.errors import CorruptFrame, MalformedMessage
-from firmware_protocol.faults import FaultSpec, SerialLine
 from firmware_protocol.messages import (
     PROTOCOL_VERSION,
     SEQUENCED_TYPES,
@@ -64,8 +63,9 @@ from firmware_protocol.messages import (
     encode_message,
     parse_message,
 )
-from firmware_protocol.motors import MotorProfile, group_time_s
 from firmware_protocol.moves import Face, opposite
+from firmware_protocol.sim.faults import FaultSpec, SerialLine
+from firmware_protocol.sim.motors import MotorProfile, group_time_s
 
 __all__ = [
     "FirmwareConfig",
@@ -73,7 +73,7 @@ __all__ = [
     "NonVolatile",
     "PortControl",
     "SimulatedFirmware",
-    "VirtualCube",
+    "TurnableCube",
 ]
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ _NO_MOTOR = 0xFF
 _KNOWN_TYPES = frozenset(int(t) for t in MessageType)
 
 
-class VirtualCube(Protocol):
+class TurnableCube(Protocol):
     """What the simulated firmware needs of a cube: turn a face, show the facelets."""
 
     def apply(self, face: str, quarter_turns: int) -> None:
@@ -181,7 +181,7 @@ class SimulatedFirmware:
     def __init__(
         self,
         *,
-        cube: VirtualCube | None = None,
+        cube: TurnableCube | None = None,
         config: FirmwareConfig | None = None,
         faults: FaultSpec | None = None,
         seed: int = 0,
