@@ -25,9 +25,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from firmware_protocol.sim.endpoints import PtyEndpoint
-from firmware_protocol.sim.faults import parse_fault_spec
-from firmware_protocol.sim.firmware import FirmwareConfig, SimulatedFirmware
+from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
 from robot.config import CameraConfig, RobotConfig
 from robot.errors import ConfigError
 from solver.cube.facelets import Cube
@@ -51,7 +49,7 @@ class _Source(Protocol):
 
 class VirtualCube:
     """The simulated robot's physical cube: the firmware turns it (``VirtualCube`` protocol of
-    :mod:`firmware_protocol.sim.firmware`), the cameras look at it."""
+    :mod:`firmware_protocol.sim`), the cameras look at it."""
 
     def __init__(self, cube: Cube) -> None:
         self.cube = cube
