@@ -150,7 +150,23 @@ def _golden_rows() -> list[tuple[str, int, bytes, bytes, int]]:
 GOLDEN_ROWS = _golden_rows()
 
 
-PURE_MODULES = ["codec", "messages", "moves", "errors", "sim/motors"]
+PURE_MODULES = [
+    "codec",
+    "messages",
+    "moves",
+    "errors",
+    "sim/motors",
+    # the sans-IO core of the link
+    "link/core",
+    "link/actions",
+    "link/handshake",
+    "link/window",
+    "link/executions",
+    "link/accounting",
+    "link/waiters",
+    "link/failures",
+    "link/data",
+]
 
 
 @pytest.mark.parametrize("module", PURE_MODULES)

@@ -1,0 +1,72 @@
+"""Property tests of the sans-IO core: over random loss, duplication and reordering of frames in
+both directions, every move executes exactly once and in order, the host never reports a move
+before the firmware executed it, and the sender never exceeds its window."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firmware_protocol.moves import Face, Move
+
+from .memfirmware import CONFIG, Driver, MemoryFirmware
+
+single_moves = st.builds(
+    Move, st.sampled_from(list(Face)), st.sampled_from([1, -1, 2]), st.just(False)
+)
+disturbances = st.lists(st.integers(0, 255), max_size=300)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    moves=st.lists(single_moves, min_size=1, max_size=30),
+    chaos=disturbances,
+    queue_depth=st.integers(2, 6),
+    seed=st.integers(0, 2**16),
+)
+def test_every_move_executes_exactly_once_in_order(
+    moves: list[Move], chaos: list[int], queue_depth: int, seed: int
+) -> None:
+    driver = Driver(MemoryFirmware(queue_depth=queue_depth), seed=seed)
+    driver.open()
+    execution = driver.execute(moves)
+    for disturbance in chaos:
+        driver.step(disturbance)
+    driver.run_until(lambda: execution.done)
+
+    assert execution.error is None
+    firmware = driver.firmware
+    assert [m.index for m in firmware.executed_log] == list(range(1, len(moves) + 1))
+    assert [(m.motor, m.quarter_turns) for m in firmware.executed_log] == [
+        (m.motor, m.quarter_turns) for m in moves
+    ]
+    assert [e.position for e in driver.events] == list(range(len(moves)))
+    assert [e.move for e in driver.events] == moves
+    assert [a.error for a in driver.ended] == [None]
+    assert driver.max_window <= CONFIG.window_frames
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.lists(single_moves, min_size=1, max_size=12),
+    second=st.lists(single_moves, min_size=1, max_size=12),
+    chaos=disturbances,
+)
+def test_consecutive_executions_continue_the_firmware_indices(
+    first: list[Move], second: list[Move], chaos: list[int]
+) -> None:
+    driver = Driver(MemoryFirmware())
+    driver.open()
+    one = driver.execute(first)
+    for disturbance in chaos[: len(chaos) // 2]:
+        driver.step(disturbance)
+    driver.run_until(lambda: one.done)
+    two = driver.execute(second)
+    for disturbance in chaos[len(chaos) // 2 :]:
+        driver.step(disturbance)
+    driver.run_until(lambda: two.done)
+
+    assert one.error is None and two.error is None
+    total = len(first) + len(second)
+    assert [m.index for m in driver.firmware.executed_log] == list(range(1, total + 1))
+    assert [e.index for e in two.events] == list(range(len(first) + 1, total + 1))
