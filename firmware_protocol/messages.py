@@ -41,13 +41,10 @@ from firmware_protocol.codec import Frame, encode_frame
 from firmware_protocol.errors import MalformedMessage
 
 __all__ = [
-    "FIRMWARE_TYPES",
-    "HOST_TYPES",
     "MAX_MOVES_PER_FRAME",
     "MOTOR_COUNT",
     "PROTOCOL_VERSION",
     "SEQUENCED_TYPES",
-    "TRANSIENT_NAKS",
     "Ack",
     "Clear",
     "EStop",
@@ -110,8 +107,6 @@ class MessageType(IntEnum):
 SEQUENCED_TYPES = frozenset(
     {MessageType.MOVES, MessageType.HOME, MessageType.ENABLE, MessageType.CLEAR}
 )
-HOST_TYPES = frozenset(t for t in MessageType if t < 0x80)
-FIRMWARE_TYPES = frozenset(t for t in MessageType if t >= 0x80)
 
 
 class FirmwareState(IntEnum):
@@ -146,10 +141,6 @@ class NakReason(IntEnum):
     BUSY = 9  # HOME or ENABLE frame ``seq`` refused while moves are queued or running
     UNKNOWN_TYPE = 10  # frame ``seq`` has a type this firmware does not implement
     BAD_PAYLOAD = 11  # frame ``seq`` is intact but its payload is invalid for its type
-
-
-#: NAK reasons after which retransmitting the same frame can succeed.
-TRANSIENT_NAKS = frozenset({NakReason.CORRUPT, NakReason.SEQ_GAP, NakReason.QUEUE_FULL})
 
 
 class MoveFlags(IntFlag):

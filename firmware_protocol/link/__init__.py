@@ -43,7 +43,7 @@ What it does (``PROTOCOL.md`` has the wire-level detail):
   goes silent for ``watchdog_ms``) and watches the firmware's own periodic STATUS.
 
 How it is built: a sans-IO core holds every protocol decision and is driven by a thin asyncio
-facade that owns the port and the clock (see ``PROTOCOL.md``, "Host implementation")::
+facade that owns the port and the clock (``PROTOCOL.md`` § 7, "Where this lives")::
 
     facade.py      FirmwareLink: tasks, port, clock; carries out the core's actions
     supervisor.py  the port (pyserial-asyncio-fast) and the reconnect policy

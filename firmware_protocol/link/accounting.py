@@ -69,7 +69,7 @@ class FirmwareCounters:
 class ExecutionState:
     """One ``execute()``: its moves, their firmware indices, what has been reported executed."""
 
-    def __init__(self, moves: Sequence[Move], now: float) -> None:
+    def __init__(self, moves: Sequence[Move]) -> None:
         self.moves: tuple[Move, ...] = tuple(moves)
         self.groups: list[tuple[int, int]] = groups(self.moves)
         self._group_starts = [lo for lo, _ in self.groups]
@@ -77,7 +77,6 @@ class ExecutionState:
         self.events: list[MoveExecuted] = []
         self.error: ExecutionError | None = None
         self.sent_upto = -1  # highest position ever transmitted
-        self.started_at = now
         self.finished_at: float | None = None
 
     @property

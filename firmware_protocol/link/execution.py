@@ -6,7 +6,7 @@ import asyncio
 
 from firmware_protocol.errors import ExecutionError
 from firmware_protocol.link.accounting import ExecutionState
-from firmware_protocol.link.data import MoveExecuted, PlannedMove
+from firmware_protocol.link.data import MoveExecuted
 from firmware_protocol.moves import Move
 
 __all__ = ["Execution"]
@@ -51,17 +51,6 @@ class Execution:
     @property
     def done(self) -> bool:
         return self.state.done
-
-    @property
-    def started_at(self) -> float:
-        return self.state.started_at
-
-    @property
-    def finished_at(self) -> float | None:
-        return self.state.finished_at
-
-    def planned(self, positions: range) -> tuple[PlannedMove, ...]:
-        return self.state.planned(positions)
 
     def __aiter__(self) -> Execution:
         return self

@@ -56,7 +56,7 @@ class ExecutionTracker:
                 self.port,
             )
         validate_moves(moves, motor_count)
-        execution = ExecutionState(moves, now)
+        execution = ExecutionState(moves)
         if self.fw.stopped and self.fw.error is not ErrorCode.WATCHDOG:
             report = ExecutionReport(
                 execution.moves, (), not_executed=execution.planned(range(len(moves)))

@@ -88,6 +88,9 @@ class FirmwareLink:
         self.config = config or LinkConfig()
         self._rng = random.Random()
         self._core = LinkCore(port, self.config, self._rng)
+        #: What the firmware said in the IDENT of the last session.
+        self.info: FirmwareInfo | None = None
+        self.stats: LinkStats = self._core.stats
         self._serial = SerialPort(port, self.config.baudrate)
         self._closed = False
         self._supervisor: asyncio.Task[None] | None = None
@@ -110,21 +113,12 @@ class FirmwareLink:
         await self.close()
 
     @property
-    def info(self) -> FirmwareInfo | None:
-        """What the firmware said in its last IDENT."""
-        return self._core.info
-
-    @property
     def last_status(self) -> Status | None:
         return self._core.last_status
 
     @property
     def last_error_report(self) -> ErrorReport | None:
         return self._core.last_error_report
-
-    @property
-    def stats(self) -> LinkStats:
-        return self._core.stats
 
     @property
     def connected(self) -> bool:
@@ -150,8 +144,8 @@ class FirmwareLink:
         one stopped by an e-stop or a fault stays so (see :meth:`home`).
         """
         self._check_open()
-        if self._core.session_open and self._core.info is not None:
-            return self._core.info
+        if self._core.session_open and self.info is not None:
+            return self.info
         loop = asyncio.get_running_loop()
         if self._supervisor is None or self._supervisor.done():
             self._failure = None
@@ -298,6 +292,7 @@ class FirmwareLink:
             future.set_result(status)
 
     def _session_opened(self, info: FirmwareInfo) -> None:
+        self.info = info
         if self._down is not None:
             logger.info("%s: port back; the link is usable again", self.port)
         self._down = None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from firmware_protocol.codec import BITS_PER_BYTE, MAX_SEQ
 from firmware_protocol.link.data import LinkConfig
-from firmware_protocol.messages import Message, Moves, encode_message
+from firmware_protocol.messages import Message, encode_message
 
 __all__ = ["Op", "Outgoing", "SendWindow", "seq_le"]
 
@@ -49,8 +49,6 @@ class Outgoing:
     data: bytes
     sent_at: float
     op: Op | None = None
-    first_index: int = 0
-    last_index: int = 0
     retries: int = 0
 
 
@@ -86,8 +84,6 @@ class SendWindow:
         """Number ``message``, keep it until acknowledged, return it (its ``data`` to write)."""
         seq = self.take_seq()
         out = Outgoing(seq=seq, data=encode_message(message, seq), sent_at=now, op=op)
-        if isinstance(message, Moves):
-            out.first_index, out.last_index = message.first_index, message.last_index
         self._frames[seq] = out
         return out
 
