@@ -20,14 +20,10 @@ from dataclasses import dataclass, field
 from firmware_protocol.errors import ExecutionError, FirmwareResetError
 from firmware_protocol.link import FirmwareLink, LinkConfig, MoveExecuted
 from firmware_protocol.moves import Move, opposite
+from firmware_protocol.sim.board import FirmwareConfig, MoveRecord, TurnableCube
 from firmware_protocol.sim.endpoints import PtyEndpoint
 from firmware_protocol.sim.faults import FaultSpec
-from firmware_protocol.sim.firmware import (
-    FirmwareConfig,
-    MoveRecord,
-    SimulatedFirmware,
-    TurnableCube,
-)
+from firmware_protocol.sim.firmware import SimulatedFirmware
 from firmware_protocol.sim.motors import group_time_s
 
 __all__ = [

@@ -37,8 +37,8 @@ from firmware_protocol.messages import (
     encode_message,
     parse_message,
 )
+from firmware_protocol.sim import FirmwareConfig, NonVolatile, SimulatedFirmware
 from firmware_protocol.sim.faults import FaultSpec
-from firmware_protocol.sim.firmware import FirmwareConfig, NonVolatile, SimulatedFirmware
 
 from ..helpers import RecordingCube, run
 
