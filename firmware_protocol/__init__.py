@@ -4,7 +4,8 @@ Modules (``PROTOCOL.md`` is the specification):
 
 - :mod:`~firmware_protocol.codec` — pure framing: COBS, CRC-16/CCITT, :class:`Frame`,
   :class:`FrameDecoder` ("incomplete" distinct from "corrupt").
-- :mod:`~firmware_protocol.messages` — pure typed messages (HELLO, MOVES, ACK, EXECUTED, ...).
+- :mod:`~firmware_protocol.messages` — pure typed messages (HELLO, MOVES, ACK, EXECUTED, ...);
+  :mod:`~firmware_protocol.codes` — their numbers (types, states, error codes, NAK reasons).
 - :mod:`~firmware_protocol.moves` — moves as motor codes (U R F D L B = 0..5), text form.
 - :mod:`~firmware_protocol.errors` — the exception tree.
 - :mod:`~firmware_protocol.link` — :class:`FirmwareLink`, the reliable asyncio link.

@@ -152,6 +152,7 @@ GOLDEN_ROWS = _golden_rows()
 
 PURE_MODULES = [
     "codec",
+    "codes",
     "messages",
     "moves",
     "errors",
