@@ -89,11 +89,11 @@ class LinkCore:
         self.fw = FirmwareCounters()
         self._out: list[Action] = []
         self.executions = ExecutionTracker(port, self.fw, self._out)
-        self.window = SendWindow(config, (rng or random.Random()).randrange(_SEQ_LIMIT))
+        self._rng = rng or random.Random()
+        self.window = SendWindow(config, self._rng.randrange(_SEQ_LIMIT))
         self.connected = False
         self.session_open = False
         self.session_opened_at = 0.0
-        self._rng = rng or random.Random()
         self._handshake: Handshake | None = None
         self._boot_id: int | None = None
         self._send_upto = 0  # highest move index transmitted in this session
