@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firmware_protocol.errors import FirmwareResetError
 from firmware_protocol.moves import Face, Move
 
 from .memfirmware import CONFIG, Driver, MemoryFirmware
@@ -70,3 +71,35 @@ def test_consecutive_executions_continue_the_firmware_indices(
     total = len(first) + len(second)
     assert [m.index for m in driver.firmware.executed_log] == list(range(1, total + 1))
     assert [e.index for e in two.events] == list(range(len(first) + 1, total + 1))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    moves=st.lists(single_moves, min_size=1, max_size=20),
+    chaos=disturbances,
+    reset_at=st.integers(0, 120),
+)
+def test_a_reset_at_any_moment_is_reported_exactly(
+    moves: list[Move], chaos: list[int], reset_at: int
+) -> None:
+    driver = Driver(MemoryFirmware(queue_depth=4))
+    driver.open()
+    execution = driver.execute(moves)
+    firmware = driver.firmware
+    for step in range(max(len(chaos), reset_at + 1)):
+        if step == reset_at:
+            firmware.reboot()
+            driver.wire.to_host.append(firmware._send(firmware._ident(0)))  # boot announcement
+        driver.step(chaos[step] if step < len(chaos) else None)
+    driver.run_until(lambda: execution.done)
+
+    executed = [m.index for m in firmware.executed_log]
+    if execution.error is None:  # every move had executed before the reset
+        assert executed == list(range(1, len(moves) + 1))
+        return
+    assert isinstance(execution.error, FirmwareResetError)
+    report = execution.error.report
+    assert [e.index for e in report.executed] == executed  # exactly what the firmware did
+    assert report.interrupted == ()  # this firmware executes a move atomically
+    assert [p.index for p in report.not_executed] == list(range(len(executed) + 1, len(moves) + 1))
+    assert driver.core.executions.reset_pending is not None
