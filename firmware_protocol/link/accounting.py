@@ -56,14 +56,22 @@ class FirmwareCounters:
 
     def note_started(self, started_upto: int) -> None:
         self.started = max(self.started, started_upto)
+        self._received_at_least(self.started)
 
     def note_executed(self, last_executed: int) -> bool:
         """Take a cumulative ``last_executed``; whether it is news."""
         if last_executed <= self.executed:
             return False
         self.executed = last_executed
-        self.started = max(self.started, last_executed)
+        self.note_started(last_executed)
         return True
+
+    def _received_at_least(self, index: int) -> None:
+        # A move that started was received, even if the ACK saying so was lost (a NAK's implicit
+        # acknowledgement carries no counter). A lagging ``last_received`` would index the next
+        # execution's moves below what the firmware holds: it would drop them as repeats and
+        # its counters would then seem to report them executed.
+        self.last_received = max(self.last_received, index)
 
 
 class ExecutionState:

@@ -420,20 +420,7 @@ class LinkCore:
         fw.state, fw.error = ident.state, ident.error
         self._send_upto = ident.last_received
         self.window.clear()
-        self.info = FirmwareInfo(
-            port=self.port,
-            protocol_version=ident.protocol_version,
-            firmware_version=".".join(str(v) for v in ident.firmware_version),
-            motor_count=ident.motor_count,
-            queue_depth=ident.queue_depth,
-            max_batch=ident.max_batch,
-            watchdog_ms=ident.watchdog_ms,
-            boot_id=ident.boot_id,
-            last_executed=ident.last_executed,
-            started_upto=ident.started_upto,
-            state=ident.state,
-            error=ident.error,
-        )
+        self.info = FirmwareInfo.from_ident(self.port, ident)
         logger.debug(
             "%s: session open: firmware %s boot %08x executed %d started %d received %d %s",
             self.port,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from firmware_protocol.messages import MAX_MOVES_PER_FRAME, ErrorCode, FirmwareState
+from firmware_protocol.messages import MAX_MOVES_PER_FRAME, ErrorCode, FirmwareState, Ident
 from firmware_protocol.moves import Move, format_moves
 
 __all__ = [
@@ -80,6 +80,23 @@ class FirmwareInfo:
     started_upto: int
     state: FirmwareState
     error: ErrorCode
+
+    @classmethod
+    def from_ident(cls, port: str, ident: Ident) -> FirmwareInfo:
+        return cls(
+            port=port,
+            protocol_version=ident.protocol_version,
+            firmware_version=".".join(str(v) for v in ident.firmware_version),
+            motor_count=ident.motor_count,
+            queue_depth=ident.queue_depth,
+            max_batch=ident.max_batch,
+            watchdog_ms=ident.watchdog_ms,
+            boot_id=ident.boot_id,
+            last_executed=ident.last_executed,
+            started_upto=ident.started_upto,
+            state=ident.state,
+            error=ident.error,
+        )
 
 
 @dataclass(frozen=True, slots=True)

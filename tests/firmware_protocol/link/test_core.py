@@ -300,3 +300,23 @@ def test_the_deadline_is_the_next_thing_to_do() -> None:
     assert core.deadline() == pytest.approx(2.0 + CONFIG.hello_timeout_s)
     core.connection_lost()
     assert core.deadline() is None
+
+
+def test_executed_moves_count_as_received_when_their_ack_was_lost() -> None:
+    """Found by the property tests: with the ACK lost and the frame acknowledged implicitly by
+    a NAK (which carries no counter), the next execution was indexed from a stale
+    ``last_received``; the firmware dropped its first move as a repeat and the host then
+    reported it executed."""
+    driver = Driver(MemoryFirmware())
+    driver.open()
+    first = driver.execute(MOVES[:1])
+    (frame,) = driver.core.window
+    driver.wire.to_host += driver.firmware.receive(driver.wire.to_firmware.pop())
+    driver.wire.to_host.clear()  # the ACK is lost
+    feed(driver.core, Nak((frame.seq + 1) & 0xFFFF, NakReason.SEQ_GAP), driver.now, seq=1)
+    assert len(driver.core.window) == 0 and driver.core.fw.last_received == 0
+    driver.run_until(lambda: first.done)
+    second = driver.execute(MOVES[1:2])
+    assert second.base == 2
+    driver.run_until(lambda: second.done)
+    assert [m.index for m in driver.firmware.executed_log] == [1, 2]
