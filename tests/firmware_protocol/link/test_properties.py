@@ -8,19 +8,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firmware_protocol.errors import FirmwareResetError
-from firmware_protocol.moves import Face, Move
+from firmware_protocol.moves import Face, Move, opposite
 
 from .memfirmware import CONFIG, Driver, MemoryFirmware
 
 single_moves = st.builds(
     Move, st.sampled_from(list(Face)), st.sampled_from([1, -1, 2]), st.just(False)
 )
+
+
+@st.composite
+def move_groups(draw: st.DrawFn) -> list[Move]:
+    """One move, or two opposite faces turning together."""
+    first = draw(single_moves)
+    if not draw(st.booleans()):
+        return [first]
+    second = Move(Face(opposite(first.motor)), draw(st.sampled_from([1, -1, 2])), False)
+    return [Move(Face(first.motor), first.quarter_turns, True), second]
+
+
+def sequences(max_groups: int) -> st.SearchStrategy[list[Move]]:
+    return st.lists(move_groups(), min_size=1, max_size=max_groups).map(
+        lambda groups: [move for group in groups for move in group]
+    )
+
+
 disturbances = st.lists(st.integers(0, 255), max_size=300)
 
 
 @settings(max_examples=150, deadline=None)
 @given(
-    moves=st.lists(single_moves, min_size=1, max_size=30),
+    moves=sequences(20),
     chaos=disturbances,
     queue_depth=st.integers(2, 6),
     seed=st.integers(0, 2**16),
@@ -38,9 +56,9 @@ def test_every_move_executes_exactly_once_in_order(
     assert execution.error is None
     firmware = driver.firmware
     assert [m.index for m in firmware.executed_log] == list(range(1, len(moves) + 1))
-    assert [(m.motor, m.quarter_turns) for m in firmware.executed_log] == [
-        (m.motor, m.quarter_turns) for m in moves
-    ]
+    assert [
+        (m.motor, m.quarter_turns, m.simultaneous_with_next) for m in firmware.executed_log
+    ] == [(m.motor, m.quarter_turns, m.simultaneous_with_next) for m in moves]
     assert [e.position for e in driver.events] == list(range(len(moves)))
     assert [e.move for e in driver.events] == moves
     assert [a.error for a in driver.ended] == [None]
@@ -49,8 +67,8 @@ def test_every_move_executes_exactly_once_in_order(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    first=st.lists(single_moves, min_size=1, max_size=12),
-    second=st.lists(single_moves, min_size=1, max_size=12),
+    first=sequences(8),
+    second=sequences(8),
     chaos=disturbances,
 )
 def test_consecutive_executions_continue_the_firmware_indices(
@@ -75,7 +93,7 @@ def test_consecutive_executions_continue_the_firmware_indices(
 
 @settings(max_examples=100, deadline=None)
 @given(
-    moves=st.lists(single_moves, min_size=1, max_size=20),
+    moves=sequences(14),
     chaos=disturbances,
     reset_at=st.integers(0, 120),
 )
