@@ -347,6 +347,14 @@ class SimulationConfig(_Section):
     faults: str = ""
     queue_depth: Annotated[int, Field(ge=2, le=255)] = 16
 
+    @field_validator("faults")
+    @classmethod
+    def _faults(cls, value: str) -> str:
+        from firmware_protocol.sim.faults import parse_fault_spec
+
+        parse_fault_spec(value)  # ValueError names the item and the known faults
+        return value
+
 
 class RobotConfig(_Section):
     """A whole robot profile. ``source`` is the file it came from (for messages)."""
