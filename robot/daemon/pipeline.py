@@ -138,6 +138,7 @@ class Pipeline:
             for m in moves[record.executed :]
         ]
         self.ctx.set_state(JobState.EXECUTING)
+        await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, remaining, offset=record.executed)
 
     def _reversed(self, face: str) -> bool:
@@ -148,6 +149,7 @@ class Pipeline:
 
     async def _scan(self, job: Job) -> Cube:
         self.ctx.set_state(JobState.SCANNING)
+        await self._journal_state(job, JobState.SCANNING)
         cameras = self.cameras
         if cameras is None or cameras.calibration is None:
             missing = ", ".join(cameras.missing_calibration) if cameras else "all"
@@ -206,6 +208,12 @@ class Pipeline:
             )
         return result
 
+    async def _journal_state(self, job: Job, state: JobState) -> None:
+        """Keep the journal's job state with the daemon's, so that after a crash the journal
+        says where the job was (``recovered.state``)."""
+        journal = self.ctx.journal
+        await journal.call(journal.sync.set_state, job.id, state)
+
     def _validate(self, job: Job, cube: Cube) -> None:
         self.ctx.set_state(JobState.VALIDATING)
         started = time.perf_counter()
@@ -230,6 +238,7 @@ class Pipeline:
 
     async def _solve_and_execute(self, job: Job, cube: Cube, offset: int) -> None:
         self.ctx.set_state(JobState.SOLVING)
+        await self._journal_state(job, JobState.SOLVING)
         started = time.perf_counter()
         solution = await asyncio.to_thread(self._solve, cube)
         try:
@@ -268,6 +277,7 @@ class Pipeline:
         if not program.moves:
             return
         self.ctx.set_state(JobState.EXECUTING)
+        await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, program.wire_moves(), offset)
 
     def _solve(self, cube: Cube) -> Solution:

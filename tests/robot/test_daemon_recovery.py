@@ -67,7 +67,7 @@ def test_restart_replays_recovers_and_resumes(fast_tmp: Path) -> None:
     assert moves[:6] == [*replayed, (5, None, True), (6, None, True)]
     recovered = rig.sink.of(EventName.RECOVERED)[0]
     assert recovered["job_id"] == job_id and recovered["moves_done"] == 6
-    assert recovered["resumable"] is True and recovered["state"] == JobState.IDLE
+    assert recovered["resumable"] is True and recovered["state"] == JobState.EXECUTING
     physical = scrambled().apply(_face_moves(path, job_id)[:6])
     assert recovered["physical"] == physical.to_facelets("scheme")
     n = recovered["moves_total"]
