@@ -154,11 +154,30 @@ class Daemon:
                 raise _Stopped
         except* _Stopped:
             pass
+        except* Exception as group:
+            await self._last_words(group)
+            raise
         finally:
             self.intake.group = None
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _last_words(self, failure: ExceptionGroup[Exception]) -> None:
+        """The daemon dies of an error: say so in the retained status and availability before
+        the process exits (under systemd it is then restarted)."""
+        causes = "; ".join(f"{type(e).__name__}: {e}" for e in failure.exceptions)
+        if any(
+            isinstance(e, (KeyboardInterrupt, asyncio.CancelledError)) for e in failure.exceptions
+        ):
+            causes = f"stopped ({causes})"
+        logger.error("daemon %s stops on an error: %s", self.config.robot.id, causes)
+        self.ctx.set_error(ErrorCode.INTERNAL, f"the daemon stopped: {causes}")
+        status: dict[str, Any] = dict(self.ctx.status())
+        status["firmware"] = {**self.ctx.status()["firmware"], "connected": False}
+        if self.mqtt is not None:
+            with contextlib.suppress(Exception):
+                await self.mqtt.last_words(status)
 
     def _report_journal_problem(self) -> None:
         """Say, once as an event and in the status until a scan, that the journal was moved
