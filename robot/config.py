@@ -84,6 +84,8 @@ class SerialConfig(_Section):
     baud: Annotated[int, Field(gt=0)] = 115200
     connect_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0
+    #: how long ``resume`` waits for a lost link to come back before refusing
+    resume_wait_s: Annotated[float, Field(ge=0, le=600)] = 30.0
 
 
 class MotorConfig(_Section):

@@ -146,6 +146,7 @@ class Daemon:
                     group.create_task(self.mqtt.run(), name="mqtt")
                 group.create_task(self.intake.serve(), name="intake")
                 group.create_task(self._firmware(), name="firmware")
+                group.create_task(self._watch_link(), name="link-watch")
                 self._report_journal_problem()
                 self.ctx.publish_status()
                 self.ready.set()
@@ -162,6 +163,18 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    async def _watch_link(self, every_s: float = 0.1) -> None:
+        """Republish the status the moment the firmware link goes or comes back (the link
+        reconnects by itself; dashboards must not show a stale ``connected``)."""
+        connected = self.ctx.link.connected
+        while True:
+            await asyncio.sleep(every_s)
+            now = self.ctx.link.connected
+            if now != connected:
+                connected = now
+                logger.info("firmware link %s", "back" if now else "lost")
+                self.ctx.publish_status()
 
     async def _last_words(self, failure: ExceptionGroup[Exception]) -> None:
         """The daemon dies of an error: say so in the retained status and availability before

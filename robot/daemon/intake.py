@@ -267,6 +267,8 @@ class Intake:
             await self._fresh_session()
             status = await self.ctx.link.home()
             return ok_reply(command, firmware_state=status.state.name)
+        if isinstance(command, ResumeCommand):
+            await self._wait_for_link(command)
         if not self.ctx.firmware_ready.is_set():
             raise CommandError(
                 ErrorCode.FIRMWARE_UNAVAILABLE,
@@ -276,6 +278,21 @@ class Intake:
         if isinstance(command, ResumeCommand):
             return self._resume(command)
         return await self._new_job(command)
+
+    async def _wait_for_link(self, command: Command) -> None:
+        """Resume right after a lost link: wait (``[serial] resume_wait_s``) for it to come
+        back instead of failing a job that only needs the cable back."""
+        wait_s = self.ctx.config.serial.resume_wait_s
+        deadline = time.monotonic() + wait_s
+        while not (self.ctx.firmware_ready.is_set() and self.ctx.link.connected):
+            if time.monotonic() >= deadline:
+                raise CommandError(
+                    ErrorCode.FIRMWARE_UNAVAILABLE,
+                    f"{command.verb}: the firmware on {self.ctx.config.serial.url} did not come "
+                    f"back within {wait_s:g} s; check the cable, then send resume again (the "
+                    "job stays resumable)",
+                )
+            await asyncio.sleep(0.05)
 
     async def _abort(self, command: AbortCommand) -> Reply:
         if not self.busy:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
+from firmware_protocol.errors import LinkError
 from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import (
@@ -108,6 +109,8 @@ class Pipeline:
     async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
         try:
             record = await self.recovery.reconcile(record)
+        except LinkError as exc:  # the link went again: the job stays as it was, resumable
+            raise JobError(ErrorCode.LINK_LOST, f"resume: {exc}") from exc
         except JobError as exc:
             if exc.code is not ErrorCode.FIRMWARE_COUNTER:
                 raise

@@ -30,6 +30,7 @@ from firmware_protocol.errors import (
     LinkClosedError,
     LinkError,
     MotorFaultError,
+    PortLostError,
     PortOpenError,
     ResetNotAcknowledgedError,
 )
@@ -99,6 +100,8 @@ class FakeFirmware:
     #: an execution waits (once) at the group boundary when this many moves executed, until
     #: :meth:`proceed` or an estop
     pause_after: int | None = None
+    #: the USB cable is out: links report not connected and every call fails (PortLostError)
+    unplugged: bool = False
     executed: list[WireMove] = field(default_factory=list)
     homes: int = 0
     reset_pending: bool = False
@@ -164,7 +167,7 @@ class FakeLink:
 
     @property
     def connected(self) -> bool:
-        return self._connected
+        return self._connected and not self.fw.unplugged
 
     async def connect(self) -> FirmwareInfo:
         fw = self.fw
@@ -183,6 +186,8 @@ class FakeLink:
     def _check(self) -> None:
         if self._closed or not self._connected:
             raise LinkClosedError(f"link to {PORT} is not connected", PORT)
+        if self.fw.unplugged:
+            raise PortLostError(f"{PORT}: the port is gone (unplugged)", PORT)
 
     async def status(self) -> Status:
         self._check()
