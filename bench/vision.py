@@ -43,7 +43,7 @@ from solver.cube.cubie import CubieCube  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
 from solver.cube.geometry import Face  # noqa: E402
 from vision.calibration import Calibration, ViewCalibration  # noqa: E402
-from vision.classify import Stage  # noqa: E402
+from vision.classify import ConstraintLevel  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.render import (  # noqa: E402
     RenderParams,
@@ -109,9 +109,9 @@ def real_rgb(data: Path) -> list[dict[str, Any]]:
         for k, v in manifest.items()
         if k.startswith("3x3x3") and v["expected_kociemba"] and "older" not in v["source"]
     ]
-    for stage in Stage:
+    for stage in ConstraintLevel:
         right = sum(
-            read_rgb(load_rgb_scan(data / "rgb-scans" / k), stage=stage).to_facelets()
+            read_rgb(load_rgb_scan(data / "rgb-scans" / k), level=stage).to_facelets()
             == manifest[k]["expected_kociemba"]
             for k in cases
         )

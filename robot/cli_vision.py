@@ -16,9 +16,11 @@ Forms (a contract; scripts call them):
   from a *solved* cube held in the scheme's orientation (white up, green front); optional.
 
 Output: ``facelets`` prints the URFDLB facelet string (letters by centre for odd N, by the
-default colour scheme for even N); ``json`` adds the validity verdict, the repairs made and the
-low-confidence stickers. Exit codes: 0 a valid cube was read; 1 no valid cube could be read
-(the reasons are printed); 2 malformed input or usage.
+default colour scheme for even N); ``json`` adds the validity verdict, the repairs made, the
+low-confidence stickers, and ``verdict`` (``accepted``/``refused``), ``confidence`` and
+``in_doubt``. Exit codes: 0 a valid cube was read and accepted; 1 no valid cube could be read,
+or the read was refused as too uncertain (the json is still printed; the reasons go to
+stderr); 2 malformed input or usage.
 """
 
 from __future__ import annotations
@@ -45,7 +47,13 @@ from vision.calibration import (
 )
 from vision.capture import OpenCVCamera
 from vision.classify import ColourPalette
-from vision.errors import CalibrationError, CaptureError, GridNotFoundError, ScanInputError
+from vision.errors import (
+    CalibrationError,
+    CaptureError,
+    GridNotFoundError,
+    NoCubeError,
+    ScanInputError,
+)
 from vision.locate import find_grid
 from vision.rgbfile import load_rgb_scan
 from vision.scan import ScanResult, face_images_in, load_face_images, read_cube, read_rgb
@@ -145,7 +153,7 @@ def _palette_from(args: argparse.Namespace) -> ColourPalette | None:
 def _scan(args: argparse.Namespace) -> int:
     try:
         result, images = _read(args, _palette_from(args))
-    except GridNotFoundError as exc:
+    except (GridNotFoundError, NoCubeError) as exc:
         return _fail(f"no valid cube could be read: {exc}", 1)
     except (ScanInputError, CalibrationError, CaptureError) as exc:
         return _fail(str(exc), 2)
@@ -157,7 +165,7 @@ def _scan(args: argparse.Namespace) -> int:
         cv2.imwrite(str(out / "net.png"), net_image(result.cube, result))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2))
-    elif result.valid:
+    elif result.accepted:
         print(result.to_facelets())
     if not result.valid:
         print("cuberobot: no valid cube could be read:", file=sys.stderr)
@@ -166,6 +174,15 @@ def _scan(args: argparse.Namespace) -> int:
         for sticker in result.low_confidence:
             conf = float(result.confidence[sticker.face, sticker.row, sticker.col])
             print(f"  unsure of sticker {sticker} (confidence {conf:.2f})", file=sys.stderr)
+        return 1
+    if not result.accepted:
+        doubt = ", ".join(str(s) for s in result.in_doubt)
+        print(
+            f"cuberobot: read refused: confidence {result.cube_confidence:.3f} is under "
+            f"{result.classification.accept_confidence:.3f}; stickers in doubt: {doubt} "
+            "(re-take those faces in better light, or scan again)",
+            file=sys.stderr,
+        )
         return 1
     for repair in result.repairs:
         log.warning("%s", repair.describe())
@@ -248,7 +265,7 @@ def _learn_colors(args: argparse.Namespace) -> int:
             palette[name] = (float(med[0]), float(med[1]), float(med[2]))
         save_calibration(Calibration(base.n, base.views, base.width, base.height, palette), out)
         print(f"wrote colours for {', '.join(palette)} to {out}")
-    except GridNotFoundError as exc:
+    except (GridNotFoundError, NoCubeError) as exc:
         return _fail(f"no valid cube could be read: {exc}", 1)
     except (ScanInputError, CalibrationError, CaptureError) as exc:
         return _fail(str(exc), 2)

@@ -19,11 +19,19 @@ from vision.calibration import (
     save_calibration,
 )
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, StillImages
-from vision.classify import Classification, ColourPalette, Repair, Stage, StickerRef, classify
+from vision.classify import (
+    Classification,
+    ColourPalette,
+    ConstraintLevel,
+    Repair,
+    StickerRef,
+    classify,
+)
 from vision.errors import (
     CalibrationError,
     CaptureError,
     GridNotFoundError,
+    NoCubeError,
     ScanInputError,
     VisionError,
 )
@@ -49,8 +57,10 @@ __all__ = [
     "CaptureError",
     "Classification",
     "ColourPalette",
+    "ConstraintLevel",
     "GridFit",
     "GridNotFoundError",
+    "NoCubeError",
     "OpenCVCamera",
     "RenderParams",
     "RenderedView",
@@ -58,7 +68,6 @@ __all__ = [
     "ScanInputError",
     "ScanResult",
     "SimulatedCamera",
-    "Stage",
     "StickerRef",
     "StickerSite",
     "StillImages",

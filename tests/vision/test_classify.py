@@ -12,7 +12,7 @@ from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
 from solver.cube.validate import validate
 from tests.vision.conftest import rgb_manifest
-from vision.classify import Stage, classify
+from vision.classify import ConstraintLevel, classify
 from vision.colour import rgb_to_lab
 from vision.errors import ScanInputError
 from vision.rgbfile import load_rgb_scan
@@ -46,36 +46,33 @@ def test_random_06_reads_as_a_valid_cube(vision_data: Path) -> None:
     assert result.to_facelets() == MANIFEST["3x3x3-random-05.txt"]["expected_kociemba"]
 
 
-def test_random_07_differs_from_its_older_answer_only_where_unsure(vision_data: Path) -> None:
+def test_random_07_reads_its_older_answer(vision_data: Path) -> None:
     """random-07's answer comes from an older upstream script (upstream's current output is
     an invalid cube 3 stickers away). The scan is very dark (L* 2-30); a red and an orange
-    sticker are indistinguishable. We require a valid cube, at most 4 stickers away from the
-    older answer, all of them red/orange, and a reported parity repair."""
+    sticker are nearly indistinguishable in L*a*b*; in exposure-invariant coordinates
+    (chromaticity) they are not, and the read is the older answer without a repair."""
     name = "3x3x3-random-07.txt"
     result = read_rgb(load_rgb_scan(vision_data / "rgb-scans" / name))
     assert result.valid
-    got = result.to_facelets()
-    expected = MANIFEST[name]["expected_kociemba"]
-    diff = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
-    assert len(diff) <= 4
-    assert all({got[i], expected[i]} <= {"R", "L"} for i in diff)
-    assert any(r.kind == "parity" for r in result.repairs)
+    assert result.to_facelets() == MANIFEST[name]["expected_kociemba"]
+    assert not result.repairs
 
 
 def test_each_stage_adds_to_the_last(vision_data: Path) -> None:
     """Nearest centre < + counts < + pieces <= + repair, on the labelled 3x3 scans."""
     cases = [k for k in LABELLED if k.startswith("3x3x3")]
     right = {}
-    for stage in Stage:
+    for stage in ConstraintLevel:
         right[stage] = sum(
             classify(
-                rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), stage=stage
+                rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), level=stage
             ).cube.to_facelets()
             == MANIFEST[k]["expected_kociemba"]
             for k in cases
         )
-    assert right[Stage.NEAREST] < right[Stage.BALANCED] < right[Stage.PIECES] <= right[Stage.REPAIR]
-    assert right[Stage.REPAIR] == len(cases)
+    level = ConstraintLevel
+    assert right[level.NEAREST] < right[level.BALANCED] < right[level.PIECES]
+    assert right[level.PIECES] <= right[level.REPAIR] == len(cases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +141,7 @@ def test_twisted_corner_is_repaired_and_reported() -> None:
     assert [r.kind for r in result.repairs] == ["twist"]
     assert len(result.repairs[0].stickers) == 3
     assert all(s in result.low_confidence for s in result.repairs[0].stickers)
-    plain = classify(flat.reshape(lab.shape), stage=Stage.PIECES)
+    plain = classify(flat.reshape(lab.shape), level=ConstraintLevel.PIECES)
     assert any(p.code == "twist" for p in plain.problems)
 
 
@@ -173,20 +170,29 @@ def test_swapped_pieces_parity_is_repaired() -> None:
     assert not validate(result.cube)
 
 
-def test_ambiguous_sticker_has_low_confidence() -> None:
+def test_constructed_ambiguous_case_is_refused_with_the_stickers_named() -> None:
+    """Three edges (UR, UF, UB) whose U-face stickers all sit at the mean of their three
+    colours, and whose side stickers too: cycling the three pieces gives another legal cube
+    that fits as well, so the read must be refused with those stickers in doubt."""
     cube = CubieCube.random(random.Random(8)).to_cube()
     lab = _samples(cube, np.random.default_rng(4), light=0.0, noise=0.5)
-    result = classify(lab)
-    assert result.low_confidence == ()
-    refs = result.references
+    clean = classify(lab)
+    assert clean.accepted and clean.cube == cube
+    from vision.pieces import orbits
+
+    midges = orbits(3)[1]
+    slots = [0, 1, 3]  # UR, UF, UB in the cubie order of solver.cube.cubie
+    tops = [int(midges.slots[s][0]) for s in slots]
+    sides = [int(midges.slots[s][1]) for s in slots]
     flat = lab.reshape(-1, 3).copy()
-    target = 11  # an R-face edge sticker
-    colour = int(cube.flat[target])
-    other = (colour + 1) % 6
-    flat[target] = (refs[colour] + refs[other]) / 2
-    unsure = classify(flat.reshape(lab.shape))
-    assert any(s.flat(3) == target for s in unsure.low_confidence)
-    assert unsure.confidence.reshape(-1)[target] < 0.9
+    flat[tops] = flat[tops].mean(axis=0)
+    flat[sides] = flat[sides].mean(axis=0)
+    result = classify(flat.reshape(lab.shape))
+    assert result.valid
+    assert result.verdict == "refused"
+    doubt = {s.flat(3) for s in result.in_doubt}
+    assert set(tops + sides) <= doubt
+    assert result.cube_confidence < 0.9
 
 
 @pytest.mark.parametrize(
