@@ -237,7 +237,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         cal = Calibration(cal.n, cal.views, width, height, cal.palette_lab)
         save_calibration(cal, out)
         print(f"wrote {out} ({len(cal.views)} views)")
-    except GridNotFoundError as exc:
+    except (GridNotFoundError, NoCubeError) as exc:
         return _fail(f"calibration failed: {exc}", 1)
     except (CalibrationError, CaptureError, ScanInputError) as exc:
         return _fail(str(exc), 2)

@@ -11,6 +11,7 @@ Exception tree::
     ├── NoCubeError                 well-formed input that shows no cube to read (every
     │                               sticker alike, or a grid size the caller gave that the
     │                               images contradict)
+    │   └── SizeMismatchError       the cube size given is not what the image shows
     └── CalibrationError            a calibration file that cannot be read or does not fit
 
 An impossible *result* (the stickers read do not form a real cube) is not an exception: the
@@ -25,6 +26,7 @@ __all__ = [
     "GridNotFoundError",
     "NoCubeError",
     "ScanInputError",
+    "SizeMismatchError",
     "VisionError",
 ]
 
@@ -51,3 +53,7 @@ class CalibrationError(VisionError, ValueError):
 
 class NoCubeError(VisionError):
     """Well-formed input in which no cube can be read (``cuberobot scan`` exits 1)."""
+
+
+class SizeMismatchError(NoCubeError):
+    """The caller's cube size (``--size N``, the daemon's N) disagrees with the image."""

@@ -39,7 +39,7 @@ from vision.classify import (
     classify,
 )
 from vision.colour import FloatArray, rgb_to_lab
-from vision.errors import CaptureError, GridNotFoundError, ScanInputError
+from vision.errors import CaptureError, GridNotFoundError, ScanInputError, SizeMismatchError
 from vision.locate import find_grid, sample_sites
 
 __all__ = [
@@ -194,6 +194,7 @@ def read_cube(
     (free mode) they are face letters and each image shows that face as on the unfolded net.
     ``n`` is inferred in free mode when not given. Raises :class:`ScanInputError` for missing
     or malformed images, :class:`GridNotFoundError` when a face's grid cannot be found,
+    :class:`~vision.errors.SizeMismatchError` when ``n`` disagrees with the grid a face shows,
     :class:`~vision.errors.CalibrationError` when the calibration does not cover the cube.
     """
     start = time.perf_counter()
@@ -231,6 +232,8 @@ def read_cube(
                 fits[face] = find_grid(_as_image(images[face.name], face.name), n, face)
             except GridNotFoundError as exc:
                 raise GridNotFoundError(f"face {face.name}: {exc}") from exc
+            except SizeMismatchError as exc:
+                raise SizeMismatchError(f"face {face.name}: {exc}") from exc
             timings[f"locate {face.name}"] = (time.perf_counter() - t0) * 1000
         sizes = {f.name: fit.n for f, fit in fits.items()}
         if n is None and len(set(sizes.values())) != 1:

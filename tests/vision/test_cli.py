@@ -146,3 +146,26 @@ def test_learn_colors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert palette["yellow"][2] > 40 > palette["white"][2]
     _write_faces(tmp_path / "scrambled", Cube.solved(3).apply("R U"))
     assert main(["vision", "learn-colors", str(tmp_path / "scrambled"), "--out", str(cal)]) == 1
+
+
+@pytest.mark.parametrize("size", ["2", "4"])
+def test_size_the_photos_contradict_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str
+) -> None:
+    """--size 2 or 4 on photos of a 3x3 used to print a 2x2 / 4x4 cube."""
+    _write_faces(tmp_path / "faces", Cube.solved(3).apply("R U F' L2 D"))
+    assert main(["scan", str(tmp_path / "faces"), "--size", size, "--format", "json"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert f"3x3 sticker grid, not the {size}x{size}" in out.err
+
+
+@pytest.mark.parametrize("size", ["2", "4"])
+def test_size_the_real_photos_contradict_exits_1(
+    vision_data: Path, capsys: pytest.CaptureFixture[str], size: str
+) -> None:
+    folder = vision_data / "photos" / "3x3x3-random-01"
+    assert main(["scan", str(folder), "--size", size]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "sticker grid, not the" in out.err

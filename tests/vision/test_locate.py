@@ -12,7 +12,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest
 from vision.calibration import StickerSite
-from vision.errors import GridNotFoundError, ScanInputError
+from vision.errors import GridNotFoundError, ScanInputError, SizeMismatchError
 from vision.locate import find_grid, sample_sites
 from vision.render import RenderParams, render_face_view, sample_params
 
@@ -68,3 +68,13 @@ def test_sites_outside_the_image_are_reported() -> None:
     site = StickerSite(Face.F, 1, 2, (500.0, 10.0), (), 5.0)
     with pytest.raises(ScanInputError, match=r"F\[1,2\].*outside"):
         sample_sites(np.zeros((50, 50, 3), dtype=np.uint8), [site])
+
+
+def test_a_size_the_image_contradicts_is_refused() -> None:
+    cube = Cube.solved(4)
+    rng = np.random.default_rng(5)
+    view = render_face_view(cube, Face.F, sample_params(rng, 0.1), rng)
+    assert find_grid(view.image, 4, Face.F).n == 4
+    for wrong in (3, 5):
+        with pytest.raises(SizeMismatchError, match=f"4x4 sticker grid, not the {wrong}x{wrong}"):
+            find_grid(view.image, wrong, Face.F)
