@@ -274,22 +274,25 @@ def _trim_sparse_border(members: list[tuple[int, int, _Blob]]) -> list[tuple[int
     7x7 was read as an 8x8 that way), not a row of the cube, whose stickers are nearly all
     found."""
     while len(members) >= 4:
-        rows, cols = _extent(members)
-        width = max(rows, cols)
-        dropped = False
-        for axis in (0, 1):
-            values = [m[axis] for m in members]
-            for edge in (min(values), max(values)):
-                count = values.count(edge)
-                if 2 * count < width - 1 and width > 2:
-                    members = [m for m in members if m[axis] != edge]
-                    dropped = True
-                    break
-            if dropped:
-                break
-        if not dropped:
-            return members
+        edge = _sparse_edge(members)
+        if edge is None:
+            break
+        axis, index = edge
+        members = [m for m in members if (m[0] if axis == 0 else m[1]) != index]
     return members
+
+
+def _sparse_edge(members: list[tuple[int, int, _Blob]]) -> tuple[int, int] | None:
+    """(axis, index) of an outer row or column too sparse to be the cube's, if any."""
+    width = max(_extent(members))
+    if width <= 2:
+        return None
+    for axis in (0, 1):
+        values = [m[0] if axis == 0 else m[1] for m in members]
+        for index in (min(values), max(values)):
+            if 2 * values.count(index) < width - 1:
+                return axis, index
+    return None
 
 
 def _check_size(members: list[tuple[int, int, _Blob]], n: int) -> None:
