@@ -53,6 +53,7 @@ from solver.cube.facelets import Cube  # noqa: E402
 from solver.cube.geometry import Face  # noqa: E402
 from vision.calibration import Calibration, ViewCalibration  # noqa: E402
 from vision.classify import ConstraintLevel  # noqa: E402
+from vision.confidence import ACCEPT_MARGIN  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
 from vision.perturb import PHOTO_PERTURBATIONS, perturb_photo_set  # noqa: E402
 from vision.render import (  # noqa: E402
@@ -64,6 +65,7 @@ from vision.render import (  # noqa: E402
 )
 from vision.rgbfile import load_rgb_scan  # noqa: E402
 from vision.scan import load_face_images, read_cube, read_rgb  # noqa: E402
+from vision.trust import accepted, choose_margin, cross_validate, measure, tradeoff  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "vision-data"
 
@@ -324,6 +326,55 @@ def set_simulated(n: int, cubes: int, seed: int) -> dict[str, Any]:
     return tally.row()
 
 
+def calibration(data: Path, perturbations: int, seed: int) -> list[dict[str, Any]]:
+    """The measurement behind the acceptance bar (docs/vision-calibration.md): the labelled real
+    scans as given and under ``perturbations`` seeded lighting perturbations at severities 0.4,
+    0.7 and 1.0; the trade-off curve over the cube margin; the bar chosen per held-out half."""
+    manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
+    cases = [
+        (name, load_rgb_scan(data / "rgb-scans" / name), meta["expected_kociemba"])
+        for name, meta in sorted(manifest.items())
+        if meta["expected_kociemba"] and "older" not in meta["source"]
+    ]
+    outcomes = measure(cases, 0, 0.0)
+    for severity in (0.4, 0.7, 1.0):
+        outcomes += [o for o in measure(cases, perturbations, severity, seed) if o.variant]
+    rows: list[dict[str, Any]] = [
+        {"row": "calibration-curve", **r}
+        for r in tradeoff(outcomes, [0.0, 1.0, 2.0, 4.0, 6.0, 8.0, ACCEPT_MARGIN, 12.0, 16.0, 24.0])
+    ]
+    rows.append(
+        {
+            "row": "calibration-choice",
+            "reads": len(outcomes),
+            "wrong": sum(not o.right for o in outcomes),
+            "wrong_margins_top": sorted(
+                round(o.margin, 2) for o in outcomes if not o.right and o.valid and o.distinct
+            )[-5:],
+            "chosen_margin": round(choose_margin(outcomes), 2),
+            "shipped_margin": ACCEPT_MARGIN,
+        }
+    )
+    for fold in cross_validate(outcomes):
+        rows.append(
+            {
+                "row": "calibration-fold",
+                "held_out": len(fold.held_out),
+                "bar": round(fold.margin, 2),
+                "right": fold.right,
+                "right_accepted": fold.right_accepted,
+                "wrong": fold.wrong,
+                "wrong_accepted_at_fold_bar": fold.wrong_accepted,
+                "wrong_accepted_at_shipped_bar": sum(
+                    accepted(o, ACCEPT_MARGIN)
+                    for o in outcomes
+                    if o.case in fold.held_out and not o.right
+                ),
+            }
+        )
+    return rows
+
+
 def timing(repeats: int = 10) -> list[dict[str, Any]]:
     cv2.setNumThreads(1)
     cube = scrambled(3, 42)
@@ -421,9 +472,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sets-only", action="store_true", help="only the sets (right/wrong × accepted/refused)"
     )
+    parser.add_argument(
+        "--calibration",
+        type=int,
+        metavar="K",
+        help="only the confidence calibration, with K perturbations per scan and severity",
+    )
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     rows: list[dict[str, Any]] = []
+    if args.calibration is not None:
+        rows = calibration(args.data, args.calibration, args.seed)
+        print(json.dumps(rows, indent=1))
+        return 0
     if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
         rows.append(set_real_rgb(args.data))
         rows += sets_real_photos(args.data, args.seed)
