@@ -223,11 +223,11 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
     best: tuple[list[tuple[int, int, _Blob]], FloatArray] = ([], np.eye(2))
     for seed in blobs:
         members, basis = _lattice(blobs, seed)
-        members = _trim_sparse_border(members)
         key = (len(members), -_spread(members))
         if key > (len(best[0]), -_spread(best[0])):
             best = (members, basis)
     members, basis = best
+    members = _trim_sparse_border(members)
     if len(members) < 3:
         raise GridNotFoundError(
             f"no sticker grid found ({len(blobs)} sticker-like shapes, none forming a grid); "
