@@ -8,7 +8,12 @@ The daemon-facing API (plain CPU-bound functions; call them through ``asyncio.to
 * :class:`Calibration` with :func:`load_calibration` / :func:`save_calibration`;
 * :func:`classify` for colour samples already measured.
 
-See the README's vision section.
+Every result has a ``verdict``: ``accepted`` only when the read is a valid cube whose confidence
+clears the bar measured on real data (docs/vision-calibration.md); act on nothing else. A
+``refused`` result names the stickers ``in_doubt``. Input that is no scan at all raises
+:class:`ScanInputError`; input in which no cube can be read raises :class:`NoCubeError` (with
+:class:`SizeMismatchError` when a given N contradicts the images) or
+:class:`GridNotFoundError`.
 """
 
 from vision.calibration import (
@@ -33,6 +38,7 @@ from vision.errors import (
     GridNotFoundError,
     NoCubeError,
     ScanInputError,
+    SizeMismatchError,
     VisionError,
 )
 from vision.locate import GridFit, find_grid, sample_sites
@@ -68,6 +74,7 @@ __all__ = [
     "ScanInputError",
     "ScanResult",
     "SimulatedCamera",
+    "SizeMismatchError",
     "StickerRef",
     "StickerSite",
     "StillImages",
