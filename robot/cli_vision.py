@@ -176,7 +176,8 @@ def _scan(args: argparse.Namespace) -> int:
             print(f"  unsure of sticker {sticker} (confidence {conf:.2f})", file=sys.stderr)
         return 1
     if not result.accepted:
-        doubt = ", ".join(str(s) for s in result.in_doubt)
+        named = [str(s) for s in result.in_doubt]
+        doubt = ", ".join(named[:12]) + (f" and {len(named) - 12} more" if len(named) > 12 else "")
         print(
             f"cuberobot: read refused: confidence {result.cube_confidence:.3f} is under "
             f"{result.classification.accept_confidence:.3f}; stickers in doubt: {doubt} "
