@@ -156,14 +156,43 @@ def colour_costs(
     maha = np.empty((x.shape[0], 6))
     log_det = np.empty(6)
     for k in range(6):
-        own = residual[labels == k]
-        count = own.shape[0]
-        cov = (own.T @ own + shrink * pooled) / max(count - 1 + shrink, 1.0)
-        cov = cov + COVARIANCE_RIDGE * np.eye(3)
-        diff = x - refs[k]
+        centre, cov = _trimmed_gaussian(x[labels == k], refs[k], pooled, shrink)
+        diff = x - centre
         maha[:, k] = np.einsum("mi,ij,mj->m", diff, np.linalg.inv(cov), diff)
         log_det[k] = float(np.linalg.slogdet(cov)[1])
     return maha, log_det
+
+
+#: Share of a colour's stickers its mean and covariance are estimated from (the rest, the most
+#: distant, are left out so that a sticker spoiled by glare cannot widen its colour to fit).
+TRIM_KEEP = 0.75
+#: Variance of the kept share of a 3-D Gaussian, relative to the whole: E[χ²₃ | χ²₃ < q(0.75)]/3.
+_TRIM_CONSISTENCY = 1.61
+
+
+def _trimmed_gaussian(
+    members: FloatArray, ref: FloatArray, pooled: FloatArray, shrink: float
+) -> tuple[FloatArray, FloatArray]:
+    """Mean and covariance of one colour from its closest ``TRIM_KEEP`` share of stickers,
+    shrunk towards ``pooled`` and with the noise-floor ridge."""
+    ridge = COVARIANCE_RIDGE * np.eye(3)
+
+    def estimate(points: FloatArray, centre: FloatArray, factor: float) -> FloatArray:
+        d = points - centre
+        cov = (factor * (d.T @ d) + shrink * pooled) / max(points.shape[0] - 1 + shrink, 1.0)
+        result: FloatArray = cov + ridge
+        return result
+
+    count = members.shape[0]
+    cov = estimate(members, ref, 1.0)
+    keep = max(3, int(np.ceil(TRIM_KEEP * count)))
+    if count <= keep:
+        return ref, cov
+    d = members - ref
+    distance = np.einsum("mi,ij,mj->m", d, np.linalg.inv(cov), d)
+    kept = members[np.argsort(distance)[:keep]]
+    centre: FloatArray = kept.mean(axis=0)
+    return centre, estimate(kept, centre, _TRIM_CONSISTENCY)
 
 
 #: Degrees of freedom of the Student-t colour model used for confidences (heavy tails).
