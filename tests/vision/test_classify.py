@@ -10,6 +10,7 @@ import pytest
 
 from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from solver.cube.validate import validate
 from tests.vision.conftest import rgb_manifest
 from vision.classify import ConstraintLevel, classify
@@ -210,3 +211,32 @@ def test_non_finite_samples_are_rejected() -> None:
     lab[0, 0, 0, 0] = np.nan
     with pytest.raises(ScanInputError, match="NaN"):
         classify(lab)
+
+
+@pytest.mark.parametrize("k", [14, 16])
+def test_a_glare_spoiled_centre_sticker_is_never_a_confident_wrong_read(k: int) -> None:
+    """Rendered 4x4 robot views (bench/vision.py's sim set, seed 5) where a glare spot washes
+    out a centre sticker: centre stickers are interchangeable, so the spoiled one traded places
+    with a good sticker of the colour it resembled and the wrong read was accepted. It must be
+    right or refused."""
+    from vision.calibration import Calibration, ViewCalibration
+    from vision.render import random_light, render_face_view, sample_params
+    from vision.scan import read_cube
+
+    n = 4
+    r = random.Random(1000 * n + k)
+    moves = " ".join(
+        f"{r.randint(1, n // 2)}{r.choice('URFDLB')}{r.choice(['', chr(39), '2'])}"
+        for _ in range(60)
+    )
+    cube = Cube.solved(n).apply(moves)
+    rng = np.random.default_rng([5, n, k])
+    severity = float(rng.uniform(0, 1))
+    light = random_light(rng, severity)
+    views = {
+        f.name: render_face_view(cube, f, sample_params(rng, severity, light_rgb=light), rng)
+        for f in Face
+    }
+    cal = Calibration(n, tuple(ViewCalibration(key, v.sites) for key, v in views.items()))
+    result = read_cube({key: v.image for key, v in views.items()}, cal)
+    assert result.cube == cube or result.verdict == "refused"
