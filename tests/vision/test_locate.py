@@ -78,3 +78,27 @@ def test_a_size_the_image_contradicts_is_refused() -> None:
     for wrong in (3, 5):
         with pytest.raises(SizeMismatchError, match=f"4x4 sticker grid, not the {wrong}x{wrong}"):
             find_grid(view.image, wrong, Face.F)
+
+
+@pytest.mark.parametrize("extra", [1, 2])
+def test_grid_does_not_run_onto_a_frame_row(extra: int) -> None:
+    """A dark frame bar under the face with a few sticker-like shapes on it, one pitch beyond
+    the face's last row, on the lattice: N must stay the face's (a 7x7 was read as 8x8 that
+    way)."""
+    n = 5
+    rng = np.random.default_rng(9)
+    view = render_face_view(
+        Cube.solved(n).apply("R U F"), Face.F, RenderParams(clutter_items=0), rng
+    )
+    fit = find_grid(view.image, None, Face.F)
+    assert fit.n == n
+    image = view.image.copy()
+    centres = {(s.row, s.col): np.array(s.centre) for s in fit.sites}
+    step = centres[(0, 0)] - centres[(1, 0)]  # one row down the image
+    half = int(0.4 * fit.pitch)
+    bar_x, bar_y = (centres[(0, 0)] + step).astype(int)
+    image[bar_y - 2 * half : bar_y + 2 * half, bar_x - 2 * half :] = (20, 20, 20)  # the frame
+    for col in range(extra):
+        x, y = (centres[(0, col)] + step).astype(int)
+        image[y - half : y + half, x - half : x + half] = (200, 200, 200)
+    assert find_grid(image, None, Face.F).n == n
