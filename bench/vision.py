@@ -349,7 +349,7 @@ def calibration(data: Path, perturbations: int, seed: int) -> list[dict[str, Any
             "reads": len(outcomes),
             "wrong": sum(not o.right for o in outcomes),
             "wrong_margins_top": sorted(
-                round(o.margin, 2) for o in outcomes if not o.right and o.valid and o.distinct
+                round(o.margin, 2) for o in outcomes if not o.right and accepted(o, 0.0)
             )[-5:],
             "chosen_margin": round(choose_margin(outcomes), 2),
             "shipped_margin": ACCEPT_MARGIN,

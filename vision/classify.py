@@ -82,6 +82,9 @@ MAX_REFINE_ROUNDS = 6
 #: Mahalanobis units, :func:`vision.references.separation`): real scans, even darkened or
 #: colour-cast, give 20 or more; random colours 2 to 8 (docs/vision-calibration.md).
 MIN_SEPARATION = 12.0
+#: Repairs adding more than this to the colour cost (the samples prefer the impossible cube by a
+#: likelihood ratio of more than e^4.5, the same as ACCEPT_MARGIN) are not backed: refused.
+MAX_REPAIR_COST = ACCEPT_MARGIN
 #: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
 #: A valid read is accepted when its cube confidence is at least this: the confidence of
@@ -182,9 +185,27 @@ class Classification:
         return float(self.margins.min()) if self.margins is not None else 0.0
 
     @property
+    def repair_cost(self) -> float:
+        """What the repairs added to the colour cost: how strongly the samples themselves
+        prefer an impossible cube to the one returned (0 without repairs)."""
+        return float(sum(r.cost for r in self.repairs))
+
+    @property
+    def repair_backed(self) -> bool:
+        """No repair, or repairs the samples hardly object to (cost within the bar): a repair
+        of a close call between two colours, not a cube assembled wrong or badly misread."""
+        return self.repair_cost <= MAX_REPAIR_COST
+
+    @property
     def accepted(self) -> bool:
-        """A valid cube of distinct colours whose confidence clears the calibrated bar."""
-        return self.valid and self.distinct and self.cube_confidence >= self.accept_confidence
+        """A valid cube of distinct colours whose confidence clears the calibrated bar, with
+        no repair the samples object to."""
+        return (
+            self.valid
+            and self.distinct
+            and self.repair_backed
+            and self.cube_confidence >= self.accept_confidence
+        )
 
     @property
     def verdict(self) -> str:
@@ -195,8 +216,10 @@ class Classification:
         """The stickers below the acceptance bar (those a re-scan should look at again); all
         of them when the colours are not distinct."""
         bar = self.accept_confidence if self.distinct else 2.0
-        flat = np.flatnonzero(self.confidence.reshape(-1) < bar)
-        return tuple(StickerRef.from_flat(int(i), self.n) for i in flat)
+        doubt = set(np.flatnonzero(self.confidence.reshape(-1) < bar).tolist())
+        if not self.repair_backed:
+            doubt |= {s.flat(self.n) for r in self.repairs for s in r.stickers}
+        return tuple(StickerRef.from_flat(int(i), self.n) for i in sorted(doubt))
 
 
 def _check_samples(lab: npt.ArrayLike) -> FloatArray:

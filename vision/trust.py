@@ -49,6 +49,7 @@ class Outcome:
     valid: bool
     margin: float  # the cube margin (cost gap to the nearest legal rival reading)
     distinct: bool = True  # the six colours are far enough apart (Classification.distinct)
+    backed: bool = True  # no repair the samples object to (Classification.repair_backed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,22 +81,24 @@ def measure(
             try:
                 result = read_rgb(sample)
             except VisionError:
-                outcomes.append(Outcome(name, variant, False, False, 0.0, False))
+                outcomes.append(Outcome(name, variant, False, False, 0.0, False, False))
                 continue
             margin = result.classification.cube_margin
             right = result.valid and result.to_facelets() == expected
-            distinct = result.classification.distinct
-            outcomes.append(Outcome(name, variant, right, result.valid, margin, distinct))
+            c = result.classification
+            outcomes.append(
+                Outcome(name, variant, right, result.valid, margin, c.distinct, c.repair_backed)
+            )
     return outcomes
 
 
 def accepted(outcome: Outcome, margin: float) -> bool:
-    return outcome.valid and outcome.distinct and outcome.margin >= margin
+    return outcome.valid and outcome.distinct and outcome.backed and outcome.margin >= margin
 
 
 def choose_margin(outcomes: Sequence[Outcome]) -> float:
     """The bar: above every wrong read's margin, with the safety factor (0 if none is wrong)."""
-    wrong = [o.margin for o in outcomes if not o.right and o.valid and o.distinct]
+    wrong = [o.margin for o in outcomes if not o.right and accepted(o, 0.0)]
     return SAFETY_FACTOR * max(wrong, default=0.0)
 
 

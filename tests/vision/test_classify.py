@@ -169,6 +169,11 @@ def test_swapped_pieces_parity_is_repaired() -> None:
     assert result.valid
     assert [r.kind for r in result.repairs] == ["parity"]
     assert not validate(result.cube)
+    # two whole edges exchanged is a cube assembled wrong, not a close call between colours:
+    # the samples object to every legal reading, so the repaired cube is not accepted
+    assert result.repair_cost > 9.0
+    assert result.verdict == "refused"
+    assert {str(s) for r in result.repairs for s in r.stickers} <= {str(s) for s in result.in_doubt}
 
 
 def test_constructed_ambiguous_case_is_refused_with_the_stickers_named() -> None:
