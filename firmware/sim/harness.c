@@ -58,6 +58,8 @@ static struct {
     uint64_t rx_bytes, tx_bytes;
     avr_irq_t *uart_in;
     avr_irq_t *estop_pin;
+    uint32_t estop_level; /* 1 = released */
+    uint32_t resets_seen;
     double max_lag_ms;
 } h;
 
@@ -166,10 +168,10 @@ static void service_pty(void)
 static void command(const char *line)
 {
     if (strncmp(line, "estop ", 6) == 0) {
-        avr_raise_irq(h.estop_pin, line[6] == '1' ? 0u : 1u); /* pressed = low */
+        h.estop_level = line[6] == '1' ? 0u : 1u; /* pressed = low */
+        avr_raise_irq(h.estop_pin, h.estop_level);
     } else if (strncmp(line, "reset", 5) == 0) {
         record_reset(&h.rec);
-        h.xon = 1;
     } else if (strncmp(line, "quit", 4) == 0) {
         stopping = 1;
     } else {
@@ -211,6 +213,16 @@ static void pace(uint64_t start_ns)
         double lag = (double)(wall - emu) / 1e6;
         h.max_lag_ms = lag > h.max_lag_ms ? lag : h.max_lag_ms;
     }
+}
+
+/* A reset clears the PIN registers: drive the e-stop input again (toggling, because simavr
+ * does not re-notify an unchanged level). */
+static void after_reset(void)
+{
+    h.resets_seen = h.rec.resets;
+    avr_raise_irq(h.estop_pin, !h.estop_level);
+    avr_raise_irq(h.estop_pin, h.estop_level);
+    h.xon = 1;
 }
 
 static void no_sleep(avr_t *avr, avr_cycle_count_t how_long)
@@ -283,7 +295,8 @@ int main(int argc, char **argv)
     record_watch_pins(&h.rec);
     h.estop_pin = avr_io_getirq(h.avr, AVR_IOCTL_IOPORT_GETIRQ(PIN_LETTER(BOARD_ESTOP)),
                                 PIN_BIT(BOARD_ESTOP));
-    avr_raise_irq(h.estop_pin, 1); /* released */
+    h.estop_level = 1; /* released */
+    avr_raise_irq(h.estop_pin, h.estop_level);
     connect_uart();
     open_pty();
     uint64_t start = wall_ns();
@@ -292,6 +305,9 @@ int main(int argc, char **argv)
     int state = cpu_Running;
     while (!stopping && state != cpu_Done && state != cpu_Crashed) {
         state = record_step(&h.rec);
+        if (h.rec.resets != h.resets_seen) {
+            after_reset();
+        }
         if (record_now(&h.rec) >= next_service) {
             next_service = record_now(&h.rec) + service_every;
             service_pty();

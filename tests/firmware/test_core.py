@@ -1,0 +1,47 @@
+"""The firmware's protocol core, compiled for this machine with `cc` (ASan and UBSan on), runs
+its C tests against the golden frames: PROTOCOL.md's frames, sequencing, refusals, pairs,
+e-stop, watchdog, hold, home, reset, and megabytes of line garbage that must never move a
+motor."""
+
+from __future__ import annotations
+
+import subprocess
+
+from firmware_protocol.emulator import firmware_dir
+
+from .test_golden import GOLDEN_TXT
+
+
+def test_host_compiled_core_passes_its_checks(host_cc: str) -> None:
+    root = firmware_dir()
+    make = subprocess.run(
+        ["make", "-s", "-C", str(root), "build/test_core"], capture_output=True, text=True
+    )
+    assert make.returncode == 0, make.stderr
+    result = subprocess.run(
+        [str(root / "build" / "test_core"), str(GOLDEN_TXT)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert " 0 failed, 16 golden frames" in result.stdout, result.stdout
+
+
+def test_core_is_warning_free_c99(host_cc: str) -> None:
+    sources = [str(firmware_dir() / "core" / name) for name in ("wire.c", "proto.c")]
+    result = subprocess.run(
+        [
+            host_cc,
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-fsyntax-only",
+            *sources,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
