@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <avr_eeprom.h>
+#include <avr_extint.h>
 #include <avr_ioport.h>
 #include <avr_uart.h>
 #include <sim_avr.h>
@@ -260,6 +261,10 @@ static void load(const char *elf_path, uint32_t seed)
     fw.frequency = BOARD_F_CPU;
     avr_load_firmware(h.avr, &fw);
     h.avr->sleep = no_sleep;
+    /* INT0/INT1 sit on step pins of the CNC shield; the firmware never enables them, but
+     * simavr polls a low-level-sensed INT pin every cycle while it is low. */
+    avr_extint_set_strict_lvl_trig(h.avr, 0, 0);
+    avr_extint_set_strict_lvl_trig(h.avr, 1, 0);
     uint8_t salt[4] = {(uint8_t)seed, (uint8_t)(seed >> 8), (uint8_t)(seed >> 16),
                        (uint8_t)(seed >> 24)};
     avr_eeprom_desc_t desc = {.ee = salt, .offset = 4, .size = 4};
