@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -90,7 +91,7 @@ def _timeline(record: PulseRecord, moves: list[Move]) -> dict[str, Any]:
         (min(t.start_s for t in g) - first, max(t.end_s for t in g) + board.settle_s)
         for g in _group_turns(extract_turns(record))
     ]
-    gaps = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
+    gaps = [b[0] - a[1] for a, b in itertools.pairwise(spans)]
     timeline = spans[-1][1] - spans[0][0]
     return {
         "motor_time_s": pure,
@@ -108,7 +109,7 @@ def _pair_rate(record: PulseRecord) -> float:
         if len(group) != 2:
             continue
         for turn in group:
-            gaps = [b - a for a, b in zip(turn.times, turn.times[1:], strict=False)]
+            gaps = [b - a for a, b in itertools.pairwise(turn.times)]
             middle = gaps[len(gaps) // 3 : 2 * len(gaps) // 3]
             rates.append(len(middle) / sum(middle))
     return min(rates, default=0.0)
@@ -139,8 +140,8 @@ def bench_board(board: str, text: str, workdir: Path) -> dict[str, Any]:
     figures["max_rate_hz"] = record.board.max_rate
     figures["pair_rate_hz"] = _pair_rate(record)
     figures["isr_ceiling_hz"] = stats["f_cpu"] / (2 * step_cycles)
-    figures["step_cpu_pct_two_motors"] = 100.0 * 2 * step_cycles * record.board.max_rate / (
-        stats["f_cpu"]
+    figures["step_cpu_pct_two_motors"] = (
+        100.0 * 2 * step_cycles * record.board.max_rate / (stats["f_cpu"])
     )
     figures["min_pulse_us"] = record.min_pulse_s * 1e6
     figures["emulator_max_lag_ms"] = stats["max_lag_ms"]
