@@ -20,19 +20,27 @@
 #include "pins.h"
 #include "uart.h"
 
-#define NV_MAGIC 0x43524256UL /* "CRBV" */
+#define NV_MAGIC 0x43524257UL /* "CRBW" */
 #define EEPROM_BOOT_COUNT ((uint32_t *)0)
 #define EEPROM_SEED ((uint32_t *)4) /* per-board random salt (the emulator writes one) */
 
-/* The move counters live in RAM that a reset does not clear, guarded by a CRC. */
-struct nv_block {
+/*
+ * The move counters live in RAM that a reset does not clear: two slots, each guarded by a CRC
+ * and numbered; a commit writes the older slot, so a reset in the middle of a commit leaves
+ * the other slot (one commit older) intact.  The core works on `counters`, a plain copy.
+ */
+struct nv_slot {
     uint32_t magic;
+    uint32_t sequence;
     struct fw_counters counters;
     uint32_t boot_id;
     uint16_t guard;
 };
 
-static struct nv_block nv __attribute__((section(".noinit")));
+static struct nv_slot nv_slots[2] __attribute__((section(".noinit")));
+static struct fw_counters counters;
+static uint32_t boot_id;
+static uint8_t nv_current;
 static struct fw fw;
 static volatile uint32_t clock_ms;
 static volatile uint8_t estop_fired;
@@ -57,9 +65,25 @@ void early_wdt_off(void)
     wdt_disable();
 }
 
-static uint16_t nv_guard(void)
+/*
+ * Fletcher-style guard: a few cycles a byte (a CRC here would sit between a finished move group
+ * and the next one's start); it tells a torn commit or power-up garbage from a valid slot.
+ */
+static uint16_t nv_guard(const struct nv_slot *slot)
 {
-    return wire_crc16((const uint8_t *)&nv, (uint16_t)offsetof(struct nv_block, guard), 0xFFFF);
+    const uint8_t *p = (const uint8_t *)slot;
+    uint8_t a = 0x5A;
+    uint8_t b = 0xA5;
+    for (uint8_t i = 0; i < offsetof(struct nv_slot, guard); i++) {
+        a = (uint8_t)(a + p[i]);
+        b = (uint8_t)(b + a);
+    }
+    return (uint16_t)((uint16_t)b << 8 | a);
+}
+
+static uint8_t nv_valid(const struct nv_slot *slot)
+{
+    return slot->magic == NV_MAGIC && slot->guard == nv_guard(slot);
 }
 
 /* --- hooks of the protocol core ------------------------------------------------------------ */
@@ -91,7 +115,14 @@ void hal_drivers(uint8_t mask)
 
 void hal_nv_commit(void)
 {
-    nv.guard = nv_guard();
+    struct nv_slot *old = &nv_slots[nv_current];
+    struct nv_slot *next = &nv_slots[nv_current ^ 1u];
+    next->magic = NV_MAGIC;
+    next->sequence = old->sequence + 1u;
+    next->counters = counters;
+    next->boot_id = boot_id;
+    next->guard = nv_guard(next);
+    nv_current ^= 1u;
 }
 
 uint8_t hal_estop_active(void)
@@ -177,26 +208,31 @@ static uint32_t mix32(uint32_t x)
 }
 
 /* A new non-zero boot id: a bijective hash of the EEPROM boot counter and the board's salt. */
-static uint32_t next_boot_id(void)
+static uint32_t next_boot_id(uint32_t previous)
 {
     uint32_t count = eeprom_read_dword(EEPROM_BOOT_COUNT) + 1u;
     eeprom_update_dword(EEPROM_BOOT_COUNT, count);
     uint32_t id = mix32(count ^ mix32(eeprom_read_dword(EEPROM_SEED)));
-    while (id == 0 || id == nv.boot_id) {
+    while (id == 0 || id == previous) {
         id = mix32(id + 1u);
     }
     return id;
 }
 
-static void nv_load(void)
+/* The newest valid slot, or zero counters after a cold power-up.  Returns the last boot id. */
+static uint32_t nv_load(void)
 {
-    if (nv.magic != NV_MAGIC || nv.guard != nv_guard()) {
-        nv.magic = NV_MAGIC;
-        nv.counters.last_received = 0;
-        nv.counters.started_upto = 0;
-        nv.counters.last_executed = 0;
-        nv.boot_id = 0;
+    uint8_t a = nv_valid(&nv_slots[0]);
+    uint8_t b = nv_valid(&nv_slots[1]);
+    if (!a && !b) {
+        nv_slots[0].sequence = 0;
+        nv_current = 0;
+        return 0;
     }
+    nv_current = (a && b) ? ((nv_slots[1].sequence - nv_slots[0].sequence) < 0x80000000UL)
+                          : b;
+    counters = nv_slots[nv_current].counters;
+    return nv_slots[nv_current].boot_id;
 }
 
 static void idle(void)
@@ -214,15 +250,13 @@ static void idle(void)
 
 int main(void)
 {
-    nv_load();
-    nv.boot_id = next_boot_id();
-    hal_nv_commit();
+    boot_id = next_boot_id(nv_load());
     motion_init();
     uart_init();
     clock_init();
     estop_init();
     wdt_enable(WDTO_250MS); /* a hung main loop resets the board; reset releases the drivers */
-    fw_init(&fw, &config, &nv.counters, nv.boot_id, 0);
+    fw_init(&fw, &config, &counters, boot_id, 0); /* commits the counters and boot id */
     sei();
     fw_announce(&fw);
     if (hal_estop_active()) {

@@ -535,11 +535,9 @@ void fw_rx_byte(struct fw *fw, uint8_t byte, uint32_t now_ms)
 
 /* --- periodic work: motion, homing, watchdog, STATUS ---------------------------------------- */
 
-static void group_finished(struct fw *fw, uint32_t now_ms)
+/* The running group stopped and settled: report it and move the state on. */
+static void report_finished(struct fw *fw, uint32_t now_ms)
 {
-    fw->group_active = 0;
-    fw->nv->last_executed = fw->group_last;
-    hal_nv_commit();
     send_executed(fw);
     if (fw->stop_after_group) {
         fw->stop_after_group = 0;
@@ -549,7 +547,7 @@ static void group_finished(struct fw *fw, uint32_t now_ms)
         set_state(fw, FW_STOPPED, now_ms);
     } else if (fw->hold) {
         set_state(fw, FW_HOLD, now_ms);
-    } else if (!fw->q_count) {
+    } else if (!fw->q_count && !fw->group_active) {
         set_state(fw, FW_IDLE, now_ms);
     }
 }
@@ -590,14 +588,26 @@ static void watchdog_expired(struct fw *fw, uint32_t now_ms)
     set_state(fw, FW_STOPPED, now_ms);
 }
 
+/*
+ * A finished group's last_executed is written first, the next group (when there is one) starts
+ * next, and the EXECUTED report goes out last, so the motors do not wait for the UART: that
+ * report then carries the new started_upto, as in PROTOCOL.md's example exchange.
+ */
 static void poll_motion(struct fw *fw, uint32_t now_ms)
 {
-    if (fw->group_active && !hal_motion_busy()) {
-        group_finished(fw, now_ms);
+    uint8_t finished = fw->group_active && !hal_motion_busy();
+    if (finished) {
+        fw->group_active = 0;
+        fw->nv->last_executed = fw->group_last;
     }
     if (fw->state == FW_RUNNING && fw->q_count && !fw->hold && !fw->stop_after_group &&
         !fw->group_active) {
-        start_group(fw);
+        start_group(fw); /* commits both counters before the motors start */
+    } else if (finished) {
+        hal_nv_commit();
+    }
+    if (finished) {
+        report_finished(fw, now_ms);
     }
 }
 

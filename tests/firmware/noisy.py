@@ -17,7 +17,7 @@ from pathlib import Path
 class LineFaults:
     flip: float = 0.0  # per byte: one random bit inverted
     drop: float = 0.0  # per byte: lost
-    dup: float = 0.0  # per chunk: delivered twice
+    dup: float = 0.0  # per frame: delivered twice
 
 
 class NoisyLine:
@@ -29,6 +29,7 @@ class NoisyLine:
         self.faults = faults
         self.rng = random.Random(seed)
         self.mangled = 0
+        self._frames: dict[str, bytearray] = {"host": bytearray(), "board": bytearray()}
         self._board = -1
         self._master = -1
         self._slave = -1
@@ -73,8 +74,10 @@ class NoisyLine:
             os.close(self._board)
             self._board = -1
 
-    def _mangle(self, data: bytes) -> bytes:
+    def _mangle(self, data: bytes, direction: str) -> bytes:
+        """Flip and drop bytes; after a frame's delimiter, maybe send the whole frame again."""
         out = bytearray()
+        frame = self._frames[direction]
         for byte in data:
             if self.rng.random() < self.faults.drop:
                 self.mangled += 1
@@ -83,24 +86,35 @@ class NoisyLine:
                 byte ^= 1 << self.rng.randrange(8)
                 self.mangled += 1
             out.append(byte)
-        if out and self.rng.random() < self.faults.dup:
-            self.mangled += 1
-            out += out
+            frame.append(byte)
+            if byte == 0:
+                if self.rng.random() < self.faults.dup:
+                    self.mangled += 1
+                    out += frame
+                frame.clear()
         return bytes(out)
 
-    @staticmethod
-    def _relay(source: int, sink: int, mangle: object) -> None:
+    def _relay(self, source: int, sink: int, direction: str) -> None:
         try:
             data = os.read(source, 4096)
-        except (BlockingIOError, OSError):
+        except BlockingIOError:
+            return
+        except OSError:  # the host closed its end (EIO): look again in a moment
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(source)
+            loop.call_later(0.01, self._watch_again, source)
             return
         if sink < 0 or not data:
             return
         with contextlib.suppress(BlockingIOError, OSError):  # a full line loses bytes
-            os.write(sink, mangle(data))  # type: ignore[operator]
+            os.write(sink, self._mangle(data, direction))
+
+    def _watch_again(self, source: int) -> None:
+        if source == self._master:
+            asyncio.get_running_loop().add_reader(source, self._from_host)
 
     def _from_host(self) -> None:
-        self._relay(self._master, self._board, self._mangle)
+        self._relay(self._master, self._board, "host")
 
     def _from_board(self) -> None:
-        self._relay(self._board, self._master, self._mangle)
+        self._relay(self._board, self._master, "board")
