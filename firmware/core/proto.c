@@ -10,10 +10,9 @@
  */
 #include "proto.h"
 
+#include "reply.h"
 
-/* Sizes of the firmware-direction messages (they only feed the watchdog if a host echoes). */
-#define IDENT_SIZE 31u
-#define STATUS_SIZE 28u
+
 #define NOT_REFUSED 0u
 
 static uint8_t refusal_reason;
@@ -26,106 +25,13 @@ static uint8_t refuse(uint8_t reason, uint32_t detail)
     return reason;
 }
 
-/* --- sending ------------------------------------------------------------------------------ */
-
-static void send(struct fw *fw, uint8_t type, const uint8_t *payload, uint8_t len)
-{
-    uint8_t out[IDENT_SIZE + WIRE_MIN_BODY + 3u];
-    uint16_t n = wire_encode(out, type, fw->tx_seq, payload, len);
-    fw->tx_seq++;
-    if (!hal_tx(out, n)) {
-        fw->tx_dropped++;
-    }
-}
-
-uint8_t fw_queue_free(const struct fw *fw)
-{
-    return (uint8_t)(fw->cfg->queue_depth - fw->q_count);
-}
-
-static void send_ident(struct fw *fw, uint32_t nonce)
-{
-    uint8_t p[IDENT_SIZE];
-    wire_put32(p, nonce);
-    p[4] = FW_PROTOCOL_VERSION;
-    p[5] = FW_VERSION_MAJOR;
-    p[6] = FW_VERSION_MINOR;
-    p[7] = FW_VERSION_PATCH;
-    p[8] = FW_MOTOR_CODES;
-    p[9] = fw->cfg->queue_depth;
-    p[10] = fw->cfg->max_batch;
-    wire_put16(p + 11, fw->session ? fw->session_watchdog_ms : fw->cfg->watchdog_ms);
-    wire_put32(p + 13, fw->boot_id);
-    wire_put32(p + 17, fw->nv->last_received);
-    wire_put32(p + 21, fw->nv->started_upto);
-    wire_put32(p + 25, fw->nv->last_executed);
-    p[29] = fw->state;
-    p[30] = fw->error;
-    send(fw, MSG_IDENT, p, IDENT_SIZE);
-}
-
-static void send_status(struct fw *fw, uint32_t now_ms)
-{
-    uint8_t p[STATUS_SIZE];
-    wire_put32(p, fw->boot_id);
-    p[4] = fw->state;
-    p[5] = fw->error;
-    p[6] = fw->error_motor;
-    p[7] = (uint8_t)((fw->homed ? 1u : 0u) | (fw->session ? 2u : 0u) | (fw->hold ? 4u : 0u));
-    p[8] = fw->enabled_mask;
-    p[9] = fw_queue_free(fw);
-    wire_put16(p + 10, fw->session ? fw->expected_seq : 0u);
-    wire_put32(p + 12, fw->nv->last_received);
-    wire_put32(p + 16, fw->nv->started_upto);
-    wire_put32(p + 20, fw->nv->last_executed);
-    wire_put32(p + 24, now_ms - fw->boot_ms);
-    send(fw, MSG_STATUS, p, STATUS_SIZE);
-}
-
-static void send_ack(struct fw *fw, uint16_t seq)
-{
-    uint8_t p[7];
-    wire_put16(p, seq);
-    wire_put32(p + 2, fw->nv->last_received);
-    p[6] = fw_queue_free(fw);
-    send(fw, MSG_ACK, p, sizeof p);
-}
-
-static void send_nak(struct fw *fw, uint16_t seq, uint8_t reason, uint32_t detail)
-{
-    uint8_t p[7];
-    wire_put16(p, seq);
-    p[2] = reason;
-    wire_put32(p + 3, detail);
-    send(fw, MSG_NAK, p, sizeof p);
-}
-
-static void send_executed(struct fw *fw)
-{
-    uint8_t p[9];
-    wire_put32(p, fw->nv->last_executed);
-    wire_put32(p + 4, fw->nv->started_upto);
-    p[8] = fw_queue_free(fw);
-    send(fw, MSG_EXECUTED, p, sizeof p);
-}
-
-static void send_error(struct fw *fw, uint8_t code, uint8_t motor, uint32_t index)
-{
-    uint8_t p[8];
-    p[0] = code;
-    p[1] = motor;
-    wire_put32(p + 2, index);
-    wire_put16(p + 6, 0);
-    send(fw, MSG_ERROR, p, sizeof p);
-}
-
 /* --- state ---------------------------------------------------------------------------------- */
 
 static void set_state(struct fw *fw, uint8_t state, uint32_t now_ms)
 {
     if (state != fw->state) {
         fw->state = state;
-        send_status(fw, now_ms);
+        reply_status(fw, now_ms);
     }
 }
 
@@ -148,7 +54,7 @@ static void stop_now(struct fw *fw, uint8_t state, uint8_t error, uint8_t motor)
     fw->error_motor = motor;
     fw->state = state;
     hal_drivers(0);
-    send_error(fw, error, motor, index);
+    reply_error(fw, error, motor, index);
 }
 
 static void estop(struct fw *fw)
@@ -164,7 +70,7 @@ void fw_estop(struct fw *fw, uint32_t now_ms)
     uint8_t before = fw->state;
     estop(fw);
     if (fw->state != before) {
-        send_status(fw, now_ms);
+        reply_status(fw, now_ms);
     }
 }
 
@@ -192,7 +98,7 @@ void fw_init(struct fw *fw, const struct fw_config *cfg, struct fw_counters *nv,
 
 void fw_announce(struct fw *fw)
 {
-    send_ident(fw, 0);
+    reply_ident(fw, 0);
 }
 
 /* --- commands (sequenced) --------------------------------------------------------------- */
@@ -295,7 +201,7 @@ static uint8_t on_enable(struct fw *fw, uint8_t mask, uint32_t now_ms)
     if (fw->state != FW_STOPPED && fw->state != FW_FAULT) {
         hal_drivers(fw->enabled_mask);
     }
-    send_status(fw, now_ms);
+    reply_status(fw, now_ms);
     return NOT_REFUSED;
 }
 
@@ -413,26 +319,26 @@ static void sequenced(struct fw *fw, uint8_t type, uint16_t seq, const uint8_t *
                       uint32_t now_ms)
 {
     if (!fw->session) {
-        send_nak(fw, seq, NAK_NO_SESSION, 0);
+        reply_nak(fw, seq, NAK_NO_SESSION, 0);
         return;
     }
     uint16_t distance = (uint16_t)(seq - fw->expected_seq);
     if (distance >= 0x8000u) { /* before expected: a duplicate */
-        send_ack(fw, (uint16_t)(fw->expected_seq - 1u));
+        reply_ack(fw, (uint16_t)(fw->expected_seq - 1u));
         return;
     }
     if (distance > 0) { /* a frame before this one was lost */
         if (nak_allowed(fw, now_ms)) {
-            send_nak(fw, fw->expected_seq, NAK_SEQ_GAP, 0);
+            reply_nak(fw, fw->expected_seq, NAK_SEQ_GAP, 0);
         }
         return;
     }
     if (act(fw, type, p, ok, now_ms) != NOT_REFUSED) {
-        send_nak(fw, seq, refusal_reason, refusal_detail);
+        reply_nak(fw, seq, refusal_reason, refusal_detail);
         return;
     }
     fw->expected_seq = (uint16_t)(seq + 1u);
-    send_ack(fw, seq);
+    reply_ack(fw, seq);
 }
 
 /* --- realtime and session ------------------------------------------------------------------ */
@@ -450,7 +356,7 @@ static void on_hello(struct fw *fw, uint16_t seq, const uint8_t *p, uint32_t now
         fw->nak_valid = 0;
         fw->stop_after_group = 0; /* the host is back before the watchdog stop landed */
     }
-    send_ident(fw, nonce);
+    reply_ident(fw, nonce);
 }
 
 static void on_hold(struct fw *fw)
@@ -474,7 +380,7 @@ static void realtime(struct fw *fw, uint8_t type, uint32_t now_ms)
     switch (type) {
     case MSG_HEARTBEAT:
         if (!fw->session) { /* tell a host that thinks it has a session */
-            send_nak(fw, 0, NAK_NO_SESSION, 0);
+            reply_nak(fw, 0, NAK_NO_SESSION, 0);
         }
         return;
     case MSG_ESTOP:
@@ -489,7 +395,7 @@ static void realtime(struct fw *fw, uint8_t type, uint32_t now_ms)
     default: /* STATUS_REQUEST */
         break;
     }
-    send_status(fw, now_ms);
+    reply_status(fw, now_ms);
 }
 
 static void on_frame(struct fw *fw, uint32_t now_ms)
@@ -528,7 +434,7 @@ void fw_rx_byte(struct fw *fw, uint8_t byte, uint32_t now_ms)
     } else if (r == WIRE_CORRUPT) {
         fw->corrupt_rx++;
         if (fw->session && nak_allowed(fw, now_ms)) {
-            send_nak(fw, fw->expected_seq, NAK_CORRUPT, 0);
+            reply_nak(fw, fw->expected_seq, NAK_CORRUPT, 0);
         }
     }
 }
@@ -538,7 +444,7 @@ void fw_rx_byte(struct fw *fw, uint8_t byte, uint32_t now_ms)
 /* The running group stopped and settled: report it and move the state on. */
 static void report_finished(struct fw *fw, uint32_t now_ms)
 {
-    send_executed(fw);
+    reply_executed(fw);
     if (fw->stop_after_group) {
         fw->stop_after_group = 0;
         discard_queue(fw);
@@ -577,7 +483,7 @@ static void watchdog_expired(struct fw *fw, uint32_t now_ms)
         return; /* the host went quiet while idle: just close the session */
     }
     discard_queue(fw);
-    send_error(fw, ERR_WATCHDOG, FW_NO_MOTOR, fw->nv->started_upto);
+    reply_error(fw, ERR_WATCHDOG, FW_NO_MOTOR, fw->nv->started_upto);
     if (fw->group_active) {
         fw->stop_after_group = 1; /* the group in progress finishes, then STOPPED */
         return;
@@ -629,6 +535,6 @@ void fw_poll(struct fw *fw, uint32_t now_ms)
     }
     if ((int32_t)(now_ms - fw->next_status_ms) >= 0) {
         fw->next_status_ms = now_ms + fw->cfg->status_period_ms;
-        send_status(fw, now_ms);
+        reply_status(fw, now_ms);
     }
 }
