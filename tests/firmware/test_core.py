@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import subprocess
 
-from firmware_protocol.emulator import firmware_dir
+import pytest
+
+from firmware_protocol.emulator import EmulatorUnavailableError, firmware_dir, start_emulator
 
 from .test_golden import GOLDEN_TXT
 
@@ -45,3 +47,8 @@ def test_core_is_warning_free_c99(host_cc: str) -> None:
         text=True,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_unknown_board_is_a_typed_error_naming_the_boards() -> None:
+    with pytest.raises(EmulatorUnavailableError, match="mega2560_ramps, uno_cnc"):
+        start_emulator("due_ramps")

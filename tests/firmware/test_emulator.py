@@ -8,15 +8,20 @@ limits. The fault cases are in ``test_emulator_faults.py``.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+
 import pytest
 
 from firmware_protocol import (
     CommandRejectedError,
     ExecutionError,
     FirmwareLink,
+    FirmwareState,
     Move,
     parse_moves,
 )
+from firmware_protocol.messages import StatusFlags
 from firmware_protocol.pulses import extract_turns
 
 from ..firmware_protocol.helpers import run
@@ -88,3 +93,50 @@ def test_move_for_a_missing_motor_is_refused_on_the_uno(emulated: EmulatorFactor
     run(scenario(), timeout=30)
     _stats, record = stop_and_read(emu)
     assert extract_turns(record) == []
+
+
+def test_hold_waits_after_the_group_then_resume_finishes_the_queue(
+    emulated: EmulatorFactory,
+) -> None:
+    moves = parse_moves("R U F D L B")
+    emu = emulated("mega2560_ramps")
+
+    async def scenario() -> None:
+        async with FirmwareLink(emu.port) as link:
+            execution = link.execute(moves)
+            await asyncio.sleep(0.15)
+            status = await link.hold()
+            assert status.flags & StatusFlags.HOLD_REQUESTED
+            await asyncio.sleep(0.4)
+            await link.resume()
+            events = await execution.wait()
+            assert [e.index for e in events] == list(range(1, len(moves) + 1))
+
+    run(scenario(), timeout=30)
+    stats, record = stop_and_read(emu)
+    turns, problems = check_motion(record, moves, stats)
+    assert problems == []
+    pauses = [b.start_s - a.end_s for a, b in itertools.pairwise(turns)]
+    assert max(pauses) > 0.3  # held between two groups, never mid-turn (all turns complete)
+
+
+def test_estop_frame_then_home_recovers(emulated: EmulatorFactory) -> None:
+    emu = emulated("uno_cnc")
+
+    async def scenario() -> None:
+        async with FirmwareLink(emu.port) as link:
+            execution = link.execute(parse_moves("U2 R2 D2 L2"))
+            await asyncio.sleep(0.1)
+            stopped = await link.estop()
+            assert stopped.state is FirmwareState.STOPPED
+            with pytest.raises(ExecutionError):
+                await execution.wait()
+            homed = await link.home(0x1B)
+            assert homed.flags & StatusFlags.HOMED and homed.state is FirmwareState.IDLE
+            await link.execute(parse_moves("L'")).wait()
+
+    run(scenario(), timeout=30)
+    _, record = stop_and_read(emu)
+    turns = extract_turns(record)
+    assert not turns[0].complete  # U2 stopped mid-turn
+    assert (turns[-1].motor, turns[-1].quarter_turns, turns[-1].complete) == (4, -1, True)
