@@ -158,7 +158,7 @@ static void clock_init(void)
 static void estop_isr(void)
 {
     if (hal_estop_active()) {
-        motion_stop(); /* within microseconds, not at the next main-loop pass */
+        motion_abort(); /* within microseconds, not at the next main-loop pass */
         estop_fired = 1;
     }
 }
@@ -238,7 +238,9 @@ static uint32_t nv_load(void)
 static void idle(void)
 {
     cli();
-    if (!estop_fired && !uart_pending()) {
+    /* Sleep only if no interrupt since the last pass left work: a byte, the e-stop, or a
+     * group that settled (else the next group would wait for the 1 kHz tick to wake us). */
+    if (!estop_fired && !uart_pending() && !motion_settled()) {
         set_sleep_mode(SLEEP_MODE_IDLE);
         sleep_enable();
         sei();

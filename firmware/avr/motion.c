@@ -138,6 +138,9 @@ static const struct pin enable_pins[6] = {
 };
 
 static struct channel channels[2];
+static volatile uint8_t settled; /* a channel went idle since motion_settled() last looked */
+/* The e-stop interrupt stopped a group the core has not yet been told about (see motion.h). */
+static volatile uint8_t aborted;
 
 /* The port's DDR register sits one address below its PORT register on every AVR. */
 static void make_output(const struct pin *pin)
@@ -238,23 +241,42 @@ uint8_t motion_busy(void)
     uint8_t busy;
     ATOMIC_BLOCK(ATOMIC_RESTORESTATE)
     {
-        busy = (uint8_t)(channels[0].phase | channels[1].phase);
+        busy = (uint8_t)(channels[0].phase | channels[1].phase | aborted);
     }
     return busy;
+}
+
+uint8_t motion_settled(void)
+{
+    uint8_t was = settled;
+    settled = 0;
+    return was;
+}
+
+static void halt_channels(void)
+{
+    TIMSK1 &= (uint8_t)~((1u << OCIE1A) | (1u << OCIE1B));
+    for (uint8_t i = 0; i < 2; i++) {
+        struct channel *c = &channels[i];
+        if (c->phase && c->step_port) {
+            *c->step_port &= (uint8_t)~c->step_mask;
+        }
+        c->phase = PHASE_IDLE;
+    }
+}
+
+void motion_abort(void)
+{
+    halt_channels();
+    aborted = 1;
 }
 
 void motion_stop(void)
 {
     ATOMIC_BLOCK(ATOMIC_RESTORESTATE)
     {
-        TIMSK1 &= (uint8_t)~((1u << OCIE1A) | (1u << OCIE1B));
-        for (uint8_t i = 0; i < 2; i++) {
-            struct channel *c = &channels[i];
-            if (c->phase && c->step_port) {
-                *c->step_port &= (uint8_t)~c->step_mask;
-            }
-            c->phase = PHASE_IDLE;
-        }
+        halt_channels();
+        aborted = 0;
     }
 }
 
@@ -268,6 +290,7 @@ static inline __attribute__((always_inline)) uint16_t channel_fire(struct channe
     if (c->phase != PHASE_STEPPING) {
         c->phase = PHASE_IDLE;
         TIMSK1 &= (uint8_t)~ocie;
+        settled = 1;
         return 0;
     }
     *c->step_port |= c->step_mask;

@@ -18,8 +18,17 @@ void motion_init(void);
 /* Start a group of 1 or 2 moves: set DIR, arm both channels for the same instant. */
 void motion_start(const struct fw_move *moves, uint8_t n);
 uint8_t motion_busy(void);
-/* Stop both channels now (callable from an interrupt: the e-stop). */
+/* Nonzero once after a channel has settled: the main loop must not sleep through that. Call
+ * with interrupts disabled (the check before sleeping) or accept a spurious extra pass. */
+uint8_t motion_settled(void);
+/* Stop both channels now; the caller (the protocol core) knows the group was interrupted. */
 void motion_stop(void);
+/*
+ * The e-stop interrupt's stop: both channels halt at once, and motion_busy() keeps answering
+ * "busy" until the core's own motion_stop(), so the main loop can never take the halted group
+ * for a completed one between the interrupt and its handling of the e-stop.
+ */
+void motion_abort(void);
 /* Energise the drivers in mask (bit i = face code i). */
 void motion_drivers(uint8_t mask);
 

@@ -120,7 +120,11 @@ struct fw {
 uint8_t hal_tx(const uint8_t *data, uint16_t n);
 /* Start a group of 1 or 2 moves (opposite faces) now; DIR is set before the first step. */
 void hal_motion_start(const struct fw_move *moves, uint8_t n);
-/* Nonzero while the group's motors step or settle. */
+/*
+ * Nonzero while the group's motors step or settle.  A group the platform halted on its own
+ * (the e-stop input) must keep reading as busy until hal_motion_stop(): the core takes "not
+ * busy" for "completed" and would otherwise count an interrupted move as executed.
+ */
 uint8_t hal_motion_busy(void);
 /* Stop every motor at once (e-stop); the group in progress is abandoned mid-turn. */
 void hal_motion_stop(void);

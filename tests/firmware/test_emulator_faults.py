@@ -16,7 +16,6 @@ import pytest
 
 from firmware_protocol import (
     EmergencyStopError,
-    ExecutionError,
     FirmwareLink,
     FirmwareResetError,
     LinkConfig,
@@ -32,22 +31,28 @@ from .noisy import LineFaults, NoisyLine
 from .test_emulator import TWENTY
 
 
-def test_estop_input_stops_every_motor_within_one_step(emulated: EmulatorFactory) -> None:
+@pytest.mark.parametrize("press_after_s", [0.1, 0.19, 0.27, 0.36])
+def test_estop_input_stops_within_one_step_and_the_report_matches_the_pins(
+    emulated: EmulatorFactory, press_after_s: float
+) -> None:
+    """Pressed at several points (mid-pair, near a group boundary, mid-single): the motors stop
+    within one step period, and what the host reports executed / interrupted is exactly what
+    the pins show complete / partial."""
     moves = parse_moves("U2+D2 R2 L2 F2 B2")
     emu = emulated("mega2560_ramps")
 
-    async def scenario() -> None:
+    async def scenario() -> tuple[int, int]:
         async with FirmwareLink(emu.port) as link:
             execution = link.execute(moves)
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(press_after_s)
             emu.press_estop()
-            with pytest.raises((EmergencyStopError, ExecutionError)) as info:
+            with pytest.raises(EmergencyStopError) as info:
                 await execution.wait()
             report = info.value.report
-            assert len(report.interrupted) >= 1
             emu.press_estop(False)
+            return len(report.executed), len(report.interrupted)
 
-    run(scenario(), timeout=30)
+    executed, interrupted = run(scenario(), timeout=30)
     _stats, record = stop_and_read(emu)
     pressed = next(t for t, level in record.estops if level == 0)
     cruise = 1.0 / record.board.max_rate
@@ -55,6 +60,10 @@ def test_estop_input_stops_every_motor_within_one_step(emulated: EmulatorFactory
         late = [t for t, _ in steps if t > pressed]
         assert len(late) <= 1, f"motor {motor} stepped {len(late)} times after the e-stop"
         assert all(t - pressed < cruise + 20e-6 for t in late)
+    turns = extract_turns(record)
+    complete = [(t.motor, t.quarter_turns) for t in turns if t.complete]
+    assert complete == [(m.motor, m.quarter_turns) for m in moves[:executed]]
+    assert sum(not t.complete for t in turns) == interrupted
 
 
 def test_line_garbage_never_moves_a_motor(emulated: EmulatorFactory) -> None:
