@@ -52,3 +52,12 @@ def test_core_is_warning_free_c99(host_cc: str) -> None:
 def test_unknown_board_is_a_typed_error_naming_the_boards() -> None:
     with pytest.raises(EmulatorUnavailableError, match="mega2560_ramps, uno_cnc"):
         start_emulator("due_ramps")
+
+
+@pytest.mark.parametrize("board", ["mega2560_ramps", "uno_cnc"])
+def test_firmware_never_allocates(emulator_ready: None, board: str) -> None:
+    elf = firmware_dir() / "build" / board / "firmware.elf"
+    symbols = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True, check=True)
+    names = {line.split()[-1] for line in symbols.stdout.splitlines()}
+    assert "main" in names
+    assert not names & {"malloc", "calloc", "realloc", "free", "__brkval", "__malloc_heap_start"}
