@@ -122,6 +122,9 @@ static void open_pty(void)
     fcntl(h.master, F_SETFL, fcntl(h.master, F_GETFL) | O_NONBLOCK);
     printf("pty %s\n", name);
     fflush(stdout);
+    /* Nobody reads stdout after this line: simavr's later messages go to stderr instead of
+     * filling a pipe and stalling the emulation. */
+    dup2(STDERR_FILENO, STDOUT_FILENO);
 }
 
 static void connect_uart(void)
