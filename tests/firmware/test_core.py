@@ -5,10 +5,12 @@ motor."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import pytest
 
+from firmware_protocol import emulator
 from firmware_protocol.emulator import EmulatorUnavailableError, firmware_dir, start_emulator
 
 from .test_golden import GOLDEN_TXT
@@ -61,3 +63,13 @@ def test_firmware_never_allocates(emulator_ready: None, board: str) -> None:
     names = {line.split()[-1] for line in symbols.stdout.splitlines()}
     assert "main" in names
     assert not names & {"malloc", "calloc", "realloc", "free", "__brkval", "__malloc_heap_start"}
+
+
+def test_missing_tools_are_named_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_which = shutil.which
+    monkeypatch.setattr(
+        emulator.shutil, "which", lambda tool: None if tool == "avr-gcc" else real_which(tool)
+    )
+    assert "avr-gcc" in emulator.missing_tools()
+    with pytest.raises(EmulatorUnavailableError, match="apt-get install -y gcc-avr avr-libc"):
+        start_emulator("mega2560_ramps")
