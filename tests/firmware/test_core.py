@@ -68,7 +68,7 @@ def test_firmware_never_allocates(emulator_ready: None, board: str) -> None:
 def test_missing_tools_are_named_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     real_which = shutil.which
     monkeypatch.setattr(
-        emulator.shutil, "which", lambda tool: None if tool == "avr-gcc" else real_which(tool)
+        shutil, "which", lambda tool: None if tool == "avr-gcc" else real_which(tool)
     )
     assert "avr-gcc" in emulator.missing_tools()
     with pytest.raises(EmulatorUnavailableError, match="apt-get install -y gcc-avr avr-libc"):
