@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from firmware_protocol.link import FirmwareLink
-from robot.broker import EmbeddedBroker
+from firmware_protocol import FirmwareLink
+from robot.broker import Credentials, EmbeddedBroker
+from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.journal import AsyncJournal
-from robot.simrobot import CameraRig, SimulatedRobot
+from robot.journal_guard import open_journal
+from robot.simrobot import SimulatedRobot
 from solver.cube.facelets import Cube
 
 __all__ = ["Assembly", "assemble", "sw_version"]
@@ -55,7 +57,10 @@ async def assemble(
         port = await sim.start()
         stack.push_async_callback(sim.stop)
     cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)
-    journal = AsyncJournal.open(journal_path or config.resolve(config.journal.path))
+    sync_journal, journal_problem = open_journal(
+        Path(journal_path or config.resolve(config.journal.path))
+    )
+    journal = AsyncJournal(sync_journal)
     stack.push_async_callback(journal.close)
     host: str | None = None
     mport = 0
@@ -63,7 +68,14 @@ async def assemble(
     if mqtt is not None:
         host, mport = mqtt
     elif config.mqtt.enabled and config.mqtt.embedded:
-        broker = EmbeddedBroker(config.mqtt.embedded_host, config.mqtt.embedded_port)
+        password = config.mqtt_password()
+        broker = EmbeddedBroker(
+            config.mqtt.embedded_host,
+            config.mqtt.embedded_port,
+            credentials=(
+                Credentials(config.mqtt.username, password or "") if config.mqtt.username else None
+            ),
+        )
         await broker.start()
         stack.push_async_callback(broker.stop)
         host, mport = broker.host, broker.port
@@ -82,6 +94,7 @@ async def assemble(
         mqtt_host=host,
         mqtt_port=mport,
         sw_version=sw_version(),
+        journal_problem=journal_problem,
     )
     address = f"{host}:{mport}" if host is not None else "off"
     return Assembly(daemon, sim, broker, address)

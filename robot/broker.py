@@ -13,7 +13,11 @@ QoS 2, keep-alive) where ours would be a partial one. The cost is its dependency
 transitions, websockets, ...), acceptable on a Raspberry Pi class board. A production
 installation can point ``[mqtt] host`` at Mosquitto instead.
 
-Anonymous clients are allowed: the listener is on localhost unless the profile says otherwise.
+Access: with no credentials configured the broker accepts anonymous clients, and the profile
+may only bind it to a loopback address (``config check`` refuses anything else). With
+``[mqtt] username`` and a password configured, every client must present exactly those
+credentials (compared in constant time); anonymous clients and wrong passwords are refused at
+CONNECT. Dashboards on the same robot use the same credentials.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ import asyncio
 import contextlib
 import logging
 import socket
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from robot.errors import BrokerError
 
-__all__ = ["EmbeddedBroker", "free_port"]
+__all__ = ["Credentials", "EmbeddedBroker", "free_port"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,13 +45,45 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-class EmbeddedBroker:
-    """An MQTT broker in this event loop. ``port=0`` picks a free port (see :attr:`port`)."""
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """The one username and password the embedded broker accepts."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 1883) -> None:
+    username: str
+    password: str
+
+    def __repr__(self) -> str:  # never print the password
+        return f"Credentials(username={self.username!r}, password=***)"
+
+
+def _auth_plugins(credentials: Credentials | None) -> dict[str, Any]:
+    if credentials is None:
+        return {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}}
+    # amqtt imports the plugin by name (robot/broker_auth.py), so amqtt stays unimported until
+    # a broker starts
+    return {
+        "robot.broker_auth.CredentialsAuthPlugin": {
+            "username": credentials.username,
+            "password": credentials.password,
+        }
+    }
+
+
+class EmbeddedBroker:
+    """An MQTT broker in this event loop. ``port=0`` picks a free port (see :attr:`port`).
+    With ``credentials`` every client must log in with them."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 1883,
+        *,
+        credentials: Credentials | None = None,
+    ) -> None:
         self.host = host
         self.requested_port = port
         self.port = port
+        self.credentials = credentials
         self._broker: Any = None
 
     async def start(self) -> None:
@@ -58,9 +95,7 @@ class EmbeddedBroker:
             port = free_port(self.host) if self.requested_port == 0 else self.requested_port
             config = {
                 "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{port}"}},
-                "plugins": {
-                    "amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}
-                },
+                "plugins": _auth_plugins(self.credentials),
             }
             broker = Broker(config)
             try:
@@ -72,7 +107,12 @@ class EmbeddedBroker:
                 continue
             self._broker = broker
             self.port = port
-            logger.info("embedded MQTT broker listening on %s:%d", self.host, port)
+            logger.info(
+                "embedded MQTT broker listening on %s:%d (%s)",
+                self.host,
+                port,
+                "login required" if self.credentials else "anonymous clients allowed",
+            )
             return
         raise BrokerError(
             f"cannot start the embedded MQTT broker on {self.host}:{self.requested_port}: "

@@ -21,8 +21,8 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
-import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -52,6 +52,7 @@ __all__ = [
     "SimulationConfig",
     "SolverConfig",
     "TlsConfig",
+    "WebConfig",
     "load_config",
     "parse_config",
 ]
@@ -281,11 +282,54 @@ class MqttConfig(_Section):
             raise ValueError("a password needs a username")
         if self.reconnect_max_s < self.reconnect_min_s:
             raise ValueError("reconnect_max_s must be >= reconnect_min_s")
+        if self.embedded and not _is_loopback(self.embedded_host) and not self.username:
+            raise ValueError(
+                f"@mqtt.embedded_host: {self.embedded_host!r} would open the robot's own broker "
+                "(and its motors) to the network with no login; set [mqtt] username and "
+                'password (or password_file), or keep embedded_host = "127.0.0.1"'
+            )
+        if self.embedded and self.username and not (self.password or self.password_file):
+            raise ValueError(
+                "@mqtt.password: the embedded broker requires a password with its username; "
+                "set password or password_file"
+            )
         return self
 
     @property
     def embedded(self) -> bool:
         return self.enabled and not self.host
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name other than localhost: may resolve anywhere
+
+
+class WebConfig(_Section):
+    """``[web]``: the robot's own web page (off unless enabled). Reading needs nothing; every
+    command needs the token (``token`` or ``token_file``); without one the page is read-only."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8080
+    token: str = ""
+    token_file: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> WebConfig:
+        if self.token and self.token_file:
+            raise ValueError("give token or token_file, not both")
+        if self.token and len(self.token) < 12:
+            raise ValueError("@web.token: use at least 12 characters (it guards the motors)")
+        return self
+
+    @property
+    def loopback(self) -> bool:
+        return _is_loopback(self.host)
 
 
 class JournalConfig(_Section):
@@ -315,6 +359,7 @@ class RobotConfig(_Section):
     solver: SolverConfig = SolverConfig()
     mqtt: MqttConfig = MqttConfig()
     journal: JournalConfig = JournalConfig()
+    web: WebConfig = WebConfig()
     simulation: SimulationConfig | None = None
     source: str = ""
 
@@ -373,6 +418,60 @@ class RobotConfig(_Section):
                 ) from exc
         return self.mqtt.password or None
 
+    def web_token(self) -> str:
+        """The web page's command token ("" = read-only), read from ``token_file`` if given."""
+        if not self.web.token_file:
+            return self.web.token
+        path = self.resolve(self.web.token_file)
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read the token file {path}: {exc.strerror}",
+                file=self.source,
+                section="web",
+                key="token_file",
+            ) from exc
+        if len(token) < 12:
+            raise ConfigError(
+                f"the token in {path} is shorter than 12 characters",
+                file=self.source,
+                section="web",
+                key="token_file",
+            )
+        return token
+
+    def check_files(self) -> None:
+        """Every file the profile names must be readable now, so that ``config check`` and
+        ``run`` fail at once with the file and key instead of a job failing later."""
+        if self.mqtt.enabled:
+            self.mqtt_password()
+        if self.web.enabled:
+            self.web_token()
+        named: list[tuple[str, str, str]] = [
+            ("colours", "calibration_file", self.colours.calibration_file),
+        ]
+        if self.mqtt.enabled and self.mqtt.tls.enabled:
+            tls = self.mqtt.tls
+            named += [
+                ("mqtt.tls", key, value)
+                for key, value in (
+                    ("ca_file", tls.ca_file),
+                    ("cert_file", tls.cert_file),
+                    ("key_file", tls.key_file),
+                )
+            ]
+        named += [(f"cameras[{c.name}]", "calibration", c.calibration) for c in self.cameras]
+        for section, key, value in named:
+            if value and not self.resolve(value).is_file():
+                raise ConfigError(
+                    f"the file {self.resolve(value)} does not exist (or is not a file); fix the "
+                    "path or remove the key",
+                    file=self.source,
+                    section=section,
+                    key=key,
+                )
+
 
 def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
     """(section, key) of a pydantic error location such as ('motors', 'U', 'motor')."""
@@ -424,9 +523,6 @@ def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
         raise _format_errors(exc, source) from None
 
 
-_TOML_LINE = re.compile(r"at line (\d+), column (\d+)")
-
-
 def load_config(path: str | Path) -> RobotConfig:
     """Read and validate a profile; :class:`ConfigError` names the file, section and key."""
     p = Path(path)
@@ -441,6 +537,7 @@ def load_config(path: str | Path) -> RobotConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
     config = parse_config(data, str(p))
+    config.check_files()
     logger.info(
         "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",
         p,

@@ -9,9 +9,11 @@ Topics, under ``<base_topic>/<robot id>/`` (the README's daemon section has ever
                                    move_executed, done, error, ...
     cmd/<verb>          in         JSON command (robot.commands)
     cmd/<verb>/reply    out        JSON reply
+    reply               out        the same replies, all verbs on one topic (dashboards)
 
-Home Assistant discovery (``[mqtt.discovery]``): a device with a state sensor, a progress sensor
-and start / abort / emergency-stop buttons, published retained under
+Home Assistant discovery (``[mqtt.discovery]``, :mod:`robot.discovery`): a device with state,
+progress, time-left, last-error, last-reply and firmware sensors, job events and command
+buttons, published retained under
 ``<prefix>/<component>/<node>/<object>/config`` and again whenever ``<prefix>/status`` says
 ``online`` (Home Assistant restarted).
 
@@ -41,6 +43,7 @@ from typing import Any
 import aiomqtt
 
 from robot.config import RobotConfig
+from robot.discovery import discovery_configs
 
 __all__ = ["MqttBridge", "OutMessage", "discovery_messages", "timestamp"]
 
@@ -69,94 +72,8 @@ def _json(payload: dict[str, Any]) -> bytes:
 
 
 def discovery_messages(config: RobotConfig, sw_version: str) -> list[OutMessage]:
-    """Home Assistant discovery configs for this robot (retained)."""
-    prefix = config.mqtt.discovery.prefix
-    node = config.robot.id.replace("-", "_")
-    status = config.topic("status")
-    device = {
-        "identifiers": [f"cuberobot_{node}"],
-        "name": config.robot.name,
-        "manufacturer": "cuberobot",
-        "model": f"{len(config.motors.faces)}-motor cube robot (N={config.robot.cube_size})",
-        "sw_version": sw_version,
-    }
-    common = {
-        "availability_topic": config.topic("availability"),
-        "payload_available": "online",
-        "payload_not_available": "offline",
-        "device": device,
-    }
-    entities: list[tuple[str, str, dict[str, Any]]] = [
-        (
-            "sensor",
-            "state",
-            {
-                "name": "State",
-                "state_topic": status,
-                "value_template": "{{ value_json.state }}",
-                "json_attributes_topic": status,
-                "icon": "mdi:cube-outline",
-            },
-        ),
-        (
-            "sensor",
-            "progress",
-            {
-                "name": "Progress",
-                "state_topic": status,
-                "value_template": "{{ value_json.progress }}",
-                "unit_of_measurement": "%",
-                "icon": "mdi:progress-check",
-            },
-        ),
-        (
-            "sensor",
-            "time_left",
-            {
-                "name": "Time left",
-                "state_topic": status,
-                "value_template": "{{ value_json.eta_s }}",
-                "unit_of_measurement": "s",
-                "device_class": "duration",
-            },
-        ),
-        (
-            "button",
-            "start",
-            {
-                "name": "Start",
-                "command_topic": config.topic("cmd", "start"),
-                "payload_press": '{"source": "homeassistant"}',
-                "icon": "mdi:play",
-            },
-        ),
-        (
-            "button",
-            "abort",
-            {
-                "name": "Abort",
-                "command_topic": config.topic("cmd", "abort"),
-                "payload_press": '{"source": "homeassistant"}',
-                "icon": "mdi:stop",
-            },
-        ),
-        (
-            "button",
-            "estop",
-            {
-                "name": "Emergency stop",
-                "command_topic": config.topic("cmd", "estop"),
-                "payload_press": '{"source": "homeassistant"}',
-                "icon": "mdi:alert-octagon",
-            },
-        ),
-    ]
-    out = []
-    for component, obj, body in entities:
-        payload = {**body, **common, "unique_id": f"cuberobot_{node}_{obj}", "object_id": obj}
-        topic = f"{prefix}/{component}/{node}/{obj}/config"
-        out.append(OutMessage(topic, _json(payload), qos=1, retain=True))
-    return out
+    """Home Assistant discovery configs for this robot (retained; :mod:`robot.discovery`)."""
+    return [OutMessage(t, p, qos=1, retain=True) for t, p in discovery_configs(config, sw_version)]
 
 
 class MqttBridge:
@@ -228,8 +145,11 @@ class MqttBridge:
         )
 
     def reply(self, verb: str, payload: dict[str, Any]) -> None:
-        body = {**payload, "timestamp": timestamp()}
-        self._enqueue(OutMessage(self.config.topic("cmd", verb, "reply"), _json(body)))
+        """A command's reply, on ``cmd/<verb>/reply`` and, for dashboards that cannot
+        subscribe per verb (Home Assistant's "Last command reply"), on ``reply``."""
+        body = _json({**payload, "timestamp": timestamp()})
+        self._enqueue(OutMessage(self.config.topic("cmd", verb, "reply"), body))
+        self._enqueue(OutMessage(self.config.topic("reply"), body))
 
     @property
     def pending(self) -> int:

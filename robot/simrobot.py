@@ -1,172 +1,29 @@
-"""The robot's cameras, and the simulated robot (firmware on a pty + virtual cube + cameras).
-
-:class:`CameraRig` gives the daemon one frame per configured camera and the calibration that maps
-their pixels to stickers. A camera's ``source`` is:
-
-* ``"simulated"`` — renders the simulated robot's own virtual cube (:class:`SimulatedRobot`);
-* ``"simulated:FILE"`` — renders the cube in a facelet state file, as written by
-  ``cuberobot firmware-sim --state-file FILE`` (the firmware runs in another process);
-* a device index (``"0"``), a video file or a stream URL — a real camera through OpenCV.
-
-Simulated cameras know their exact sticker sites (the renderer's ground truth), so they need no
-calibration file; real cameras need ``calibration`` (written by ``cuberobot vision calibrate``).
+"""The simulated robot: the simulated firmware on a real pty, turning the solver's cube.
 
 :class:`SimulatedRobot` is what ``serial.url = "sim"`` starts: the simulated firmware from
-:mod:`firmware_protocol` on a real pseudo-terminal, holding a virtual cube that its motors turn.
+:mod:`firmware_protocol` on a real pseudo-terminal, holding a :class:`~robot.simcube.SolverCube`
+that its motors turn. The cameras (:mod:`robot.cameras`) render that cube through
+:meth:`SimulatedRobot.cube_state`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from firmware_protocol.endpoints import PtyEndpoint
-from firmware_protocol.faults import parse_fault_spec
-from firmware_protocol.sim import FirmwareConfig, SimulatedFirmware
-from robot.config import CameraConfig, RobotConfig
+from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
+from robot.config import RobotConfig
 from robot.errors import ConfigError
+from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
-from solver.cube.notation import Move
-from vision.calibration import Calibration, ViewCalibration, load_calibration
-from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
-from vision.errors import CaptureError
 
-__all__ = ["CameraRig", "SimulatedRobot", "VirtualCube", "state_file_source"]
+__all__ = ["SimulatedRobot"]
 
 logger = logging.getLogger(__name__)
 
-UInt8Image = npt.NDArray[np.uint8]
-_SUFFIX = {1: "", -1: "'", 2: "2", -2: "2'"}
-_SEVERITY = {"studio": 0.0, "varied": 0.5, "harsh": 1.0}
-
-
-class _Source(Protocol):
-    def read(self) -> UInt8Image: ...
-
-
-class VirtualCube:
-    """The simulated robot's physical cube: the firmware turns it (``VirtualCube`` protocol of
-    :mod:`firmware_protocol.sim`), the cameras look at it."""
-
-    def __init__(self, cube: Cube) -> None:
-        self.cube = cube
-        self.turns = 0
-
-    def apply(self, face: str, quarter_turns: int) -> None:
-        self.cube = self.cube.apply(face + _SUFFIX[quarter_turns])
-        self.turns += 1
-
-    def facelets(self) -> str:
-        return self.cube.to_facelets("scheme")
-
-    def set(self, cube: Cube) -> None:
-        self.cube = cube
-
-    def scramble(self, moves: list[Move]) -> None:
-        self.cube = self.cube.apply(moves)
-
-
-def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
-    """A cube source reading a firmware-sim state file at every frame."""
-
-    def read() -> Cube:
-        try:
-            text = path.read_text(encoding="ascii").strip()
-        except OSError as exc:
-            raise CaptureError(
-                f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
-                "`cuberobot firmware-sim --state-file` running?"
-            ) from exc
-        return Cube.from_facelets(text, n)
-
-    return read
-
-
-class CameraRig:
-    """All cameras of one robot. ``capture()`` is blocking (OpenCV, rendering): call it through
-    ``asyncio.to_thread``."""
-
-    def __init__(
-        self,
-        config: RobotConfig,
-        cube_source: Callable[[], Cube] | None = None,
-        *,
-        seed: int = 0,
-    ) -> None:
-        self.config = config
-        self.n = config.robot.cube_size
-        self._sources: dict[str, _Source] = {}
-        views: list[ViewCalibration] = []
-        missing: list[str] = []
-        severity = _SEVERITY[config.simulation.lighting] if config.simulation else 0.5
-        for k, cam in enumerate(config.cameras):
-            source: _Source
-            if cam.source == "simulated" or cam.source.startswith("simulated:"):
-                getter = self._simulated_source(cam, cube_source)
-                simcam = self._simulated_camera(cam, getter, severity, seed + 101 * k)
-                source = simcam
-                calib = simcam.calibration()
-                views.append(ViewCalibration(cam.name, calib.sites))
-            else:
-                source = OpenCVCamera(
-                    int(cam.source) if cam.source.isdigit() else cam.source,
-                    CameraSettings(width=cam.width, height=cam.height),
-                )
-                if cam.calibration:
-                    path = config.resolve(cam.calibration)
-                    views.append(load_calibration(path).view(cam.name))
-                else:
-                    missing.append(cam.name)
-            self._sources[cam.name] = source
-        self.missing_calibration = tuple(missing)
-        self.calibration = Calibration(self.n, tuple(views)) if not missing else None
-
-    def _simulated_source(
-        self, cam: CameraConfig, cube_source: Callable[[], Cube] | None
-    ) -> Callable[[], Cube]:
-        if cam.source.startswith("simulated:"):
-            return state_file_source(self.config.resolve(cam.source.partition(":")[2]), self.n)
-        if cube_source is None:
-            raise ConfigError(
-                'source "simulated" renders the simulated robot\'s cube; use it with serial '
-                'url "sim", or "simulated:FILE" with a firmware-sim state file',
-                file=self.config.source,
-                section="cameras",
-                key="source",
-            )
-        return cube_source
-
-    def _simulated_camera(
-        self, cam: CameraConfig, source: Callable[[], Cube], severity: float, seed: int
-    ) -> SimulatedCamera:
-        from vision.render import RenderParams
-
-        view = "".join(cam.faces)
-        params = RenderParams(width=cam.width, height=cam.height)
-        if self.config.simulation is not None:
-            noise = self.config.simulation.noise
-            severity = min(1.0, severity * (0.5 + noise))
-        return SimulatedCamera(source, view, params=params, severity=severity, seed=seed)
-
-    def capture(self) -> dict[str, UInt8Image]:
-        """One frame from every camera, by camera name."""
-        frames: dict[str, UInt8Image] = {}
-        for name, source in self._sources.items():
-            if isinstance(source, OpenCVCamera):
-                with source:
-                    frames[name] = source.read()
-            else:
-                frames[name] = source.read()
-        return frames
-
 
 class SimulatedRobot:
-    """The simulated firmware on a real pty, turning a :class:`VirtualCube`.
+    """The simulated firmware on a real pty, turning a :class:`SolverCube`.
 
     ``start()`` returns the pty path the daemon's firmware link opens. The motor speed, queue
     depth and fault injection come from the profile's ``[simulation]`` section.
@@ -188,7 +45,8 @@ class SimulatedRobot:
                 section="simulation",
             )
         self.config = config
-        self.cube = VirtualCube(start if start is not None else Cube.solved(config.robot.cube_size))
+        initial = start if start is not None else Cube.solved(config.robot.cube_size)
+        self.cube = SolverCube(initial, facelets_by="scheme")
         fw_config = FirmwareConfig(queue_depth=sim.queue_depth)
         if sim.speed_factor != 1.0:
             fw_config = fw_config.with_speed(sim.speed_factor)

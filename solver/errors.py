@@ -8,6 +8,8 @@ Exception tree::
     ├── InvalidCubeError            a well-formed cube that cannot exist physically;
     │                               ``problems`` lists every fault found, each naming its place
     ├── UnsupportedError            a request this cube size or engine cannot do (e.g. M on 2x2)
+    │   └── OptionError             an engine option that is unknown, of the wrong type or out
+    │                               of range; ``option`` names it
     └── NoSolutionError             a valid cube for which the engine found no solution within
                                     the limits asked for (length, faces, time)
 
@@ -24,6 +26,7 @@ __all__ = [
     "InvalidCubeError",
     "NoSolutionError",
     "NotationError",
+    "OptionError",
     "Problem",
     "UnsupportedError",
 ]
@@ -44,7 +47,23 @@ class NotationError(CubeError, ValueError):
         self.column = column
         self.token = token
         self.reason = message
-        super().__init__(f"{message} at column {column}: {token!r} in {text!r}")
+        super().__init__(
+            f"{message} at column {column}: {_excerpt(token, 0)!r} in {_excerpt(text, column)!r}"
+        )
+
+
+#: the longest text an error message quotes whole; longer text is quoted around the column
+_QUOTE_CHARS = 80
+
+
+def _excerpt(text: str, column: int) -> str:
+    """``text`` whole when short, else the part around ``column`` (1-based; 0 = the start)
+    with ``…`` marking what was cut, so a huge input never makes a huge message."""
+    if len(text) <= _QUOTE_CHARS:
+        return text
+    start = max(0, min(column - 1 - _QUOTE_CHARS // 2, len(text) - _QUOTE_CHARS))
+    end = start + _QUOTE_CHARS
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 class FaceletFormatError(CubeError, ValueError):
@@ -53,6 +72,15 @@ class FaceletFormatError(CubeError, ValueError):
 
 class UnsupportedError(CubeError, ValueError):
     """A move or request that does not exist for this cube size."""
+
+
+class OptionError(UnsupportedError):
+    """An engine option (``solve(..., name=value)``) that the engine does not take, of the wrong
+    type or out of range; ``option`` is its name and the message says what it accepts."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        super().__init__(message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,6 +158,11 @@ _COUNT = re.compile(r"(?P<count>\d+)?(?P<prime>'|’)?")
 
 #: layers deeper than this are refused at parse time (no cube is that big)
 MAX_LAYER = 99
+#: deepest nesting of ``( )`` groups accepted (deeper input is refused, never a RecursionError)
+MAX_NESTING = 64
+#: most moves a sequence may expand to once repeats are applied (``((R)1000)1000`` is refused
+#: before it is built, never a MemoryError)
+MAX_EXPANDED_MOVES = 100_000
 
 
 def parse(text: str) -> list[Move]:
@@ -178,6 +183,13 @@ def _parse_sequence(text: str, pos: int, depth: int) -> tuple[list[Move], int]:
         char = text[pos]
         if char == "(":
             start = pos
+            if depth >= MAX_NESTING:
+                raise NotationError(
+                    f"groups nested more than {MAX_NESTING} deep",
+                    text=text,
+                    column=start + 1,
+                    token="(",
+                )
             inner, pos = _parse_sequence(text, pos + 1, depth + 1)
             if pos >= len(text) or text[pos] != ")":
                 raise NotationError("'(' is never closed", text=text, column=start + 1, token="(")
@@ -188,6 +200,13 @@ def _parse_sequence(text: str, pos: int, depth: int) -> tuple[list[Move], int]:
             if repeat > 1000:
                 raise NotationError(
                     "repeat count too large", text=text, column=pos + 1, token=tail.group(0)
+                )
+            if len(moves) + len(inner) * repeat > MAX_EXPANDED_MOVES:
+                raise NotationError(
+                    f"the sequence expands to more than {MAX_EXPANDED_MOVES} moves",
+                    text=text,
+                    column=start + 1,
+                    token=text[start : tail.end()],
                 )
             group = invert(inner) if tail.group("prime") else inner
             moves.extend(group * repeat)
@@ -203,6 +222,13 @@ def _parse_sequence(text: str, pos: int, depth: int) -> tuple[list[Move], int]:
             while end < len(text) and not text[end].isspace() and text[end] not in "()":
                 end += 1
             raise NotationError("not a move", text=text, column=pos + 1, token=text[pos:end])
+        if len(moves) >= MAX_EXPANDED_MOVES:
+            raise NotationError(
+                f"the sequence has more than {MAX_EXPANDED_MOVES} moves",
+                text=text,
+                column=pos + 1,
+                token=match.group(0),
+            )
         moves.append(_make_move(match, text))
         pos = match.end()
     if depth:

@@ -119,6 +119,14 @@ def test_a_solver_command_does_not_import_opencv() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+    # nor, running, the firmware link, MQTT, the daemon's configuration or the exit map's targets
+    heavy = ("cv2", "vision", "firmware_protocol", "serial", "aiomqtt", "pydantic", "rich")
+    code = (
+        "import sys; from robot.cli import main; main(['solve', '--scramble', 'R U']); "
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == ["U' R'", "[]"]
     done = subprocess.run(
         [sys.executable, "-m", "robot.cli", "--help"], capture_output=True, text=True, check=True
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,12 @@ import pytest
 
 from robot.assemble import Assembly, assemble
 from robot.config import RobotConfig
+from robot.daemon.events import JobState
 from robot.journal import Journal
 from robot.planner import Planner
 from solver.cube.facelets import Cube
 from solver.cube.notation import parse
+from solver.scramble import random_moves
 from tests.conftest import Broker
 from tests.robot.helpers import Recorder, run, sim_config
 
@@ -28,9 +29,8 @@ TOPIC = "cuberobot/sim"
 
 
 def scrambled(seed: int) -> Cube:
-    rng = random.Random(seed)
-    moves = " ".join(rng.choice("URFDLB") + rng.choice(["", "'", "2"]) for _ in range(25))
-    return Cube.solved(3).apply(moves)
+    """A 3x3 scrambled by 25 random face turns (reproducible from ``seed``)."""
+    return Cube.solved(3).apply(random_moves(3, 25, seed))
 
 
 async def _with_daemon(
@@ -308,7 +308,7 @@ def test_unacknowledged_events_are_replayed_after_a_crash(
     start = Cube.solved(3).apply(scramble)
     journal = Journal(tmp_path / "journal.sqlite")
     job_id = journal.create_job("solve", 3, "crashed")
-    journal.set_state(job_id, "EXECUTING")
+    journal.set_state(job_id, JobState.EXECUTING)
     journal.record_scan(job_id, start.to_facelets("scheme"), {})
     journal.record_plan(
         job_id,

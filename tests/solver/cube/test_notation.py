@@ -8,7 +8,17 @@ from hypothesis import strategies as st
 
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.cube.notation import Metric, Move, MoveKind, count, format_moves, invert, parse
+from solver.cube.notation import (
+    MAX_EXPANDED_MOVES,
+    MAX_NESTING,
+    Metric,
+    Move,
+    MoveKind,
+    count,
+    format_moves,
+    invert,
+    parse,
+)
 from solver.errors import NotationError, UnsupportedError
 
 
@@ -135,3 +145,25 @@ def test_parser_raises_only_notation_errors(text: str) -> None:
     except NotationError:
         return
     assert format_moves(parse(format_moves(moves))) == format_moves(moves)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param("(" * 1000 + "R" + ")" * 1000, "nested more than", id="deep-nesting"),
+        pytest.param("(((R)1000)1000)1000", "expands to more than", id="huge-expansion"),
+        pytest.param("(R U)1000 " * 60, "expands to more than", id="many-groups"),
+        pytest.param("R " * (MAX_EXPANDED_MOVES + 1), "more than", id="long-plain"),
+    ],
+)
+def test_hostile_sequences_are_refused_not_crashed(text: str, reason: str) -> None:
+    with pytest.raises(NotationError) as info:
+        parse(text)
+    assert reason in info.value.reason
+    assert len(str(info.value)) < 400  # the message quotes an excerpt, not the whole input
+
+
+def test_caps_leave_legitimate_sequences_alone() -> None:
+    assert len(parse("(" * MAX_NESTING + "R" + ")" * MAX_NESTING)) == 1
+    assert len(parse("(R U R' U')25")) == 100
+    assert len(parse("((R)100)100")) == MAX_EXPANDED_MOVES // 10

@@ -1,0 +1,127 @@
+"""Benchmark: robot time per mechanism kind (solve, then the kind's exact planner).
+
+    python bench/robot_kinds.py [--states 200] [--seed 2026] [--budgets 0.01,0.1,1] [--json]
+                                [--only KIND ...]
+
+On the same uniformly random 3x3 states, for each mechanism kind and solver budget: the
+shortest two-phase solution found within the budget, then the kind's planner (the fastest
+action sequence for that solution: :class:`robot.kinds.KindPlanner`). This is the baseline that
+solving and planning together (the engine scoring its candidates by the planner) must beat.
+
+Every plan is replayed through the simulated mechanism (:func:`robot.kinds.replay`) on the
+facelet cube and must end solved (``replayed``). ``plan_ms`` is the planner's time per
+solution; ``search_ms_median`` the solver's.
+Kinds: ``turntable`` (CUBOTino-like servo turntable, flipper and cover), ``turntable-stepper``
+(the same with an unlimited stepper turntable), ``two-gripper`` (two perpendicular grippers with
+180° servos).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper, replay
+from solver.api import solve
+from solver.cube.cubie import CubieCube
+
+KINDS: dict[str, Mechanism] = {
+    "turntable": Turntable(),
+    "turntable-stepper": Turntable(table_positions=None),
+    "two-gripper": TwoGripper(),
+}
+
+FIELDS = (
+    "kind",
+    "budget_s",
+    "states",
+    "replayed",
+    "actions_mean",
+    "robot_s_mean",
+    "face_turns_mean",
+    "plan_ms",
+    "search_ms_median",
+)
+
+
+def _states(count: int, seed: int) -> list[Any]:
+    import random
+
+    rng = random.Random(seed)
+    return [CubieCube.random(rng).to_cube() for _ in range(count)]
+
+
+def run(kind: str, budget: float, states: list[Any]) -> dict[str, Any]:
+    mechanism = KINDS[kind]
+    planner = KindPlanner(mechanism)
+    planner.prepare()  # tables once per mechanism, not in the per-solution figure
+    replayed = 0
+    seconds, actions, turns, search = [], [], [], []
+    plan_s = 0.0
+    for cube in states:
+        started = time.perf_counter()
+        solution = solve(cube, budget_s=budget)
+        search.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        plan = planner.plan(solution.moves)
+        plan_s += time.perf_counter() - started
+        final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
+        replayed += final.is_solved()
+        seconds.append(plan.seconds)
+        actions.append(len(plan))
+        turns.append(len(solution.moves))
+    return {
+        "kind": kind,
+        "budget_s": budget,
+        "states": len(states),
+        "replayed": replayed,
+        "actions_mean": round(statistics.fmean(actions), 1),
+        "robot_s_mean": round(statistics.fmean(seconds), 3),
+        "face_turns_mean": round(statistics.fmean(turns), 2),
+        "plan_ms": round(plan_s / len(states) * 1000, 2),
+        "search_ms_median": round(statistics.median(search), 1),
+    }
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    head = " ".join(f"{f:>16}" for f in FIELDS)
+    print(head)
+    print("-" * len(head))
+    for row in rows:
+        print(" ".join(f"{row[f]!s:>16}" for f in FIELDS))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--states", type=int, default=200, help="random states (default 200)")
+    ap.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
+    ap.add_argument(
+        "--budgets", default="0.01,0.1,1", help="solver budgets in seconds, comma-separated"
+    )
+    ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
+    args = ap.parse_args(argv)
+    budgets = [float(b) for b in args.budgets.split(",") if b]
+    states = _states(args.states, args.seed)
+    rows = []
+    for kind in args.only or list(KINDS):
+        for budget in budgets:
+            row = run(kind, budget, states)
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(f"... {kind} {budget}s done", file=sys.stderr, flush=True)
+    if not args.json:
+        _table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The robot's cameras.
+
+:class:`CameraRig` gives the daemon one frame per configured camera and the calibration that maps
+their pixels to stickers. A camera's ``source`` is:
+
+* ``"simulated"`` — renders the simulated robot's own virtual cube
+  (:class:`robot.simrobot.SimulatedRobot`);
+* ``"simulated:FILE"`` — renders the cube in a facelet state file, as written by
+  ``cuberobot firmware-sim --state-file FILE`` (the firmware runs in another process);
+* a device index (``"0"``), a video file or a stream URL — a real camera through OpenCV.
+
+Simulated cameras know their exact sticker sites (the renderer's ground truth), so they need no
+calibration file; real cameras need ``calibration`` (written by ``cuberobot vision calibrate``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from robot.config import CameraConfig, RobotConfig
+from robot.errors import ConfigError
+from solver.cube.facelets import Cube
+from vision.calibration import Calibration, ViewCalibration, load_calibration
+from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
+from vision.errors import CaptureError
+
+__all__ = ["CameraRig", "state_file_source"]
+
+logger = logging.getLogger(__name__)
+
+UInt8Image = npt.NDArray[np.uint8]
+_SEVERITY = {"studio": 0.0, "varied": 0.5, "harsh": 1.0}
+
+
+class _Source(Protocol):
+    def read(self) -> UInt8Image: ...
+
+
+def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
+    """A cube source reading a firmware-sim state file at every frame."""
+
+    def read() -> Cube:
+        try:
+            text = path.read_text(encoding="ascii").strip()
+        except OSError as exc:
+            raise CaptureError(
+                f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
+                "`cuberobot firmware-sim --state-file` running?"
+            ) from exc
+        return Cube.from_facelets(text, n)
+
+    return read
+
+
+class CameraRig:
+    """All cameras of one robot. ``capture()`` is blocking (OpenCV, rendering): call it through
+    ``asyncio.to_thread``."""
+
+    def __init__(
+        self,
+        config: RobotConfig,
+        cube_source: Callable[[], Cube] | None = None,
+        *,
+        seed: int = 0,
+    ) -> None:
+        self.config = config
+        self.n = config.robot.cube_size
+        self._sources: dict[str, _Source] = {}
+        views: list[ViewCalibration] = []
+        missing: list[str] = []
+        severity = _SEVERITY[config.simulation.lighting] if config.simulation else 0.5
+        for k, cam in enumerate(config.cameras):
+            source: _Source
+            if cam.source == "simulated" or cam.source.startswith("simulated:"):
+                getter = self._simulated_source(cam, cube_source)
+                simcam = self._simulated_camera(cam, getter, severity, seed + 101 * k)
+                source = simcam
+                calib = simcam.calibration()
+                views.append(ViewCalibration(cam.name, calib.sites))
+            else:
+                source = OpenCVCamera(
+                    int(cam.source) if cam.source.isdigit() else cam.source,
+                    CameraSettings(width=cam.width, height=cam.height),
+                )
+                if cam.calibration:
+                    path = config.resolve(cam.calibration)
+                    views.append(load_calibration(path).view(cam.name))
+                else:
+                    missing.append(cam.name)
+            self._sources[cam.name] = source
+        self.missing_calibration = tuple(missing)
+        self.calibration = Calibration(self.n, tuple(views)) if not missing else None
+
+    def _simulated_source(
+        self, cam: CameraConfig, cube_source: Callable[[], Cube] | None
+    ) -> Callable[[], Cube]:
+        if cam.source.startswith("simulated:"):
+            return state_file_source(self.config.resolve(cam.source.partition(":")[2]), self.n)
+        if cube_source is None:
+            raise ConfigError(
+                'source "simulated" renders the simulated robot\'s cube; use it with serial '
+                'url "sim", or "simulated:FILE" with a firmware-sim state file',
+                file=self.config.source,
+                section="cameras",
+                key="source",
+            )
+        return cube_source
+
+    def _simulated_camera(
+        self, cam: CameraConfig, source: Callable[[], Cube], severity: float, seed: int
+    ) -> SimulatedCamera:
+        from vision.render import RenderParams
+
+        view = "".join(cam.faces)
+        params = RenderParams(width=cam.width, height=cam.height)
+        if self.config.simulation is not None:
+            noise = self.config.simulation.noise
+            severity = min(1.0, severity * (0.5 + noise))
+        return SimulatedCamera(source, view, params=params, severity=severity, seed=seed)
+
+    def capture(self) -> dict[str, UInt8Image]:
+        """One frame from every camera, by camera name."""
+        frames: dict[str, UInt8Image] = {}
+        for name, source in self._sources.items():
+            if isinstance(source, OpenCVCamera):
+                with source:
+                    frames[name] = source.read()
+            else:
+                frames[name] = source.read()
+        return frames

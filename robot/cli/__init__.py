@@ -1,0 +1,98 @@
+"""The ``cuberobot`` command line.
+
+One module per group of commands, each exposing ``register(subparsers)``:
+
+=====================  =============================================================
+module                 commands
+=====================  =============================================================
+:mod:`.cube`           ``apply``, ``validate``, ``scramble`` — the cube model itself
+:mod:`.solve`          ``solve`` — one state, a scramble or a batch through an engine
+:mod:`.trace`          ``trace`` — the blindfold memo (cycles) of a state
+:mod:`.firmware`       ``firmware-sim``, ``send`` — the simulated firmware and the link
+:mod:`.home`           ``home`` — home the motors: over the link, or through the daemon
+:mod:`.scan`           ``scan``, ``vision`` — reading a cube from images, calibration
+:mod:`.demo`           ``demo`` — one job on the simulated robot, with a progress bar
+:mod:`.daemon`         ``run``, ``config`` — the robot daemon and its profile
+=====================  =============================================================
+
+Modules are named after the command they hold or, for a group, after what its commands work
+on: ``cube`` (apply, validate, scramble act on a cube state) is not ``solve`` (the one command
+that searches for a solution); these were ``cli_solver`` and ``cli_solve``. ``daemon`` holds the
+commands that start and configure the daemon, which itself lives in :mod:`robot.daemon`.
+
+Shared pieces: :mod:`.args` (argument types several commands use) and :mod:`.exits`
+(the exit-code contract, the one exception → exit code and message map, SIGPIPE and Ctrl-C).
+
+Running a command imports only its own module (:data:`SUBCOMMANDS` says which), so
+``cuberobot solve`` never pays for OpenCV, the firmware link or the daemon; keep the imports
+of this module and of :mod:`.exits` and :mod:`.args` to the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from robot.cli.exits import run_command
+
+__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main"]
+
+#: Modules that contribute subcommands, in the order they appear in ``--help``, with the
+#: commands each registers (so that running one imports only its module: the vision and daemon
+#: modules bring OpenCV and take a second or two to import).
+SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "robot.cli.cube": ("apply", "validate", "scramble"),
+    "robot.cli.solve": ("solve",),
+    "robot.cli.trace": ("trace",),
+    "robot.cli.firmware": ("firmware-sim", "send"),
+    "robot.cli.home": ("home",),
+    "robot.cli.scan": ("scan", "vision"),
+    "robot.cli.demo": ("demo",),
+    "robot.cli.daemon": ("run", "config"),
+}
+SUBCOMMAND_MODULES: tuple[str, ...] = tuple(SUBCOMMANDS)
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if any."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, with only the module of the command they name (all
+    modules for ``--help``, no command or an unknown one)."""
+    parser = argparse.ArgumentParser(
+        prog="cuberobot",
+        description="Run a Rubik's-cube-solving robot: scan, validate, solve, execute.",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    command = None if argv is None else _command_of(argv)
+    modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
+    for name in modules:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default: the process's), run the command, return its exit code."""
+    words = sys.argv[1:] if argv is None else list(argv)
+
+    def body() -> int:
+        args = build_parser(words).parse_args(words)
+        level = logging.WARNING - 10 * min(args.verbose, 2)
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+
+    return run_command(body)

@@ -1,0 +1,57 @@
+"""Argument types several commands share (argparse ``type=`` callables).
+
+Each raises :class:`argparse.ArgumentTypeError` with the value in the message, which argparse
+reports as a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+__all__ = ["baud_rate", "cube_size", "host_port", "seconds"]
+
+
+def cube_size(largest: int) -> Callable[[str], int]:
+    """A cube size N from 2 to ``largest``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"size must be a whole number, got {text!r}") from None
+        if not 2 <= value <= largest:
+            raise argparse.ArgumentTypeError(f"size must be between 2 and {largest}, got {value}")
+        return value
+
+    return parse
+
+
+def baud_rate(text: str) -> int:
+    """A serial line speed in baud (> 0)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"baud rate must be a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"baud rate must be > 0, got {value}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds (> 0)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"seconds must be > 0, got {text}")
+    return value
+
+
+def host_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` of an MQTT broker."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:1883)")
+    return host, int(port)

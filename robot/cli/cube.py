@@ -1,0 +1,91 @@
+"""``cuberobot apply | validate | scramble``: the cube core from the command line.
+
+Forms (a contract; scripts call them):
+
+* ``cuberobot apply MOVES [--size N] [--from FACELETS] [--format net|facelets]``
+* ``cuberobot validate FACELETS [--size N]`` — exit 0 and ``valid``; exit 1 and every problem,
+  one per line; exit 2 for text that is not a facelet string
+* ``cuberobot scramble [--size N] [--seed S] [--format moves|facelets]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from robot.cli.args import cube_size
+from robot.cli.exits import UsageError
+from solver.cube.facelets import Cube, net
+from solver.cube.notation import format_moves, parse
+from solver.cube.validate import validate
+from solver.errors import FaceletFormatError
+from solver.scramble import random_moves, random_state, scramble
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("apply", help="apply moves to a cube and show the result")
+    p.add_argument("moves", metavar="MOVES", help="moves in WCA/SiGN notation, e.g. \"R U R' U'\"")
+    p.add_argument("--size", type=_size, default=None, help="cube size N (default 3)")
+    p.add_argument("--from", dest="start", metavar="FACELETS", help="start from this state")
+    p.add_argument("--format", choices=("net", "facelets"), default="net")
+    p.set_defaults(handler=_apply)
+
+    p = sub.add_parser("validate", help="check that a facelet string is a possible cube")
+    p.add_argument("facelets", metavar="FACELETS")
+    p.add_argument("--size", type=_size, default=None, help="cube size N (inferred)")
+    p.set_defaults(handler=_validate)
+
+    p = sub.add_parser("scramble", help="a scramble: random state (3x3) or random moves")
+    p.add_argument("--size", type=_size, default=3)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--format", choices=("moves", "facelets"), default="moves")
+    p.set_defaults(handler=_scramble)
+
+
+_size = cube_size(64)
+
+
+def _apply(args: argparse.Namespace) -> int:
+    moves = parse(args.moves)
+    if args.start is not None:
+        cube = Cube.from_facelets(args.start, args.size)
+    else:
+        cube = Cube.solved(args.size or 3)
+    result = cube.apply(moves)
+    if args.format == "facelets":
+        print(result.to_facelets())
+    else:
+        print(net(result, ansi=sys.stdout.isatty()))
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    try:
+        cube = Cube.from_facelets(args.facelets, args.size)
+    except FaceletFormatError as exc:
+        raise UsageError(f"not a facelet string: {exc}") from exc
+    problems = validate(cube)
+    if not problems:
+        print("valid")
+        return 0
+    for problem in problems:
+        print(problem.message)
+    return 1
+
+
+def _scramble(args: argparse.Namespace) -> int:
+    n = args.size
+    if n == 3 and args.format == "facelets":
+        print(random_state(args.seed).to_facelets())
+        return 0
+    if n == 3:
+        result = scramble(3, args.seed)
+        moves, cube = result.moves, result.cube
+    else:
+        seq = random_moves(n, seed=args.seed)
+        moves, cube = tuple(seq), Cube.solved(n).apply(seq)
+    print(format_moves(moves) if args.format == "moves" else cube.to_facelets())
+    return 0

@@ -1,0 +1,127 @@
+"""``cuberobot run`` and ``cuberobot config check``: the robot daemon and its profile.
+
+* ``run --config FILE`` runs the daemon for a robot until SIGINT/SIGTERM.
+* ``config check FILE`` validates a profile and prints what the robot can do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+from pathlib import Path
+from typing import Any
+
+from robot.assemble import assemble
+from robot.cli.args import host_port
+from robot.cli.exits import CommandFailed, UsageError
+from robot.config import RobotConfig, load_config
+from robot.errors import RobotError
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the robot daemon",
+        description="Run the daemon for the robot in the profile until SIGINT or SIGTERM.",
+    )
+    p.add_argument("--config", type=Path, required=True, help="robot profile (TOML)")
+    p.add_argument(
+        "--mqtt", type=host_port, default=None, metavar="HOST:PORT", help="override [mqtt] host"
+    )
+    p.set_defaults(handler=_run)
+
+    p = sub.add_parser("config", help="robot profile tools")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    c = csub.add_parser("check", help="validate a robot profile and summarise it")
+    c.add_argument("file", type=Path, metavar="FILE")
+    c.set_defaults(handler=_config_check)
+
+
+# --- config check --------------------------------------------------------------------------------
+
+
+def _config_check(args: argparse.Namespace) -> int:
+    from robot.planner import Planner
+
+    try:
+        config = load_config(args.file)
+        planner = Planner(config.motors, config.cost_model, config.robot.cube_size)
+    except RobotError as exc:
+        raise UsageError(str(exc)) from exc
+    faces = "".join(f.name for f in sorted(config.motors.faces))
+    print(f"{args.file}: OK")
+    print(f"  robot      {config.robot.id} ({config.robot.name}), N={config.robot.cube_size}")
+    print(f"  serial     {config.serial.url} at {config.serial.baud} baud")
+    print(
+        f"  motors     {len(config.motors.faces)} ({faces}), simultaneous pairs "
+        f"{'on' if config.motors.simultaneous else 'off'}"
+    )
+    for face in sorted(config.motors.missing):
+        for q, name in ((1, face.name), (2, face.name + "2")):
+            moves, groups, seconds = planner.cost_of_face_turn(face, q)
+            print(
+                f"  no motor   {name}: replaced by {moves} turns in {groups} motion groups, "
+                f"{seconds:.2f} s (the solver is asked to avoid {face.name} first)"
+            )
+    for cam in config.cameras:
+        calib = cam.calibration or ("(renderer geometry)" if "simulated" in cam.source else "NONE")
+        print(
+            f"  camera     {cam.name}: {cam.source} {cam.width}x{cam.height}, {cam.view} view of "
+            f"{''.join(cam.faces)}, calibration {calib}"
+        )
+    cm = config.cost_model
+    print(
+        f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: quarter "
+        f"{cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, settle "
+        f"{cm.settle_s} s"
+    )
+    mq = config.mqtt
+    where = (
+        f"embedded broker on {mq.embedded_host}:{mq.embedded_port}"
+        if mq.embedded
+        else f"{mq.host}:{mq.port}"
+    )
+    if not mq.enabled:
+        where = "off"
+    print(
+        f"  mqtt       {where}, topics {config.topic('')}..., TLS "
+        f"{'on' if mq.tls.enabled else 'off'}, discovery "
+        f"{mq.discovery.prefix if mq.discovery.enabled else 'off'}"
+    )
+    print(f"  journal    {config.resolve(config.journal.path)}")
+    return 0
+
+
+# --- run ---------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    try:
+        return asyncio.run(_run_async(config, args.mqtt))
+    except RobotError as exc:  # a profile error found while starting is a failure to run
+        raise CommandFailed(str(exc)) from exc
+
+
+async def _run_async(config: RobotConfig, mqtt: tuple[str, int] | None) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        parts = await assemble(
+            config, stack, mqtt=mqtt, journal_path=config.resolve(config.journal.path)
+        )
+        daemon, address = parts.daemon, parts.mqtt_address
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, daemon.stop)
+        task = asyncio.create_task(daemon.run(), name="daemon")
+        await daemon.ready.wait()
+        print(
+            f"cuberobot: daemon {config.robot.id} running; MQTT {address}, topics "
+            f"{config.topic('#')}",
+            flush=True,
+        )
+        await task
+    return 0

@@ -1,0 +1,241 @@
+"""``cuberobot demo``: one job on the simulated robot, end to end, with a progress bar.
+
+Starts the simulated robot (firmware on a real pty, cameras rendering its virtual cube), the
+embedded MQTT broker (or uses ``--mqtt HOST:PORT``) and the daemon; scrambles the virtual cube
+(random moves from :mod:`solver.scramble`, seeded by ``--seed``), runs one full job with a
+progress bar and a per-stage timing table, and exits 0 only if the virtual cube ends solved
+(the last line says so). Exit 1 otherwise; 2 for a profile that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+
+from robot.assemble import Assembly, assemble
+from robot.cli.args import host_port
+from robot.cli.exits import CommandFailed, UsageError
+from robot.config import RobotConfig, load_config
+from robot.errors import RobotError
+from solver.cube.facelets import Cube
+from solver.cube.notation import format_moves
+from solver.scramble import random_moves
+
+__all__ = ["register"]
+
+DEFAULT_DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "simulated.toml"
+#: Scramble lengths: 25 face turns for a 3x3, 40 moves for the other sizes.
+_SCRAMBLE_3X3, _SCRAMBLE_NXN = 25, 40
+_STAGES = ("scan", "validate", "solve", "execute")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="solve a scrambled virtual cube on the simulated robot, end to end",
+        description="Simulated firmware on a pty, rendered cameras, MQTT, the daemon: one job.",
+    )
+    p.add_argument("--size", type=int, default=None, help="cube size N (default: the profile's)")
+    p.add_argument("--seed", type=int, default=None, help="scramble seed (default: random)")
+    p.add_argument(
+        "--mqtt",
+        type=host_port,
+        default=None,
+        metavar="HOST:PORT",
+        help="use this broker instead of the embedded one",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_DEMO_CONFIG,
+        help="simulated robot profile (default configs/simulated.toml)",
+    )
+    p.add_argument("--speed", type=float, default=None, help="motor speed factor (default 1)")
+    p.add_argument("--journal", type=Path, default=None, help="keep the journal in this file")
+    p.set_defaults(handler=_demo)
+
+
+def _demo_config(args: argparse.Namespace) -> RobotConfig:
+    """The profile for the demo, with ``--size`` and ``--speed`` applied."""
+    config = load_config(args.config)
+    if not config.simulated:
+        raise UsageError(f'{args.config}: the demo needs a simulated robot ([serial] url = "sim")')
+    updates: dict[str, Any] = {}
+    if args.size is not None:
+        if not 2 <= args.size <= 7:
+            raise UsageError(f"--size must be 2..7, got {args.size}")
+        updates["robot"] = config.robot.model_copy(update={"cube_size": args.size})
+    if args.speed is not None:
+        if not args.speed > 0:
+            raise UsageError(f"--speed must be > 0, got {args.speed}")
+        assert config.simulation is not None
+        updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
+    return config.model_copy(update=updates) if updates else config
+
+
+def _demo(args: argparse.Namespace) -> int:
+    config = _demo_config(args)
+    seed = args.seed if args.seed is not None else random.randrange(1_000_000)
+    try:
+        return asyncio.run(_demo_async(config, args, seed))
+    except RobotError as exc:  # a profile error found while starting is a failure to run
+        raise CommandFailed(str(exc)) from exc
+
+
+@dataclass
+class _Watcher:
+    """Follows the daemon's events: the progress bar, one line per milestone, the record."""
+
+    progress: Progress
+    bar: TaskID
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def __call__(self, name: str, payload: dict[str, Any]) -> None:
+        if name == "status":
+            self._status(payload)
+            return
+        self.events.append((name, payload))
+        line = _milestone(name, payload)
+        if line:
+            self.progress.console.print(line)
+
+    def _status(self, payload: dict[str, Any]) -> None:
+        eta = payload.get("eta_s")
+        self.progress.update(
+            self.bar,
+            description=payload["state"],
+            total=payload["moves_total"] or None,
+            completed=payload["moves_done"],
+            info=f"eta {eta:.1f} s" if eta else "",
+        )
+
+    def done(self) -> dict[str, Any] | None:
+        return next((p for name, p in self.events if name == "done"), None)
+
+
+def _milestone(name: str, payload: dict[str, Any]) -> str:
+    """The line the demo prints for an event ("" for none)."""
+    if name == "solution":
+        prog = payload["program"]
+        return (
+            f"solution ({payload['engine']}, {payload['htm']} HTM): {payload['moves']}\n"
+            f"motor program: {prog['count']} moves in {prog['groups']} groups, "
+            f"estimated {prog['estimate_s']:.2f} s"
+        )
+    if name == "scan_complete":
+        unsure = len(payload["low_confidence"])
+        return (
+            f"scan: {'valid' if payload['valid'] else 'INVALID'}, "
+            f"{unsure} low-confidence sticker{'' if unsure == 1 else 's'} "
+            f"(lowest confidence {payload['min_confidence']:.2f})"
+        )
+    if name == "error":
+        return f"[red]error {payload['code']}: {payload['message']}"
+    return ""
+
+
+def _introduce(console: Console, parts: Assembly, config: RobotConfig, head: str) -> None:
+    assert parts.sim is not None
+    console.print(head)
+    console.print(f"firmware: simulated, on pty {parts.sim.port}")
+    address = parts.mqtt_address
+    host, _, mport = address.rpartition(":")
+    console.print(f"MQTT: {address}, topics {config.topic('#')}")
+    if host:
+        console.print(f"  watch: mosquitto_sub -h {host} -p {mport} -t '{config.topic('#')}' -v")
+
+
+def _new_watcher(console: Console) -> _Watcher:
+    progress = Progress(
+        TextColumn("{task.description:<12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=console,
+        transient=False,
+    )
+    return _Watcher(progress, progress.add_task("IDLE", total=None, info=""))
+
+
+async def _one_job(parts: Assembly, watcher: _Watcher, console: Console) -> float:
+    """Run the daemon for one ``start`` job; return the wall time of the job in seconds."""
+    daemon = parts.daemon
+    daemon.listeners.append(watcher)
+    runner = asyncio.create_task(daemon.run(), name="daemon")
+    await daemon.ready.wait()
+    await daemon.firmware_ready.wait()
+    t0 = time.perf_counter()
+    with watcher.progress:
+        reply = await daemon.submit("start", {"source": "demo"})
+        if not reply.get("ok"):
+            console.print(f"[red]start refused: {reply['error']['message']}")
+        await daemon._job_done.wait()
+        await asyncio.sleep(0)
+    wall = time.perf_counter() - t0
+    if daemon.mqtt is not None:
+        await daemon.mqtt.flush(3.0)
+    daemon.stop()
+    await runner
+    return wall
+
+
+async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) -> int:
+    console = Console(highlight=False)
+    n = config.robot.cube_size
+    scramble = random_moves(n, _SCRAMBLE_3X3 if n == 3 else _SCRAMBLE_NXN, seed)
+    head = f"[bold]cuberobot demo[/]  (seed {seed}, N={n})\nscramble: {format_moves(scramble)}"
+    watcher = _new_watcher(console)
+    with tempfile.TemporaryDirectory(prefix="cuberobot-demo-") as tmp:
+        journal_path = args.journal or Path(tmp) / "journal.sqlite"
+        async with contextlib.AsyncExitStack() as stack:
+            parts = await assemble(
+                config,
+                stack,
+                mqtt=args.mqtt,
+                journal_path=journal_path,
+                sim_start=Cube.solved(n).apply(scramble),
+                seed=seed,
+            )
+            _introduce(console, parts, config, head)
+            wall = await _one_job(parts, watcher, console)
+            assert parts.sim is not None
+            cube = parts.sim.cube_state()
+    return _summary(console, parts, watcher, wall, cube)
+
+
+def _summary(console: Console, parts: Assembly, watcher: _Watcher, wall: float, cube: Cube) -> int:
+    """The timing table and the verdict line; the exit code."""
+    job = parts.daemon.job
+    done = watcher.done()
+    table = Table(title="stage timings")
+    table.add_column("stage")
+    table.add_column("time", justify="right")
+    times = done["stage_times_s"] if done else (job.stage_times if job else {}) or {}
+    for stage in _STAGES:
+        if stage in times:
+            table.add_row(stage, _duration(times[stage]))
+    table.add_row("total (wall)", _duration(wall))
+    console.print(table)
+    names = ", ".join(sorted({name for name, _ in watcher.events}))
+    console.print(f"events published: {len(watcher.events)} ({names})")
+    if cube.is_solved() and done is not None:
+        moves = job.moves_total if job is not None else 0
+        console.print(f"virtual cube solved: yes ({moves} moves)")
+        return 0
+    console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
+    return 1
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"

@@ -1,0 +1,188 @@
+"""``cuberobot solve``: solve a 3x3 state from the command line.
+
+Forms (a contract; scripts call them):
+
+* ``cuberobot solve FACELETS [options]`` — a Kociemba facelet string (URFDLB, 54 letters)
+* ``cuberobot solve --scramble "R U ..." [options]`` — the state these moves make from solved
+* ``cuberobot solve --batch FILE [options]`` — one facelet string per line in (blank lines and
+  ``#`` comments skipped; ``-`` reads standard input), one line per state out:
+  ``MOVES<TAB>MILLISECONDS``; a state that fails gives ``ERROR: message<TAB>MILLISECONDS`` and
+  the exit code 1 at the end. The tables are loaded once.
+
+Options: ``--engine NAME`` (default twophase), ``--budget SECONDS`` (0: the first solution
+within the maximum length; more: keep improving until the time is up), ``--max-length N``
+(default 20; 26 with ``--robot-time``), ``--faces URFLB`` (the faces with a motor),
+``--robot-time`` (optimise the estimated robot execution time with the default cost model, or
+``--cost Q,H,P,S`` seconds for a quarter turn, a half turn, the extra of two opposite faces
+together, the settle; ``--robot-search groups|moves``), ``--format moves|json``,
+``--cache-dir DIR`` (table cache).
+
+Exit codes: 0 solved; 1 an impossible cube (every validation problem is printed) or no solution
+within the limits; 2 malformed input (the solver's errors, mapped by :mod:`robot.cli.exits`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from robot.cli.exits import UsageError
+from solver.api import engine_names, solve
+from solver.cost import DEFAULT_COST_MODEL, CostModel
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.errors import CubeError
+from solver.solution import Solution
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "solve",
+        help="solve a 3x3 state (facelets, a scramble, or a batch file)",
+        description="Solve a 3x3 cube state and print the moves.",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("facelets", nargs="?", metavar="FACELETS", help="54-letter URFDLB string")
+    src.add_argument("--scramble", metavar="MOVES", help="solve the state these moves make")
+    src.add_argument("--batch", metavar="FILE", help="one facelet string per line ('-': stdin)")
+    p.add_argument("--engine", default="twophase", help=f"one of {', '.join(engine_names())}")
+    p.add_argument("--budget", type=_seconds, default=0.0, metavar="SECONDS")
+    p.add_argument("--max-length", type=_length, default=None, metavar="N", help="default 20")
+    p.add_argument("--faces", type=_faces, default=None, metavar="FACES", help="e.g. URFLB")
+    p.add_argument("--robot-time", action="store_true", help="minimise the robot's time")
+    p.add_argument("--cost", type=_cost, default=None, metavar="Q,H,P,S")
+    p.add_argument(
+        "--robot-search",
+        choices=("groups", "moves"),
+        default="groups",
+        help="with --robot-time: search over robot groups (default) or face turns",
+    )
+    p.add_argument("--format", choices=("moves", "json"), default="moves")
+    p.add_argument("--cache-dir", type=Path, default=None, help="two-phase table cache folder")
+    p.set_defaults(handler=_solve)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"budget must be seconds, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"budget must be >= 0 seconds, got {text}")
+    return value
+
+
+def _length(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"max length must be a whole number, got {text!r}"
+        ) from None
+    if not 0 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"max length must be 0..30, got {value}")
+    return value
+
+
+def _faces(text: str) -> frozenset[Face]:
+    faces = set()
+    for ch in text.replace(",", "").upper():
+        if ch not in "URFDLB":
+            raise argparse.ArgumentTypeError(f"faces are letters of URFDLB, got {text!r}")
+        faces.add(Face[ch])
+    if not faces:
+        raise argparse.ArgumentTypeError("name at least one face")
+    return frozenset(faces)
+
+
+def _cost(text: str) -> CostModel:
+    try:
+        q, h, p, s = (float(x) for x in text.split(","))
+        return CostModel(q, h, p, s)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"--cost takes four seconds Q,H,P,S (quarter, half, pair extra, settle): {exc}"
+        ) from None
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "max_length": args.max_length,
+        "budget_s": args.budget,
+        "cost_model": args.cost or (DEFAULT_COST_MODEL if args.robot_time else None),
+        "faces": args.faces,
+    }
+    if args.engine == "twophase":
+        if args.cache_dir is not None:
+            opts["cache_dir"] = args.cache_dir
+        if opts["cost_model"] is not None:
+            opts["robot_search"] = args.robot_search
+        from solver.engines.twophase.tables import stderr_progress
+
+        opts["progress"] = stderr_progress()
+    return opts
+
+
+def _render(solution: Solution, ms: float, fmt: str) -> str:
+    if fmt == "json":
+        data = solution.to_dict()
+        data["solve_ms"] = round(ms, 3)
+        return json.dumps(data)
+    return str(solution)
+
+
+def _solve(args: argparse.Namespace) -> int:
+    if args.engine not in engine_names():
+        raise UsageError(
+            f"unknown engine {args.engine!r}; choose one of {', '.join(engine_names())}"
+        )
+    opts = _options(args)
+    if args.batch is not None:
+        return _solve_batch(args, opts)
+    if args.scramble is not None:
+        cube = Cube.solved(3).apply(args.scramble)
+    else:
+        cube = Cube.from_facelets(args.facelets.strip(), 3)
+    t0 = time.perf_counter()
+    solution = solve(cube, args.engine, **opts)
+    ms = 1000 * (time.perf_counter() - t0)
+    print(_render(solution, ms, args.format))
+    return 0
+
+
+def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
+    try:
+        stream: TextIO = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.batch}: {exc.strerror}") from exc
+    if args.engine == "twophase":
+        from solver.engines.twophase.engine import get_solver
+
+        get_solver(
+            opts.get("cache_dir"), progress=opts.get("progress")
+        )  # load tables once, up front
+    failed = 0
+    with stream:
+        for line in stream:
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            t0 = time.perf_counter()
+            try:
+                solution = solve(text, args.engine, **opts)
+                out = _render(solution, 1000 * (time.perf_counter() - t0), args.format)
+            except CubeError as exc:
+                failed += 1
+                out = f"ERROR: {exc}"
+            ms = 1000 * (time.perf_counter() - t0)
+            if args.format == "json" and not out.startswith("ERROR"):
+                print(out, flush=True)
+            else:
+                print(f"{out}\t{ms:.3f}", flush=True)
+    return 1 if failed else 0

@@ -1,0 +1,401 @@
+"""The fastest action sequence of a mechanism for a solution, by dynamic programming.
+
+State: how the cube sits in the machine (one of 24 orientations, :mod:`robot.kinds.frames`)
+and the parts' state (:class:`~robot.kinds.mechanism.Mechanism`). Between two solution moves
+the machine may take any number of *free* steps; a solution move is executed by one *turn*
+step whose notation-frame effect is exactly that move (derived from the permutations, so any
+way the machine can make the move is found: the face brought down, or the rest of the cube
+turned the other way round).
+
+1. **Free closure** (once per mechanism): the cheapest free path between any two states.
+   Free steps act the same in every orientation, so Dijkstra runs once per parts' state over
+   (parts' state, relative rotation) and the table is spread over the 24 orientations.
+2. **Turn table** (once per mechanism): for every orientation, turn step and orientation
+   after it, the notation move it makes, keyed by permutation.
+3. **Plan** (per solution): a layered shortest path — after move *i* the cheapest way into
+   every state; move *i+1* adds the closure to each state that can make it, then the turn.
+   Exact: the optimum over every interleaving of free steps and turns (tests compare it with
+   an exhaustive search on the facelet cube).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from robot.errors import PlanError
+from robot.kinds.frames import N_ORIENTATIONS, frames, key, notation_effect
+from robot.kinds.mechanism import Action, Mechanism, PartsState, Step
+from solver.cube.facelets import move_permutation
+from solver.cube.geometry import Face
+from solver.cube.notation import Move, MoveKind
+
+__all__ = ["ActionPlan", "KindPlanner", "PlannedAction", "merge_repeats"]
+
+logger = logging.getLogger(__name__)
+
+_INF = np.inf
+
+#: per closure source: node (parts, relative rotation) -> (previous node's parts, rotation, step)
+_Pred = dict[tuple[int, int], tuple[int, int, Step]]
+#: a free path from one state to another, then a turn step making a move
+_Segment = tuple[int, int, Step, Move]
+#: per solution move: state after it -> (state before the move, the segments between); the
+#: actions are only spelled out for the chosen plan
+_Back = dict[int, tuple[int, tuple[_Segment, ...]]]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedAction:
+    """One action of a plan; ``move`` is the solution move it completes (turn steps only)."""
+
+    action: Action
+    seconds: float
+    move: Move | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionPlan:
+    """A mechanism's program for a solution: its actions, total time and final orientation."""
+
+    actions: tuple[PlannedAction, ...]
+    seconds: float
+    orientation: int
+    parts: PartsState
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def __str__(self) -> str:
+        return " ".join(str(a.action) for a in self.actions)
+
+
+def merge_repeats(moves: Iterable[Move]) -> list[Move]:
+    """Neighbouring turns of the same layers merged (``D D2`` -> ``D'``, ``R R'`` -> nothing),
+    so that each planned turn is one the cube needs."""
+    out: list[Move] = []
+    for move in moves:
+        if out and move.kind is not MoveKind.ROTATION and _same_layers(out[-1], move):
+            total = (out[-1].turns + move.turns) % 4
+            out.pop()
+            if total:
+                out.append(move.with_turns(total))
+        else:
+            out.append(move)
+    return out
+
+
+#: longest run of commuting turns whose every order is tried (4! = 24 orders)
+_MAX_RUN_ORDERS = 4
+
+_AXIS = {Face.U: 0, Face.D: 0, Face.R: 1, Face.L: 1, Face.F: 2, Face.B: 2}
+
+
+def _commuting_runs(moves: list[Move]) -> list[list[Move]]:
+    """The moves cut into runs of neighbouring turns about one axis (they commute, so any
+    order makes the same cube); a rotation is a run of its own."""
+    runs: list[list[Move]] = []
+    for move in moves:
+        last = runs[-1][-1] if runs else None
+        if (
+            last is not None
+            and MoveKind.ROTATION not in (move.kind, last.kind)
+            and _AXIS[move.face] == _AXIS[last.face]
+        ):
+            runs[-1].append(move)
+        else:
+            runs.append([move])
+    return runs
+
+
+def _ways(move: Move) -> list[list[Move]]:
+    """A move as one turn, or a half turn as two quarter turns either way."""
+    if move.quarter_turns == 2:
+        return [[move], [move.with_turns(1)] * 2, [move.with_turns(-1)] * 2]
+    return [[move]]
+
+
+def _same_layers(a: Move, b: Move) -> bool:
+    return (a.kind, a.face, a.lo, a.hi) == (b.kind, b.face, b.lo, b.hi)
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    before: int  # full state index
+    after: int
+    step: Step
+
+
+class _TurnSet:
+    """Every turn that makes one move, as arrays: the states before (``before``, and the
+    distinct ones in ``starts`` with ``start_of[i]`` the index of turn i's), after, seconds."""
+
+    def __init__(self, turns: list[_Turn]) -> None:
+        self.turns = turns
+        self.before = np.array([t.before for t in turns], dtype=np.intp)
+        self.after = np.array([t.after for t in turns], dtype=np.intp)
+        self.seconds = np.array([t.step.seconds for t in turns])
+        self.starts, self.start_of = np.unique(self.before, return_inverse=True)
+
+
+@dataclass(eq=False)
+class KindPlanner:
+    """Plans solutions for one mechanism (tables built on first use, then reused)."""
+
+    mechanism: Mechanism
+    parts: list[PartsState] = field(init=False)
+    _index: dict[PartsState, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.parts = self.mechanism.states()
+        self._index = {p: i for i, p in enumerate(self.parts)}
+        self.frames = frames(self.mechanism.n)
+
+    # state indices: orientation * P + parts
+    def _state(self, orientation: int, parts: int) -> int:
+        return orientation * len(self.parts) + parts
+
+    def _split(self, state: int) -> tuple[int, int]:
+        return divmod(state, len(self.parts))
+
+    @cached_property
+    def _relative(self) -> npt.NDArray[np.intp]:
+        """``_relative[o][o2]`` = the rotation r with ``after[o][r] == o2``."""
+        rel = np.empty((N_ORIENTATIONS, N_ORIENTATIONS), dtype=np.intp)
+        for o in range(N_ORIENTATIONS):
+            for r in range(N_ORIENTATIONS):
+                rel[o, self.frames.after[o, r]] = r
+        return rel
+
+    @cached_property
+    def _closure(self) -> tuple[npt.NDArray[np.float64], list[_Pred]]:
+        """Cheapest free paths: cost[p, p2, r] from (p, identity) to (p2, r), and per source the
+        predecessor of each reached node (for the path)."""
+        count = len(self.parts)
+        cost = np.full((count, count, N_ORIENTATIONS), _INF)
+        preds: list[_Pred] = []
+        free = [self.mechanism.free_steps(p) for p in self.parts]
+        for source in range(count):
+            dist = {(source, 0): 0.0}
+            pred: _Pred = {}
+            heap = [(0.0, source, 0)]
+            while heap:
+                d, p, r = heapq.heappop(heap)
+                if d > dist[(p, r)]:
+                    continue
+                cost[source, p, r] = d
+                for step in free[p]:
+                    p2 = self._index[step.after]
+                    r2 = (
+                        r
+                        if step.effect is None
+                        else self.frames.after[r, self.frames.of(step.effect)]
+                    )
+                    nd = d + step.seconds
+                    if nd < dist.get((p2, int(r2)), _INF):
+                        dist[(p2, int(r2))] = nd
+                        pred[(p2, int(r2))] = (p, r, step)
+                        heapq.heappush(heap, (nd, p2, int(r2)))
+            preds.append(pred)
+        return cost, preds
+
+    @cached_property
+    def _block_moves(self) -> dict[bytes, Move]:
+        """Every block turn a turn step could make (outer layers 1..k of a face), by key."""
+        n = self.mechanism.n
+        return {
+            key(move_permutation(m, n)): m
+            for face in Face
+            for depth in range(1, n)
+            for turns in (1, 2, -1)
+            for m in (Move.block(face, 1, depth, turns),)
+        }
+
+    @cached_property
+    def _turns(self) -> dict[bytes, _TurnSet]:
+        """Notation move (by permutation key) -> every turn step that makes it from a state the
+        machine can reach from its start."""
+        candidates: list[tuple[bytes, _Turn]] = []
+        for p, parts in enumerate(self.parts):
+            for step in self.mechanism.turn_steps(parts):
+                assert step.effect is not None
+                p2 = self._index[step.after]
+                for o in range(N_ORIENTATIONS):
+                    for o2 in range(N_ORIENTATIONS):
+                        k = key(notation_effect(self.frames, o, step.effect, o2))
+                        if k in self._block_moves:
+                            turn = _Turn(self._state(o, p), self._state(o2, p2), step)
+                            candidates.append((k, turn))
+        reachable = self._reachable(candidates)
+        table: dict[bytes, list[_Turn]] = {}
+        for k, turn in candidates:
+            if turn.before in reachable:
+                table.setdefault(k, []).append(turn)
+        return {k: _TurnSet(turns) for k, turns in table.items()}
+
+    def _reachable(self, candidates: list[tuple[bytes, _Turn]]) -> set[int]:
+        """States reachable from the start by free steps and turns (breadth first)."""
+        cost, _ = self._closure
+        turns_from: dict[int, list[int]] = {}
+        for _, turn in candidates:
+            turns_from.setdefault(turn.before, []).append(turn.after)
+        start = self._state(0, self._index[self.mechanism.start])
+        seen, todo = {start}, [start]
+        while todo:
+            o, p = self._split(todo.pop())
+            reached = np.argwhere(np.isfinite(cost[p]))  # (parts, relative rotation)
+            for p2, r in reached:
+                state = self._state(int(self.frames.after[o, r]), int(p2))
+                for nxt in (state, *turns_from.get(state, ())):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+        return seen
+
+    def _free_cost(
+        self, sources: npt.NDArray[np.intp], targets: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.float64]:
+        """Cheapest free-path cost from each source state to each target state."""
+        cost, _ = self._closure
+        so, sp = np.divmod(sources, len(self.parts))
+        to, tp = np.divmod(targets, len(self.parts))
+        rel = self._relative[so[:, None], to[None, :]]
+        return cost[sp[:, None], tp[None, :], rel]
+
+    def _free_path(self, source: int, target: int) -> list[Step]:
+        so, sp = self._split(source)
+        to, tp = self._split(target)
+        _, preds = self._closure
+        node = (tp, int(self._relative[so, to]))
+        steps: list[Step] = []
+        while node != (sp, 0):
+            p, r, step = preds[sp][node]
+            steps.append(step)
+            node = (p, r)
+        return steps[::-1]
+
+    def prepare(self) -> None:
+        """Build the closure and turn tables now (they are otherwise built on first use)."""
+        _ = self._turns
+
+    def can_make(self, move: Move) -> bool:
+        """Whether some turn step of this mechanism makes ``move``."""
+        return key(move_permutation(move, self.mechanism.n)) in self._turns
+
+    def plan(self, moves: Iterable[Move], start: PartsState | None = None) -> ActionPlan:
+        """The fastest actions for ``moves`` (outer, wide or block turns and rotations in the
+        notation frame), starting in the identity orientation with the parts at ``start``
+        (the mechanism's start by default). A half turn may be made as two quarter turns the
+        same way when that is faster or the only way. :class:`PlanError` names a move that
+        cannot be made."""
+        parts0 = self._index[self.mechanism.start if start is None else start]
+        frontier: dict[int, float] = {self._state(0, parts0): 0.0}
+        layers: list[_Back] = []
+        for run in _commuting_runs(merge_repeats(moves)):
+            frontier, back = self._step(frontier, run)
+            layers.append(back)
+        end = min(frontier, key=frontier.__getitem__)
+        return self._reconstruct(end, frontier[end], layers)
+
+    def _step(self, frontier: dict[int, float], run: list[Move]) -> tuple[dict[int, float], _Back]:
+        """Make the moves of ``run`` (turns about one axis, which commute; or one rotation) in
+        the order and the way (a half turn whole or as two quarters) that is fastest."""
+        if run[0].kind is MoveKind.ROTATION:
+            return self._rotate(frontier, run[0])
+        orders = itertools.permutations(run) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
+        best: dict[int, float] = {}
+        best_back: _Back = {}
+        for order in orders:
+            for parts in itertools.product(*(_ways(m) for m in order)):
+                found = self._chain(frontier, [m for part in parts for m in part])
+                if found is None:
+                    continue
+                costs, back = found
+                for state, cost in costs.items():
+                    if cost < best.get(state, _INF):
+                        best[state], best_back[state] = cost, back[state]
+        if not best:
+            names = " ".join(str(m) for m in run)
+            raise PlanError(
+                f"this {type(self.mechanism).__name__} cannot make {names}: no turn it can do "
+                "gives that move (check the profile's gripper or cover depths)"
+            )
+        return best, best_back
+
+    def _chain(
+        self, frontier: dict[int, float], way: list[Move]
+    ) -> tuple[dict[int, float], _Back] | None:
+        """Frontier and back-pointers after the turns of ``way`` in a row (None: impossible)."""
+        costs = frontier
+        back: _Back = {s: (s, ()) for s in frontier}
+        for move in way:
+            turns = self._turns.get(key(move_permutation(move, self.mechanism.n)))
+            if not turns:
+                return None
+            step_costs, step_back = self._advance(costs, move, turns)
+            if not step_costs:
+                return None
+            back = {
+                s: (back[origin][0], back[origin][1] + actions)
+                for s, (origin, actions) in step_back.items()
+            }
+            costs = step_costs
+        return costs, back
+
+    def _rotate(self, frontier: dict[int, float], move: Move) -> tuple[dict[int, float], _Back]:
+        """A whole-cube rotation in the solution: no action, the orientation is relabelled."""
+        inverse = np.argsort(move_permutation(move, self.mechanism.n))
+        moved: dict[int, float] = {}
+        back: _Back = {}
+        for state, cost in frontier.items():
+            o, p = self._split(state)
+            after = self._state(self.frames.of(inverse[self.frames.perms[o]]), p)
+            moved[after], back[after] = cost, (state, ())
+        return moved, back
+
+    def _advance(
+        self, frontier: dict[int, float], move: Move, turns: _TurnSet
+    ) -> tuple[dict[int, float], _Back]:
+        """The cheapest way into every state after one turn making ``move``."""
+        sources = np.fromiter(frontier, dtype=np.intp, count=len(frontier))
+        base = np.fromiter(frontier.values(), dtype=np.float64, count=len(frontier))
+        reach = base[:, None] + self._free_cost(sources, turns.starts)
+        best_from = np.argmin(reach, axis=0)
+        start_cost = reach[best_from, np.arange(len(turns.starts))]
+        total = start_cost[turns.start_of] + turns.seconds
+        # per state after: the cheapest turn into it
+        order = np.lexsort((total, turns.after))
+        first = np.ones(len(order), dtype=bool)
+        first[1:] = turns.after[order][1:] != turns.after[order][:-1]
+        chosen = order[first]
+        chosen = chosen[np.isfinite(total[chosen])]
+        out: dict[int, float] = {}
+        back: _Back = {}
+        for i in chosen.tolist():
+            turn = turns.turns[i]
+            origin = int(sources[best_from[turns.start_of[i]]])
+            out[turn.after] = float(total[i])
+            back[turn.after] = (origin, ((origin, turn.before, turn.step, move),))
+        return out, back
+
+    def _reconstruct(self, end: int, seconds: float, layers: list[_Back]) -> ActionPlan:
+        segments: list[_Segment] = []
+        state = end
+        for back in reversed(layers):
+            state, found = back[state]
+            segments.extend(reversed(found))
+        actions: list[PlannedAction] = []
+        for origin, before, step, move in reversed(segments):
+            actions.extend(
+                PlannedAction(s.action, s.seconds) for s in self._free_path(origin, before)
+            )
+            actions.append(PlannedAction(step.action, step.seconds, move))
+        o, p = self._split(end)
+        return ActionPlan(tuple(actions), seconds, o, self.parts[p])

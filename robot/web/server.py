@@ -1,0 +1,269 @@
+"""The robot's web page: one page, its assets, a JSON API and live events, served by aiohttp.
+
+Why aiohttp: an asyncio-native server that runs in the daemon's own event loop (no second
+server process or ASGI layer as starlette + uvicorn would add), with streaming responses for
+server-sent events, static files and a test client; it is maintained and has wheels for the
+Raspberry Pi.
+
+One source of truth: the page shows what the daemon publishes. :meth:`WebServer.publish` is a
+listener of the daemon's events and status (the same calls that feed the MQTT bridge); each
+connected page gets them as server-sent events. Commands go through the daemon's own command
+path (:meth:`WebBackend.submit`: the validation of an MQTT command), never around it.
+
+Security: everything that reads is open to whoever can reach the address (loopback by
+default); every command needs the token (``Authorization: Bearer <token>``), compared in
+constant time. With no token configured the page is read-only. The page holds no secret: the
+token is typed by the user and kept in the browser's session storage.
+
+Routes::
+
+    GET  /                       the page
+    GET  /static/<file>          its script and style (package data)
+    GET  /api/status             the daemon's status (JSON)
+    GET  /api/events             server-sent events: status, scan_complete, solution, ...
+    GET  /api/history?page=&size=  jobs from the journal, newest first
+    GET  /api/frames             names of the last camera frames; /api/frames/<name>.png each
+    POST /api/cmd/<verb>         a command (JSON body as on MQTT), token required
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any, Protocol
+
+from aiohttp import web
+
+__all__ = ["WebBackend", "WebServer"]
+
+logger = logging.getLogger(__name__)
+
+#: events a slow page may fall behind by before it is disconnected (it reconnects and starts
+#: from the current status)
+QUEUE_LIMIT = 256
+#: seconds between keep-alive comments on the event stream
+HEARTBEAT_S = 15.0
+#: largest command body accepted (bytes)
+MAX_BODY_BYTES = 16 * 1024
+#: most jobs on one history page
+MAX_PAGE_SIZE = 100
+
+
+class WebBackend(Protocol):
+    """What the page needs from the daemon."""
+
+    def status(self) -> dict[str, Any]: ...
+
+    async def submit(self, verb: str, payload: bytes) -> dict[str, Any]: ...
+
+    async def history(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]: ...
+
+    def frames(self) -> dict[str, bytes]: ...
+
+
+class WebServer:
+    """The page's server. ``token`` empty: read-only. ``port=0`` picks a free port."""
+
+    def __init__(
+        self, backend: WebBackend, *, host: str = "127.0.0.1", port: int = 8080, token: str = ""
+    ) -> None:
+        self.backend = backend
+        self.host = host
+        self.port = port
+        self._token = token
+        self._queues: set[asyncio.Queue[tuple[str, str] | None]] = set()
+        self._runner: web.AppRunner | None = None
+        self.app = self._build()
+
+    # --- life cycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise OSError(
+                exc.errno,
+                f"cannot serve the web page on {self.host}:{self.port}: {exc.strerror}; set "
+                "[web] port to a free port (0 picks one)",
+            ) from exc
+        self.port = int(self._runner.addresses[0][1])  # the port bound, when 0 was asked
+        logger.info(
+            "web page on http://%s:%d/ (%s; %s)",
+            self.host,
+            self.port,
+            "this computer only" if self.host in ("127.0.0.1", "::1", "localhost") else "network",
+            "commands need the token" if self._token else "read-only: no token configured",
+        )
+
+    async def stop(self) -> None:
+        for queue in list(self._queues):
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(None)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # --- events from the daemon ---------------------------------------------------------------
+    def publish(self, name: str, payload: dict[str, Any]) -> None:
+        """A daemon listener: pass an event (or ``status``) to every connected page."""
+        data = json.dumps(payload, separators=(",", ":"), default=str)
+        for queue in list(self._queues):
+            try:
+                queue.put_nowait((name, data))
+            except asyncio.QueueFull:
+                self._queues.discard(queue)  # too slow: end its stream, it reconnects
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+                queue.put_nowait(None)
+
+    # --- the application ----------------------------------------------------------------------
+    def _build(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app.add_routes(
+            [
+                web.get("/", self._index),
+                web.get("/static/{name}", self._static),
+                web.get("/api/status", self._status),
+                web.get("/api/events", self._events),
+                web.get("/api/history", self._history),
+                web.get("/api/frames", self._frame_list),
+                web.get("/api/frames/{name}.png", self._frame),
+                web.post("/api/cmd/{verb}", self._command),
+            ]
+        )
+        return app
+
+    async def _index(self, request: web.Request) -> web.Response:
+        return web.Response(text=_asset("index.html"), content_type="text/html")
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        types = {"app.js": "text/javascript", "style.css": "text/css"}
+        if name not in types:
+            raise web.HTTPNotFound(text=f"no static file {name!r}")
+        return web.Response(text=_asset(name), content_type=types[name])
+
+    async def _status(self, request: web.Request) -> web.Response:
+        return _json(self.backend.status())
+
+    async def _history(self, request: web.Request) -> web.Response:
+        page = _int_query(request, "page", 1, 1, 1_000_000)
+        size = _int_query(request, "size", 20, 1, MAX_PAGE_SIZE)
+        jobs, total = await self.backend.history((page - 1) * size, size)
+        return _json({"page": page, "size": size, "total": total, "jobs": jobs})
+
+    async def _frame_list(self, request: web.Request) -> web.Response:
+        return _json({"frames": sorted(self.backend.frames())})
+
+    async def _frame(self, request: web.Request) -> web.Response:
+        png = self.backend.frames().get(request.match_info["name"])
+        if png is None:
+            raise web.HTTPNotFound(text="no such frame (yet): start a scan")
+        return web.Response(body=png, content_type="image/png")
+
+    async def _command(self, request: web.Request) -> web.Response:
+        verb = request.match_info["verb"]
+        if not self._authorised(request):
+            reason = (
+                "no token is configured: the page is read-only"
+                if not self._token
+                else ("a command needs the token (Authorization: Bearer <token>)")
+            )
+            return _json(
+                {"ok": False, "verb": verb, "error": {"code": "unauthorised", "message": reason}},
+                status=401,
+            )
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _json(
+                {
+                    "ok": False,
+                    "verb": verb,
+                    "error": {
+                        "code": "malformed",
+                        "message": f"the body is larger than {MAX_BODY_BYTES} bytes",
+                    },
+                },
+                status=413,
+            )
+        reply = await self.backend.submit(verb, body)
+        return _json(reply, status=200 if reply.get("ok") else 400)
+
+    def _authorised(self, request: web.Request) -> bool:
+        if not self._token:
+            return False
+        given = request.headers.get("Authorization", "")
+        scheme, _, value = given.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            value.strip().encode(), self._token.encode()
+        )
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        queue: asyncio.Queue[tuple[str, str] | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._queues.add(queue)
+        try:
+            await _send(response, "status", json.dumps(self.backend.status(), default=str))
+            async for item in _drain(queue):
+                if item is None:
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                await _send(response, *item)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            self._queues.discard(queue)
+        return response
+
+
+async def _drain(
+    queue: asyncio.Queue[tuple[str, str] | None],
+) -> AsyncIterator[tuple[str, str] | None]:
+    """Items of ``queue``; None every :data:`HEARTBEAT_S` without one; ends on a None put."""
+    while True:
+        try:
+            item = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+        except TimeoutError:
+            yield None
+            continue
+        if item is None:
+            return
+        yield item
+
+
+async def _send(response: web.StreamResponse, name: str, data: str) -> None:
+    await response.write(f"event: {name}\ndata: {data}\n\n".encode())
+
+
+def _json(payload: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(payload, status=status, dumps=lambda v: json.dumps(v, default=str))
+
+
+def _int_query(request: web.Request, name: str, default: int, lo: int, hi: int) -> int:
+    text = request.query.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise web.HTTPBadRequest(text=f"{name} must be a whole number, not {text[:20]!r}") from None
+    if not lo <= value <= hi:
+        raise web.HTTPBadRequest(text=f"{name} must be between {lo} and {hi}, not {value}")
+    return value
+
+
+def _asset(name: str) -> str:
+    return resources.files("robot.web").joinpath("static", name).read_text(encoding="utf-8")

@@ -1,0 +1,184 @@
+// cuberobot's page: renders what the daemon publishes (/api/events) and sends commands.
+"use strict";
+
+const SCHEMES = {
+  "white-green": { U: "#f4f4f4", R: "#c41e3a", F: "#009e60", D: "#ffd500", L: "#ff5800", B: "#0051ba" },
+  "white-red": { U: "#f4f4f4", R: "#0051ba", F: "#c41e3a", D: "#ffd500", L: "#009e60", B: "#ff5800" },
+};
+const FACES = "URFDLB";
+const NET_PLACE = { U: [0, 1], L: [1, 0], F: [1, 1], R: [1, 2], B: [1, 3], D: [2, 1] };
+
+const view = { status: {}, scan: null, solution: null, done: 0, page: 1 };
+const $ = (id) => document.getElementById(id);
+
+function token() {
+  return sessionStorage.getItem("cuberobot-token") || "";
+}
+
+function renderStatus(s) {
+  view.status = s;
+  $("robot-id").textContent = s.robot_id || "";
+  $("state").textContent = s.state || "—";
+  $("state").dataset.state = s.state || "";
+  $("progress").value = s.progress || 0;
+  $("moves").textContent = `${s.moves_done || 0} / ${s.moves_total || 0} moves`;
+  $("eta").textContent = s.eta_s != null ? `${Number(s.eta_s).toFixed(1)} s left` : "";
+  const fw = s.firmware || {};
+  $("firmware").textContent = fw.connected ? `connected (${fw.version || "?"})` : "not connected";
+  $("firmware").dataset.ok = String(Boolean(fw.connected));
+  const err = s.error;
+  $("error").hidden = !err;
+  $("error").textContent = err ? `${err.code}: ${err.message}` : "";
+  view.done = s.moves_done || 0;
+  renderSolution();
+}
+
+function renderNet(facelets, doubtful, scheme) {
+  const net = $("net");
+  net.replaceChildren();
+  if (!facelets) return;
+  const n = Math.round(Math.sqrt(facelets.length / 6));
+  const colours = SCHEMES[scheme] || SCHEMES["white-green"];
+  net.style.setProperty("--n", n);
+  FACES.split("").forEach((face, f) => {
+    const grid = document.createElement("div");
+    grid.className = "face";
+    grid.dataset.face = face;
+    const [row, col] = NET_PLACE[face];
+    grid.style.gridRow = row + 1;
+    grid.style.gridColumn = col + 1;
+    for (let i = 0; i < n * n; i++) {
+      const cell = document.createElement("div");
+      const letter = facelets[f * n * n + i];
+      cell.className = "sticker";
+      cell.style.background = colours[letter] || "#444";
+      // the scan names stickers in LTR coordinates: row 0 is the bottom row
+      const name = `${face}[${n - 1 - Math.floor(i / n)},${i % n}]`;
+      const doubt = doubtful.get(name);
+      cell.title = doubt != null ? `${name}: confidence ${doubt}` : name;
+      if (doubt != null) cell.classList.add("doubtful");
+      grid.appendChild(cell);
+    }
+    net.appendChild(grid);
+  });
+}
+
+function renderScan(scan) {
+  view.scan = scan;
+  const doubtful = new Map((scan.low_confidence || []).map((d) => [d.sticker, d.confidence]));
+  renderNet(scan.facelets, doubtful, view.status.colour_scheme);
+  const note = scan.valid ? "scan valid" : "scan NOT valid";
+  $("scan-note").textContent = `${note}; ${doubtful.size} doubtful sticker(s)` +
+    (scan.min_confidence != null ? `, lowest confidence ${scan.min_confidence}` : "");
+}
+
+function renderSolution() {
+  const box = $("solution");
+  box.replaceChildren();
+  if (!view.solution) return;
+  view.solution.moves.split(" ").filter(Boolean).forEach((m, i) => {
+    const span = document.createElement("span");
+    span.textContent = m;
+    span.className = i < view.done ? "move done" : "move";
+    box.appendChild(span);
+  });
+}
+
+async function loadFrames() {
+  const res = await fetch("/api/frames");
+  if (!res.ok) return;
+  const { frames } = await res.json();
+  const box = $("frames");
+  box.replaceChildren();
+  for (const name of frames) {
+    const fig = document.createElement("figure");
+    const img = document.createElement("img");
+    img.src = `/api/frames/${encodeURIComponent(name)}.png?t=${Date.now()}`;
+    img.alt = `camera ${name}`;
+    const cap = document.createElement("figcaption");
+    cap.textContent = name;
+    fig.append(img, cap);
+    box.appendChild(fig);
+  }
+}
+
+async function loadHistory() {
+  const res = await fetch(`/api/history?page=${view.page}&size=10`);
+  if (!res.ok) return;
+  const data = await res.json();
+  const body = document.querySelector("#history tbody");
+  body.replaceChildren();
+  for (const job of data.jobs) {
+    const tr = document.createElement("tr");
+    for (const key of ["id", "kind", "outcome", "moves", "started"]) {
+      const td = document.createElement("td");
+      td.textContent = job[key] == null ? "" : String(job[key]);
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+  $("page").textContent = `${data.page} of ${Math.max(1, Math.ceil(data.total / data.size))}`;
+  $("prev").disabled = data.page <= 1;
+  $("next").disabled = data.page * data.size >= data.total;
+}
+
+async function send(verb, payload) {
+  const res = await fetch(`/api/cmd/${verb}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token()}` },
+    body: JSON.stringify(payload),
+  });
+  let reply;
+  try {
+    reply = await res.json();
+  } catch {
+    reply = { ok: false, error: { code: "http", message: `HTTP ${res.status}` } };
+  }
+  $("reply").textContent = reply.ok
+    ? `${verb}: ok`
+    : `${verb}: ${reply.error ? `${reply.error.code}: ${reply.error.message}` : "refused"}`;
+  $("reply").dataset.ok = String(Boolean(reply.ok));
+  return reply;
+}
+
+const handlers = {
+  status: renderStatus,
+  scan_complete: (e) => { renderScan(e); loadFrames(); },
+  solution: (e) => { view.solution = e; view.done = 0; renderSolution(); },
+  move_executed: (e) => { view.done = Math.max(view.done, e.index); renderSolution(); },
+  done: () => { loadHistory(); },
+  error: () => { loadHistory(); },
+  aborted: () => { loadHistory(); },
+};
+
+function connect() {
+  const source = new EventSource("/api/events");
+  source.onopen = () => {
+    $("connection").textContent = "live";
+    $("connection").dataset.ok = "true";
+  };
+  source.onerror = () => {
+    $("connection").textContent = "reconnecting…";
+    $("connection").dataset.ok = "false";
+  };
+  for (const [name, fn] of Object.entries(handlers)) {
+    source.addEventListener(name, (ev) => fn(JSON.parse(ev.data)));
+  }
+}
+
+function wire() {
+  $("token").value = token();
+  $("token").addEventListener("change", (e) => sessionStorage.setItem("cuberobot-token", e.target.value));
+  for (const id of ["btn-start", "btn-abort", "btn-estop", "btn-home"]) {
+    $(id).addEventListener("click", () => send($(id).dataset.verb, { source: "web" }));
+  }
+  $("btn-solve").addEventListener("click", () =>
+    send("solve", { facelets: $("facelets").value.trim(), source: "web" }));
+  $("prev").addEventListener("click", () => { view.page = Math.max(1, view.page - 1); loadHistory(); });
+  $("next").addEventListener("click", () => { view.page += 1; loadHistory(); });
+}
+
+wire();
+connect();
+loadFrames();
+loadHistory();

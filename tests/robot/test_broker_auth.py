@@ -1,0 +1,124 @@
+"""The embedded broker's login: with credentials configured, anonymous clients and wrong
+passwords are refused at CONNECT; a non-loopback bind without a login is refused by the
+profile; files the profile names must exist when it is loaded."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiomqtt
+import pytest
+
+from robot.broker import Credentials, EmbeddedBroker
+from robot.config import load_config, parse_config
+from robot.errors import ConfigError
+from tests.robot.helpers import CONFIGS, run
+
+GOOD = Credentials("robot", "s3cret-pass")
+
+
+async def _connect(port: int, username: str | None, password: str | None) -> str:
+    """'ok' when the client could connect and get its own message back, else the error."""
+    try:
+        async with aiomqtt.Client(
+            "127.0.0.1", port, username=username, password=password, timeout=5
+        ) as client:
+            await client.subscribe("t/#")
+            await client.publish("t/x", b"hello")
+            async with asyncio.timeout(5):
+                async for message in client.messages:
+                    return "ok" if message.payload == b"hello" else "wrong payload"
+    except aiomqtt.MqttError as exc:
+        return f"refused: {exc}"
+    return "no message"
+
+
+@pytest.mark.parametrize(
+    ("username", "password", "accepted"),
+    [
+        pytest.param("robot", "s3cret-pass", True, id="right"),
+        pytest.param(None, None, False, id="anonymous"),
+        pytest.param("robot", "wrong", False, id="wrong-password"),
+        pytest.param("robot", "", False, id="empty-password"),
+        pytest.param("other", "s3cret-pass", False, id="wrong-user"),
+        pytest.param("robot", "s3cret-pass-longer", False, id="password-prefix"),
+    ],
+)
+def test_embedded_broker_enforces_credentials(
+    username: str | None, password: str | None, accepted: bool
+) -> None:
+    async def scenario() -> str:
+        async with EmbeddedBroker("127.0.0.1", 0, credentials=GOOD) as broker:
+            return await _connect(broker.port, username, password)
+
+    outcome = run(scenario())
+    assert (outcome == "ok") is accepted, outcome
+
+
+def test_embedded_broker_without_credentials_is_anonymous() -> None:
+    async def scenario() -> str:
+        async with EmbeddedBroker("127.0.0.1", 0) as broker:
+            return await _connect(broker.port, None, None)
+
+    assert run(scenario()) == "ok"
+
+
+def test_credentials_never_show_the_password() -> None:
+    assert "s3cret" not in repr(GOOD)
+
+
+def _profile(**mqtt: object) -> dict[str, object]:
+    return {"mqtt": dict(mqtt)}
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "robot.local"])
+def test_non_loopback_embedded_broker_needs_a_login(host: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(_profile(embedded_host=host), "p.toml")
+    assert info.value.section == "mqtt" and info.value.key == "embedded_host"
+    assert "username" in str(info.value)
+    parse_config(_profile(embedded_host=host, username="u", password="p"), "p.toml")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_loopback_embedded_broker_may_be_anonymous(host: str) -> None:
+    parse_config(_profile(embedded_host=host), "p.toml")
+
+
+def test_external_broker_host_is_not_checked_for_loopback() -> None:
+    parse_config(_profile(host="broker.example", embedded_host="0.0.0.0"), "p.toml")
+
+
+def test_embedded_broker_username_needs_a_password() -> None:
+    with pytest.raises(ConfigError, match="requires a password") as info:
+        parse_config(_profile(username="u"), "p.toml")
+    assert info.value.key == "password"
+
+
+def test_missing_password_file_fails_at_load(tmp_path: Path) -> None:
+    text = (CONFIGS / "simulated.toml").read_text(encoding="utf-8")
+    assert "[mqtt]" in text
+    path = tmp_path / "robot.toml"
+    path.write_text(
+        text.replace("[mqtt]", '[mqtt]\nusername = "u"\npassword_file = "nope.txt"', 1),
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.key == "password_file" and "nope.txt" in str(info.value)
+    (tmp_path / "nope.txt").write_text("pw\n", encoding="utf-8")
+    assert load_config(path).mqtt_password() == "pw"
+
+
+def test_missing_calibration_file_fails_at_load(tmp_path: Path) -> None:
+    text = (CONFIGS / "simulated.toml").read_text(encoding="utf-8")
+    path = tmp_path / "robot.toml"
+    if "[colours]" in text:
+        text = text.replace("[colours]", '[colours]\ncalibration_file = "calib.toml"', 1)
+    else:
+        text += '\n[colours]\ncalibration_file = "calib.toml"\n'
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == ("colours", "calibration_file")
