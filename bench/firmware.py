@@ -10,7 +10,7 @@ the firmware ELF running in simavr; the harness records every motor pin. Figures
 - ``host_gaps``: gaps between two move groups longer than 1 ms (the motors waited for the
   host; target 0) and the longest gap between groups (firmware latency, µs);
 - ``overhead_motor_pct``: the recorded motor timeline (first start to last settle) over the
-  pure motor time of the motion model (``firmware_protocol.motors``, trapezoid + settle);
+  pure motor time of the motion model (``firmware_protocol.sim.motors``, trapezoid + settle);
   ``overhead_host_pct``: the host's ``execute()`` to its last EXECUTED, over the same;
 - flash and RAM of each board's build (``avr-size``), and every interrupt's worst case in cycles
   (emulated, cycle-exact); ``pair_rate_hz``: the cruise step rate measured on each motor of a
@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from firmware_protocol import FirmwareLink, Move, parse_moves
 from firmware_protocol.emulator import firmware_dir, missing_tools, start_emulator
-from firmware_protocol.motors import MotorProfile, group_time_s
 from firmware_protocol.moves import groups
 from firmware_protocol.pulses import PulseRecord, Turn, extract_turns, read_record
+from firmware_protocol.sim.motors import MotorProfile, group_time_s
 
 #: The superflip in 20 face turns (God's number in HTM), with two opposite-face pairs joined.
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
