@@ -20,7 +20,17 @@ from solver.cube.validate import check
 from solver.errors import UnsupportedError
 from solver.solution import Solution
 
-__all__ = ["ENGINES", "Engine", "SolveOptions", "engine_names", "get_engine", "solve", "to_cube"]
+__all__ = [
+    "ENGINES",
+    "SIZED_ENGINES",
+    "Engine",
+    "SolveOptions",
+    "engine_for_size",
+    "engine_names",
+    "get_engine",
+    "solve",
+    "to_cube",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +58,37 @@ ENGINES: dict[str, str] = {
     "lbl": "solver.engines.lbl:solve_lbl",
     "cfop": "solver.engines.cfop:solve_cfop",
     "trace": "solver.engines.trace:solve_trace",
+    "pocket": "solver.engines.pocket:solve_pocket",
+    "nxn": "solver.engines.nxn.engine:solve_nxn",
 }
+
+#: engines that solve other sizes than 3x3, and the sizes they take
+SIZED_ENGINES: dict[str, Callable[[int], bool]] = {
+    "pocket": lambda n: n == 2,
+    "nxn": lambda n: n >= 4,
+}
+
+
+def engine_for_size(n: int, requested: str) -> str:
+    """The engine that runs for an ``n`` cube: 3x3 engines run as asked; for another size the
+    default ("twophase") is replaced by the engine for that size (2x2: "pocket", N >= 4: "nxn")."""
+    accepts = SIZED_ENGINES.get(requested)
+    if accepts is not None:
+        if not accepts(n):
+            raise UnsupportedError(f"engine {requested!r} does not solve {n}x{n}x{n} cubes")
+        return requested
+    if n == 3:
+        return requested
+    if requested != "twophase":
+        raise UnsupportedError(
+            f"engine {requested!r} solves 3x3 cubes only; for a {n}x{n}x{n} cube use the default "
+            f"engine or {'pocket' if n == 2 else 'nxn'!r}"
+        )
+    if n == 2:
+        return "pocket"
+    if n >= 4:
+        return "nxn"
+    raise UnsupportedError(f"a {n}x{n}x{n} cube has nothing to solve")
 
 
 def engine_names() -> list[str]:
@@ -87,11 +127,12 @@ def solve(
     faces: Collection[Face | str] | None = None,
     **extra: Any,
 ) -> Solution:
-    """Solve ``state`` with ``engine``; raises :class:`~solver.errors.InvalidCubeError` for an
-    impossible cube before any search."""
+    """Solve ``state`` (any size N >= 2) with ``engine``; for N != 3 the default engine is
+    replaced by the one for that size (:func:`engine_for_size`); raises
+    :class:`~solver.errors.InvalidCubeError` for an impossible cube before any search."""
     cube = check(to_cube(state))
     face_set = (
         None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
     )
     options = SolveOptions(max_length, budget_s, cost_model, face_set, extra)
-    return get_engine(engine)(cube, options)
+    return get_engine(engine_for_size(cube.n, engine))(cube, options)
