@@ -32,9 +32,9 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from solver.cube.cubie import cubie_layout
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, MoveKind, count, invert
+from solver.cube.validate_nxn import orbit_wings
 from solver.engines.nxn.sim import Geometry, IntArray, geometry
 
 __all__ = ["orbit_slots", "parity_fixes", "solve_wings", "wing_parity"]
@@ -45,34 +45,10 @@ Colours = npt.NDArray[np.uint8]
 Triple = tuple[int, int, int]
 
 
-@cache
 def orbit_slots(n: int, j: int) -> tuple[IntArray, IntArray]:
-    """(primary, secondary) sticker of each of the 24 wing slots of orbit ``j``; slot
-    ``2 * edge + side`` (side 0 at position ``j``, side 1 at ``N-1-j``)."""
-    layout = cubie_layout(n)
-    pairs = []
-    for wings in layout.edges:
-        pairs.append(wings[j - 1])
-        pairs.append(wings[n - 2 - j])
-    stickers = {s: (k, 0) for k, p in enumerate(pairs) for s in (p[0],)}
-    stickers.update({p[1]: (k, 1) for k, p in enumerate(pairs)})
-    g = geometry(n)
-    moves: list[tuple[Face, int, int]] = [(f, 1, 1) for f in Face]
-    moves += [(f, j + 1, 1) for f in Face]
-    primary = {pairs[0][0]}
-    queue = deque([pairs[0][0]])
-    while queue:
-        s = queue.popleft()
-        for step in moves:
-            nxt = int(g.trace(np.array([s]), [step])[0])
-            if nxt not in primary:
-                primary.add(nxt)
-                queue.append(nxt)
-    prim = np.array([p[0] if p[0] in primary else p[1] for p in pairs], dtype=np.int64)
-    sec = np.array([p[1] if p[0] in primary else p[0] for p in pairs], dtype=np.int64)
-    if len(primary) != 24:  # pragma: no cover - a wing could be flipped in place
-        raise AssertionError(f"orbit {j} of N={n}: {len(primary)} primary stickers, not 24")
-    return prim, sec
+    """(primary, secondary) sticker of each wing slot of orbit ``j`` (the model's
+    :func:`solver.cube.validate_nxn.orbit_wings`: slot ``2 * edge + side``)."""
+    return orbit_wings(n, j)
 
 
 def _slot_of(n: int, j: int) -> dict[int, int]:
