@@ -10,8 +10,11 @@ third block lies on ``S`` too). Nothing else on any face moves: faces already fi
 finished.
 
 * **Slice choice per face pair**: ``X`` is the face along ``S × T`` (one of the two axes
-  perpendicular to both), its turn direction the one carrying ``S`` to ``T``; all 30 ordered
-  pairs of adjacent faces work the same way, read off the 3D geometry.
+  perpendicular to both), its turn direction the one carrying ``S`` to ``T``; the 24 ordered
+  pairs of adjacent faces work the same way, read off the 3D geometry. Seed 003 says "30
+  pairs" but also lists opposite pairs as unsupported (36 - 6 - 6 = 24); its own table has
+  B → F by ``M2``. Here opposite pairs are supported too, with half turns for ``m`` and ``m2``
+  (either perpendicular axis): all 30 ordered pairs of different faces.
 * **Intersection rule**: ``m2`` must not be one of the layers of ``m`` (the blocks would
   overlap); ``T`` or ``T'`` gives two choices of ``m2``, and cells whose own layer is ``m2`` are
   left for another commutator.
@@ -25,8 +28,8 @@ finished.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
-Faces are finished in the order U, D, F, R, B (L is then done). A colour still needed by the
-target but only present on the opposite face is first carried to an unfinished neighbour.
+Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
+face with the best ratio of pieces to moves.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """
@@ -107,12 +110,21 @@ class _Config:
 
 @cache
 def _configs(n: int, target: Face, source: Face) -> tuple[_Config, ...]:
-    g = geometry(n)
     nt = np.array(FACE_FRAMES[target][0])
     ns = np.array(FACE_FRAMES[source][0])
+    if source == _opposite(target):  # half turns of the slices: m2, m2'... (seed 003's B→F)
+        axes = [f for f in (Face.U, Face.R, Face.F) if int(np.array(FACE_FRAMES[f][0]) @ nt) == 0]
+        return tuple(c for axis in axes for c in _axis_configs(n, target, source, axis, 2, (2,)))
     axis = face_from_normal(tuple(int(v) for v in np.cross(ns, nt)))  # type: ignore[arg-type]
-    na = np.array(FACE_FRAMES[axis][0])
     d = 1 if np.array_equal(rotation_matrix(FACE_FRAMES[axis][0], 1) @ ns, nt) else -1
+    return _axis_configs(n, target, source, axis, d, (1, -1))
+
+
+def _axis_configs(
+    n: int, target: Face, source: Face, axis: Face, d: int, es: tuple[int, ...]
+) -> tuple[_Config, ...]:
+    g = geometry(n)
+    na = np.array(FACE_FRAMES[axis][0])
     cells = interior(n, target)
     u = (n + 1 - g.centre[cells] @ na) // 2
     out = []
@@ -121,7 +133,7 @@ def _configs(n: int, target: Face, source: Face) -> tuple[_Config, ...]:
         u2 = (n + 1 - g.centre[turned] @ na) // 2
         valid = u != u2
         c, cu, cu2 = cells[valid], u[valid], u2[valid]
-        for e in (1, -1):
+        for e in es:
             steps = _steps(target, axis, d, t, e, cu, cu2)
             dst = g.trace(c, steps)
             back = [(f, layer, -q) for f, layer, q in reversed(steps)]
@@ -170,7 +182,7 @@ def _block(n: int, axis: Face, lo: int, hi: int, turns: int) -> Move:
     if lo == 2:
         return Move.block(axis, 1, hi, turns)
     if hi == n - 1:
-        return Move.block(_opposite(axis), 1, n + 1 - lo, -turns)
+        return Move.block(_opposite(axis), 1, n + 1 - lo, 2 if turns == 2 else -turns)
     return Move.block(axis, lo, hi, turns)
 
 
@@ -178,7 +190,7 @@ def _commutator(cfg: _Config, n: int, layers: list[int], line: int, setup: int) 
     a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in _runs(layers)]
     m2 = _block(n, cfg.axis, line, line, cfg.e)
     t = Move.outer(cfg.target, cfg.t)
-    moves = [Move.outer(cfg.source, setup)] if setup else []
+    moves = [Move.outer(cfg.source, {1: 1, 2: 2, 3: -1}[setup])] if setup else []
     moves += [*a, t, m2, t.inverse(), *[m.inverse() for m in a], t, m2.inverse(), t.inverse()]
     return moves
 
@@ -263,7 +275,7 @@ def _step(
 ) -> _Plan:
     free = [f for f in Face if f not in done and f != target]
     sources = [f for f in free if f != _opposite(target)]
-    plans = [p for s in sources if (p := _best_plan(state, n, target, s, colour, need))]
+    plans = [p for s in free if (p := _best_plan(state, n, target, s, colour, need))]
     if plans:
         return max(plans, key=lambda p: p.gain / p.cost)
     # Only the opposite face has what the target needs: carry some to a neighbour first.
