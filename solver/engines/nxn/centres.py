@@ -36,6 +36,7 @@ Each commutator is planned for every cell at once by tracing 3D positions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -45,6 +46,8 @@ import numpy.typing as npt
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
+from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
+from solver.engines.nxn.insert import best_insertion
 from solver.engines.nxn.sim import IntArray, geometry
 
 __all__ = ["ORDER", "centre_targets", "solve_centres"]
@@ -251,11 +254,15 @@ def _apply_checked(
         raise AssertionError(f"centre commutator on {target.name} did not do what was planned")
 
 
-def solve_centres(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
-    """Moves that give every face its target centre colour; ``state`` is turned in place."""
+def solve_centres(
+    state: Colours, n: int, targets: tuple[int, ...], faces: Sequence[Face] = ORDER[:-1]
+) -> list[Move]:
+    """Moves that give ``faces`` (in :data:`ORDER`; the faces before them already finished)
+    their target centre colour; ``state`` is turned in place. The first face is built with
+    plain slice turns, which may change the wing parities (see the engine)."""
     moves: list[Move] = []
-    done: list[Face] = []
-    for target in ORDER[:-1]:
+    done: list[Face] = list(ORDER[: ORDER.index(faces[0])])
+    for target in faces:
         colour = targets[target]
         cells = interior(n, target)
         while True:
@@ -276,6 +283,11 @@ def _step(
     free = [f for f in Face if f not in done and f != target]
     sources = [f for f in free if f != _opposite(target)]
     plans = [p for s in free if (p := _best_plan(state, n, target, s, colour, need))]
+    if n <= MAX_INSERT_N:
+        cells = {f: interior(n, f) for f in Face}
+        found = best_insertion(state, n, target, colour, done, cells)
+        if found:
+            plans.append(_Plan(found.gain, found.cost, found.moves))
     if plans:
         return max(plans, key=lambda p: p.gain / p.cost)
     # Only the opposite face has what the target needs: carry some to a neighbour first.

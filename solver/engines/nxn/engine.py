@@ -2,10 +2,13 @@
 
 Stages, each a :class:`~solver.solution.Stage` of the result:
 
-1. ``wing parity``: one inner slice quarter turn for each wing orbit whose wings are in an odd
-   permutation (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on
-   the wings, so this is what removes OLL parity for every N.
-2. ``centres``: block commutators (:mod:`solver.engines.nxn.centres`).
+1. ``first centre``: the U centre, by plain slice turns and insertions
+   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move.
+2. ``wing parity``: one inner slice quarter turn of the U axis (it keeps the U and D centres)
+   for each wing orbit whose wings are in an odd permutation
+   (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
+   (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
+2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
 3. ``corner parity`` (even N only): a ``U`` when the corners are in an odd permutation; with
    the wings then put in place this removes PLL parity (odd N cannot have it: midges and
    corners form a real 3x3).
@@ -34,7 +37,7 @@ from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count
-from solver.engines.nxn.centres import centre_targets, solve_centres
+from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.sim import geometry
 from solver.engines.nxn.wings import parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
@@ -85,10 +88,13 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     state = cube.flat.copy()
     stages: list[Stage] = []
     start = time.perf_counter()
-    _timed(stages, "wing parity", parity_fixes(state, n), start, n)
-    start = time.perf_counter()
     targets = centre_targets(state, n)
-    _timed(stages, "centres", solve_centres(state, n, targets), start, n)
+    first = solve_centres(state, n, targets, ORDER[:1])
+    _timed(stages, "first centre", first, start, n)
+    start = time.perf_counter()
+    _timed(stages, "wing parity", parity_fixes(state, n, ORDER[0]), start, n)
+    start = time.perf_counter()
+    _timed(stages, "centres", solve_centres(state, n, targets, ORDER[1:-1]), start, n)
     relabel = np.zeros(6, dtype=np.uint8)
     for face, colour in enumerate(targets):
         relabel[colour] = face

@@ -218,12 +218,14 @@ def wing_parity(state: Colours, n: int, j: int) -> int:
     return _parity(_homes(state, n, j))
 
 
-def parity_fixes(state: Colours, n: int) -> list[Move]:
-    """One inner slice quarter turn for each orbit in an odd permutation (turns ``state``)."""
+def parity_fixes(state: Colours, n: int, axis: Face = Face.R) -> list[Move]:
+    """One inner slice quarter turn (of ``axis``) for each orbit in an odd permutation
+    (turns ``state``). With ``axis`` the first finished centre face, its centres and those
+    of the opposite face stay as they are."""
     moves = []
     for j in range(1, (n - 2) // 2 + 1):
         if wing_parity(state, n, j):
-            move = Move.block(Face.R, j + 1, j + 1, 1)
+            move = Move.block(axis, j + 1, j + 1, 1)
             geometry(n).apply_move(state, move)
             moves.append(move)
     return moves
