@@ -9,12 +9,14 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
-3. ``corner parity`` (even N only): a ``U`` when the corners are in an odd permutation; with
-   the wings then put in place this removes PLL parity (odd N cannot have it: midges and
-   corners form a real 3x3).
-4. ``wings``: every wing to its slot by centre-keeping 3-cycles (:mod:`solver.engines.nxn.wings`).
-5. ``3x3``: the corners and (odd N) middle edges read as a 3x3, solved by the two-phase engine
-   through :func:`solver.api.solve` (its outer turns keep paired edges and solved centres).
+3. ``edges``: wings by centre-keeping 3-cycles (:mod:`solver.engines.nxn.wings`). Even N:
+   before the 3x3, the innermost orbit is paired into dedges (any edge, any flip: fewest wings
+   moved), with even total flip and a dedge permutation of the corners' parity, so neither
+   OLL nor PLL parity reaches the 3x3; the other orbits follow it. Odd N: after the 3x3,
+   every wing to its slot beside its middle edge.
+4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
+   by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
+   paired edges).
 
 Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is applied to the
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
@@ -35,11 +37,10 @@ import numpy.typing as npt
 
 from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
-from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.sim import geometry
-from solver.engines.nxn.wings import parity_fixes, solve_wings
+from solver.engines.nxn.wings import dedge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
@@ -69,10 +70,9 @@ def reduced_3x3(state: Colours, n: int) -> Cube:
     flat = np.repeat(np.arange(6, dtype=np.uint8), 9)
     for src, dst in zip(big.corners, small.corners, strict=True):
         flat[list(dst)] = state[list(src)]
-    if n % 2:
-        mid = (n - 2) // 2
-        for wings, dst_wings in zip(big.edges, small.edges, strict=True):
-            flat[list(dst_wings[0])] = state[list(wings[mid])]
+    mid = (n - 2) // 2  # the middle edge (odd N), a wing of the innermost orbit (even N)
+    for wings, dst_wings in zip(big.edges, small.edges, strict=True):
+        flat[list(dst_wings[0])] = state[list(wings[mid])]
     return Cube(flat, 3)
 
 
@@ -99,17 +99,24 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     for face, colour in enumerate(targets):
         relabel[colour] = face
     state = relabel[state]
-    if n % 2 == 0:
-        start = time.perf_counter()
-        fix = [Move.outer(Face.U)] if _corner_parity(state, n) else []
-        geometry(n).apply(state, fix)
-        _timed(stages, "corner parity", fix, start, n)
     return state, stages, targets
 
 
 def _solved(state: Colours, n: int) -> bool:
     faces = state.reshape(6, -1)
     return bool(np.all(faces == faces[:, :1]))
+
+
+def _solve_3x3(cube: Cube, options: Any) -> Solution:
+    from solver import api  # the registry is the one way to reach another engine
+
+    return api.solve(
+        cube,
+        "twophase",
+        budget_s=options.budget_s,
+        cost_model=options.cost_model,
+        faces=options.faces,
+    )
 
 
 def solve_nxn(cube: Cube, options: Any) -> Solution:
@@ -123,20 +130,17 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     start = time.perf_counter()
     state, stages, _ = reduce_centres(cube)
     if not options.extra.get("stages_only"):
-        from solver import api  # the registry is the one way to reach another engine
-
+        if n % 2 == 0:  # pair the wings first: the edges of the reduced 3x3 are dedges
+            t0 = time.perf_counter()
+            targets = dedge_targets(state, n, _corner_parity(state, n))
+            _timed(stages, "edges", solve_wings(state, n, targets), t0, n)
         t0 = time.perf_counter()
-        small = api.solve(
-            reduced_3x3(state, n),
-            "twophase",
-            budget_s=options.budget_s,
-            cost_model=options.cost_model,
-            faces=options.faces,
-        )
+        small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
-        t0 = time.perf_counter()
-        _timed(stages, "wings", solve_wings(state, n), t0, n)
+        if n % 2:  # the middle edges are in place now: every wing to its slot
+            t0 = time.perf_counter()
+            _timed(stages, "edges", solve_wings(state, n), t0, n)
     raw = [m for stage in stages for m in stage.moves]
     moves = tuple(optimize(raw, n))
     check = cube.flat.copy()

@@ -37,7 +37,7 @@ from solver.cube.notation import Metric, Move, MoveKind, count, invert
 from solver.cube.validate_nxn import orbit_wings
 from solver.engines.nxn.sim import Geometry, IntArray, geometry
 
-__all__ = ["orbit_slots", "parity_fixes", "solve_wings", "wing_parity"]
+__all__ = ["dedge_targets", "orbit_slots", "parity_fixes", "solve_wings", "wing_parity"]
 
 _BASE_N = 6
 _OUTER = tuple(Move.outer(f, t) for f in Face for t in (1, 2, -1))
@@ -93,10 +93,10 @@ def _bases() -> tuple[tuple[_Base, Triple], ...]:
     slot_of = _slot_of(n, j)
     found: dict[Triple, _Base] = {}
     for face in Face:
-        for turns in (1, -1):
+        for turns in (1, -1, 2):
             for m1 in _OUTER:
                 for m2 in _OUTER:
-                    if m2.face in (m1.face, Face((m1.face + 3) % 6)) or m2.quarter_turns == 2:
+                    if m2.face in (m1.face, Face((m1.face + 3) % 6)):
                         continue
                     base = _Base(face, turns, (m1, m2))
                     cycle = _pure_cycle(g, base.moves(j), prim, slot_of)
@@ -250,17 +250,72 @@ def _next_cycle(homes: list[int]) -> Triple | None:
     return best
 
 
-def solve_wings(state: Colours, n: int) -> list[Move]:
-    """Moves putting every wing in its slot (centres solved as face f = colour f, each orbit in
-    an even permutation); ``state`` is turned in place."""
+def solve_wings(state: Colours, n: int, targets: Sequence[int] | None = None) -> list[Move]:
+    """Moves putting the wing ``targets[s]`` (default: its own piece, the solved cube) in every
+    slot ``s`` of every orbit (centres solved as face f = colour f, each orbit in an even
+    permutation, ``targets`` even too); ``state`` is turned in place."""
     g = geometry(n)
     moves: list[Move] = []
+    slot_of_piece = list(range(24))
+    if targets is not None:
+        for slot, piece in enumerate(targets):
+            slot_of_piece[piece] = slot
     for j in range(1, (n - 2) // 2 + 1):
-        while (cycle := _next_cycle(_homes(state, n, j))) is not None:
+        while True:
+            homes = [slot_of_piece[p] for p in _homes(state, n, j)]
+            cycle = _next_cycle(homes)
+            if cycle is None:
+                break
             alg = cycle_moves(j, *cycle)
             g.apply(state, alg)
             moves.extend(alg)
     return moves
+
+
+def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
+    """Even N: where the innermost orbit's wings should go so that every edge holds a paired
+    dedge (two partner wings, pieces 2k and 2k+1), moving as few wings as possible.
+
+    Pairing, not placing: the dedges may end in any edges, flipped or not, so long as the
+    total flip is even (the wings' permutation stays even) and the dedge permutation has
+    parity ``edge_parity`` (the corners' parity: no PLL parity on the reduced 3x3). Greedy by
+    wings already in place, then the cheapest re-flip and swap for the two parities."""
+    pieces = _homes(state, n, (n - 2) // 2)
+
+    def weight(e: int, k: int, f: int) -> int:
+        return int(pieces[2 * e] == 2 * k + f) + int(pieces[2 * e + 1] == 2 * k + 1 - f)
+
+    ranked = sorted(
+        ((weight(e, k, f), e, k, f) for e in range(12) for k in range(12) for f in (0, 1)),
+        reverse=True,
+    )
+    dedge: dict[int, tuple[int, int]] = {}
+    used: set[int] = set()
+    for _, e, k, f in ranked:
+        if e not in dedge and k not in used:
+            dedge[e] = (k, f)
+            used.add(k)
+    if sum(f for _, f in dedge.values()) % 2:
+        e = max(
+            range(12), key=lambda x: weight(x, dedge[x][0], 1 - dedge[x][1]) - weight(x, *dedge[x])
+        )
+        dedge[e] = (dedge[e][0], 1 - dedge[e][1])
+    if _parity([dedge[e][0] for e in range(12)]) != edge_parity:
+        e1, e2 = max(
+            ((x, y) for x in range(12) for y in range(x + 1, 12)),
+            key=lambda p: (
+                weight(p[0], dedge[p[1]][0], dedge[p[0]][1])
+                + weight(p[1], dedge[p[0]][0], dedge[p[1]][1])
+                - weight(p[0], *dedge[p[0]])
+                - weight(p[1], *dedge[p[1]])
+            ),
+        )
+        (k1, f1), (k2, f2) = dedge[e1], dedge[e2]
+        dedge[e1], dedge[e2] = (k2, f1), (k1, f2)
+    targets = [0] * 24
+    for e, (k, f) in dedge.items():
+        targets[2 * e], targets[2 * e + 1] = 2 * k + f, 2 * k + 1 - f
+    return targets
 
 
 def wing_cost(moves: Sequence[Move], n: int) -> int:

@@ -72,23 +72,35 @@ def test_oll_parity_case(n: int) -> None:
 
 @pytest.mark.parametrize("n", [4, 6])
 def test_pll_parity_case(n: int) -> None:
-    """Two dedges swapped on a reduced cube (PLL parity): the corners are in an odd
-    permutation once the edges are in place, fixed by one U before the 3x3."""
+    """Two dedges swapped on a reduced cube (PLL parity) is solved: the pairing targets give
+    the dedges the corners' permutation parity."""
     h = n // 2
-    cube = Cube.solved(n).apply(f"{h}R2 U2 {h}R2 {h}Uw2 {h}R2 {h}Uw2")
-    solution = _solves(cube)
-    stage = {s.name: s for s in solution.stages}
-    assert "corner parity" in stage
+    _solves(Cube.solved(n).apply(f"{h}R2 U2 {h}R2 {h}Uw2 {h}R2 {h}Uw2"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dedge_targets_keep_the_reduced_cube_legal(seed: int) -> None:
+    """Both parities of the corners occur; the paired dedges always have even total flip and
+    the corners' permutation parity, and pair partner wings."""
+    n = 4
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, seed))
+    corner = engine._corner_parity(state, n)
+    targets = wings.dedge_targets(state, n, corner)
+    assert sorted(targets) == list(range(24))
+    dedges = [targets[2 * e] // 2 for e in range(12)]
+    assert all(targets[2 * e + 1] // 2 == dedges[e] for e in range(12))
+    assert sum(targets[2 * e] % 2 for e in range(12)) % 2 == 0
+    assert wings._parity(dedges) == corner
 
 
 def test_every_parity_combination_occurs_and_is_solved() -> None:
     seen = set()
-    for seed in range(12):
+    for seed in range(16):
         cube = random_state_nxn(4, seed)
         solution = _solves(cube)
-        stage = {s.name: len(s.moves) for s in solution.stages}
-        seen.add((stage["wing parity"] > 0, stage["corner parity"] > 0))
-    assert seen == {(False, False), (False, True), (True, False), (True, True)}
+        state, stages, _ = engine.reduce_centres(cube)
+        seen.add((len(stages[1].moves) > 0, engine._corner_parity(state, 4)))
+    assert seen == {(False, 0), (False, 1), (True, 0), (True, 1)}
 
 
 # --- seed 003 -----------------------------------------------------------------------------------
@@ -181,7 +193,8 @@ def test_unknown_option_and_small_sizes_are_refused() -> None:
 def test_stages_carry_moves_and_metrics() -> None:
     solution = _solves(random_state_nxn(5, 3))
     names = [s.name for s in solution.stages]
-    assert names == ["first centre", "wing parity", "centres", "3x3", "wings"]
+    assert names == ["first centre", "wing parity", "centres", "3x3", "edges"]
+    assert [s.name for s in _solves(random_state_nxn(4, 3)).stages][-2:] == ["edges", "3x3"]
     for stage in solution.stages:
         assert {"obtm", "ms"} <= set(stage.detail)
     assert solution.to_dict()["stages"][2]["name"] == "centres"
