@@ -97,7 +97,7 @@ def test_every_parity_combination_occurs_and_is_solved() -> None:
     seen = set()
     for seed in range(16):
         cube = random_state_nxn(4, seed)
-        solution = _solves(cube)
+        _solves(cube)
         state, stages, _ = engine.reduce_centres(cube)
         seen.add((len(stages[1].moves) > 0, engine._corner_parity(state, 4)))
     assert seen == {(False, 0), (False, 1), (True, 0), (True, 1)}
