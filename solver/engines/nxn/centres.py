@@ -29,7 +29,8 @@ finished.
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
 Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
-face with the best ratio of pieces to moves.
+face with the best ratio of pieces to moves; for N ≤ 8 plain slice turns and insertions
+(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """

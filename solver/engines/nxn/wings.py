@@ -1,25 +1,27 @@
 """Edge wings of an N ≥ 4 cube, put in place by 3-cycles that keep the centres.
 
 Wing orbit ``j`` (1 ≤ j ≤ (N-2)/2) holds the 24 wings at positions ``j`` and ``N-1-j`` along
-the twelve edges. A wing cannot be flipped in place: the 48 stickers of an orbit split into two
-classes that every move keeps apart, so the colour of a wing's "primary" sticker and of the
-other one name the piece (:func:`orbit_slots`).
+the twelve edges. A wing cannot be flipped in place (the model's handedness rule,
+:func:`solver.cube.validate_nxn.orbit_wings`), so the colours of a wing's primary and
+secondary sticker name the piece: piece ``p`` is the wing that sits in slot ``p`` (``2 * edge
++ side``) on the solved cube.
 
 Tools, all derived from the geometry of a 6-cube and used on orbit ``j`` of any N (layer 2
 becomes layer ``j+1``; slots are named by edge and side, the same on every N):
 
-* **base commutators** ``[s, M1 M2 M1']``: ``s`` one inner slice quarter turn of the orbit,
+* **base commutators** ``[s, M1 M2 M1']``: ``s`` one inner slice turn of the orbit,
   ``M1 M2 M1'`` outer turns meeting that slice in one wing. Only the ones that cycle exactly
   three wings and leave every other sticker where it was are kept (checked on the 6-cube, which
   has a second wing orbit and every kind of centre);
 * **setups**: outer turns ``Y`` (they keep each face's centre colours), so ``Y C Y'`` cycles any
-  three slots; a breadth-first search over ordered triples finds the shortest ``Y`` for all
-  12,144 of them.
+  three slots; a breadth-first search over ordered triples finds the shortest ``Y`` for the
+  10,560 triples it reaches. Outer turns keep the two wings of an edge on one edge, so a cycle
+  through both wings of one edge is done as two (:func:`_cycle_plan`).
 
 Permutation parity: every tool is even on each orbit (outer quarter turns move wings in two
 4-cycles, commutators are even), so an orbit whose wings are in an odd permutation is made
-even first, by one quarter turn of an inner slice of that orbit (:func:`parity_fixes`), before
-the centres are solved.
+even once, by one quarter turn of an inner slice of that orbit (:func:`parity_fixes`), right
+after the first centre (with a slice of that centre's axis, which keeps it).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from solver.cube.geometry import Face
-from solver.cube.notation import Metric, Move, MoveKind, count, invert
+from solver.cube.notation import Move, invert
 from solver.cube.validate_nxn import orbit_wings
 from solver.engines.nxn.sim import Geometry, IntArray, geometry
 
@@ -316,8 +318,3 @@ def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
     for e, (k, f) in dedge.items():
         targets[2 * e], targets[2 * e + 1] = 2 * k + f, 2 * k + 1 - f
     return targets
-
-
-def wing_cost(moves: Sequence[Move], n: int) -> int:
-    """OBTM of a sequence (for logs)."""
-    return count([m for m in moves if m.kind is not MoveKind.ROTATION], Metric.HTM, n)
