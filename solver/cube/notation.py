@@ -157,7 +157,7 @@ _SPACE = re.compile(r"\s+")
 _COUNT = re.compile(r"(?P<count>\d+)?(?P<prime>'|’)?")
 
 #: layers deeper than this are refused at parse time (no cube is that big)
-MAX_LAYER = 99
+MAX_LAYER = 127  # N = 101 solutions name layers up to 100
 
 
 def parse(text: str) -> list[Move]:
