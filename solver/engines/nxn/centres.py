@@ -59,6 +59,7 @@ _ROTATIONS = [
 ]
 
 Colours = npt.NDArray[np.uint8]
+Mask = npt.NDArray[np.bool_]
 
 
 def _opposite(face: Face) -> Face:
@@ -200,7 +201,7 @@ def _commutator(cfg: _Config, n: int, layers: list[int], line: int, setup: int) 
 
 
 def _best_plan(
-    state: Colours, n: int, target: Face, source: Face, colour: int, need: Colours
+    state: Colours, n: int, target: Face, source: Face, colour: int, need: Mask
 ) -> _Plan | None:
     """The commutator from ``source`` with the most target cells per move."""
     g = geometry(n)
@@ -210,24 +211,39 @@ def _best_plan(
         if setup:
             g.apply_move(turned, Move.outer(source, setup))
         for cfg in _configs(n, target, source):
-            good = need[cfg.cells] & (turned[cfg.src] == colour)
-            if not good.any():
+            wanted = need[cfg.cells]
+            brings = turned[cfg.src] == colour
+            if not (wanted & brings).any():
                 continue
-            plan = _line_plan(cfg, n, good, setup)
+            plan = _line_plan(cfg, n, wanted, brings, setup)
             if best is None or plan.gain * best.cost > best.gain * plan.cost:
                 best = plan
     return best
 
 
-def _line_plan(cfg: _Config, n: int, good: npt.NDArray[np.bool_], setup: int) -> _Plan:
-    lines = cfg.u2[good]
-    layers = cfg.u[good]
-    gain = np.bincount(lines, minlength=n + 1)
-    # cost of each line: 4 target turns, m2 twice, each run of m twice, the setup
+def _line_plan(
+    cfg: _Config,
+    n: int,
+    wanted: npt.NDArray[np.bool_],
+    brings: npt.NDArray[np.bool_],
+    setup: int,
+) -> _Plan:
+    """The best line for one configuration. A cell of the line may be taken when it does not
+    lose a target piece (it is wanted, or its source has the colour too); taking such "neutral"
+    cells joins runs of gaining cells into one range move. Runs without a gaining cell are
+    left out."""
+    usable = wanted | brings
+    lines, layers, good = cfg.u2[usable], cfg.u[usable], (wanted & brings)[usable]
     order = np.lexsort((layers, lines))
-    sl, su = lines[order], layers[order]
+    sl, su, sg = lines[order], layers[order], good[order]
     start = np.ones(sl.size, dtype=bool)
     start[1:] = (sl[1:] != sl[:-1]) | (su[1:] != su[:-1] + 1)
+    run = np.cumsum(start) - 1
+    run_good = np.bincount(run, weights=sg) > 0
+    keep = run_good[run]
+    sl, su, sg, start = sl[keep], su[keep], sg[keep], start[keep]
+    gain = np.bincount(sl, weights=sg, minlength=n + 1).astype(np.int64)
+    # cost of each line: 4 target turns, m2 twice, each run of m twice, the setup
     runs = np.bincount(sl[start], minlength=n + 1)
     cheap = np.bincount(sl[su == 2], minlength=n + 1) + np.bincount(
         sl[su == n - 1], minlength=n + 1
@@ -236,7 +252,7 @@ def _line_plan(cfg: _Config, n: int, good: npt.NDArray[np.bool_], setup: int) ->
     cost = 4 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
     ratio = np.where(gain > 0, gain / cost, -1.0)
     line = int(np.argmax(ratio))
-    chosen = [int(v) for v in layers[lines == line]]
+    chosen = [int(v) for v in su[sl == line]]
     moves = _commutator(cfg, n, chosen, line, setup)
     return _Plan(int(gain[line]), int(cost[line]), tuple(moves))
 
@@ -278,9 +294,7 @@ def solve_centres(
     return moves
 
 
-def _step(
-    state: Colours, n: int, target: Face, colour: int, need: Colours, done: list[Face]
-) -> _Plan:
+def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: list[Face]) -> _Plan:
     free = [f for f in Face if f not in done and f != target]
     sources = [f for f in free if f != _opposite(target)]
     plans = [p for s in free if (p := _best_plan(state, n, target, s, colour, need))]
