@@ -21,6 +21,7 @@ from solver.errors import UnsupportedError
 from solver.solution import Solution
 
 __all__ = [
+    "AUTO",
     "ENGINES",
     "SIZED_ENGINES",
     "Engine",
@@ -69,23 +70,22 @@ SIZED_ENGINES: dict[str, Callable[[int], bool]] = {
 }
 
 
+AUTO = "auto"
+
+
 def engine_for_size(n: int, requested: str) -> str:
-    """The engine that runs for an ``n`` cube: 3x3 engines run as asked; for another size the
-    default ("twophase") is replaced by the engine for that size (2x2: "pocket", N >= 4: "nxn")."""
-    accepts = SIZED_ENGINES.get(requested)
-    if accepts is not None:
-        if not accepts(n):
+    """The engine that runs for an ``n`` cube: ``"auto"`` picks by size (2x2 "pocket", 3x3
+    "twophase", N >= 4 "nxn"); a named engine runs as asked (and refuses a size it does not
+    solve)."""
+    if requested != AUTO:
+        accepts = SIZED_ENGINES.get(requested)
+        if accepts is not None and not accepts(n):
             raise UnsupportedError(f"engine {requested!r} does not solve {n}x{n}x{n} cubes")
         return requested
-    if n == 3:
-        return requested
-    if requested != "twophase":
-        raise UnsupportedError(
-            f"engine {requested!r} solves 3x3 cubes only; for a {n}x{n}x{n} cube use the default "
-            f"engine or {'pocket' if n == 2 else 'nxn'!r}"
-        )
     if n == 2:
         return "pocket"
+    if n == 3:
+        return "twophase"
     if n >= 4:
         return "nxn"
     raise UnsupportedError(f"a {n}x{n}x{n} cube has nothing to solve")
@@ -119,7 +119,7 @@ def to_cube(state: Cube | CubieCube | str) -> Cube:
 
 def solve(
     state: Cube | CubieCube | str,
-    engine: str = "twophase",
+    engine: str = AUTO,
     *,
     max_length: int | None = None,
     budget_s: float = 0.0,
@@ -127,8 +127,8 @@ def solve(
     faces: Collection[Face | str] | None = None,
     **extra: Any,
 ) -> Solution:
-    """Solve ``state`` (any size N >= 2) with ``engine``; for N != 3 the default engine is
-    replaced by the one for that size (:func:`engine_for_size`); raises
+    """Solve ``state`` (any size N >= 2) with ``engine`` (default ``"auto"``: the engine for
+    the cube's size, two-phase for a 3x3, see :func:`engine_for_size`); raises
     :class:`~solver.errors.InvalidCubeError` for an impossible cube before any search."""
     cube = check(to_cube(state))
     face_set = (

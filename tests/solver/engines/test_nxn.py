@@ -198,3 +198,14 @@ def test_stages_carry_moves_and_metrics() -> None:
     for stage in solution.stages:
         assert {"obtm", "ms"} <= set(stage.detail)
     assert solution.to_dict()["stages"][2]["name"] == "centres"
+
+
+def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
+    assert api.engine_for_size(2, "auto") == "pocket"
+    assert api.engine_for_size(3, "auto") == "twophase"
+    assert api.engine_for_size(7, "auto") == "nxn"
+    assert api.engine_for_size(4, "twophase") == "twophase"  # which then refuses a 4x4
+    with pytest.raises(UnsupportedError):
+        api.engine_for_size(3, "nxn")
+    with pytest.raises(UnsupportedError):
+        api.solve(Cube.solved(4).apply("R"), "twophase")
