@@ -35,7 +35,7 @@ import numpy.typing as npt
 from solver.cube.cubie import CORNER_FACES, Corner, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.cube.notation import Metric, Move, count, parse
+from solver.cube.notation import Metric, Move, MoveKind, count, parse
 from solver.errors import CubeError, NoSolutionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
@@ -334,7 +334,7 @@ def solve_pocket(cube: Cube, options: Any) -> Solution:
     rotation, held = _held(cube)
     path = descend(state_index(held), tables)
     # Re-express the moves for the cube as it was given: the rotation is pushed to the end.
-    body = [m for m in optimize(parse(rotation) + path, 2) if m.kind.value != "rotation"]
+    body = [m for m in optimize(parse(rotation) + path, 2) if m.kind is not MoveKind.ROTATION]
     if not cube.apply(body).is_solved():  # pragma: no cover - a broken table
         raise AssertionError("2x2 solution does not solve the cube")
     moves = tuple(body)

@@ -296,26 +296,12 @@ def solve_centres(
 
 def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: list[Face]) -> _Plan:
     free = [f for f in Face if f not in done and f != target]
-    sources = [f for f in free if f != _opposite(target)]
     plans = [p for s in free if (p := _best_plan(state, n, target, s, colour, need))]
     if n <= MAX_INSERT_N:
         cells = {f: interior(n, f) for f in Face}
         found = best_insertion(state, n, target, colour, done, cells)
         if found:
             plans.append(_Plan(found.gain, found.cost, found.moves))
-    if plans:
-        return max(plans, key=lambda p: p.gain / p.cost)
-    # Only the opposite face has what the target needs: carry some to a neighbour first.
-    far = _opposite(target)
-    carry: list[_Plan] = []
-    for via in sources:
-        want = np.zeros(state.size, dtype=bool)
-        via_cells = interior(n, via)
-        want[via_cells] = state[via_cells] != colour
-        plan = _best_plan(state, n, via, far, colour, want)
-        if plan:
-            carry.append(plan)
-    if not carry:  # pragma: no cover - colour counts were validated
+    if not plans:  # pragma: no cover - every face pair reaches every cell; counts validated
         raise AssertionError(f"no {colour} centre piece left for {target.name}")
-    best = max(carry, key=lambda p: p.gain / p.cost)
-    return _Plan(0, best.cost, best.moves)
+    return max(plans, key=lambda p: p.gain / p.cost)

@@ -22,8 +22,9 @@ Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is a
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
 colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity).
 
-Engine options: ``stages_only`` (skip the 3x3 stage; for tests of the reduction) — none else;
-``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage.
+Engine option: ``stages_only`` (stop after the centres; for tests and timing of the centre
+stages). ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM)
+is checked on the result.
 """
 
 from __future__ import annotations

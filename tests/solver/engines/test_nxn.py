@@ -209,3 +209,13 @@ def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
         api.engine_for_size(3, "nxn")
     with pytest.raises(UnsupportedError):
         api.solve(Cube.solved(4).apply("R"), "twophase")
+
+
+def test_stages_only_stops_after_the_centres() -> None:
+    cube = random_state_nxn(6, 9)
+    solution = api.solve(cube, stages_only=True)
+    assert [s.name for s in solution.stages] == ["first centre", "wing parity", "centres"]
+    state = cube.apply(solution.moves).stickers
+    for face in Face:
+        inner = state[face, 1:-1, 1:-1]
+        assert (inner == inner[0, 0]).all()
