@@ -48,7 +48,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
-from solver.engines.nxn.insert import best_insertion
+from solver.engines.nxn.insert import best_block_turn, best_insertion
 from solver.engines.nxn.sim import IntArray, geometry
 
 __all__ = ["ORDER", "centre_targets", "solve_centres"]
@@ -302,6 +302,10 @@ def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: l
         found = best_insertion(state, n, target, colour, done, cells)
         if found:
             plans.append(_Plan(found.gain, found.cost, found.moves))
+    if not done:
+        turn = best_block_turn(state, n, target, colour)
+        if turn:
+            plans.append(_Plan(turn.gain, turn.cost, turn.moves))
     if not plans:  # pragma: no cover - every face pair reaches every cell; counts validated
         raise AssertionError(f"no {colour} centre piece left for {target.name}")
     return max(plans, key=lambda p: p.gain / p.cost)

@@ -11,14 +11,16 @@ While few faces are finished a commutator (8 moves) is more than needed:
 
 Each candidate (with an optional setup turn of the feeding face) is tried on a copy of the
 state; it is kept only if no finished face changes, and the one bringing most pieces per move
-(OBTM) wins. Used for N up to :data:`MAX_N` (beyond that the number of candidates grows as N²
-and the block commutators of :mod:`solver.engines.nxn.centres` are used alone).
+(OBTM) wins; this is done for N up to :data:`MAX_N` (the number of candidates grows as N²).
+:func:`best_block_turn` finds block turns of several layers for every N without trying them:
+a turn carries the feeding face's layers onto the target's, so gains are counted per layer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +29,7 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["MAX_N", "Insertion", "best_insertion"]
+__all__ = ["MAX_N", "Insertion", "best_block_turn", "best_insertion"]
 
 MAX_N = 8
 Colours = npt.NDArray[np.uint8]
@@ -101,3 +103,68 @@ def _feeder(n: int, m: Move, target: Face) -> Face:
     probe = layer_cells[layer_cells // (n * n) == target][:1]
     src = g.trace(probe, [(m.face, hi, -m.quarter_turns)])
     return Face(int(src[0]) // (n * n))
+
+
+@cache
+def _layers_of(n: int, face: Face, axis: Face) -> IntArray:
+    """The layer of ``axis`` (1..N) of each centre cell of ``face`` (LTR order)."""
+    g = geometry(n)
+    idx = np.arange(1, n - 1)
+    cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1)
+    normal = np.array(FACE_FRAMES[axis][0])
+    layers: IntArray = ((n + 1 - g.centre[cells] @ normal) // 2).astype(np.int64)
+    return layers
+
+
+def _per_layer(state: Colours, n: int, face: Face, axis: Face, colour: int) -> IntArray:
+    idx = np.arange(1, n - 1)
+    cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1)
+    hits = state[cells] == colour
+    return np.bincount(_layers_of(n, face, axis)[hits], minlength=n + 1)
+
+
+def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insertion | None:
+    """First face only (nothing finished yet): the one block turn of contiguous inner layers,
+    after an optional setup turn of the face it brings in, that gains most target pieces per
+    move. Gains are counted per layer (a turn carries the feeding face's layer onto the
+    target's), so every size is cheap. The middle layer of odd N is never turned."""
+    g = geometry(n)
+    mid = (n + 1) // 2 if n % 2 else 0
+    best: Insertion | None = None
+    for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
+        out = _per_layer(state, n, target, axis, colour)
+        for d in (1, 2, -1):
+            m = Move.block(axis, 2, 2, d)
+            feeder = _feeder(n, m, target)
+            for setup in (0, 1, 2, -1):
+                turned = state
+                if setup:
+                    turned = state.copy()
+                    g.apply_move(turned, Move.outer(feeder, setup))
+                gains = _per_layer(turned, n, feeder, axis, colour) - out
+                for lo, hi, gain in _best_ranges(gains, n, mid):
+                    block = Move.block(axis, 1 if lo == 2 else lo, hi, d)
+                    if hi == n - 1 and lo > 2:
+                        block = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
+                    moves = ([Move.outer(feeder, setup)] if setup else []) + [block]
+                    cost = count(moves, Metric.HTM, n)
+                    if best is None or gain * best.cost > best.gain * cost:
+                        best = Insertion(gain, cost, tuple(moves))
+    return best
+
+
+def _best_ranges(gains: IntArray, n: int, mid: int) -> Iterator[tuple[int, int, int]]:
+    """The contiguous layer range of largest positive total gain on each side of the middle
+    layer (layers 2..N-1)."""
+    segments = [(2, mid - 1), (mid + 1, n - 1)] if mid else [(2, n - 1)]
+    for a, b in segments:
+        best_sum, best_range = 0, None
+        run, start = 0, a
+        for k in range(a, b + 1):
+            if run <= 0:
+                run, start = 0, k
+            run += int(gains[k])
+            if run > best_sum:
+                best_sum, best_range = run, (start, k)
+        if best_range is not None:
+            yield best_range[0], best_range[1], best_sum
