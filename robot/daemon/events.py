@@ -106,11 +106,11 @@ class ErrorCode(StrEnum):
     FIRMWARE = "firmware"
     FIRMWARE_RESET = "firmware_reset"
     FIRMWARE_COUNTER = "firmware_counter"
-    FIRMWARE_CONTRADICTION = "firmware_contradiction"
     LINK_LOST = "link_lost"
     MOTOR_FAULT = "motor_fault"
     EXECUTION_FAILED = "execution_failed"
     EXECUTION_ORDER = "execution_order"
+    FIRMWARE_CONTRADICTION = "firmware_contradiction"
     NOT_SOLVED = "not_solved"
     # a job stopped
     ABORTED = "aborted"
