@@ -33,8 +33,11 @@
             ├── EmergencyStopError        an emergency stop ended the sequence
             ├── MotorFaultError           stall, driver fault or limit switch
             ├── FirmwareStoppedError      the firmware is stopped (e-stop, fault) and refuses moves
-            └── ExecutionLinkError        the link itself failed (port lost, timeouts); moves in
-                                          ``report.unknown`` may or may not have executed
+            ├── ExecutionLinkError        the link itself failed (port lost, timeouts); moves in
+            │                             ``report.unknown`` may or may not have executed
+            └── FirmwareContradictionError  a report contradicts what the host sent (a counter
+                                          past the last move sent) or an EXECUTED is denied by
+                                          the STATUS; ``report.unknown`` moves need a re-scan
 
 Closed (we did it) and Broken (the outside did it, ``__cause__`` chained) are kept apart, as in
 httpx and trio. Every message of a link error names the port and the next thing to try.
@@ -57,6 +60,7 @@ __all__ = [
     "EmergencyStopError",
     "ExecutionError",
     "ExecutionLinkError",
+    "FirmwareContradictionError",
     "FirmwareProtocolError",
     "FirmwareResetError",
     "FirmwareStoppedError",
@@ -232,3 +236,17 @@ class FirmwareStoppedError(ExecutionError):
 
 class ExecutionLinkError(ExecutionError):
     """The link failed mid-sequence; ``report.unknown`` may or may not have executed."""
+
+
+class FirmwareContradictionError(ExecutionError):
+    """A report from the line contradicts what the host sent or what the firmware said before
+    (a counter past the last move sent, counters out of order, a STATUS that denies an EXECUTED):
+    ``report.executed`` holds only the moves reported within bounds, ``report.unknown`` those
+    whose fate the host cannot know. ``field`` and ``value`` name the offending report field."""
+
+    def __init__(
+        self, message: str, port: str, report: ExecutionReport, field: str, value: int
+    ) -> None:
+        super().__init__(message, port, report)
+        self.field = field
+        self.value = value

@@ -86,10 +86,19 @@ class ExecutionState:
         self.error: ExecutionError | None = None
         self.sent_upto = -1  # highest position ever transmitted
         self.finished_at: float | None = None
+        #: every move reported executed: the execution ends when a STATUS (or IDENT) confirms
+        #: it; the firmware SEQ of the report that completed it, and when to ask STATUS again
+        self.confirm_after_seq: int | None = None
+        self.confirm_poll_at = 0.0
 
     @property
     def done(self) -> bool:
         return self.finished_at is not None
+
+    @property
+    def all_reported(self) -> bool:
+        """Every move has been reported executed (the execution may await confirmation)."""
+        return len(self.events) == len(self.moves)
 
     @property
     def last_index(self) -> int:
@@ -107,7 +116,8 @@ class ExecutionState:
 
     def advance(self, last_executed: int, now: float) -> list[MoveExecuted]:
         """The firmware executed every move up to index ``last_executed``: the events this newly
-        covers (each exactly once, in order). Finishes the execution when all moves are in."""
+        covers (each exactly once, in order). The execution does not finish here: the tracker
+        ends it once a STATUS confirms the last move."""
         if self.done or self.base is None:
             return []
         upto = min(last_executed - self.base, len(self.moves) - 1)
@@ -116,8 +126,6 @@ class ExecutionState:
             for p in range(len(self.events), upto + 1)
         ]
         self.events.extend(new)
-        if len(self.events) == len(self.moves):
-            self.finish(None, now)
         return new
 
     def finish(self, error: ExecutionError | None, now: float) -> bool:
@@ -149,6 +157,21 @@ class ExecutionState:
             tuple(self.events),
             interrupted=self.planned(range(done, started)),
             not_executed=self.planned(range(started, n)),
+        )
+
+    def contradicted(self, trusted: int) -> ExecutionReport:
+        """The report after a contradiction: moves up to index ``trusted`` (what every report
+        agrees on) executed, the rest of what was sent unknown, the others not executed."""
+        if self.base is None:
+            return self.report(started_upto=0)
+        n = len(self.moves)
+        known = [e for e in self.events if e.index <= trusted]
+        unknown_end = max(len(self.events), min(self.sent_upto + 1, n))
+        return ExecutionReport(
+            self.moves,
+            tuple(known),
+            unknown=self.planned(range(len(known), unknown_end)),
+            not_executed=self.planned(range(unknown_end, n)),
         )
 
 

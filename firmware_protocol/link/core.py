@@ -43,6 +43,7 @@ from firmware_protocol.link.actions import (
 from firmware_protocol.link.data import FirmwareInfo, LinkConfig, LinkStats
 from firmware_protocol.link.executions import ExecutionTracker
 from firmware_protocol.link.handshake import Handshake, check_version
+from firmware_protocol.link.trust import LineGuard, Violation
 from firmware_protocol.link.waiters import StatusWaiter, StatusWaiters
 from firmware_protocol.link.window import Op, SendWindow
 from firmware_protocol.messages import (
@@ -89,6 +90,8 @@ class LinkCore:
         self.fw = FirmwareCounters()
         self._out: list[Action] = []
         self.executions = ExecutionTracker(port, self.fw, self._out)
+        self.guard = LineGuard(port, self.stats)
+        self._rx_seq = 0  # the firmware SEQ of the frame being handled
         self._rng = rng or random.Random()
         self.window = SendWindow(config, self._rng.randrange(_SEQ_LIMIT))
         self.connected = False
@@ -137,10 +140,15 @@ class LinkCore:
         self._last_frame_key = key
         try:
             message = parse_message(item)
-        except MalformedMessage as err:
-            self.stats.corrupt_received += 1
-            logger.debug("%s: malformed frame from firmware: %s", self.port, err)
+        except MalformedMessage as err:  # it passed the CRC: an unknown type or value
+            self.guard.reject(str(err), now)
             return []
+        violation = self.guard.check(message, self.fw)
+        if violation is not None:
+            self._on_violation(violation, now)
+            return self._drain()
+        self.guard.stale(message, self.fw)
+        self._rx_seq = item.seq
         self._last_rx = now
         self._probed = False
         self._dispatch(message, now)
@@ -156,6 +164,9 @@ class LinkCore:
     def deadline(self) -> float | None:
         """When :meth:`tick` has something to do next, at the latest (``None``: nothing)."""
         times = [self._waiters.deadline()]
+        awaiting = self.executions.awaiting
+        if awaiting is not None and awaiting.confirm_after_seq is not None:
+            times.append(awaiting.confirm_poll_at)
         times += [op.deadline for op in self._ops]
         if self.connected and self._handshake is not None:
             times.append(self._handshake.deadline)
@@ -301,11 +312,17 @@ class LinkCore:
                 return
             self._write(self.window.push(frame, now).data, now)
             self._send_upto = frame.last_index
+            self.guard.sent(frame.last_index)
             execution.sent_upto = max(execution.sent_upto, frame.last_index - execution.base)
 
     # === time ==================================================================================
 
     def _tick_waiters(self, now: float) -> None:
+        awaiting = self.executions.awaiting
+        polling = awaiting is not None and awaiting.confirm_after_seq is not None
+        if awaiting is not None and polling and now >= awaiting.confirm_poll_at:
+            awaiting.confirm_poll_at = now + 2 * self.config.ack_timeout_s
+            self._send_realtime(StatusRequest(), now)
         for waiter in self._waiters.expired(now):
             self._out.append(WaiterDone(waiter.waiter_id, None, waiter.timeout_error))
         for request in self._waiters.polls_due(now):
@@ -411,9 +428,10 @@ class LinkCore:
                     )
                 )
         self._boot_id = ident.boot_id
+        self.guard.session_opened(ident)
         # IDENT answers our HELLO, so its counters are current: take them as they are (after a
         # watchdog stop or e-stop ``last_received`` went back to ``started_upto``).
-        self.executions.advance(ident.last_executed, now)
+        self.executions.advance(ident.last_executed, now, confirmed=True)
         fw.executed = ident.last_executed
         fw.last_received = ident.last_received
         fw.started = ident.started_upto
@@ -463,13 +481,12 @@ class LinkCore:
             case Executed():
                 self.fw.note_started(message.started_upto)
                 self.executions.advance(message.last_executed, now)
+                self._await_confirmation(now)
                 self._pump(now)
             case Status():
                 self._on_status(message, now)
             case ErrorReport():
                 self._on_error_report(message)
-            case _:
-                logger.debug("%s: ignoring host-direction frame %s", self.port, message)
 
     def _acknowledged(self, ops: Sequence[Op | None]) -> None:
         for op in ops:
@@ -536,7 +553,9 @@ class LinkCore:
         if self.session_open:
             self.fw.note_started(status.started_upto)
             self.fw.state, self.fw.error = status.state, status.error
-            self.executions.advance(status.last_executed, now)
+            self.executions.advance(status.last_executed, now, confirmed=True)
+            if self.executions.denied_by(status, self._rx_seq, now):
+                self.stats.protocol_errors += 1
             if self.fw.stopped:
                 if status.error is not ErrorCode.WATCHDOG:
                     self.executions.fail_for_state(
@@ -547,6 +566,20 @@ class LinkCore:
         for waiter_id in self._waiters.matched(status):
             self._out.append(WaiterDone(waiter_id, status, None))
         self._pump(now)
+
+    def _on_violation(self, violation: Violation, now: float) -> None:
+        """A report that cannot be true: count and log it; if it is about move counters, the
+        running execution can no longer trust them and fails."""
+        self.guard.reject(str(violation), now)
+        if violation.counter:
+            self.executions.fail_contradiction(
+                violation.field, violation.value, violation.why, self.fw.executed, now
+            )
+
+    def _await_confirmation(self, now: float) -> None:
+        """Every move is reported executed: ask the firmware's STATUS to confirm it at once."""
+        if self.executions.await_status(self._rx_seq, now + 2 * self.config.ack_timeout_s):
+            self._send_realtime(StatusRequest(), now)
 
     def _on_error_report(self, report: ErrorReport) -> None:
         self.last_error_report = report

@@ -168,3 +168,8 @@ class LinkStats:
     sessions: int = 0
     reconnects: int = 0
     resets_detected: int = 0
+    #: reports that passed the CRC but could not be true (unknown type, impossible value,
+    #: a counter past what the host sent): counted, logged, never acted on
+    protocol_errors: int = 0
+    #: counters that went backwards within a boot (late or replayed reports): ignored
+    stale_reports: int = 0

@@ -17,6 +17,7 @@ from firmware_protocol.link import failures
 from firmware_protocol.link.accounting import ExecutionState, FirmwareCounters
 from firmware_protocol.link.actions import Action, ExecutionEnded, MovesExecuted
 from firmware_protocol.link.data import ExecutionReport
+from firmware_protocol.link.window import seq_le
 from firmware_protocol.messages import ErrorCode, FirmwareState, Ident, Nak, Status
 from firmware_protocol.moves import Move, validate_moves
 
@@ -72,9 +73,18 @@ class ExecutionTracker:
             logger.info("%s: firmware reset acknowledged", self.port)
         self.reset_pending = None
 
-    def advance(self, last_executed: int, now: float) -> None:
+    @property
+    def awaiting(self) -> ExecutionState | None:
+        """The running execution, if every move of it is reported and it awaits a STATUS."""
+        execution = self.current
+        if execution is None or execution.done or execution.base is None:
+            return None
+        return execution if execution.all_reported else None
+
+    def advance(self, last_executed: int, now: float, *, confirmed: bool = False) -> None:
         """The firmware says moves up to index ``last_executed`` have executed: report what
-        this newly covers of the running execution."""
+        this newly covers of the running execution. ``confirmed``: the report is a state
+        snapshot (STATUS, IDENT), which alone may end the execution."""
         self.fw.note_executed(last_executed)
         execution = self.current
         if execution is None or execution.base is None:
@@ -85,9 +95,9 @@ class ExecutionTracker:
         events = execution.advance(last_executed, now)
         if events:
             self._out.append(MovesExecuted(execution, tuple(events)))
-        if execution.done:
+        if confirmed and execution.all_reported and last_executed >= execution.last_index:
             logger.debug("%s: execution of %d moves complete", self.port, len(execution.moves))
-            self._out.append(ExecutionEnded(execution, None))
+            self._finish(execution, None, now)
 
     def on_reset(self, ident: Ident, old_boot: int, now: float) -> bool:
         """The firmware rebooted (IDENT with a new boot id); whether it interrupted an
@@ -100,7 +110,7 @@ class ExecutionTracker:
                 self.fw.executed,
                 ident.last_executed,
             )
-        self.advance(ident.last_executed, now)
+        self.advance(ident.last_executed, now, confirmed=True)
         execution = self.current
         if execution is None or execution.done:
             logger.warning(
@@ -136,6 +146,47 @@ class ExecutionTracker:
             return
         report = execution.report(started_upto=self.fw.started)
         self._finish(execution, failures.rejected(self.port, nak, report), now)
+
+    def await_status(self, rx_seq: int, poll_at: float) -> bool:
+        """The report with firmware SEQ ``rx_seq`` was handled: whether it just completed the
+        running execution's reports (then a STATUS must confirm it; ask at once)."""
+        awaiting = self.awaiting
+        if awaiting is None or awaiting.confirm_after_seq is not None:
+            return False
+        awaiting.confirm_after_seq = rx_seq
+        awaiting.confirm_poll_at = poll_at
+        return True
+
+    def denied_by(self, status: Status, rx_seq: int, now: float) -> bool:
+        """A STATUS (firmware SEQ ``rx_seq``) did not confirm the awaiting execution: if the
+        firmware sent it after the report that completed the execution, it contradicts that
+        report and the execution fails (``True``)."""
+        awaiting = self.awaiting
+        if awaiting is None or awaiting.confirm_after_seq is None:
+            return False
+        if seq_le(rx_seq, awaiting.confirm_after_seq):
+            return False  # sent before that report (late on the line): no evidence either way
+        self.fail_contradiction(
+            "last_executed",
+            status.last_executed,
+            f"in a STATUS sent after an EXECUTED reported move {awaiting.last_index} executed",
+            status.last_executed,
+            now,
+        )
+        return True
+
+    def fail_contradiction(
+        self, field: str, value: int, why: str, trusted: int, now: float
+    ) -> None:
+        """A report contradicts what the host sent or what the firmware said: the moves past
+        index ``trusted`` that were sent have an unknown fate."""
+        execution = self.current
+        if execution is None or execution.done:
+            return
+        report = execution.contradicted(trusted)
+        err = failures.contradiction(self.port, field, value, why, report)
+        logger.error("%s", err)
+        self._finish(execution, err, now)
 
     def fail_link(self, cause: LinkError, now: float) -> None:
         """The link failed or was closed: sent moves not reported executed are unknown."""

@@ -7,6 +7,7 @@ from firmware_protocol.errors import (
     EmergencyStopError,
     ExecutionError,
     ExecutionLinkError,
+    FirmwareContradictionError,
     FirmwareResetError,
     FirmwareStoppedError,
     LinkError,
@@ -17,6 +18,7 @@ from firmware_protocol.messages import ErrorCode, FirmwareState, Nak, NakReason
 from firmware_protocol.moves import Face
 
 __all__ = [
+    "contradiction",
     "link_failure",
     "nak_hint",
     "refused_while_stopped",
@@ -96,6 +98,22 @@ def rejected(port: str, nak: Nak, report: ExecutionReport) -> ExecutionError:
         f"{report.summary()}; {nak_hint(nak.reason)}",
         port,
         report,
+    )
+
+
+def contradiction(
+    port: str, field: str, value: int, why: str, report: ExecutionReport
+) -> FirmwareContradictionError:
+    """A report from the firmware cannot be true: stop trusting the execution's counters."""
+    return FirmwareContradictionError(
+        f"firmware on {port} sent a report the host cannot trust ({field}={value} ({value:#x}) "
+        f"{why}): {report.summary()}; the cube's state is uncertain: check the cable and "
+        "the firmware, then re-scan the cube (`cuberobot scan`; a daemon job: resume with "
+        "rescan) before moving it again",
+        port,
+        report,
+        field,
+        value,
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, NotRequired, TypedDict
 
 __all__ = [
     "ABORT_CODES",
+    "RESCAN_CODES",
     "RESUMABLE_CODES",
     "STATUS",
     "AbortedPayload",
@@ -110,6 +111,7 @@ class ErrorCode(StrEnum):
     MOTOR_FAULT = "motor_fault"
     EXECUTION_FAILED = "execution_failed"
     EXECUTION_ORDER = "execution_order"
+    FIRMWARE_CONTRADICTION = "firmware_contradiction"
     NOT_SOLVED = "not_solved"
     # a job stopped
     ABORTED = "aborted"
@@ -166,6 +168,10 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
         "the firmware's counter is behind the journal (other firmware): resume only with rescan",
         frozenset({"event", "journal", "reply"}),
     ),
+    ErrorCode.FIRMWARE_CONTRADICTION: (
+        "a firmware report contradicted what the host sent: resumable only with rescan",
+        _JOB,
+    ),
     ErrorCode.JOURNAL_CORRUPT: (
         "at start the journal could not be trusted: moved aside, a new one started; scan first",
         frozenset({"event"}),
@@ -211,8 +217,16 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
 ABORT_CODES: Final = frozenset({ErrorCode.ABORTED, ErrorCode.ESTOP})
 #: codes after which a job with moves left stays open in the journal for ``resume``
 RESUMABLE_CODES: Final = frozenset(
-    {ErrorCode.LINK_LOST, ErrorCode.FIRMWARE_RESET, ErrorCode.FIRMWARE_COUNTER}
+    {
+        ErrorCode.LINK_LOST,
+        ErrorCode.FIRMWARE_RESET,
+        ErrorCode.FIRMWARE_COUNTER,
+        ErrorCode.FIRMWARE_CONTRADICTION,
+    }
 )
+#: resumable codes after which the moves the journal counts cannot be trusted: the job stays
+#: open even with no move left, and only ``resume`` with ``rescan`` may finish it
+RESCAN_CODES: Final = frozenset({ErrorCode.FIRMWARE_CONTRADICTION})
 
 
 # --- payloads --------------------------------------------------------------------------------

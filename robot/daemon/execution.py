@@ -13,6 +13,7 @@ from firmware_protocol.errors import (
     EmergencyStopError,
     ExecutionError,
     ExecutionLinkError,
+    FirmwareContradictionError,
     FirmwareResetError,
     LinkError,
     MotorFaultError,
@@ -100,9 +101,15 @@ class Executor:
         self.ctx.link.acknowledge_reset()
         await self.ctx.link.home()
 
-    @staticmethod
-    def _job_error(job: Job, exc: ExecutionError) -> JobError:
+    def _job_error(self, job: Job, exc: ExecutionError) -> JobError:
         """The job error of an execution that ended before every move executed."""
+        if isinstance(exc, FirmwareContradictionError):
+            # the firmware's reports cannot be trusted: only a fresh scan says where the cube is
+            self.ctx.rescan_required = True
+            return JobError(
+                ErrorCode.FIRMWARE_CONTRADICTION,
+                f'{exc}; send resume with {{"rescan": true}} to finish from a fresh scan',
+            )
         if isinstance(exc, EmergencyStopError):
             code = ErrorCode.ABORTED if job.abort_requested else ErrorCode.ESTOP
             what = "aborted" if job.abort_requested else "emergency stop"

@@ -317,8 +317,9 @@ class Intake:
         if self.ctx.rescan_required and not command.rescan:
             raise CommandError(
                 ErrorCode.FIRMWARE_COUNTER,
-                f"resume: job {record.id} ran on other firmware (its counters do not match the "
-                'journal), so its moves cannot be counted: send resume with {"rescan": true}',
+                f"resume: the moves of job {record.id} cannot be counted (its firmware's "
+                "counters do not match the journal, or contradicted what was sent): send "
+                'resume with {"rescan": true}',
             )
         job = Job(record.id, record.kind, command.id, time.monotonic())
         job.stage_times = dict(record.stage_times)

@@ -20,6 +20,7 @@ from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import (
     ABORT_CODES,
+    RESCAN_CODES,
     RESUMABLE_CODES,
     AbortedPayload,
     DonePayload,
@@ -366,7 +367,11 @@ class Pipeline:
         state = JobState.ABORTED if aborted else JobState.ERROR
         journal = self.ctx.journal
         record = await journal.call(journal.sync.job, job.id)
-        resumable = exc.code in RESUMABLE_CODES and record is not None and record.remaining > 0
+        resumable = (
+            exc.code in RESUMABLE_CODES
+            and record is not None
+            and (record.remaining > 0 or exc.code in RESCAN_CODES)
+        )
         if resumable:
             # the moves that did execute are in the journal: the job stays open for resume
             await journal.call(journal.sync.set_state, job.id, JobState.EXECUTING)

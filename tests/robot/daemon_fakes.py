@@ -25,6 +25,7 @@ from firmware_protocol.errors import (
     EmergencyStopError,
     ExecutionError,
     ExecutionLinkError,
+    FirmwareContradictionError,
     FirmwareResetError,
     FirmwareStoppedError,
     LinkClosedError,
@@ -52,7 +53,9 @@ from tests.robot.helpers import sim_config
 from vision.errors import VisionError
 
 PORT = "fake://firmware"
-FaultKind = Literal["reset", "estop", "motor_fault", "link_lost", "stopped", "out_of_order"]
+FaultKind = Literal[
+    "reset", "estop", "motor_fault", "link_lost", "stopped", "out_of_order", "contradiction"
+]
 
 
 def fast_config(**motors: Any) -> RobotConfig:
@@ -314,6 +317,10 @@ class FakeLink:
         if kind == "link_lost":
             lost = ExecutionReport(moves, tuple(done), unknown=rest)
             return ExecutionLinkError(f"lost the link to {PORT}", PORT, lost)
+        if kind == "contradiction":  # a forged EXECUTED; the firmware goes on with its queue
+            unknown = ExecutionReport(moves, tuple(done), unknown=rest)
+            message = f"firmware on {PORT} sent a report the host cannot trust"
+            return FirmwareContradictionError(message, PORT, unknown, "last_executed", 0xFFFFFF00)
         fw.state, fw.error = FirmwareState.STOPPED, FwError.WATCHDOG
         return FirmwareStoppedError(f"firmware on {PORT} is STOPPED (WATCHDOG)", PORT, report)
 

@@ -233,6 +233,26 @@ async def _firmware_counter(fast_tmp: Path) -> None:
     assert record.state is JobState.DONE
 
 
+@scenario(ErrorCode.FIRMWARE_CONTRADICTION)
+async def _firmware_contradiction(fast_tmp: Path) -> None:
+    """A forged report mid-job: never DONE; the job stays open and needs a rescan, only a resume
+    with rescan is accepted, and that one finishes it from the cube as it is."""
+    fw = FakeFirmware(scrambled(), faults=[Fault("contradiction", 3)])
+    async with running(fast_tmp / "j.sqlite", firmware=fw) as rig:
+        await rig.job("start")
+        error = _job_failed(rig, ErrorCode.FIRMWARE_CONTRADICTION)
+        assert error["resumable"] is True and error["moves_done"] == 3
+        assert '"rescan": true' in error["message"] and "cannot trust" in error["message"]
+        assert rig.sink.statuses[-1]["resumable"]["needs_rescan"] is True
+        reply = await _refused(rig, "resume", {}, ErrorCode.FIRMWARE_COUNTER)
+        assert '{"rescan": true}' in reply["error"]["message"]
+        await rig.job("resume", {"rescan": True})  # following the advice works
+        assert rig.state() is JobState.DONE and fw.cube.is_solved()
+        assert rig.sink.statuses[-1]["resumable"] is None
+    record = _journal_job(fast_tmp / "j.sqlite", error["job_id"])
+    assert record.state is JobState.DONE
+
+
 @scenario(ErrorCode.LINK_LOST)
 async def _link_lost(fast_tmp: Path) -> None:
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
