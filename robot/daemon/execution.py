@@ -22,6 +22,7 @@ from firmware_protocol.link import MoveExecuted
 from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, EventName, FirmwareResetPayload
+from robot.daemon.ports import FirmwarePort
 from robot.errors import JobError
 
 __all__ = ["Executor"]
@@ -79,8 +80,18 @@ class Executor:
                 recorded += 1
             if isinstance(exc, FirmwareResetError):
                 return recorded, exc
+            if isinstance(exc, FirmwareContradictionError):
+                await self._stop_untrusted(link)
             raise self._job_error(job, exc) from exc
         return recorded, None
+
+    async def _stop_untrusted(self, link: FirmwarePort) -> None:
+        """The firmware's reports contradict what was sent: stop the motors now rather than let
+        its queue run on a cube whose state is no longer known (resume with rescan homes)."""
+        try:
+            await link.estop()
+        except LinkError as exc:
+            logger.error("could not stop the motors after a contradiction: %s", exc)
 
     async def _after_reset(self, job: Job, exc: FirmwareResetError, resets: int) -> None:
         payload: FirmwareResetPayload = {

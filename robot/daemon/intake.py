@@ -278,7 +278,7 @@ class Intake:
                 "check the cable and the [serial] url, then retry",
             )
         if isinstance(command, ResumeCommand):
-            return self._resume(command)
+            return await self._resume(command)
         return await self._new_job(command)
 
     async def _wait_for_link(self, command: Command) -> None:
@@ -310,7 +310,7 @@ class Intake:
             await self.ctx.link.home()  # clear the latched stop: ready for the next job
         return ok_reply(command, job_id=job.id, state=str(self.ctx.state))
 
-    def _resume(self, command: ResumeCommand) -> Reply:
+    async def _resume(self, command: ResumeCommand) -> Reply:
         record = self.ctx.resumable
         if record is None:
             raise CommandError(ErrorCode.NOT_RESUMABLE, "resume: no interrupted job in the journal")
@@ -321,6 +321,10 @@ class Intake:
                 "counters do not match the journal, or contradicted what was sent): send "
                 'resume with {"rescan": true}',
             )
+        if self.ctx.rescan_required:
+            # the motors were stopped when the firmware could not be trusted: clear the stop
+            await self._fresh_session()
+            await self.ctx.link.home()
         job = Job(record.id, record.kind, command.id, time.monotonic())
         job.stage_times = dict(record.stage_times)
         self.ctx.out.sources[job.id] = command.source or None

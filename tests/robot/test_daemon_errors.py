@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from firmware_protocol.errors import LinkBusyError
+from firmware_protocol.messages import FirmwareState
 from robot.commands import parse_command
 from robot.daemon.events import ErrorCode, EventName, JobState
 from robot.daemon.intake import QUEUE_LIMIT
@@ -244,6 +245,8 @@ async def _firmware_contradiction(fast_tmp: Path) -> None:
         assert error["resumable"] is True and error["moves_done"] == 3
         assert '"rescan": true' in error["message"] and "cannot trust" in error["message"]
         assert rig.sink.statuses[-1]["resumable"]["needs_rescan"] is True
+        assert fw.state is FirmwareState.STOPPED  # motors stopped: the reports are not trusted
+        assert fw.state is FirmwareState.STOPPED  # motors stopped: the reports are not trusted
         reply = await _refused(rig, "resume", {}, ErrorCode.FIRMWARE_COUNTER)
         assert '{"rescan": true}' in reply["error"]["message"]
         await rig.job("resume", {"rescan": True})  # following the advice works
