@@ -21,12 +21,13 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import logging
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -350,7 +351,9 @@ class SimulationConfig(_Section):
 
 
 class RobotConfig(_Section):
-    """A whole robot profile. ``source`` is the file it came from (for messages)."""
+    """A whole robot profile. ``source`` is the file it came from (for messages); ``folder``,
+    when set, is the folder its relative paths are resolved against instead of the file's own
+    (a bundled profile's: :mod:`robot.bundled`)."""
 
     robot: RobotSection = RobotSection()
     serial: SerialConfig = SerialConfig()
@@ -363,6 +366,7 @@ class RobotConfig(_Section):
     web: WebConfig = WebConfig()
     simulation: SimulationConfig | None = None
     source: str = ""
+    folder: str = ""
 
     @model_validator(mode="after")
     def _check(self) -> RobotConfig:
@@ -398,10 +402,14 @@ class RobotConfig(_Section):
         return "/".join((self.mqtt.base_topic, self.robot.id, *parts))
 
     def resolve(self, path: str) -> Path:
-        """A path from the profile, relative to the profile's folder."""
+        """A path from the profile, relative to :attr:`folder` or else the profile's folder."""
         p = Path(path).expanduser()
-        if not p.is_absolute() and self.source:
-            p = Path(self.source).resolve().parent / p
+        if p.is_absolute():
+            return p
+        if self.folder:
+            return Path(self.folder) / p
+        if self.source:
+            return Path(self.source).resolve().parent / p
         return p
 
     def mqtt_password(self) -> str | None:
@@ -494,32 +502,61 @@ def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
     return parts[0], ".".join(parts[1:])
 
 
+def _known_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    """The keys the profile format allows beside the one at ``loc`` (for a misspelt key)."""
+    model: Any = RobotConfig
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part) if isinstance(model, type) else None
+        if field is None:
+            return ()
+        model = next(
+            (a for a in (field.annotation, *get_args(field.annotation)) if _is_section(a)),
+            None,
+        )
+    if not _is_section(model):
+        return ()
+    internal = ("source", "folder") if model is RobotConfig else ()
+    return tuple(k for k in model.model_fields if k not in internal)
+
+
+def _is_section(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, BaseModel)
+
+
+def _unknown_key(loc: tuple[int | str, ...]) -> str:
+    message = "unknown key (not part of the profile format; check its spelling)"
+    near = difflib.get_close_matches(str(loc[-1]), _known_keys(loc), n=1) if loc else []
+    return f"{message}; did you mean {near[0]!r}?" if near else message
+
+
 def _format_errors(error: ValidationError, file: str) -> ConfigError:
-    problems = []
-    first: tuple[str, str] | None = None
+    """One :class:`ConfigError`: the first problem's place is the error's section and key (its
+    message starts with them once); further problems follow, each with its own place."""
+    problems: list[tuple[str, str, str]] = []
     for item in error.errors():
-        section, key = _locate(tuple(item["loc"]))
+        loc = tuple(item["loc"])
+        section, key = _locate(loc)
         msg = str(item["msg"]).removeprefix("Value error, ")
         if msg.startswith("@"):  # a cross-section check that names its own place
             place, _, msg = msg[1:].partition(": ")
             section, _, key = place.partition(".")
-        if first is None:
-            first = (section, key)
         if item["type"] == "extra_forbidden":
-            msg = "unknown key (not part of the profile format; check its spelling)"
-        where = f"[{section}]" if section else "top level"
-        problems.append(f"{where} {key}: {msg}" if key else f"{where}: {msg}")
-    section, key = first or ("", "")
-    message = "; ".join(problems)
-    return ConfigError(message, file=file, section=section, key=key)
+            msg = _unknown_key(loc)
+        problems.append((section, key, msg))
+    (section, key, first), rest = problems[0], problems[1:]
+    more = [f"{f'[{s}]' if s else 'top level'}{f' {k}' if k else ''}: {m}" for s, k, m in rest]
+    return ConfigError("; ".join((first, *more)), file=file, section=section, key=key)
 
 
-def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
-    """Validate a profile already read from TOML."""
-    if "source" in data:
-        raise ConfigError("unknown key (not part of the profile format)", file=source, key="source")
+def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> RobotConfig:
+    """Validate a profile already read from TOML (``folder``: see :class:`RobotConfig`)."""
+    for key in ("source", "folder"):
+        if key in data:
+            raise ConfigError("unknown key (not part of the profile format)", file=source, key=key)
     try:
-        return RobotConfig.model_validate({**data, "source": source})
+        return RobotConfig.model_validate({**data, "source": source, "folder": folder})
     except ValidationError as exc:
         raise _format_errors(exc, source) from None
 
@@ -527,8 +564,9 @@ def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
 _TOML_LINE = re.compile(r"at line (\d+), column (\d+)")
 
 
-def load_config(path: str | Path) -> RobotConfig:
-    """Read and validate a profile; :class:`ConfigError` names the file, section and key."""
+def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfig:
+    """Read and validate a profile; :class:`ConfigError` names the file, section and key.
+    Relative paths in it are resolved against ``base_dir`` if given, else the file's folder."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -540,7 +578,7 @@ def load_config(path: str | Path) -> RobotConfig:
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
-    config = parse_config(data, str(p))
+    config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(
         "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",

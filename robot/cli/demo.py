@@ -24,9 +24,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from robot.assemble import Assembly, assemble
-from robot.cli.args import host_port
+from robot.bundled import load_profile
+from robot.cli.args import host_port, new_file
 from robot.cli.exits import CommandFailed, UsageError
-from robot.config import RobotConfig, load_config
+from robot.config import RobotConfig
 from robot.errors import RobotError
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
@@ -34,7 +35,8 @@ from solver.scramble import random_moves
 
 __all__ = ["register"]
 
-DEFAULT_DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "simulated.toml"
+#: The bundled profile the demo runs by default (:mod:`robot.bundled`; configs/simulated.toml).
+DEFAULT_DEMO_CONFIG = "simulated"
 #: Scramble lengths: 25 face turns for a 3x3, 40 moves for the other sizes.
 _SCRAMBLE_3X3, _SCRAMBLE_NXN = 25, 40
 _STAGES = ("scan", "validate", "solve", "execute")
@@ -58,17 +60,25 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--config",
         type=Path,
-        default=DEFAULT_DEMO_CONFIG,
-        help="simulated robot profile (default configs/simulated.toml)",
+        default=Path(DEFAULT_DEMO_CONFIG),
+        metavar="FILE",
+        help="simulated robot profile: a TOML file or a bundled profile's name (default "
+        f"{DEFAULT_DEMO_CONFIG}, the file configs/{DEFAULT_DEMO_CONFIG}.toml)",
     )
     p.add_argument("--speed", type=float, default=None, help="motor speed factor (default 1)")
-    p.add_argument("--journal", type=Path, default=None, help="keep the journal in this file")
+    p.add_argument(
+        "--journal",
+        type=new_file,
+        default=None,
+        metavar="FILE",
+        help="keep the job journal in this file (default: a temporary one)",
+    )
     p.set_defaults(handler=_demo)
 
 
 def _demo_config(args: argparse.Namespace) -> RobotConfig:
     """The profile for the demo, with ``--size`` and ``--speed`` applied."""
-    config = load_config(args.config)
+    config = load_profile(args.config)
     if not config.simulated:
         raise UsageError(f'{args.config}: the demo needs a simulated robot ([serial] url = "sim")')
     updates: dict[str, Any] = {}
