@@ -184,7 +184,7 @@ class Journal:
             self._migrate(version)
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise JournalError(
                 f"cannot open the job journal {self.path}: {exc}; check the path in [journal] "
                 "and that the folder is writable"

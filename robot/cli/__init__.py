@@ -34,11 +34,12 @@ import argparse
 import importlib
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 
 from robot.cli.exits import run_command
 
-__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main", "subparsers", "version"]
 
 #: Modules that contribute subcommands, in the order they appear in ``--help``, with the
 #: commands each registers (so that running one imports only its module: the vision and daemon
@@ -66,22 +67,48 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def version() -> str:
+    """The installed distribution's version (``0+unknown`` when run from an uninstalled tree)."""
+    try:
+        return metadata.version("cuberobot")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every parser below ``parser`` (commands and their actions, such as ``config check``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield child
+                yield from subparsers(child)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments, with only the module of the command they name (all
-    modules for ``--help``, no command or an unknown one)."""
+    modules for ``--help``, no command or an unknown one).
+
+    ``-v``/``--verbose`` is accepted before and after the command (``cuberobot -v solve ...``,
+    ``cuberobot solve -v ...``); the two counts add up."""
     parser = argparse.ArgumentParser(
         prog="cuberobot",
         description="Run a Rubik's-cube-solving robot: scan, validate, solve, execute.",
     )
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)"
-    )
+    parser.add_argument("--version", action="version", version=f"cuberobot {version()}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     command = None if argv is None else _command_of(argv)
     modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
     for name in modules:
         importlib.import_module(name).register(sub)
+    for child in subparsers(parser):
+        child.add_argument(
+            "-v", "--verbose", dest="verbose_after", action="count", default=0, help=_VERBOSE_HELP
+        )
     return parser
+
+
+_VERBOSE_HELP = "more logging on stderr (-vv for debug)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def body() -> int:
         args = build_parser(words).parse_args(words)
-        level = logging.WARNING - 10 * min(args.verbose, 2)
+        level = logging.WARNING - 10 * min(args.verbose + getattr(args, "verbose_after", 0), 2)
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
