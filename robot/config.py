@@ -508,7 +508,7 @@ def _known_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
-        field = model.model_fields.get(part) if isinstance(model, type) else None
+        field = model.model_fields.get(part) if _is_section(model) else None
         if field is None:
             return ()
         model = next(
