@@ -62,7 +62,12 @@ def register(sub: Any) -> None:
     p.add_argument("image_dir", metavar="IMAGE_DIR", nargs="?", help="folder of face photos")
     p.add_argument("--rgb", metavar="FILE", help="mean RGB per sticker (vision-data format)")
     p.add_argument("--size", type=_size, default=None, help="cube size N (inferred)")
-    p.add_argument("--format", choices=("facelets", "json"), default="facelets")
+    p.add_argument(
+        "--format",
+        choices=("facelets", "json"),
+        default="facelets",
+        help="facelets (default): the URFDLB string; json: with validity, repairs, confidence",
+    )
     p.add_argument("--annotate", metavar="OUT_DIR", help="write annotated PNGs and a net here")
     p.add_argument("--calibration", metavar="FILE", help="robot-mode calibration (TOML)")
     p.set_defaults(handler=_scan)
@@ -79,7 +84,9 @@ def register(sub: Any) -> None:
     c.set_defaults(handler=_calibrate)
 
     lc = vsub.add_parser("learn-colors", help="learn sticker colours from a solved cube")
-    lc.add_argument("image_dir", metavar="IMAGE_DIR", nargs="?")
+    lc.add_argument(
+        "image_dir", metavar="IMAGE_DIR", nargs="?", help="folder of face photos of a solved cube"
+    )
     lc.add_argument("--rgb", metavar="FILE", help="mean RGB per sticker instead of photos")
     lc.add_argument("--calibration", metavar="FILE", help="robot-mode calibration to sample with")
     lc.add_argument("--out", required=True, metavar="FILE", help="calibration TOML to update")
