@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 
-from robot.cli.exits import run_command
+from robot.cli.exits import error_document, run_command
 
 __all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main", "subparsers", "version"]
 
@@ -112,7 +113,9 @@ _VERBOSE_HELP = "more logging on stderr (-vv for debug)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (default: the process's), run the command, return its exit code."""
+    """Parse ``argv`` (default: the process's), run the command, return its exit code. A
+    command run with ``--format json`` that fails prints :func:`~robot.cli.exits.error_document`
+    on stdout before the error is reported on stderr."""
     words = sys.argv[1:] if argv is None else list(argv)
 
     def body() -> int:
@@ -120,6 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         level = logging.WARNING - 10 * min(args.verbose + getattr(args, "verbose_after", 0), 2)
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         handler: Callable[[argparse.Namespace], int] = args.handler
-        return handler(args)
+        if getattr(args, "format", None) != "json":
+            return handler(args)
+        try:
+            return handler(args)
+        except Exception as exc:  # the JSON document on stdout; exits reports it on stderr
+            document = error_document(exc)
+            if document is not None:
+                print(json.dumps(document), flush=True)
+            raise
 
     return run_command(body)

@@ -36,7 +36,7 @@ from rich.table import Table
 from robot.assemble import Assembly, assemble
 from robot.bundled import load_profile
 from robot.cli.args import host_port, new_file
-from robot.cli.exits import CommandFailed, UsageError, error_document
+from robot.cli.exits import CommandFailed, UsageError
 from robot.config import RobotConfig
 from robot.errors import RobotError
 from solver.cube.facelets import Cube
@@ -114,18 +114,12 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    config = _demo_config(args)
+    seed = args.seed if args.seed is not None else random.randrange(1_000_000)
     try:
-        config = _demo_config(args)
-        seed = args.seed if args.seed is not None else random.randrange(1_000_000)
-        try:
-            return asyncio.run(_demo_async(config, args, seed))
-        except RobotError as exc:  # a profile error found while starting is a failure to run
-            raise CommandFailed(str(exc)) from exc
-    except Exception as exc:
-        document = error_document(exc) if args.format == "json" else None
-        if document is not None:
-            print(json.dumps(document), flush=True)
-        raise
+        return asyncio.run(_demo_async(config, args, seed))
+    except RobotError as exc:  # a profile error found while starting is a failure to run
+        raise CommandFailed(str(exc)) from exc
 
 
 def _console(args: argparse.Namespace) -> Console:

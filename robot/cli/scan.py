@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from robot.cli.args import cube_size
-from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.exits import CommandFailed, UsageError, report
 from solver.cube.facelets import DEFAULT_SCHEME
 from solver.cube.geometry import Face
 from vision.annotate import annotate_view, net_image
@@ -156,7 +156,10 @@ def _scan(args: argparse.Namespace) -> int:
         for sticker in result.low_confidence:
             conf = float(result.confidence[sticker.face, sticker.row, sticker.col])
             details.append(f"unsure of sticker {sticker} (confidence {conf:.2f})")
-        raise CommandFailed("no valid cube could be read:", details=details)
+        error = CommandFailed("no valid cube could be read:", details=details)
+        if args.format == "json":  # the result document (valid: false) is already on stdout
+            return report(error)
+        raise error
     for repair in result.repairs:
         log.warning("%s", repair.describe())
     return 0

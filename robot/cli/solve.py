@@ -22,7 +22,7 @@ together, the settle; ``--robot-search groups|moves``), ``--format moves|json``,
 Exit codes: 0 solved; 1 an impossible cube (every validation problem is printed) or no solution
 within the limits; 2 malformed input (the solver's errors, mapped by :mod:`robot.cli.exits`).
 Errors go to stderr; with ``--format json`` a failure also prints ``{"error": {...}}`` on
-stdout (:func:`robot.cli.exits.error_document`).
+stdout (:func:`robot.cli.main` with :func:`robot.cli.exits.error_document`).
 """
 
 from __future__ import annotations
@@ -160,16 +160,6 @@ def _render(solution: Solution, ms: float, fmt: str) -> str:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    try:
-        return _solve_one_or_batch(args)
-    except Exception as exc:
-        document = error_document(exc) if args.format == "json" else None
-        if document is not None:
-            print(json.dumps(document), flush=True)
-        raise
-
-
-def _solve_one_or_batch(args: argparse.Namespace) -> int:
     if args.engine not in engine_names():
         raise UsageError(
             f"unknown engine {args.engine!r}; choose one of {', '.join(engine_names())}"

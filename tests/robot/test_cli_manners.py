@@ -146,6 +146,22 @@ def test_solve_json_failure_is_a_json_document(args: list[str], code: int, kind:
     assert document["error"]["message"] in result.stderr  # and reported on stderr as ever
 
 
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        pytest.param(["trace", IMPOSSIBLE], 1, id="trace-impossible"),
+        pytest.param(["trace", "hello"], 2, id="trace-not-facelets"),
+        pytest.param(["scan", "/nonexistent-folder"], 2, id="scan-no-images"),
+    ],
+)
+def test_every_json_command_fails_with_a_json_document(args: list[str], code: int) -> None:
+    result = cli(*args, "--format", "json")
+    assert result.returncode == code, result.stderr
+    (line,) = result.stdout.splitlines()
+    assert json.loads(line)["error"]["exit_code"] == code
+    assert result.stderr.startswith("cuberobot: ")
+
+
 def test_solve_json_success_is_unchanged() -> None:
     result = cli("solve", "--format", "json", "--scramble", "R U")
     assert result.returncode == 0
