@@ -100,6 +100,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     command = None if argv is None else _command_of(argv)
     modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
+    if command is None and argv is not None and "--version" in argv:
+        modules = []  # argparse prints the version and exits before it needs a command
     for name in modules:
         importlib.import_module(name).register(sub)
     for child in subparsers(parser):

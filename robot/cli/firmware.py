@@ -24,7 +24,6 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +40,12 @@ from firmware_protocol import (
 )
 from robot.cli.args import baud_rate, cube_size
 from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.output import link_errors_reported_once
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 
-__all__ = ["link_errors_reported_once", "register"]
+__all__ = ["register"]
 
 logger = logging.getLogger(__name__)
 
@@ -207,30 +207,6 @@ def _send(args: argparse.Namespace) -> int:
     config = LinkConfig(baudrate=args.baud, connect_timeout_s=args.connect_timeout)
     with link_errors_reported_once():
         return asyncio.run(_run_send(args.port, moves, config))
-
-
-class _RaisedInstead(logging.Filter):
-    """Drops the link's ERROR records: the command raises the same error, reported once."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno < logging.ERROR
-
-
-@contextlib.contextmanager
-def link_errors_reported_once() -> Iterator[None]:
-    """While a command drives the link itself, every link error ends the command with that
-    error on stderr (:mod:`robot.cli.exits`), so the link's own log line of it would print it
-    twice; it is kept only at ``-v`` (INFO) and more. Warnings (retries, resets) still show."""
-    link_logger = logging.getLogger("firmware_protocol.link")
-    if logging.getLogger().getEffectiveLevel() <= logging.INFO:
-        yield
-        return
-    quiet = _RaisedInstead()
-    link_logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        link_logger.removeFilter(quiet)
 
 
 async def _run_send(port: str, moves: list[Any], config: LinkConfig) -> int:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from robot.cli.args import baud_rate, host_port, seconds
 from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.output import link_errors_reported_once
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -117,8 +118,9 @@ async def _home_firmware(port: str, baud: int, connect_timeout_s: float | None) 
     config = LinkConfig(baudrate=baud, connect_timeout_s=connect_timeout_s or 5.0)
     link = FirmwareLink(port, config=config)
     try:
-        await link.connect()
-        status = await link.home()
+        with link_errors_reported_once():
+            await link.connect()
+            status = await link.home()
     finally:
         with contextlib.suppress(LinkError):
             await link.close()

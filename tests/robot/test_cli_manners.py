@@ -193,12 +193,20 @@ def test_batch_of_a_non_utf8_file(tmp_path: Path) -> None:
     assert "not UTF-8" in json.loads(as_json.stdout.splitlines()[-1])["error"]["message"]
 
 
-def test_send_prints_its_error_once(tmp_path: Path) -> None:
-    result = cli("send", str(tmp_path / "no-such-port"), "R U", "--connect-timeout", "1")
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["send", "{port}", "R U"], id="send"),
+        pytest.param(["home", "--port", "{port}"], id="home"),
+    ],
+)
+def test_a_link_error_is_printed_once(tmp_path: Path, command: list[str]) -> None:
+    args = [a.format(port=tmp_path / "no-such-port") for a in command]
+    result = cli(*args, "--connect-timeout", "1")
     assert result.returncode == 1
     assert result.stderr.count("cannot open") == 1, result.stderr
     assert result.stderr.startswith("cuberobot: cannot open")
-    verbose = cli("send", "-v", str(tmp_path / "no-such-port"), "R", "--connect-timeout", "1")
+    verbose = cli(*args, "--connect-timeout", "1", "-v")
     assert verbose.stderr.count("cannot open") == 2  # -v adds the link's own log line
 
 
