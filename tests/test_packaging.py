@@ -35,9 +35,10 @@ class Installed:
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         """``cuberobot ARGS`` of the fresh environment, run from outside the repository."""
-        env = {
-            k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")
-        } | {"CUBEROBOT_CACHE_DIR": str(default_cache_dir()), "COLUMNS": "120"}
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | {
+            "CUBEROBOT_CACHE_DIR": str(default_cache_dir()),
+            "COLUMNS": "120",
+        }
         return subprocess.run(
             [str(self.venv / "bin" / "cuberobot"), *args],
             cwd=self.outside,
@@ -118,3 +119,14 @@ def test_solve_runs_from_the_wheel(installed: Installed) -> None:
     result = installed.run("solve", "--scramble", "R U")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "U' R'"
+
+
+def test_bundled_profiles_from_the_wheel(installed: Installed) -> None:
+    result = installed.run("config", "check", "six_motor")
+    assert result.returncode == 0, result.stderr
+    journal = next(
+        line for line in result.stdout.splitlines() if line.strip().startswith("journal")
+    )
+    assert str(installed.outside / "six-motor-journal.sqlite") in journal
+    missing = installed.run("config", "check", "configs/simulated.toml")
+    assert missing.returncode == 2 and "bundled profile (five_motor, simulated" in missing.stderr

@@ -133,7 +133,9 @@ def test_validate_results_on_stdout_problems_on_stderr() -> None:
     [
         pytest.param([IMPOSSIBLE], 1, "InvalidCubeError", id="impossible"),
         pytest.param(["--scramble", "R Q"], 2, "NotationError", id="bad-move"),
-        pytest.param(["--scramble", "R U F", "--max-length", "1"], 1, "NoSolutionError", id="limit"),
+        pytest.param(
+            ["--scramble", "R U F", "--max-length", "1"], 1, "NoSolutionError", id="limit"
+        ),
         pytest.param(["--scramble", "R", "--engine", "nope"], 2, "UsageError", id="engine"),
     ],
 )
