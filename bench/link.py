@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from firmware_protocol.harness import OverheadResult, overhead_run, random_moves, soak_run
 from firmware_protocol.moves import Move, format_moves, parse_moves
+from firmware_protocol.sim.harness import OverheadResult, overhead_run, random_moves, soak_run
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 

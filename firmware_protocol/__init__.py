@@ -4,22 +4,21 @@ Modules (``PROTOCOL.md`` is the specification):
 
 - :mod:`~firmware_protocol.codec` — pure framing: COBS, CRC-16/CCITT, :class:`Frame`,
   :class:`FrameDecoder` ("incomplete" distinct from "corrupt").
-- :mod:`~firmware_protocol.messages` — pure typed messages (HELLO, MOVES, ACK, EXECUTED, ...).
+- :mod:`~firmware_protocol.messages` — pure typed messages (HELLO, MOVES, ACK, EXECUTED, ...);
+  :mod:`~firmware_protocol.codes` — their numbers (types, states, error codes, NAK reasons).
 - :mod:`~firmware_protocol.moves` — moves as motor codes (U R F D L B = 0..5), text form.
 - :mod:`~firmware_protocol.errors` — the exception tree.
 - :mod:`~firmware_protocol.link` — :class:`FirmwareLink`, the reliable asyncio link.
-- :mod:`~firmware_protocol.sim`, :mod:`~firmware_protocol.endpoints`,
-  :mod:`~firmware_protocol.faults`, :mod:`~firmware_protocol.motors` — the simulated firmware
-  on a pty or TCP port, with fault injection and motor timing.
+- :mod:`~firmware_protocol.sim` — the simulated firmware on a pty or TCP port, with fault
+  injection and motor timing.
 
 Nothing here imports the solver, vision or robot packages: the simulated firmware's cube is
-injected through :class:`VirtualCube`.
+injected through :class:`TurnableCube`.
 """
 
 from __future__ import annotations
 
 from firmware_protocol.codec import Frame, FrameDecoder, decode_frame, encode_frame
-from firmware_protocol.endpoints import PtyEndpoint, TcpEndpoint
 from firmware_protocol.errors import (
     BadChecksum,
     BadCobs,
@@ -48,7 +47,6 @@ from firmware_protocol.errors import (
     ProtocolVersionError,
     ResetNotAcknowledgedError,
 )
-from firmware_protocol.faults import FaultSpec, parse_fault_spec
 from firmware_protocol.link import (
     Execution,
     ExecutionReport,
@@ -67,9 +65,18 @@ from firmware_protocol.messages import (
     encode_message,
     parse_message,
 )
-from firmware_protocol.motors import MotorProfile
 from firmware_protocol.moves import Face, Move, format_moves, parse_moves, validate_moves
-from firmware_protocol.sim import FirmwareConfig, NonVolatile, SimulatedFirmware, VirtualCube
+from firmware_protocol.sim import (
+    FaultSpec,
+    FirmwareConfig,
+    MotorProfile,
+    NonVolatile,
+    PtyEndpoint,
+    SimulatedFirmware,
+    TcpEndpoint,
+    TurnableCube,
+    parse_fault_spec,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -121,7 +128,7 @@ __all__ = [
     "SimulatedFirmware",
     "Status",
     "TcpEndpoint",
-    "VirtualCube",
+    "TurnableCube",
     "decode_frame",
     "encode_frame",
     "encode_message",

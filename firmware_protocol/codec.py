@@ -35,6 +35,7 @@ from firmware_protocol.errors import (
 )
 
 __all__ = [
+    "BITS_PER_BYTE",
     "CRC_SIZE",
     "DELIMITER",
     "HEADER_SIZE",
@@ -63,6 +64,8 @@ MAX_BODY_SIZE = HEADER_SIZE + MAX_PAYLOAD_SIZE + CRC_SIZE  # 261
 #: Longest COBS encoding of a body (one overhead byte per started 254 bytes), without delimiter.
 MAX_ENCODED_SIZE = MAX_BODY_SIZE + (MAX_BODY_SIZE + 253) // 254  # 263
 MAX_SEQ = 0xFFFF
+#: Bits a byte takes on the serial line, 8N1: start + 8 data + stop (for wire-time estimates).
+BITS_PER_BYTE = 10
 
 
 # --- CRC-16/CCITT-FALSE ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from firmware_protocol.link import ExecutionReport
+    from firmware_protocol.link.data import ExecutionReport
 
 __all__ = [
     "BadChecksum",

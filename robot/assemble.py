@@ -18,6 +18,7 @@ from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.journal import AsyncJournal
+from robot.journal_guard import open_journal
 from robot.simrobot import SimulatedRobot
 from solver.cube.facelets import Cube
 
@@ -56,7 +57,10 @@ async def assemble(
         port = await sim.start()
         stack.push_async_callback(sim.stop)
     cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)
-    journal = AsyncJournal.open(journal_path or config.resolve(config.journal.path))
+    sync_journal, journal_problem = open_journal(
+        Path(journal_path or config.resolve(config.journal.path))
+    )
+    journal = AsyncJournal(sync_journal)
     stack.push_async_callback(journal.close)
     host: str | None = None
     mport = 0
@@ -90,6 +94,7 @@ async def assemble(
         mqtt_host=host,
         mqtt_port=mport,
         sw_version=sw_version(),
+        journal_problem=journal_problem,
     )
     address = f"{host}:{mport}" if host is not None else "off"
     return Assembly(daemon, sim, broker, address)

@@ -24,12 +24,13 @@ status     ``{}``                                      reply with the current st
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from robot.daemon.events import ErrorCode
 from robot.errors import CommandError
+from robot.safejson import PayloadError, parse_object
 
 __all__ = [
     "VERBS",
@@ -53,7 +54,8 @@ _Id = Annotated[str, Field(min_length=1, max_length=64)]
 class Command(BaseModel):
     """A validated command. ``verb`` is fixed per class."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: a boolean is a boolean ("yes" and 1 are not), a string a string
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     verb: str
     id: _Id | None = None
@@ -123,30 +125,29 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
     says what is wrong, naming the field."""
     cls = VERBS.get(verb)
     if cls is None:
+        shown = verb if len(verb) <= 40 else verb[:40] + "…"
         raise CommandError(
-            "unknown_command", f"unknown command {verb!r}; the commands are {', '.join(VERBS)}"
+            ErrorCode.UNKNOWN_COMMAND,
+            f"unknown command {shown!r}; the commands are {', '.join(VERBS)}",
         )
     if isinstance(payload, dict):
         data: Any = payload
     else:
-        text = payload.decode("utf-8", errors="replace") if isinstance(payload, bytes) else payload
-        if not text.strip():
-            data = {}
-        else:
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise CommandError(
-                    "malformed",
-                    f"{verb}: payload is not JSON ({exc.msg} at line {exc.lineno} column "
-                    f'{exc.colno}); send a JSON object such as {{"id": "42"}}',
-                ) from None
+        try:
+            data = parse_object(payload)
+        except PayloadError as exc:
+            raise CommandError(
+                ErrorCode.MALFORMED,
+                f'{verb}: {exc}; send a JSON object such as {{"id": "42"}}',
+            ) from None
     if not isinstance(data, dict):
         raise CommandError(
-            "malformed", f"{verb}: payload must be a JSON object, not {type(data).__name__}"
+            ErrorCode.MALFORMED, f"{verb}: payload must be a JSON object, not {type(data).__name__}"
         )
     if "verb" in data:
-        raise CommandError("malformed", f"{verb}: 'verb' is given by the topic, not the payload")
+        raise CommandError(
+            ErrorCode.MALFORMED, f"{verb}: 'verb' is given by the topic, not the payload"
+        )
     try:
         return cls.model_validate({**data, "verb": verb})
     except ValidationError as exc:
@@ -158,16 +159,16 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
                 allowed = [k for k in cls.model_fields if k != "verb"]
                 msg = f"unknown field; {verb} accepts {', '.join(allowed)}"
             parts.append(f"{field}: {msg}")
-        raise CommandError("malformed", f"{verb}: " + "; ".join(parts)) from None
+        raise CommandError(ErrorCode.MALFORMED, f"{verb}: " + "; ".join(parts)) from None
 
 
 def command_id_of(payload: bytes | str) -> str | None:
     """The ``id`` of a payload that may be malformed otherwise (for the error reply)."""
     try:
-        data = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError):
+        data = parse_object(payload)
+    except PayloadError:
         return None
-    value = data.get("id") if isinstance(data, dict) else None
+    value = data.get("id")
     return value if isinstance(value, str) and 0 < len(value) <= 64 else None
 
 
@@ -175,7 +176,7 @@ def ok_reply(command: Command, **result: Any) -> dict[str, Any]:
     return {"ok": True, "id": command.id, "verb": command.verb, **result}
 
 
-def error_reply(verb: str, command_id: str | None, code: str, message: str) -> dict[str, Any]:
+def error_reply(verb: str, command_id: str | None, code: ErrorCode, message: str) -> dict[str, Any]:
     return {
         "ok": False,
         "id": command_id,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import logging
-import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -86,6 +85,8 @@ class SerialConfig(_Section):
     baud: Annotated[int, Field(gt=0)] = 115200
     connect_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0
+    #: how long ``resume`` waits for a lost link to come back before refusing
+    resume_wait_s: Annotated[float, Field(ge=0, le=600)] = 30.0
 
 
 class MotorConfig(_Section):
@@ -349,6 +350,14 @@ class SimulationConfig(_Section):
     faults: str = ""
     queue_depth: Annotated[int, Field(ge=2, le=255)] = 16
 
+    @field_validator("faults")
+    @classmethod
+    def _faults(cls, value: str) -> str:
+        from firmware_protocol.sim.faults import parse_fault_spec
+
+        parse_fault_spec(value)  # ValueError names the item and the known faults
+        return value
+
 
 class RobotConfig(_Section):
     """A whole robot profile. ``source`` is the file it came from (for messages); ``folder``,
@@ -559,9 +568,6 @@ def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> Ro
         return RobotConfig.model_validate({**data, "source": source, "folder": folder})
     except ValidationError as exc:
         raise _format_errors(exc, source) from None
-
-
-_TOML_LINE = re.compile(r"at line (\d+), column (\d+)")
 
 
 def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfig:

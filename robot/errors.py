@@ -18,7 +18,10 @@ Messages are for an operator: they name the device, file or value and the next t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from robot.daemon.events import ErrorCode
 
 __all__ = [
     "BrokerError",
@@ -68,20 +71,22 @@ class BrokerError(RobotError):
 
 
 class CommandError(RobotError, ValueError):
-    """A command that is malformed (``code='malformed'``) or refused in this state
-    (``code='busy'``, ``'not_resumable'``, ...)."""
+    """A command that is malformed (``ErrorCode.MALFORMED``) or refused in this state
+    (``ErrorCode.BUSY``, ``ErrorCode.NOT_RESUMABLE``, ...; :mod:`robot.daemon.events`)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: ErrorCode, message: str) -> None:
         self.code = code
         super().__init__(message)
 
 
 class JobError(RobotError):
-    """A job that ended without a solved cube. ``code`` is stable (it is the MQTT error
-    event's ``code``); ``detail`` carries machine-readable context (stickers at fault, the
-    executed move count, ...)."""
+    """A job that ended without a solved cube. ``code`` (an ``ErrorCode`` of
+    :mod:`robot.daemon.events`) is stable: it is the MQTT error event's ``code``; ``detail``
+    carries machine-readable context (stickers at fault, the executed move count, ...)."""
 
-    def __init__(self, code: str, message: str, detail: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str, detail: Mapping[str, Any] | None = None
+    ) -> None:
         self.code = code
         self.detail: dict[str, Any] = dict(detail or {})
         super().__init__(message)

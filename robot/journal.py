@@ -34,8 +34,9 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from robot.daemon.events import ErrorCode, JobState
 from robot.errors import JournalError
 
 __all__ = [
@@ -98,7 +99,7 @@ CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
 """
 
 #: job states that are finished; anything else is resumable
-FINISHED = ("DONE", "ERROR", "ABORTED")
+FINISHED = tuple(state for state in JobState if state.finished)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +124,7 @@ class JobRecord:
     kind: str
     command_id: str | None
     size: int
-    state: str
+    state: JobState
     created_at: float
     updated_at: float
     finished_at: float | None
@@ -141,13 +142,13 @@ class JobRecord:
     boot_id: int | None
     first_index: int | None
     dispatch_offset: int | None
-    error_code: str | None
+    error_code: ErrorCode | None
     error_message: str | None
     stage_times: dict[str, float]
 
     @property
     def finished(self) -> bool:
-        return self.state in FINISHED
+        return self.state.finished
 
     @property
     def remaining(self) -> int:
@@ -166,9 +167,15 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            if str(path) != ":memory:":
+        if str(path) != ":memory:":
+            try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise JournalError(
+                    f"cannot make the journal's folder {self.path.parent}: {exc.strerror} (is a "
+                    "part of the path a file?); fix [journal] path in the profile"
+                ) from exc
+        try:
             self._db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
@@ -176,6 +183,7 @@ class Journal:
             self._db.execute("PRAGMA foreign_keys=ON")
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
             if version > SCHEMA_VERSION:
+                self._db.close()
                 raise JournalError(
                     f"journal {self.path} has schema version {version}, newer than this "
                     f"cuberobot ({SCHEMA_VERSION}); upgrade cuberobot or point [journal] path "
@@ -184,7 +192,7 @@ class Journal:
             self._migrate(version)
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except (sqlite3.Error, OSError) as exc:
+        except sqlite3.Error as exc:
             raise JournalError(
                 f"cannot open the job journal {self.path}: {exc}; check the path in [journal] "
                 "and that the folder is writable"
@@ -209,6 +217,12 @@ class Journal:
         with self._lock:
             self._db.close()
 
+    def quick_check(self) -> str:
+        """SQLite's ``quick_check`` verdict: ``"ok"`` or what is damaged (raises
+        :class:`sqlite3.DatabaseError` on a file too damaged to say)."""
+        with self._lock:
+            return str(self._db.execute("PRAGMA quick_check").fetchone()[0])
+
     def _tx(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         with self._lock:
             try:
@@ -232,15 +246,15 @@ class Journal:
             seq = int(db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()[0])
             db.execute(
                 "INSERT INTO jobs (id, seq, kind, command_id, size, state, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, 'IDLE', ?, ?)",
-                (job_id, seq, kind, command_id, size, now, now),
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (job_id, seq, kind, command_id, size, JobState.IDLE.value, now, now),
             )
 
         self._tx(run)
         return job_id
 
-    def set_state(self, job_id: str, state: str) -> None:
-        self._update(job_id, state=state)
+    def set_state(self, job_id: str, state: JobState) -> None:
+        self._update(job_id, state=JobState(state).value)
 
     def _update(self, job_id: str, **fields: Any) -> None:
         fields["updated_at"] = time.time()
@@ -358,17 +372,18 @@ class Journal:
     def finish(
         self,
         job_id: str,
-        state: str,
-        error_code: str | None = None,
+        state: JobState,
+        error_code: ErrorCode | None = None,
         error_message: str | None = None,
     ) -> None:
-        if state not in FINISHED:
-            raise ValueError(f"finish with {state!r}; use one of {FINISHED}")
+        state = JobState(state)
+        if not state.finished:
+            raise ValueError(f"finish with {state.value!r}; use one of {', '.join(FINISHED)}")
         self._update(
             job_id,
-            state=state,
+            state=state.value,
             finished_at=time.time(),
-            error_code=error_code,
+            error_code=None if error_code is None else ErrorCode(error_code).value,
             error_message=error_message,
         )
 
@@ -428,7 +443,7 @@ class Journal:
             kind=row["kind"],
             command_id=row["command_id"],
             size=int(row["size"]),
-            state=row["state"],
+            state=JobState(row["state"]),
             created_at=float(row["created_at"]),
             updated_at=float(row["updated_at"]),
             finished_at=row["finished_at"],
@@ -444,7 +459,7 @@ class Journal:
             boot_id=row["boot_id"],
             first_index=row["first_index"],
             dispatch_offset=row["dispatch_offset"],
-            error_code=row["error_code"],
+            error_code=None if row["error_code"] is None else ErrorCode(row["error_code"]),
             error_message=row["error_message"],
             stage_times={k: float(v) for k, v in _loads(row["stage_times"]).items()},
         )
@@ -483,6 +498,7 @@ class Journal:
 
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class AsyncJournal:
@@ -497,7 +513,9 @@ class AsyncJournal:
     def open(cls, path: str | Path) -> AsyncJournal:
         return cls(Journal(path))
 
-    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``await call(journal.sync.op, ...)`` runs ``op`` on the journal's thread; the
+        arguments are checked against ``op``'s own signature."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
 

@@ -306,6 +306,35 @@ class MqttBridge:
             await asyncio.sleep(0.02)
         return True
 
+    async def last_words(self, status: dict[str, Any], timeout_s: float = 3.0) -> bool:
+        """The daemon is dying of an error: publish its final status and ``offline`` (both
+        retained) on a connection of their own (the bridge's task is already cancelled, and
+        its clean disconnect would have suppressed the last will). Whether it got through."""
+        self._stopping = True
+        mq = self.config.mqtt
+        tls = self._tls()
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with aiomqtt.Client(
+                    self.host,
+                    self.port,
+                    identifier=f"{self._identifier}-last",
+                    username=mq.username or None,
+                    password=self.config.mqtt_password(),
+                    tls_params=tls,
+                    tls_insecure=mq.tls.insecure if tls is not None else None,
+                    timeout=timeout_s,
+                ) as client:
+                    body = _json({**status, "timestamp": timestamp()})
+                    await client.publish(self.config.topic("status"), body, qos=1, retain=True)
+                    await client.publish(
+                        self.config.topic("availability"), b"offline", qos=1, retain=True
+                    )
+            return True
+        except (aiomqtt.MqttError, TimeoutError, OSError) as exc:
+            logger.error("MQTT: could not publish the final status and offline: %s", exc)
+            return False
+
     async def close(self, timeout_s: float = 3.0) -> None:
         """Deliver what is queued (bounded), then say "offline" and disconnect cleanly. The
         caller cancels :meth:`run` afterwards."""

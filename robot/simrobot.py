@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from firmware_protocol import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
+from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
 from robot.config import RobotConfig
 from robot.errors import ConfigError
 from robot.simcube import SolverCube

@@ -16,6 +16,7 @@ from solver.errors import (
     InvalidCubeError,
     NoSolutionError,
     NotationError,
+    OptionError,
     Problem,
     UnsupportedError,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "MoveKind",
     "NoSolutionError",
     "NotationError",
+    "OptionError",
     "Problem",
     "Solution",
     "SolveOptions",

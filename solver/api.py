@@ -1,15 +1,15 @@
 """The solver's front door: ``solve(state, engine=...)`` and the engine registry.
 
 Every engine is a function ``(cube: Cube, options: SolveOptions) -> Solution`` living in its
-own module, imported on first use (so tables and imports cost nothing until needed). The state
-is validated here, before any engine runs: an impossible cube is refused with every problem.
+own module, imported on first use (so tables and imports cost nothing until needed);
+:class:`~solver.options.SolveOptions` is re-exported here. The state is validated here, before
+any engine runs: an impossible cube is refused with every problem.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection
 from typing import Any
 
 from solver.cost import CostModel
@@ -18,26 +18,10 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.validate import check
 from solver.errors import UnsupportedError
+from solver.options import SolveOptions
 from solver.solution import Solution
 
 __all__ = ["ENGINES", "Engine", "SolveOptions", "engine_names", "get_engine", "solve", "to_cube"]
-
-
-@dataclass(frozen=True, slots=True)
-class SolveOptions:
-    """What every engine may be asked for. Engines ignore what does not apply to them.
-
-    ``max_length``: longest acceptable solution (HTM); ``budget_s``: search time (0 = return the
-    first solution found within ``max_length``); ``cost_model``: when given, prefer the solution
-    this robot executes fastest; ``faces``: the faces the solution may turn (all six if None);
-    ``extra``: engine-specific settings (documented by each engine).
-    """
-
-    max_length: int | None = None
-    budget_s: float = 0.0
-    cost_model: CostModel | None = None
-    faces: frozenset[Face] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 Engine = Callable[[Cube, SolveOptions], Solution]

@@ -8,6 +8,8 @@ Exception tree::
     ├── InvalidCubeError            a well-formed cube that cannot exist physically;
     │                               ``problems`` lists every fault found, each naming its place
     ├── UnsupportedError            a request this cube size or engine cannot do (e.g. M on 2x2)
+    │   └── OptionError             an engine option that is unknown, of the wrong type or out
+    │                               of range; ``option`` names it
     └── NoSolutionError             a valid cube for which the engine found no solution within
                                     the limits asked for (length, faces, time)
 
@@ -24,6 +26,7 @@ __all__ = [
     "InvalidCubeError",
     "NoSolutionError",
     "NotationError",
+    "OptionError",
     "Problem",
     "UnsupportedError",
 ]
@@ -69,6 +72,15 @@ class FaceletFormatError(CubeError, ValueError):
 
 class UnsupportedError(CubeError, ValueError):
     """A move or request that does not exist for this cube size."""
+
+
+class OptionError(UnsupportedError):
+    """An engine option (``solve(..., name=value)``) that the engine does not take, of the wrong
+    type or out of range; ``option`` is its name and the message says what it accepts."""
+
+    def __init__(self, option: str, message: str) -> None:
+        self.option = option
+        super().__init__(message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,3 +265,24 @@ def test_docs_exist_and_link_checker_sees_links() -> None:
     assert _slug("The two-phase engine (`solver/engines/twophase/`)") == (
         "the-two-phase-engine-solverenginestwophase"
     )
+
+
+@pytest.mark.parametrize(
+    ("heading", "enum_name"),
+    [
+        ("### Error codes", "ErrorCode"),
+        ("### Job states", "JobState"),
+        ("### Events", "EventName"),
+    ],
+)
+def test_daemon_tables_are_the_enums(heading: str, enum_name: str) -> None:
+    """docs/daemon.md's tables of error codes, job states and events list exactly the members
+    of robot.daemon.events' enums, and each row's meaning is not empty."""
+    from robot.daemon import events
+
+    enum = getattr(events, enum_name)
+    rows = doc_table(DAEMON_DOC, heading)
+    documented = [row[0].strip("`") for row in rows]
+    assert sorted(documented) == sorted(m.value for m in enum), heading
+    assert all(row[1].strip() for row in rows), f"{heading}: a row without a meaning"
+    assert len(documented) == len(set(documented)), f"{heading}: a row twice"

@@ -78,9 +78,6 @@ CORNER_FACES: tuple[tuple[Face, Face, Face], ...] = tuple(
 #: The faces of each edge slot; the first is the reference sticker for orientation.
 EDGE_FACES: tuple[tuple[Face, Face], ...] = tuple((Face[e.name[0]], Face[e.name[1]]) for e in Edge)
 
-N_CORNERS = 8
-N_EDGES = 12
-
 
 @dataclass(frozen=True, slots=True)
 class CubieLayout:

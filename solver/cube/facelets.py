@@ -314,7 +314,6 @@ def _size_from_count(count: int) -> int:
 
 def net(cube: Cube, *, ansi: bool = False, scheme: ColourScheme = DEFAULT_SCHEME) -> str:
     """The unfolded net (U above F, L F R B in a row, D below), as letters or ANSI colour."""
-    n = cube.n
     text_rows = _net_rows(cube)
 
     def cell(value: int) -> str:
@@ -329,9 +328,8 @@ def net(cube: Cube, *, ansi: bool = False, scheme: ColourScheme = DEFAULT_SCHEME
     sep = "" if ansi else " "
     lines: list[str] = []
     for row in text_rows:
-        cells = [blank * 1 if v < 0 else cell(v) for v in row]
+        cells = [blank if v < 0 else cell(v) for v in row]
         lines.append(sep.join(cells).rstrip())
-    del n
     return "\n".join(lines)
 
 

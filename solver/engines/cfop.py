@@ -1,13 +1,13 @@
 """The CFOP engine: cross, four F2L pairs, OLL, PLL (seed 004), annotated by stage.
 
 * **Cross**: optimal (at most 8 moves) from the exact distance table of the four cross edges,
-  on the bottom colour by default (``extra["cross"]``: a face letter, a colour of the scheme, or
-  ``"neutral"`` for the best of the six crosses). With ``extra["cross_candidates"]`` = k > 1
+  on the bottom colour by default (option ``cross``: a face letter, a colour of the scheme, or
+  ``"neutral"`` for the best of the six crosses). With ``cross_candidates`` = k > 1
   (default 1), k different optimal crosses are tried and the shortest whole solution kept.
 * **F2L**: each pair is inserted by IDA* over the pair and every piece already solved (cross
   and earlier pairs, which must come back), pruned by exact tables of the pair with two cross
   edges, the cross alone, and the solved pairs with their cross edges. Unsolved slots are free
-  to use. Pair orders are explored as a beam: at each step the ``extra["f2l_beam"]`` pairs
+  to use. Pair orders are explored as a beam: at each step the ``f2l_beam`` pairs
   (default 2) that go in with the fewest moves are each followed, and the shortest total, last
   layer included, is kept (1: always the shortest next pair; 4: every order). Slots are searched
   depth by depth together, so a pair needing a long insertion is never searched to the end
@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.cube.facelets import ColourScheme, Cube
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, format_moves
 from solver.engines.common.cases import AUF_MOVES, Family, Option, recogniser
 from solver.engines.common.f2l import CROSS_EDGES, SLOTS, Slot, cross_solutions, pair_of_pairs
+from solver.engines.common.settings import check_int, parse_settings
 from solver.engines.common.stage_search import (
     Piece,
     PieceState,
@@ -53,17 +54,23 @@ from solver.engines.common.stages import (
     piece_colours,
     scheme_setting,
 )
-from solver.errors import UnsupportedError
+from solver.options import SolveOptions
 from solver.solution import Solution
 
 __all__ = [
     "CfopPlan",
+    "CfopSettings",
     "plan_cfop",
     "prepare",
     "solve_cfop",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: most optimal crosses tried (``cross_candidates``)
+MAX_CROSS_CANDIDATES = 64
+#: most pairs followed at each F2L step (``f2l_beam``): 4 tries every order
+MAX_F2L_BEAM = 4
 
 
 @dataclass
@@ -227,39 +234,52 @@ def plan_cfop(
     return best_plan
 
 
-def solve_cfop(cube: Cube, options: Any) -> Solution:
-    """Engine entry point (``solver.api.ENGINES["cfop"]``); ``options`` is a
-    :class:`solver.api.SolveOptions`. Settings in ``options.extra``: ``cross`` (face, colour or
-    "neutral"; default "D"), ``cross_candidates`` (1..64, default 1), ``f2l_beam`` (1..4,
-    default 2), ``scheme`` (colour scheme, for the colours named in the stage details)."""
+@dataclass(frozen=True, slots=True)
+class CfopSettings:
+    """The CFOP engine's options (``solve(..., name=value)``), checked on construction:
+    ``cross`` (face letter, colour of the scheme or "neutral"; default "D"),
+    ``cross_candidates`` (1..64, default 1), ``f2l_beam`` (1..4, default 2), ``scheme`` (colour
+    scheme object or name, for the colours named in the stage details)."""
+
+    cross: str | Face = "D"
+    cross_candidates: int = 1
+    f2l_beam: int = 2
+    scheme: ColourScheme = DEFAULT_SCHEME
+
+    def __post_init__(self) -> None:
+        face_setting(self.cross, self.scheme, "cross")
+        check_int("cross_candidates", self.cross_candidates, 1, MAX_CROSS_CANDIDATES)
+        check_int("f2l_beam", self.f2l_beam, 1, MAX_F2L_BEAM)
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> CfopSettings:
+        """The settings in ``SolveOptions.extra``; unknown names are refused."""
+        return parse_settings(cls, "cfop", {**extra, "scheme": scheme_setting(extra)})
+
+    def bottoms(self, cube: Cube) -> list[Face]:
+        """The faces to try the cross on, on this cube."""
+        return face_setting(self.cross, self.scheme, "cross", cube)
+
+
+def solve_cfop(cube: Cube, options: SolveOptions) -> Solution:
+    """Engine entry point (``solver.api.ENGINES["cfop"]``); ``options.extra`` holds the
+    :class:`CfopSettings`."""
     started = time.perf_counter()
-    extra = dict(options.extra)
-    unknown = set(extra) - {"cross", "cross_candidates", "f2l_beam", "scheme"}
-    if unknown:
-        raise UnsupportedError(
-            f"cfop engine: unknown settings {sorted(unknown)}; "
-            "it takes cross, cross_candidates, f2l_beam, scheme"
-        )
-    scheme = scheme_setting(extra)
-    bottoms = face_setting(extra.get("cross", "D"), scheme, "cross", cube)
-    candidates = _int_setting(extra, "cross_candidates", 1, 1, 64)
-    beam = _int_setting(extra, "f2l_beam", 2, 1, 4)
+    settings = CfopSettings.from_extra(options.extra)
     assembler = Assembler()
     stats: dict[str, Any] = {}
     if not add_direct(assembler, cube):
-        plan = plan_cfop(cube, bottoms, cross_candidates=candidates, beam=beam)
-        _assemble(plan, cube, scheme, assembler)
+        plan = plan_cfop(
+            cube,
+            settings.bottoms(cube),
+            cross_candidates=settings.cross_candidates,
+            beam=settings.f2l_beam,
+        )
+        _assemble(plan, cube, settings.scheme, assembler)
         stats.update(plan.stats)
         stats["bottom"] = plan.frame.face_name(Face.D)
     stats["time_s"] = round(time.perf_counter() - started, 6)
     return finish("cfop", assembler, stats, options.max_length, options.faces, options.cost_model)
-
-
-def _int_setting(extra: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
-    value = extra.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise UnsupportedError(f"{key} must be an integer from {lo} to {hi}, got {value!r}")
-    return value
 
 
 def _names(

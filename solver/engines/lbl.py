@@ -1,6 +1,6 @@
 """The layer-by-layer (beginner) engine: seed 004's seven stages, annotated.
 
-Stages, solved on the first-layer face turned to the bottom (``extra["first_layer"]``: a face
+Stages, solved on the first-layer face turned to the bottom (option ``first_layer``: a face
 letter, a colour of the scheme, or "neutral"; default the white face of the scheme, which is
 U for both of the project's schemes):
 
@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from solver.cube.facelets import ColourScheme, Cube
+from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, format_moves
 from solver.engines.common.cases import AUF_MOVES, Family, Option, recogniser
 from solver.engines.common.f2l import CROSS_EDGES, SLOTS, Slot, cross_solutions
+from solver.engines.common.settings import parse_settings
 from solver.engines.common.stage_search import (
     CORNER,
     EDGE,
@@ -53,10 +54,10 @@ from solver.engines.common.stages import (
     piece_colours,
     scheme_setting,
 )
-from solver.errors import UnsupportedError
+from solver.options import SolveOptions
 from solver.solution import Solution
 
-__all__ = ["LAST_LAYER_STAGES", "LblPlan", "plan_lbl", "prepare", "solve_lbl"]
+__all__ = ["LAST_LAYER_STAGES", "LblPlan", "LblSettings", "plan_lbl", "prepare", "solve_lbl"]
 
 logger = logging.getLogger(__name__)
 
@@ -221,24 +222,38 @@ def plan_lbl(
     return best
 
 
-def solve_lbl(cube: Cube, options: Any) -> Solution:
-    """Engine entry point (``solver.api.ENGINES["lbl"]``); ``options`` is a
-    :class:`solver.api.SolveOptions`. Settings in ``options.extra``: ``first_layer`` (face,
-    colour or "neutral"; default "white"), ``scheme`` (colour scheme name or object)."""
+@dataclass(frozen=True, slots=True)
+class LblSettings:
+    """The LBL engine's options (``solve(..., name=value)``), checked on construction:
+    ``first_layer`` (face letter, colour of the scheme or "neutral"; default "white"),
+    ``scheme`` (colour scheme object or name)."""
+
+    first_layer: str | Face = "white"
+    scheme: ColourScheme = DEFAULT_SCHEME
+
+    def __post_init__(self) -> None:
+        face_setting(self.first_layer, self.scheme, "first_layer")
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> LblSettings:
+        """The settings in ``SolveOptions.extra``; unknown names are refused."""
+        return parse_settings(cls, "lbl", {**extra, "scheme": scheme_setting(extra)})
+
+    def bottoms(self, cube: Cube) -> list[Face]:
+        """The faces to try the first layer on, on this cube."""
+        return face_setting(self.first_layer, self.scheme, "first_layer", cube)
+
+
+def solve_lbl(cube: Cube, options: SolveOptions) -> Solution:
+    """Engine entry point (``solver.api.ENGINES["lbl"]``); ``options.extra`` holds the
+    :class:`LblSettings`."""
     started = time.perf_counter()
-    extra = dict(options.extra)
-    scheme = scheme_setting(extra)
-    bottoms = face_setting(extra.get("first_layer", "white"), scheme, "first_layer", cube)
-    unknown = set(extra) - {"first_layer", "scheme"}
-    if unknown:
-        raise UnsupportedError(
-            f"lbl engine: unknown settings {sorted(unknown)}; it takes first_layer, scheme"
-        )
+    settings = LblSettings.from_extra(options.extra)
     assembler = Assembler()
     stats: dict[str, Any] = {}
     if not add_direct(assembler, cube):
-        plan = plan_lbl(cube, bottoms)
-        _assemble(plan, cube, scheme, assembler)
+        plan = plan_lbl(cube, settings.bottoms(cube))
+        _assemble(plan, cube, settings.scheme, assembler)
         stats.update(plan.stats)
         stats["first_layer"] = plan.frame.face_name(Face.D)
     stats["time_s"] = round(time.perf_counter() - started, 6)

@@ -49,6 +49,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move, format_moves, parse
 from solver.cube.validate import check
 from solver.engines.common.cases import Family, recogniser
+from solver.engines.common.settings import parse_settings
 from solver.engines.common.stage_search import (
     CORNER,
     EDGE,
@@ -60,14 +61,18 @@ from solver.engines.common.stage_search import (
     default_tables,
 )
 from solver.engines.common.stages import Assembler, add_direct, finish
-from solver.errors import UnsupportedError
+from solver.errors import OptionError, UnsupportedError
+from solver.options import SolveOptions
 from solver.solution import Solution
 
 __all__ = [
     "CORNER_LETTERS",
     "EDGE_LETTERS",
+    "OP_CORNER_BUFFER",
+    "OP_EDGE_BUFFER",
     "PieceTrace",
     "Trace",
+    "TraceSettings",
     "letter_position",
     "piece_letters",
     "solve_trace",
@@ -78,6 +83,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: the default buffers, the Old Pochmann solver's: edge ``b`` (UR), corner ``A`` (ULB)
+OP_EDGE_BUFFER = "b"
+OP_CORNER_BUFFER = "A"
 
 EDGE_LETTERS = "abcdefghijklmnopqrstuvwx"
 CORNER_LETTERS = EDGE_LETTERS.upper()
@@ -304,17 +313,19 @@ def _trace(cube: Cube, kind: _Kind, buffer: str) -> PieceTrace:
     )
 
 
-def trace_edges(cube: Cube, buffer: str = "b") -> PieceTrace:
+def trace_edges(cube: Cube, buffer: str = OP_EDGE_BUFFER) -> PieceTrace:
     """Seed 002's edge trace of a 3x3 (validated first)."""
     return _trace(_checked(cube), _kind(EDGE), buffer)
 
 
-def trace_corners(cube: Cube, buffer: str = "A") -> PieceTrace:
+def trace_corners(cube: Cube, buffer: str = OP_CORNER_BUFFER) -> PieceTrace:
     """The corner trace, the same way (buffer ULB by default)."""
     return _trace(_checked(cube), _kind(CORNER), buffer)
 
 
-def trace(cube: Cube, edge_buffer: str = "b", corner_buffer: str = "A") -> Trace:
+def trace(
+    cube: Cube, edge_buffer: str = OP_EDGE_BUFFER, corner_buffer: str = OP_CORNER_BUFFER
+) -> Trace:
     """Edge and corner traces of a 3x3 state; raises :class:`InvalidCubeError` for an
     impossible one."""
     cube = _checked(cube)
@@ -410,18 +421,38 @@ def _parity_fix() -> tuple[Move, ...]:
     return option.moves
 
 
-def solve_trace(cube: Cube, options: Any) -> Solution:
+@dataclass(frozen=True, slots=True)
+class TraceSettings:
+    """The trace solver's options: the buffers, which it cannot change (it swaps with the Old
+    Pochmann buffers, edges b and corners A); other buffers are for :func:`trace` only."""
+
+    edge_buffer: str = OP_EDGE_BUFFER
+    corner_buffer: str = OP_CORNER_BUFFER
+
+    def __post_init__(self) -> None:
+        for option, value, default in (
+            ("edge_buffer", self.edge_buffer, OP_EDGE_BUFFER),
+            ("corner_buffer", self.corner_buffer, OP_CORNER_BUFFER),
+        ):
+            if value != default:
+                raise OptionError(
+                    option,
+                    "the trace solver swaps with the Old Pochmann buffers (edges "
+                    f"{OP_EDGE_BUFFER}, corners {OP_CORNER_BUFFER}); {option}={value!r} is for "
+                    "tracing only (solver.engines.trace.trace)",
+                )
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> TraceSettings:
+        """The settings in ``SolveOptions.extra``; unknown names are refused."""
+        return parse_settings(cls, "trace", extra)
+
+
+def solve_trace(cube: Cube, options: SolveOptions) -> Solution:
     """Engine entry point (``solver.api.ENGINES["trace"]``): the Old Pochmann solve of the
-    trace. ``options`` is a :class:`solver.api.SolveOptions`; no settings (the solver uses the
-    standard buffers b and A)."""
+    trace; ``options.extra`` may only repeat the standard buffers (:class:`TraceSettings`)."""
     started = time.perf_counter()
-    extra: Mapping[str, Any] = options.extra
-    for key, default in (("edge_buffer", "b"), ("corner_buffer", "A")):
-        if extra.get(key, default) != default:
-            raise UnsupportedError(
-                f"the trace solver swaps with the Old Pochmann buffers (edges b, corners A); "
-                f"{key}={extra[key]!r} is for tracing only (solver.engines.trace.trace)"
-            )
+    TraceSettings.from_extra(options.extra)
     assembler = Assembler()
     stats: dict[str, Any] = {}
     if not add_direct(assembler, cube):

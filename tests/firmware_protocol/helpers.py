@@ -23,7 +23,7 @@ def run(coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
 
 
 class RecordingCube:
-    """A test double of :class:`firmware_protocol.VirtualCube`: records the turns it is given.
+    """A test double of :class:`firmware_protocol.TurnableCube`: records the turns it is given.
 
     Its "facelets" are the turn log, which is all these tests need: the real cube model belongs
     to the solver and is exercised by the CLI tests.

@@ -37,8 +37,8 @@ from firmware_protocol import (
     TcpEndpoint,
     parse_moves,
 )
-from firmware_protocol.harness import check_execution, random_moves, simulated_link
 from firmware_protocol.messages import Ident, StatusFlags
+from firmware_protocol.sim.harness import check_execution, random_moves, simulated_link
 
 from .helpers import RecordingCube, run
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from firmware_protocol.harness import soak_run
 from firmware_protocol.moves import Move
+from firmware_protocol.sim.harness import soak_run
 
 from .helpers import RecordingCube, run
 

@@ -12,6 +12,7 @@ from robot.commands import (
     ok_reply,
     parse_command,
 )
+from robot.daemon.events import ErrorCode
 from robot.errors import CommandError
 
 SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
@@ -34,7 +35,7 @@ SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
         ),
         pytest.param("resume", b'{"rescan": "maybe"}', "malformed", "rescan", id="rescan-type"),
         pytest.param("launch", b"{}", "unknown_command", "the commands are", id="unknown-verb"),
-        pytest.param("start", b"\xff\xfe", "malformed", "not JSON", id="not-utf8"),
+        pytest.param("start", b"\xff\xfe", "malformed", "not UTF-8", id="not-utf8"),
     ],
 )
 def test_malformed(verb: str, payload: bytes, code: str, words: str) -> None:
@@ -56,7 +57,7 @@ def test_valid_commands() -> None:
 def test_replies() -> None:
     command = parse_command("start", b'{"id": "7"}')
     assert ok_reply(command, job_id="j") == {"ok": True, "id": "7", "verb": "start", "job_id": "j"}
-    err = error_reply("start", "7", "busy", "wait")
+    err = error_reply("start", "7", ErrorCode.BUSY, "wait")
     assert err["ok"] is False and err["error"] == {"code": "busy", "message": "wait"}
 
 

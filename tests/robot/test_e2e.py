@@ -14,6 +14,7 @@ import pytest
 
 from robot.assemble import Assembly, assemble
 from robot.config import RobotConfig
+from robot.daemon.events import JobState
 from robot.journal import Journal
 from robot.planner import Planner
 from solver.cube.facelets import Cube
@@ -307,7 +308,7 @@ def test_unacknowledged_events_are_replayed_after_a_crash(
     start = Cube.solved(3).apply(scramble)
     journal = Journal(tmp_path / "journal.sqlite")
     job_id = journal.create_job("solve", 3, "crashed")
-    journal.set_state(job_id, "EXECUTING")
+    journal.set_state(job_id, JobState.EXECUTING)
     journal.record_scan(job_id, start.to_facelets("scheme"), {})
     journal.record_plan(
         job_id,

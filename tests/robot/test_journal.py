@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from robot.daemon.events import JobState
 from robot.errors import JournalError
 from robot.journal import SCHEMA_VERSION, AsyncJournal, Journal
 
@@ -19,11 +20,11 @@ def test_job_lifecycle_survives_reopen(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite"
     journal = Journal(path)
     job = journal.create_job("start", 3, command_id="c1")
-    journal.set_state(job, "SCANNING")
+    journal.set_state(job, JobState.SCANNING)
     journal.record_scan(job, SOLVED, {"low_confidence": []})
     journal.record_stage_time(job, "scan", 0.25)
     journal.record_plan(job, "R U D'", {"htm": 3}, "R U+D'", MOVES)
-    journal.set_state(job, "EXECUTING")
+    journal.set_state(job, JobState.EXECUTING)
     journal.record_dispatch(job, boot_id=77, first_index=5, offset=0)
     journal.record_executed(job, 0, "after-R", fw_index=5)
     journal.close()
@@ -42,7 +43,7 @@ def test_job_lifecycle_survives_reopen(tmp_path: Path) -> None:
     assert moves[1].simultaneous and moves[0].fw_index == 5
     again.record_executed(job, 1, "after-U")
     again.record_executed(job, 2, "after-D'")
-    again.finish(job, "DONE")
+    again.finish(job, JobState.DONE)
     assert again.unfinished_job() is None
     assert again.last_physical() == "after-D'"
     again.close()
@@ -105,7 +106,7 @@ def test_finish_rejects_unfinished_state(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite")
     job = journal.create_job("start", 3)
     with pytest.raises(ValueError, match="finish"):
-        journal.finish(job, "EXECUTING")
+        journal.finish(job, JobState.EXECUTING)
 
 
 def test_async_journal_runs_calls_in_order(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from solver.cube.facelets import DEFAULT_SCHEME, SCHEMES, ColourScheme, Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import OPPOSITE, Metric, Move, count, format_moves, parse
 from solver.engines.common.stage_search import CORNER, MOVES, Piece, PieceState
-from solver.errors import UnsupportedError
+from solver.errors import OptionError, UnsupportedError
 from solver.solution import Solution, Stage
 
 __all__ = [
@@ -110,8 +110,8 @@ def scheme_setting(extra: Mapping[str, Any]) -> ColourScheme:
     try:
         return SCHEMES[str(value)]
     except KeyError:
-        raise UnsupportedError(
-            f"unknown colour scheme {value!r}; choose one of: {', '.join(SCHEMES)}"
+        raise OptionError(
+            "scheme", f"unknown colour scheme {value!r}; choose one of: {', '.join(SCHEMES)}"
         ) from None
 
 
@@ -130,9 +130,10 @@ def face_setting(
     try:
         colour = scheme.face_of(text)  # the colour index: the face it belongs to when solved
     except ValueError:
-        raise UnsupportedError(
+        raise OptionError(
+            what,
             f"{what}: {value!r} is neither a face (U R F D L B), a colour of scheme "
-            f"{scheme.name} ({', '.join(scheme.colours)}), nor 'neutral'"
+            f"{scheme.name} ({', '.join(scheme.colours)}), nor 'neutral'",
         ) from None
     centres = cube.centre_colours() if cube is not None else None
     if centres is None:

@@ -1,6 +1,6 @@
 /*
- * The hot loop of the two-phase engine (solver/twophase.py): IDA* phase 1 with phase-2
- * continuation over the coordinate tables built by solver/tables.py.
+ * The hot loop of the two-phase engine (solver/engines/twophase/engine.py): IDA* phase 1 with
+ * phase-2 continuation over the coordinate tables built by solver/engines/twophase/tables/.
  *
  * Everything here reads tables handed in by Python through the buffer protocol; no table is
  * built, loaded or owned in C, and there is no global state, so calls from several threads

@@ -1,4 +1,5 @@
-"""Types of the C search kernel (solver/_twophase.c; see its header for the contract)."""
+"""Types of the C search kernel (``_twophase.c`` next to this file; see its header for the
+contract)."""
 
 from typing import Any
 

@@ -67,6 +67,8 @@ __all__ = [
     "PHASE2_AXIAL",
     "PHASE2_MOVES",
     "SLICE_EDGES",
+    "SYM_URF3",
+    "SYM_URF3_INV",
     "U_EDGES",
     "IntArray",
     "coordinates",
@@ -105,8 +107,13 @@ N_UD_EDGES = 40320  # 8!
 N_FLIPSLICE = N_SLICE * N_FLIP  # 1013760
 N_FLIPSLICE_CLASS = 64430  # classes of flipslice under the 16 UD symmetries
 N_CORNER_CLASS = 2768  # classes of corners under the 16 UD symmetries
-N_SYM = 48
-N_SYM_D4H = 16
+N_SYM = 48  # symmetries of the cube: 3 (URF3) * 2 (F2) * 4 (U4) * 2 (LR2)
+N_SYM_D4H = 16  # the symmetries that keep the UD axis (urf3 = 0): the pruning tables' reduction
+#: index of ROT_URF3, the 120° turn about the URF-DBL diagonal (``16 * urf3`` with urf3 = 1): the
+#: cube seen along the RL axis; ``SYM_URF3 * k`` is ROT_URF3^k
+SYM_URF3 = N_SYM_D4H
+#: index of ROT_URF3^2 = ROT_URF3^-1 (urf3 = 2): the cube seen along the FB axis
+SYM_URF3_INV = 2 * N_SYM_D4H
 N_MOVE = 18
 
 SLICE_EDGES = (8, 9, 10, 11)  # FR FL BL BR
@@ -315,7 +322,7 @@ def four_edges_of(ep: npt.NDArray[np.integer], edges: tuple[int, ...]) -> IntArr
     c = 11 - pos[:, ::-1]  # ascending
     binom = _binom_table()
     a = binom[c[:, 0], 1] + binom[c[:, 1], 2] + binom[c[:, 2], 3] + binom[c[:, 3], 4]
-    out: IntArray = 24 * a + perm_rank(order)
+    out: IntArray = N_PERM_4 * a + perm_rank(order)
     return out
 
 
@@ -324,8 +331,8 @@ def set_four_edges(coord: npt.ArrayLike, edges: tuple[int, ...]) -> IntArray:
     remaining positions in increasing order."""
     x = np.asarray(coord, dtype=np.int64)
     sets, _ = _comb_sets()
-    pos = sets[x // 24]
-    order = perm_unrank(x % 24, 4)
+    pos = sets[x // N_PERM_4]
+    order = perm_unrank(x % N_PERM_4, 4)
     k = x.shape[0]
     ep = np.full((k, 12), -1, dtype=np.int64)
     rows = np.arange(k)[:, None]
@@ -351,19 +358,19 @@ def ud_edges_from_u_d() -> IntArray:
     U and D layers (-1 elsewhere): at the end of phase 1 the D edges fill the positions the U
     edges leave free, so their order (``d_edges % 24``) is all that is needed."""
     _, ranks = _comb_sets()
-    table = np.full(N_SLICE_SORTED * 24, -1, dtype=np.int64)
+    table = np.full(N_SLICE_SORTED * N_PERM_4, -1, dtype=np.int64)
     u_sets = [s for s in itertools.combinations(range(8), 4)]
     u_rank = np.array([ranks[s] for s in u_sets], dtype=np.int64)
-    u = (u_rank[:, None] * 24 + np.arange(24)[None, :]).reshape(-1)  # 70 * 24
+    u = (u_rank[:, None] * N_PERM_4 + np.arange(N_PERM_4)[None, :]).reshape(-1)  # 70 * 24
     ep_u = set_four_edges(u, U_EDGES)
-    for dperm in range(24):
+    for dperm in range(N_PERM_4):
         # D edges take the free positions among 0..7 in the order dperm
         order = perm_unrank(np.array([dperm]), 4)[0]
         ep = ep_u.copy()
         free = ep[:, :8] >= 4  # positions 0..7 not holding a U edge (hold 4..7 from filler)
         idx = np.nonzero(free)
         ep[idx[0], idx[1]] = np.tile(np.asarray(D_EDGES)[order], u.shape[0])
-        table[u * 24 + dperm] = ud_edges_of(ep)
+        table[u * N_PERM_4 + dperm] = ud_edges_of(ep)
     return table
 
 

@@ -20,30 +20,24 @@ the same two phases over groups, pruned by tables in that metric
 (:func:`solver.engines.twophase.tables.load_axial_tables`, built on its first use), and bounds
 every branch by its robot time so far plus the cheapest group for each group still needed.
 ``"moves"`` instead runs the face-turn search and keeps the fastest solution it meets (no extra
-tables). Without
-``max_length`` the robot search allows 26 face turns: the fastest solution is often longer.
+tables). Without ``max_length`` the robot search allows 26 face turns: the fastest solution is
+often longer.
 
 The search loop is C (``solver/engines/twophase/_twophase.c``, built by the package install); the
 tables come from :func:`solver.engines.twophase.tables.load_tables`. Engine options
-(``solve(..., name=value)``):
-
-``cache_dir``   table cache folder (default: see :mod:`solver.engines.twophase.tables`)
-``timeout_s``   give up when no solution at all is found after this long (default 30 s)
-``phase2_max``  longest phase-2 part tried (default 10 moves; 10 groups in the robot search)
-``directions``  1, 2, 3 or 6 searches (default 6; 1 = the cube only, 2 = cube and inverse)
-``robot_search`` with a cost model: ``"groups"`` (default) or ``"moves"`` (see above)
-``threads``     worker threads sharing the directions when there is a budget (default: one
-                per core, at most six)
+(``solve(..., name=value)``: ``cache_dir``, ``timeout_s``, ``phase2_max``, ``directions``,
+``robot_search``, ``threads``, ``progress``) are described and checked in
+:mod:`solver.engines.twophase.settings`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +48,14 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move, invert
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase.settings import (
+    DEFAULT_DIRECTIONS,
+    DEFAULT_THREADS,
+    DEFAULT_TIMEOUT_S,
+    MAX_LENGTH_LIMIT,
+    MAX_THREADS,
+    TwoPhaseSettings,
+)
 from solver.engines.twophase.tables import (
     AxialTables,
     Progress,
@@ -61,7 +63,8 @@ from solver.engines.twophase.tables import (
     load_axial_tables,
     load_tables,
 )
-from solver.errors import NoSolutionError, UnsupportedError
+from solver.errors import NoSolutionError, OptionError, UnsupportedError
+from solver.options import SolveOptions
 from solver.solution import Solution
 
 __all__ = [
@@ -75,21 +78,27 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_LENGTH = 20
-DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_PHASE2_MAX = 10
 DEFAULT_PHASE2_MAX_ROBOT = 12
 DEFAULT_PHASE2_MAX_GROUPS = 10
 DEFAULT_MAX_LENGTH_ROBOT = 26
-ROBOT_SEARCHES = ("groups", "moves")
-#: worker threads for a search with a budget: one per core, at most one per direction
-MAX_THREADS = 6
-DEFAULT_THREADS = min(MAX_THREADS, os.cpu_count() or 1)
-MAX_LENGTH_LIMIT = 30
+#: the C kernel's ``phase2_slack`` (with a cost: phase-2 lengths tried beyond the shortest
+#: one): more than any phase-2 length, so every length is tried
+PHASE2_SLACK_ALL = 99
+#: the least search time a budgeted search is given when preparing it used up its budget
+_MIN_SEARCH_S = 1e-6
 ALL_FACES = frozenset(Face)
+#: the axis a search direction sees the cube along, by its power of ROT_URF3
+_AXES = ("UD", "RL", "FB")
 
 #: one search direction for the C kernel: twist, flip, slice_sorted, u_edges, d_edges, corners,
 #: allowed-move mask
 Start = tuple[int, int, int, int, int, int, int]
+#: a search direction: power of ROT_URF3, inverted or not, its start
+Direction = tuple[int, bool, Start]
+#: what the C kernel returns: index of the direction solved (-1: none), moves, statistics
+Found = tuple[int, list[int], dict[str, Any]]
+CostTuple = tuple[float, float, float, float, bool]
 
 
 def _sym_cube(s: int) -> CubieCube:
@@ -102,6 +111,51 @@ def _sym_cube(s: int) -> CubieCube:
     )
 
 
+def _cost_tuple(cost_model: CostModel | None) -> CostTuple | None:
+    if cost_model is None:
+        return None
+    return (
+        cost_model.quarter_turn_s,
+        cost_model.half_turn_s,
+        cost_model.pair_extra_s,
+        cost_model.settle_s,
+        cost_model.simultaneous,
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """One solve's search, checked and prepared."""
+
+    length: int
+    phase2_max: int
+    groups: bool  # the robot search over groups
+    faces: frozenset[Face]
+
+
+def _plan(options: SolveOptions, settings: TwoPhaseSettings) -> _Plan:
+    """Check the generic options against this engine's limits and fill in the defaults."""
+    groups = options.cost_model is not None and settings.robot_search == "groups"
+    default_length = DEFAULT_MAX_LENGTH_ROBOT if groups else DEFAULT_MAX_LENGTH
+    max_length = options.max_length
+    length = default_length if max_length is None else int(max_length)
+    if not 0 <= length <= MAX_LENGTH_LIMIT:
+        raise OptionError(
+            "max_length", f"max_length must be 0..{MAX_LENGTH_LIMIT}, got {max_length}"
+        )
+    if not options.budget_s >= 0:
+        raise OptionError("budget_s", f"budget must be >= 0 seconds, got {options.budget_s!r}")
+    faces = ALL_FACES if options.faces is None else frozenset(options.faces)
+    if not faces:
+        raise UnsupportedError("at least one face must be allowed to turn")
+    p2 = settings.phase2_max
+    if p2 is None:
+        p2 = DEFAULT_PHASE2_MAX_ROBOT if options.cost_model is not None else DEFAULT_PHASE2_MAX
+        if groups:
+            p2 = DEFAULT_PHASE2_MAX_GROUPS
+    return _Plan(length, p2, groups, faces)
+
+
 class TwoPhaseSolver:
     """The engine with its tables; thread-safe (the search holds no shared state and releases
     the GIL)."""
@@ -110,8 +164,8 @@ class TwoPhaseSolver:
         self.tables = tables
         self._arrays = tables.search_arrays()
         self._conj = tables.conj_move.astype(int)
-        self._urf3 = _sym_cube(16)
-        self._urf3_inv = _sym_cube(32)
+        self._urf3 = _sym_cube(C.SYM_URF3)
+        self._urf3_inv = _sym_cube(C.SYM_URF3_INV)
         self._axial: AxialTables | None = None
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -131,13 +185,13 @@ class TwoPhaseSolver:
                 self._axial = load_axial_tables(self.tables, progress=progress)
             return self._axial
 
-    def _directions(
-        self, cube: CubieCube, faces: frozenset[Face], count: int
-    ) -> list[tuple[int, bool, Start]]:
+    def _conj_move(self, rot: int, m: int) -> int:
+        """Move ``m`` seen along direction ``rot``: ``ROT_URF3^rot m ROT_URF3^-rot``."""
+        return int(self._conj[C.SYM_URF3 * rot, m])
+
+    def _directions(self, cube: CubieCube, faces: frozenset[Face], count: int) -> list[Direction]:
         rots = {1: (0,), 2: (0,), 3: (0, 1, 2), 6: (0, 1, 2)}[count]
         invs = (False, True) if count in (2, 6) else (False,)
-        out: list[tuple[int, bool, Start]] = []
-        seen: set[Start] = set()
         cubes: list[CubieCube] = []
         keys: list[tuple[int, bool, int]] = []
         for rot in rots:
@@ -149,11 +203,13 @@ class TwoPhaseSolver:
                 base = self._urf3 * cube * self._urf3_inv
             allowed = 0
             for m in range(C.N_MOVE):
-                if Face(int(self._conj[16 * rot, m]) // 3) in faces:
+                if Face(self._conj_move(rot, m) // 3) in faces:
                     allowed |= 1 << m
             for inv in invs:
                 cubes.append(base.inverse() if inv else base)
                 keys.append((rot, inv, allowed))
+        out: list[Direction] = []
+        seen: set[Start] = set()
         for (rot, inv, allowed), k in zip(keys, C.coordinates_many(cubes), strict=True):
             start: Start = (
                 k["twist"],
@@ -164,10 +220,9 @@ class TwoPhaseSolver:
                 k["corners"],
                 allowed,
             )
-            if start in seen:
-                continue
-            seen.add(start)
-            out.append((rot, inv, start))
+            if start not in seen:
+                seen.add(start)
+                out.append((rot, inv, start))
         return out
 
     def solve(
@@ -180,81 +235,106 @@ class TwoPhaseSolver:
         faces: Collection[Face] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         phase2_max: int | None = None,
-        directions: int = 6,
+        directions: int = DEFAULT_DIRECTIONS,
         robot_search: str = "groups",
         progress: Progress | None = None,
         threads: int = DEFAULT_THREADS,
     ) -> Solution:
-        """Solve a (valid) cubie state; see the module docstring for the options."""
-        called = time.perf_counter()
-        if robot_search not in ROBOT_SEARCHES:
-            raise UnsupportedError(
-                f"robot_search must be one of {ROBOT_SEARCHES}, got {robot_search!r}"
-            )
-        groups = cost_model is not None and robot_search == "groups"
-        default_length = DEFAULT_MAX_LENGTH_ROBOT if groups else DEFAULT_MAX_LENGTH
-        length = default_length if max_length is None else int(max_length)
-        if not 0 <= length <= MAX_LENGTH_LIMIT:
-            raise UnsupportedError(f"max_length must be 0..{MAX_LENGTH_LIMIT}, got {max_length}")
-        if not budget_s >= 0:
-            raise UnsupportedError(f"budget must be >= 0 seconds, got {budget_s!r}")
-        if directions not in (1, 2, 3, 6):
-            raise UnsupportedError(f"directions must be 1, 2, 3 or 6, got {directions}")
-        if threads < 1:
-            raise UnsupportedError(f"threads must be at least 1, got {threads}")
-        face_set = ALL_FACES if faces is None else frozenset(faces)
-        if not face_set:
-            raise UnsupportedError("at least one face must be allowed to turn")
-        p2 = phase2_max
-        if p2 is None:
-            p2 = DEFAULT_PHASE2_MAX_ROBOT if cost_model is not None else DEFAULT_PHASE2_MAX
-            if groups:
-                p2 = DEFAULT_PHASE2_MAX_GROUPS
-        axial = self.axial_tables(progress).search_arrays() if groups else None
-        cost = (
-            None
-            if cost_model is None
-            else (
-                cost_model.quarter_turn_s,
-                cost_model.half_turn_s,
-                cost_model.pair_extra_s,
-                cost_model.settle_s,
-                cost_model.simultaneous,
-            )
+        """Solve a (valid) cubie state; the keywords are those of :class:`SolveOptions` and
+        :class:`~solver.engines.twophase.settings.TwoPhaseSettings`."""
+        options = SolveOptions(
+            max_length, budget_s, cost_model, None if faces is None else frozenset(faces)
         )
-        dirs = self._directions(cube, face_set, directions)
-        model = cost_model or DEFAULT_COST_MODEL
+        settings = TwoPhaseSettings(
+            timeout_s=timeout_s,
+            phase2_max=phase2_max,
+            directions=directions,
+            robot_search=robot_search,
+            threads=threads,
+            progress=progress,
+        )
+        return self.run(cube, options, settings)
+
+    def run(self, cube: CubieCube, options: SolveOptions, settings: TwoPhaseSettings) -> Solution:
+        """Solve a (valid) cubie state with checked options (see the module docstring)."""
+        called = time.perf_counter()
+        plan = _plan(options, settings)
+        dirs = self._directions(cube, plan.faces, settings.directions)
+        chunks, results = self._search(plan, dirs, options, settings, called)
+        elapsed = time.perf_counter() - called
+        solution = self._best(chunks, results, options.cost_model)
+        stats = _merge_stats([r[2] for r in results])
+        if solution is None:
+            raise _no_solution(plan, bool(stats["timed_out"]), elapsed)
+        result, rot, inv, first_length = solution
+        info: dict[str, Any] = dict(stats)
+        info.update(
+            {
+                "first_length": first_length,
+                "objective": "robot_time" if options.cost_model is not None else "length",
+                "metric": "groups" if plan.groups else "moves",
+                "directions": len(dirs),
+                "threads": len(chunks),
+                "direction": {"axis": _AXES[rot], "inverse": inv},
+                "budget_s": options.budget_s,
+                "solve_s": elapsed,
+            }
+        )
+        model = options.cost_model or DEFAULT_COST_MODEL
+        return Solution(result, "twophase", 3, model.estimate(result), (), info)
+
+    def _search(
+        self,
+        plan: _Plan,
+        dirs: list[Direction],
+        options: SolveOptions,
+        settings: TwoPhaseSettings,
+        called: float,
+    ) -> tuple[list[list[Direction]], list[Found]]:
+        """Run the C search over ``dirs``: the directions shared out into chunks, one per
+        worker thread, and what each chunk's search found."""
+        axial = self.axial_tables(settings.progress).search_arrays() if plan.groups else None
+        budget_s = options.budget_s
         # With a budget the directions are shared out over worker threads (the C search
         # releases the GIL); the first-solution mode keeps one interleaved search, which
         # answers soonest.
-        workers = max(1, min(threads, len(dirs))) if budget_s > 0 else 1
+        workers = max(1, min(settings.threads, len(dirs))) if budget_s > 0 else 1
         chunks = [dirs[i::workers] for i in range(workers)]
         # set by the first worker to find a solution: the budget then ends the others too
         found_flag = bytearray(1)
-
         # the budget counts from the call: what preparing the search took comes off it
         search_budget = budget_s
         if budget_s > 0:
-            search_budget = max(budget_s - (time.perf_counter() - called), 1e-6)
+            search_budget = max(budget_s - (time.perf_counter() - called), _MIN_SEARCH_S)
+        cost = _cost_tuple(options.cost_model)
 
-        def run(chunk: list[tuple[int, bool, Start]]) -> tuple[int, list[int], dict[str, Any]]:
-            found: tuple[int, list[int], dict[str, Any]] = _c_search(
+        def run_chunk(chunk: list[Direction]) -> Found:
+            found: Found = _c_search(
                 self._arrays,
                 [d[2] for d in chunk],
-                length,
+                plan.length,
                 float(search_budget),
-                float(max(timeout_s, budget_s)),
-                int(p2),
+                float(max(settings.timeout_s, budget_s)),
+                int(plan.phase2_max),
                 cost,
-                99,
+                PHASE2_SLACK_ALL,
                 axial,
                 found_flag,
             )
             return found
 
-        results = [run(dirs)] if workers == 1 else list(self._workers().map(run, chunks))
-        elapsed = time.perf_counter() - called
-        stats = _merge_stats([r[2] for r in results])
+        if workers == 1:
+            return chunks, [run_chunk(dirs)]
+        return chunks, list(self._workers().map(run_chunk, chunks))
+
+    def _best(
+        self,
+        chunks: list[list[Direction]],
+        results: list[Found],
+        cost_model: CostModel | None,
+    ) -> tuple[tuple[Move, ...], int, bool, int] | None:
+        """The best solution the workers found, mapped back to the cube's own frame, with its
+        direction and the length of the first solution that worker found."""
         best: tuple[float, tuple[Move, ...], int, bool, int] | None = None
         for chunk, (index, raw, part) in zip(chunks, results, strict=True):
             if index < 0:
@@ -263,37 +343,25 @@ class TwoPhaseSolver:
             moves = list(raw)
             if inv:
                 moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
-            candidate = tuple(C.move_of_index(int(self._conj[16 * rot, m])) for m in moves)
-            score = model.estimate(candidate) if cost_model is not None else float(len(candidate))
+            candidate = tuple(C.move_of_index(self._conj_move(rot, m)) for m in moves)
+            score = cost_model.estimate(candidate) if cost_model is not None else len(candidate)
             if best is None or score < best[0]:
                 best = (score, candidate, rot, inv, int(part["first_length"]))
-        if best is None:
-            names = "".join(f.name for f in sorted(face_set))
-            if stats["timed_out"]:
-                raise NoSolutionError(
-                    f"no solution of at most {length} moves with faces {names} found in "
-                    f"{elapsed:.1f} s; allow more moves (max_length), more faces or a longer "
-                    "timeout_s"
-                )
-            raise NoSolutionError(
-                f"the two-phase search found no solution of at most {length} moves with faces "
-                f"{names}; allow more moves (max_length) or more faces"
-            )
-        _, result, rot, inv, first_length = best
-        info: dict[str, Any] = dict(stats)
-        info.update(
-            {
-                "first_length": first_length,
-                "objective": "robot_time" if cost_model is not None else "length",
-                "metric": "groups" if groups else "moves",
-                "directions": len(dirs),
-                "threads": workers,
-                "direction": {"axis": ("UD", "RL", "FB")[rot], "inverse": inv},
-                "budget_s": budget_s,
-                "solve_s": elapsed,
-            }
+        return None if best is None else best[1:]
+
+
+def _no_solution(plan: _Plan, timed_out: bool, elapsed: float) -> NoSolutionError:
+    names = "".join(f.name for f in sorted(plan.faces))
+    if timed_out:
+        return NoSolutionError(
+            f"no solution of at most {plan.length} moves with faces {names} found in "
+            f"{elapsed:.1f} s; allow more moves (max_length), more faces or a longer "
+            "timeout_s"
         )
-        return Solution(result, "twophase", 3, model.estimate(result), (), info)
+    return NoSolutionError(
+        f"the two-phase search found no solution of at most {plan.length} moves with faces "
+        f"{names}; allow more moves (max_length) or more faces"
+    )
 
 
 def _merge_stats(parts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -331,45 +399,17 @@ def get_solver(
         return solver
 
 
-def solve_twophase(cube: Cube, options: Any) -> Solution:
-    """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
+def solve_twophase(cube: Cube, options: SolveOptions) -> Solution:
+    """Engine entry point for :func:`solver.api.solve`; ``options.extra`` holds the
+    :class:`~solver.engines.twophase.settings.TwoPhaseSettings`."""
     if cube.n != 3:
         raise UnsupportedError(f"the two-phase engine solves 3x3 cubes, not {cube.n}x{cube.n}")
-    extra: Mapping[str, Any] = options.extra
-    known = {
-        "cache_dir",
-        "timeout_s",
-        "phase2_max",
-        "directions",
-        "progress",
-        "robot_search",
-        "threads",
-    }
-    unknown = set(extra) - known
-    if unknown:
-        raise UnsupportedError(f"unknown two-phase option(s): {', '.join(sorted(unknown))}")
-    solver = get_solver(extra.get("cache_dir"), progress=extra.get("progress"))
-    return solver.solve(
-        CubieCube.from_cube(cube),
-        max_length=options.max_length,
-        budget_s=options.budget_s,
-        cost_model=options.cost_model,
-        faces=options.faces,
-        timeout_s=float(extra.get("timeout_s", DEFAULT_TIMEOUT_S)),
-        phase2_max=extra.get("phase2_max"),
-        directions=int(extra.get("directions", 6)),
-        robot_search=str(extra.get("robot_search", "groups")),
-        progress=extra.get("progress"),
-        threads=int(extra.get("threads", DEFAULT_THREADS)),
-    )
+    settings = TwoPhaseSettings.from_extra(options.extra)
+    solver = get_solver(settings.cache_dir, progress=settings.progress)
+    return solver.run(CubieCube.from_cube(cube), options, settings)
 
 
 def scramble_moves(state: CubieCube, *, budget_s: float = 0.0) -> list[Move]:
     """A random-state scramble: moves (at most 20) that make ``state`` from the solved cube,
     the inverse of a solution."""
     return invert(list(get_solver().solve(state, budget_s=budget_s).moves))
-
-
-def move_list(moves: Collection[Move]) -> list[int]:
-    """Table indices of outer face turns (for tests and tools)."""
-    return [C.move_index(m) for m in moves]

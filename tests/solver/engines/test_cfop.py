@@ -136,9 +136,9 @@ def test_short_solution() -> None:
     assert short_solution(PieceState.solved()) == []
     for m in range(len(MOVES)):
         state = PieceState.solved().apply([m])
-        (answer,) = short_solution(state) or [None]
-        assert answer is not None
-        assert state.apply([answer]).is_solved()
+        answer = short_solution(state)
+        assert answer is not None and len(answer) == 1
+        assert state.apply(answer).is_solved()
     assert short_solution(PieceState.solved().apply(parse("R U"))) is not None
     assert short_solution(PieceState.solved().apply(parse("R U F"))) is None
 
@@ -195,7 +195,7 @@ def test_oll_algorithm_makes_its_listed_case(case: object) -> None:
 
 
 def test_oll_cases_are_distinct_and_cover_every_orientation() -> None:
-    classes = {}
+    classes: dict[str, str] = {}
     for case in OLL_CASES:
         state = case_state(case.algorithms[0])
         key = min(signature(Family.OLL, state * u) for u in U_TURNS)
@@ -280,7 +280,7 @@ def test_pll_algorithm_makes_its_listed_case(case: object) -> None:
 
 
 def test_pll_cases_are_distinct_and_cover_every_permutation() -> None:
-    classes = {}
+    classes: dict[str, str] = {}
     for case in PLL_CASES:
         state = case_state(case.algorithms[0])
         key = min(signature(Family.PLL, u * state * v) for u in U_TURNS for v in U_TURNS)

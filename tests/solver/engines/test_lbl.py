@@ -225,7 +225,7 @@ def test_settings_are_checked() -> None:
     cube = _random_cubes(3, 1)[0].to_cube()
     with pytest.raises(UnsupportedError, match="first_layer"):
         solve(cube, engine="lbl", first_layer="purple")
-    with pytest.raises(UnsupportedError, match="unknown settings"):
+    with pytest.raises(UnsupportedError, match="lbl engine: unknown option"):
         solve(cube, engine="lbl", cross="D")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,11 @@ import pytest
 from solver.engines.twophase import coord as C
 from solver.engines.twophase import tables as T
 from solver.engines.twophase.engine import get_solver
+from solver.engines.twophase.tables.bfs import exact_bfs
+from solver.engines.twophase.tables.builders import compose
+from solver.engines.twophase.tables.cache import Corrupt, read_bundle, write_bundle
+from solver.engines.twophase.tables.loader import load_or_build
+from solver.engines.twophase.tables.worker import build_parallel, main
 
 
 @pytest.fixture(scope="module")
@@ -121,18 +128,19 @@ def test_worker_process_builds_a_group(cache_copy: Path) -> None:
     path.unlink()
     calls: list[tuple[str, int, int]] = []
     build_s: dict[str, float] = {}
-    out = T._build_parallel(cache_copy, ["cornslice"], lambda *a: calls.append(a), build_s)
+    out = build_parallel(cache_copy, ["cornslice"], lambda *a: calls.append(a), build_s)
     assert set(out) == {"cornslice"} and "cornslice" in build_s
     assert path.read_bytes() == original
     assert calls and calls[-1][1] == calls[-1][2]
 
 
 def test_worker_usage_error() -> None:
-    assert T._main(["build", "nothing", "/tmp"]) == 2
+    assert main(["build", "nothing", "/tmp"]) == 2
 
 
 def _nibble(packed: np.ndarray, i: np.ndarray) -> np.ndarray:
-    return (packed[i >> 1] >> ((i & 1) << 2)) & 15
+    nibbles: np.ndarray = (packed[i >> 1] >> ((i & 1) << 2)) & 15
+    return nibbles
 
 
 def test_robot_phase2_depths_are_exact() -> None:
@@ -155,8 +163,8 @@ def test_robot_phase2_depths_are_exact() -> None:
 
     d = depth(corners, ud)
     assert (d == 0).sum() == ((corners == 0) & (ud == 0)).sum()
-    cm = T._compose(base.corners_move, C.PHASE2_AXIAL)
-    um = T._compose(base.ud_edges_move, C.PHASE2_AXIAL)
+    cm = compose(base.corners_move, C.PHASE2_AXIAL)
+    um = compose(base.ud_edges_move, C.PHASE2_AXIAL)
     neighbours = np.stack([depth(cm[corners, k], um[ud, k]) for k in C.PHASE2_AXIAL])
     inner = (d > 0) & (d < 15)
     assert inner.sum() > 3000
@@ -168,8 +176,59 @@ def test_table_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     path = T.table_path(tmp_path, "axial2")
     path.parent.mkdir(parents=True)
     small = np.zeros(8, dtype=np.uint8)
-    T._write_bundle(
+    write_bundle(
         path, "axial2", {"axial2_prun": small, "axial_cornslice": small, "axial_edgeslice": small}
     )
-    with pytest.raises(T._Corrupt, match=r"older cuberobot \(no axial2_depth\)"):
-        T._read_bundle(path, "axial2")
+    with pytest.raises(Corrupt, match=r"older cuberobot \(no axial2_depth\)"):
+        read_bundle(path, "axial2")
+
+
+def test_exact_bfs_gives_distances_on_a_product() -> None:
+    """Two cycles (6 and 4 long), each move one step of one of them: the distance of
+    ``a * 4 + b`` is the sum of the two cycle distances."""
+    a_move = np.array([[(x + 1) % 6, (x - 1) % 6, x, x] for x in range(6)])
+    b_move = np.array([[y, y, (y + 1) % 4, (y - 1) % 4] for y in range(4)])
+    depth = exact_bfs(a_move, b_move, 4)
+    expected = [min(a, 6 - a) + min(b, 4 - b) for a in range(6) for b in range(4)]
+    assert depth.tolist() == expected
+    forward = exact_bfs(a_move, b_move, 4, moves=[0, 2])  # forward steps only
+    assert forward.tolist() == [a + b for a in range(6) for b in range(4)]
+
+
+def test_exact_bfs_refuses_unreachable_entries() -> None:
+    stuck = np.zeros((3, 1), dtype=np.int64)  # every move goes to 0: 1 and 2 are unreachable
+    with pytest.raises(AssertionError):
+        exact_bfs(stuck, np.zeros((1, 1), dtype=np.int64), 1)
+
+
+def test_load_or_build_asks_for_inputs_only_to_build(cache_copy: Path) -> None:
+    def no_inputs() -> dict[str, np.ndarray]:
+        raise AssertionError("nothing should be built")
+
+    build_s: dict[str, float] = {}
+    loaded = load_or_build(cache_copy, ("cornslice",), no_inputs, lambda *a: None, build_s)
+    assert set(loaded) == {"cornslice"} and build_s == {}
+
+
+def test_load_or_build_without_cache_writes_nothing(tmp_path: Path) -> None:
+    moves = read_bundle(T.table_path(get_solver().tables.cache_dir or tmp_path, "moves"), "moves")
+    build_s: dict[str, float] = {}
+    loaded = load_or_build(
+        tmp_path, ("slicepair",), lambda: moves, lambda *a: None, build_s, use_cache=False
+    )
+    assert set(build_s) == {"slicepair"}
+    assert np.array_equal(
+        loaded["slicepair"]["slice_flip_depth"], get_solver().tables.slice_flip_depth
+    )
+    assert not (tmp_path / "twophase").exists()
+
+
+def test_worker_entry_point_usage() -> None:
+    """``python -m solver.engines.twophase.tables`` is the worker; a bad call exits 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "solver.engines.twophase.tables", "build", "moves", "/nowhere"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "usage:" in done.stderr

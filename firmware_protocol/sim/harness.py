@@ -17,13 +17,14 @@ import random
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
-from firmware_protocol.endpoints import PtyEndpoint
 from firmware_protocol.errors import ExecutionError, FirmwareResetError
-from firmware_protocol.faults import FaultSpec
 from firmware_protocol.link import FirmwareLink, LinkConfig, MoveExecuted
-from firmware_protocol.motors import group_time_s
 from firmware_protocol.moves import Move, opposite
-from firmware_protocol.sim import FirmwareConfig, MoveRecord, SimulatedFirmware, VirtualCube
+from firmware_protocol.sim.board import FirmwareConfig, MoveRecord, TurnableCube
+from firmware_protocol.sim.endpoints import PtyEndpoint
+from firmware_protocol.sim.faults import FaultSpec
+from firmware_protocol.sim.firmware import SimulatedFirmware
+from firmware_protocol.sim.motors import group_time_s
 
 __all__ = [
     "OverheadResult",
@@ -46,7 +47,7 @@ async def simulated_link(
     seed: int = 0,
     config: FirmwareConfig | None = None,
     link_config: LinkConfig | None = None,
-    cube: VirtualCube | None = None,
+    cube: TurnableCube | None = None,
     baud: int = 115200,
     connect: bool = True,
 ) -> AsyncIterator[tuple[SimulatedFirmware, PtyEndpoint, FirmwareLink]]:
@@ -180,7 +181,7 @@ async def soak_run(
     vanish_probability: float = 0.03,
     speed: float = 50.0,
     baud: int = 115200,
-    cube_factory: Callable[[], VirtualCube] | None = None,
+    cube_factory: Callable[[], TurnableCube] | None = None,
     expected_facelets: Callable[[Sequence[Move]], str] | None = None,
 ) -> SoakResult:
     """One seeded run of a random-length move stream through injected faults.

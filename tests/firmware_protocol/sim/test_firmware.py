@@ -10,7 +10,6 @@ from typing import TypeVar
 import pytest
 
 from firmware_protocol.codec import Frame, FrameDecoder
-from firmware_protocol.faults import FaultSpec
 from firmware_protocol.messages import (
     Ack,
     Clear,
@@ -39,8 +38,9 @@ from firmware_protocol.messages import (
     parse_message,
 )
 from firmware_protocol.sim import FirmwareConfig, NonVolatile, SimulatedFirmware
+from firmware_protocol.sim.faults import FaultSpec
 
-from .helpers import RecordingCube, run
+from ..helpers import RecordingCube, run
 
 M = TypeVar("M", bound=Message)
 

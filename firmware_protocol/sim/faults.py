@@ -27,11 +27,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["BITS_PER_BYTE", "FaultSpec", "SerialLine", "parse_fault_spec"]
+from firmware_protocol.codec import BITS_PER_BYTE
+
+__all__ = ["FaultSpec", "SerialLine", "parse_fault_spec"]
 
 logger = logging.getLogger(__name__)
 
-BITS_PER_BYTE = 10  # start + 8 data + stop
 _FACES = "URFDLB"
 
 

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from firmware_protocol.faults import FaultSpec, SerialLine, parse_fault_spec
-from firmware_protocol.motors import MotorProfile, group_time_s, turn_time_s
+from firmware_protocol.sim.faults import FaultSpec, SerialLine, parse_fault_spec
+from firmware_protocol.sim.motors import MotorProfile, group_time_s, turn_time_s
 
-from .helpers import run
+from ..helpers import run
 
 
 def test_parse_full_spec() -> None:

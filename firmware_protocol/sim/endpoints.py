@@ -22,7 +22,7 @@ import tempfile
 import tty
 from pathlib import Path
 
-from firmware_protocol.sim import SimulatedFirmware
+from firmware_protocol.sim.firmware import SimulatedFirmware
 
 __all__ = ["PtyEndpoint", "TcpEndpoint"]
 

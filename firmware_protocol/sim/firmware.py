@@ -1,19 +1,19 @@
 """The simulated stepper firmware: the firmware side of ``PROTOCOL.md``, in asyncio.
 
-It is transport-agnostic: an endpoint (:mod:`firmware_protocol.endpoints`, a pty or a TCP port)
+It is transport-agnostic: an endpoint (:mod:`firmware_protocol.sim.endpoints`, a pty or a TCP port)
 calls :meth:`SimulatedFirmware.port_attached`, feeds it the host's bytes with
 :meth:`SimulatedFirmware.port_bytes`, and receives its bytes through the ``write`` callback. Between
-the two sits the serial line model (:class:`~firmware_protocol.faults.SerialLine`): baud-rate
-pacing and the seeded byte faults of the :class:`~firmware_protocol.faults.FaultSpec`.
+the two sits the serial line model (:class:`~firmware_protocol.sim.faults.SerialLine`): baud-rate
+pacing and the seeded byte faults of the :class:`~firmware_protocol.sim.faults.FaultSpec`.
 
 What it models:
 
 - a finite move queue (``queue_depth`` moves), groups of two opposite faces that start together;
-- motor timing (:mod:`firmware_protocol.motors`): a group lasts as long as its slowest motor;
+- motor timing (:mod:`firmware_protocol.sim.motors`): a group lasts as long as its slowest motor;
 - non-volatile move counters that survive resets (:class:`NonVolatile`), a boot id that changes
   at every reset;
 - the state machine IDLE / RUNNING / HOLD / STOPPED / FAULT / HOMING, the watchdog, ESTOP;
-- a virtual cube (any :class:`VirtualCube`, injected: this package knows no cube model) to which
+- a virtual cube (any :class:`TurnableCube`, injected: this package knows no cube model) to which
   every executed move is applied, optionally mirrored to a state file (facelets, URFDLB);
 - a log of every move (:class:`MoveRecord`) with receive/start/finish times, for tests and
   benchmarks to check exactly-once execution and host-caused gaps.
@@ -24,17 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from firmware_protocol.codec import Frame, FrameDecoder
 from firmware_protocol.errors import CorruptFrame, MalformedMessage
-from firmware_protocol.faults import FaultSpec, SerialLine
 from firmware_protocol.messages import (
     PROTOCOL_VERSION,
     SEQUENCED_TYPES,
@@ -44,7 +40,6 @@ from firmware_protocol.messages import (
     ErrorCode,
     ErrorReport,
     EStop,
-    Executed,
     FirmwareState,
     Heartbeat,
     Hello,
@@ -60,100 +55,26 @@ from firmware_protocol.messages import (
     Status,
     StatusFlags,
     StatusRequest,
-    WireMove,
     encode_message,
     parse_message,
 )
-from firmware_protocol.motors import MotorProfile, group_time_s
-from firmware_protocol.moves import Face, opposite
+from firmware_protocol.moves import opposite
+from firmware_protocol.sim.board import (
+    NO_MOTOR,
+    FirmwareConfig,
+    MoveRecord,
+    NonVolatile,
+    PortControl,
+    TurnableCube,
+)
+from firmware_protocol.sim.faults import FaultSpec, SerialLine
+from firmware_protocol.sim.motion import MotionControl
 
-__all__ = [
-    "FirmwareConfig",
-    "MoveRecord",
-    "NonVolatile",
-    "PortControl",
-    "SimulatedFirmware",
-    "VirtualCube",
-]
+__all__ = ["SimulatedFirmware"]
 
 logger = logging.getLogger(__name__)
 
-_NO_MOTOR = 0xFF
 _KNOWN_TYPES = frozenset(int(t) for t in MessageType)
-
-
-class VirtualCube(Protocol):
-    """What the simulated firmware needs of a cube: turn a face, show the facelets."""
-
-    def apply(self, face: str, quarter_turns: int) -> None:
-        """Turn ``face`` (one of ``URFDLB``) by ``quarter_turns`` (±1, ±2; + is clockwise)."""
-
-    def facelets(self) -> str:
-        """The facelet string, faces U R F D L B (Kociemba order)."""
-
-
-class PortControl(Protocol):
-    """What an endpoint lets the firmware do to the port (for the ``vanish`` fault)."""
-
-    def vanish(self, seconds: float) -> None:
-        """Make the port disappear for ``seconds``, then come back."""
-
-
-@dataclass
-class NonVolatile:
-    """Memory that survives a reset (EEPROM / backup RAM on a real board)."""
-
-    boot_count: int = 0
-    boot_id: int = 0
-    last_received: int = 0
-    started_upto: int = 0
-    last_executed: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class FirmwareConfig:
-    """The simulated board. Times in seconds unless the name says otherwise."""
-
-    motors: tuple[MotorProfile, ...] = (MotorProfile(),) * 6
-    queue_depth: int = 16
-    max_batch: int = 16
-    watchdog_ms: int = 1000
-    status_period_s: float = 0.25
-    boot_time_s: float = 0.05
-    home_time_s: float = 0.3
-    nak_holdoff_s: float = 0.02
-    firmware_version: tuple[int, int, int] = (1, 0, 0)
-
-    def __post_init__(self) -> None:
-        if len(self.motors) != 6:
-            raise ValueError(f"the simulated firmware has 6 motors, got {len(self.motors)}")
-        if not 2 <= self.queue_depth <= 255:
-            raise ValueError(f"queue_depth must be 2..255, got {self.queue_depth}")
-        if not 1 <= self.max_batch <= 36:
-            raise ValueError(f"max_batch must be 1..36, got {self.max_batch}")
-        if not 10 <= self.watchdog_ms <= 65535:
-            raise ValueError(f"watchdog_ms must be 10..65535, got {self.watchdog_ms}")
-
-    def with_speed(self, factor: float) -> FirmwareConfig:
-        """Every motor ``factor`` times faster (for quick tests)."""
-        from dataclasses import replace
-
-        return replace(self, motors=tuple(m.scaled(factor) for m in self.motors))
-
-
-@dataclass
-class MoveRecord:
-    """One move as the firmware saw it. ``outcome``: queued, executed, interrupted, discarded."""
-
-    index: int
-    motor: int
-    quarter_turns: int
-    boot_id: int
-    received_at: float
-    started_at: float | None = None
-    finished_at: float | None = None
-    group_time_s: float = 0.0
-    outcome: str = "queued"
 
 
 @dataclass
@@ -166,22 +87,13 @@ class _Session:
     nak_at: float = -1.0
 
 
-@dataclass
-class _Group:
-    moves: list[WireMove]
-    records: list[MoveRecord]
-    done: asyncio.Future[bool]
-    time_s: float
-    handles: list[asyncio.TimerHandle] = field(default_factory=list)
-
-
-class SimulatedFirmware:
+class SimulatedFirmware(MotionControl):
     """The firmware side of the protocol, with motors, a virtual cube and fault injection."""
 
     def __init__(
         self,
         *,
-        cube: VirtualCube | None = None,
+        cube: TurnableCube | None = None,
         config: FirmwareConfig | None = None,
         faults: FaultSpec | None = None,
         seed: int = 0,
@@ -189,12 +101,14 @@ class SimulatedFirmware:
         state_file: Path | None = None,
         nv: NonVolatile | None = None,
     ) -> None:
-        self.cube = cube
-        self.config = config or FirmwareConfig()
-        self.faults = faults or FaultSpec()
+        super().__init__(
+            cube=cube,
+            config=config or FirmwareConfig(),
+            faults=faults or FaultSpec(),
+            state_file=state_file,
+            nv=nv or NonVolatile(),
+        )
         self.baud = baud
-        self.state_file = state_file
-        self.nv = nv or NonVolatile()
         self._rng = random.Random(seed)
         self._fault_rng = random.Random(seed ^ 0x5EED)
         self._rx_line = SerialLine(
@@ -205,29 +119,16 @@ class SimulatedFirmware:
         )
         self._decoder = FrameDecoder()
         self._write: Callable[[bytes], None] | None = None
-        self._control: PortControl | None = None
-        self._fired: set[tuple[str, int]] = set()
         # volatile state (reset at boot)
-        self.state = FirmwareState.IDLE
-        self.error = ErrorCode.NONE
-        self._error_motor = _NO_MOTOR
         self._session: _Session | None = None
-        self._queue: deque[tuple[WireMove, MoveRecord]] = deque()
-        self._group: _Group | None = None
-        self._hold = False
-        self._stop_after_group = False
         self._homed = False
         self._enabled_mask = 0x3F
         self._tx_seq = 0
         self._booted_at = 0.0
         self._booting = True
-        self._home_handle: asyncio.TimerHandle | None = None
-        self._wake = asyncio.Event()
-        self._motor_free_at = 0.0
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         # telemetry
-        self.records: list[MoveRecord] = []
         self.resets: list[tuple[int, int, int]] = []  # (old boot id, last_executed, started_upto)
         self.frames_received = 0
         self.corrupt_received = 0
@@ -315,7 +216,7 @@ class SimulatedFirmware:
         nv.last_received = nv.started_upto  # the queue was RAM
         self.state = FirmwareState.IDLE
         self.error = ErrorCode.NONE
-        self._error_motor = _NO_MOTOR
+        self._error_motor = NO_MOTOR
         self._session = None
         self._queue.clear()
         self._group = None
@@ -518,7 +419,7 @@ class SimulatedFirmware:
         self._home_handle = None
         self._homed = True
         self.error = ErrorCode.NONE
-        self._error_motor = _NO_MOTOR
+        self._error_motor = NO_MOTOR
         self._set_state(FirmwareState.IDLE)
 
     def _on_enable(self, message: Enable) -> tuple[NakReason, int] | None:
@@ -531,7 +432,7 @@ class SimulatedFirmware:
     def _on_clear(self) -> tuple[NakReason, int] | None:
         if self.state in (FirmwareState.STOPPED, FirmwareState.FAULT):
             self.error = ErrorCode.NONE
-            self._error_motor = _NO_MOTOR
+            self._error_motor = NO_MOTOR
             self._set_state(FirmwareState.IDLE)
         return None
 
@@ -545,159 +446,6 @@ class SimulatedFirmware:
         if self.state is FirmwareState.HOLD:
             self.state = FirmwareState.RUNNING if self._queue else FirmwareState.IDLE
             self._wake.set()
-
-    def _estop(self) -> None:
-        if self._home_handle is not None:
-            self._home_handle.cancel()
-            self._home_handle = None
-        if self.state is FirmwareState.STOPPED and self.error is ErrorCode.ESTOP:
-            return  # ESTOP is repeated until the host sees STOPPED: idempotent
-        logger.info("emergency stop")
-        index = self._group.moves[0].index if self._group is not None else 0
-        self._stop(FirmwareState.STOPPED, ErrorCode.ESTOP, _NO_MOTOR, index)
-
-    def _stop(self, state: FirmwareState, error: ErrorCode, motor: int, index: int) -> None:
-        """Stop now: interrupt the group in progress, flush the queue, report ``error``."""
-        self._interrupt_group()
-        self._discard_queue()
-        self._hold = False
-        self._stop_after_group = False
-        self.error = error
-        self._error_motor = motor
-        self.state = state
-        self._send(ErrorReport(error, motor, index))
-
-    def _interrupt_group(self) -> None:
-        group = self._group
-        if group is None:
-            return
-        for handle in group.handles:
-            handle.cancel()
-        for record in group.records:
-            record.outcome = "interrupted"
-        if not group.done.done():
-            group.done.set_result(False)
-        self._group = None
-
-    def _discard_queue(self) -> None:
-        for _, record in self._queue:
-            record.outcome = "discarded"
-        self._queue.clear()
-        self.nv.last_received = self.nv.started_upto
-
-    def _set_state(self, state: FirmwareState) -> None:
-        if state is not self.state:
-            self.state = state
-            self._send(self._status())
-
-    # --- motors -------------------------------------------------------------------------------
-
-    def _can_start(self) -> bool:
-        return (
-            self.state is FirmwareState.RUNNING
-            and bool(self._queue)
-            and not self._hold
-            and not self._stop_after_group
-        )
-
-    async def _motor_loop(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            self._motor_free_at = max(self._motor_free_at, loop.time())  # idle until now
-            while self._can_start():
-                await self._run_group()
-
-    def _pop_group(self) -> tuple[list[WireMove], list[MoveRecord]]:
-        moves: list[WireMove] = []
-        records: list[MoveRecord] = []
-        while self._queue:
-            move, record = self._queue.popleft()
-            moves.append(move)
-            records.append(record)
-            if not move.simultaneous_with_next:
-                break
-        return moves, records
-
-    async def _run_group(self) -> None:
-        loop = asyncio.get_running_loop()
-        moves, records = self._pop_group()
-        # The motor timeline is kept like a microcontroller's hardware timer: a group starts when
-        # the previous one ends (or when its moves arrived, if later), and ends exactly
-        # ``time_s`` after that; the event loop's timer lateness does not accumulate.
-        now = loop.time()
-        start = min(now, max(self._motor_free_at, max(r.received_at for r in records)))
-        time_s = group_time_s(self.config.motors, [(m.motor, m.quarter_turns) for m in moves])
-        group = _Group(moves, records, loop.create_future(), time_s)
-        self._group = group
-        self.nv.started_upto = moves[-1].index
-        for record in records:
-            record.started_at = start
-            record.group_time_s = time_s
-        group.handles.append(loop.call_at(start + time_s, self._group_done, group))
-        self._schedule_faults(group, start)
-        completed = await group.done
-        if not completed or self._group is not group:
-            # Interrupted (ESTOP, stall, reset) — possibly in the same loop iteration as the
-            # completion timer fired: the interruption wins, the records already say so.
-            self._motor_free_at = loop.time()
-            return
-        finished = start + time_s
-        self._motor_free_at = finished
-        for move, record in zip(moves, records, strict=True):
-            record.finished_at = finished
-            record.outcome = "executed"
-            if self.cube is not None:
-                self.cube.apply(Face(move.motor).name, move.quarter_turns)
-        self.nv.last_executed = moves[-1].index
-        self._group = None
-        if self.state_file is not None:
-            self._write_state_file()
-        self._send(Executed(self.nv.last_executed, self.nv.started_upto, self._queue_free()))
-        if self._stop_after_group:
-            self._stop_after_group = False
-            self._discard_queue()
-            self.error = ErrorCode.WATCHDOG
-            self._set_state(FirmwareState.STOPPED)
-        elif self._hold:
-            self._set_state(FirmwareState.HOLD)
-        elif not self._queue:
-            self._set_state(FirmwareState.IDLE)
-
-    def _group_done(self, group: _Group) -> None:
-        if not group.done.done():
-            group.done.set_result(True)
-
-    def _schedule_faults(self, group: _Group, start: float) -> None:
-        loop = asyncio.get_running_loop()
-        half = start + group.time_s / 2
-        for move in group.moves:
-            if move.index in self.faults.resets and ("reset", move.index) not in self._fired:
-                self._fired.add(("reset", move.index))
-                group.handles.append(loop.call_at(half, self.reset))
-            for motor, index in self.faults.stalls:
-                if index == move.index and ("stall", index) not in self._fired:
-                    self._fired.add(("stall", index))
-                    group.handles.append(loop.call_at(half, self._stall, motor, index))
-            for index, millis in self.faults.vanish:
-                if index == move.index and ("vanish", index) not in self._fired:
-                    self._fired.add(("vanish", index))
-                    if self._control is not None:
-                        self._control.vanish(millis / 1000.0)
-
-    def _stall(self, motor: int, index: int) -> None:
-        logger.info("motor %s stalled during move %d", Face(motor).name, index)
-        self._stop(FirmwareState.FAULT, ErrorCode.STALL, motor, index)
-        self._send(self._status())
-
-    def _write_state_file(self) -> None:
-        if self.cube is None or self.state_file is None:
-            return
-        path = self.state_file
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.cube.facelets() + "\n", encoding="ascii")
-        os.replace(tmp, path)
 
     # --- periodic: heartbeat STATUS and the watchdog --------------------------------------------
 
@@ -727,7 +475,7 @@ class SimulatedFirmware:
             self._home_handle.cancel()
             self._home_handle = None
         self._discard_queue()
-        self._send(ErrorReport(ErrorCode.WATCHDOG, _NO_MOTOR, self.nv.started_upto))
+        self._send(ErrorReport(ErrorCode.WATCHDOG, NO_MOTOR, self.nv.started_upto))
         if self._group is not None:
             self._stop_after_group = True
         else:
@@ -736,9 +484,6 @@ class SimulatedFirmware:
             self._set_state(FirmwareState.STOPPED)
 
     # --- replies -------------------------------------------------------------------------------
-
-    def _queue_free(self) -> int:
-        return self.config.queue_depth - len(self._queue)
 
     def _ack(self, seq: int) -> Ack:
         return Ack(seq, self.nv.last_received, self._queue_free())

@@ -1,0 +1,493 @@
+""":class:`FirmwareLink`: the asyncio facade over the sans-IO core. It owns the port, the clock
+and the tasks (supervisor, ticker); every protocol decision is the core's
+(:class:`~firmware_protocol.link.core.LinkCore`), whose actions it carries out."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable, Sequence
+
+import serial
+
+from firmware_protocol.codec import Frame
+from firmware_protocol.errors import (
+    CorruptFrame,
+    LinkBusyError,
+    LinkClosedError,
+    LinkError,
+    LinkTimeoutError,
+    PortError,
+    PortLostError,
+)
+from firmware_protocol.link.actions import (
+    Action,
+    ExecutionEnded,
+    Fatal,
+    HandshakeFailed,
+    MovesExecuted,
+    OpDone,
+    SessionOpened,
+    WaiterDone,
+    Write,
+)
+from firmware_protocol.link.core import LinkCore
+from firmware_protocol.link.data import FirmwareInfo, LinkConfig, LinkStats
+from firmware_protocol.link.execution import Execution
+from firmware_protocol.link.supervisor import (
+    GiveUp,
+    HandshakeError,
+    PortDown,
+    ReconnectPolicy,
+    SerialPort,
+)
+from firmware_protocol.messages import (
+    Enable,
+    ErrorCode,
+    ErrorReport,
+    EStop,
+    FirmwareState,
+    Hold,
+    Home,
+    Message,
+    Resume,
+    Status,
+    StatusFlags,
+    StatusRequest,
+)
+from firmware_protocol.moves import Move
+
+__all__ = ["FirmwareLink"]
+
+logger = logging.getLogger(__name__)
+
+#: How often a STATUS is asked for while waiting for one (seconds; then doubled each time).
+_STATUS_RETRY_S = 0.05
+#: How often a STATUS is asked for while homing (seconds).
+_HOME_POLL_S = 0.1
+_MIN_HOME_WAIT_S = 0.1
+#: A command (HOME, ENABLE) waits this many ``status_timeout_s`` for its ACK.
+_COMMAND_TIMEOUT_FACTOR = 5
+#: The shortest sleep of the ticker (seconds), so an overdue deadline never spins the loop.
+_MIN_TICK_S = 0.001
+
+_Pending = asyncio.Future[Status | None]
+
+
+class FirmwareLink:
+    """A reliable link to one firmware on one port. See :mod:`firmware_protocol.link`.
+
+    All methods must be called from the event loop that called :meth:`connect`. At most one
+    :meth:`execute` runs at a time.
+    """
+
+    def __init__(self, port: str, *, config: LinkConfig | None = None) -> None:
+        self.port = port
+        self.config = config or LinkConfig()
+        self._rng = random.Random()
+        self._core = LinkCore(port, self.config, self._rng)
+        #: What the firmware said in the IDENT of the last session.
+        self.info: FirmwareInfo | None = None
+        self.stats: LinkStats = self._core.stats
+        self._serial = SerialPort(port, self.config.baudrate)
+        self._closed = False
+        self._supervisor: asyncio.Task[None] | None = None
+        self._ticker: asyncio.Task[None] | None = None
+        self._first_session: asyncio.Future[FirmwareInfo] | None = None
+        self._connection_end: asyncio.Future[Exception | None] | None = None
+        self._failure: LinkError | None = None
+        self._down: PortLostError | None = None  # the port has been gone too long
+        self._policy: ReconnectPolicy | None = None
+        self._pending: dict[int, _Pending] = {}
+        self._execution: Execution | None = None
+
+    # === public API ============================================================================
+
+    async def __aenter__(self) -> FirmwareLink:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def last_status(self) -> Status | None:
+        return self._core.last_status
+
+    @property
+    def last_error_report(self) -> ErrorReport | None:
+        return self._core.last_error_report
+
+    @property
+    def connected(self) -> bool:
+        """A session with the firmware is open right now."""
+        return self._core.session_open
+
+    @property
+    def reset_pending(self) -> bool:
+        """A firmware reset interrupted an execution and has not been acknowledged."""
+        return self._core.executions.reset_pending is not None
+
+    @property
+    def execution(self) -> Execution | None:
+        """The execution in progress (or the last one)."""
+        return self._execution
+
+    async def connect(self) -> FirmwareInfo:
+        """Open the port and a session; return the firmware's identity.
+
+        Raises :class:`PortOpenError` (cannot open within ``connect_timeout_s``),
+        :class:`LinkTimeoutError` (port opens, firmware never answers HELLO) or
+        :class:`ProtocolVersionError`. A firmware left STOPPED by its watchdog is cleared;
+        one stopped by an e-stop or a fault stays so (see :meth:`home`).
+        """
+        self._check_open()
+        if self._core.session_open and self.info is not None:
+            return self.info
+        loop = asyncio.get_running_loop()
+        if self._supervisor is None or self._supervisor.done():
+            self._failure = None
+            self._first_session = loop.create_future()
+            self._supervisor = loop.create_task(
+                self._supervise(), name=f"fwlink-supervisor {self.port}"
+            )
+        if self._ticker is None or self._ticker.done():
+            self._ticker = loop.create_task(self._tick_loop(), name=f"fwlink-tick {self.port}")
+        assert self._first_session is not None
+        return await asyncio.shield(self._first_session)
+
+    def execute(self, moves: Sequence[Move]) -> Execution:
+        """Start executing ``moves``; return an async iterator of :class:`MoveExecuted`.
+
+        Raises at once: :class:`InvalidMoveError`, :class:`LinkBusyError`,
+        :class:`ResetNotAcknowledgedError`, :class:`FirmwareStoppedError` (e-stop or fault
+        latched: :meth:`home` first), :class:`LinkClosedError`, or the link's failure.
+        """
+        self._check_usable()
+        state, actions = self._core.execute(moves, self._now())
+        self._execution = Execution(state)
+        self._apply(actions)
+        return self._execution
+
+    def acknowledge_reset(self) -> None:
+        """Allow executions again after a :class:`FirmwareResetError` (the owner has reconciled
+        the cube state with the report and, usually, homed the motors)."""
+        self._core.acknowledge_reset()
+
+    async def status(self) -> Status:
+        """Ask for and return a fresh STATUS (:class:`LinkTimeoutError` if none comes)."""
+        self._check_usable()
+        return await self._request_status(StatusRequest(), lambda s: True, "STATUS")
+
+    async def estop(self) -> Status:
+        """Emergency stop: motors stop mid-turn, the queue is flushed, the firmware latches
+        STOPPED. The running execution fails with :class:`EmergencyStopError`. Returns the
+        STATUS confirming the stop. Recover with :meth:`home`."""
+        self._check_open()
+        if not self._core.connected:
+            raise PortError(
+                f"cannot send the emergency stop: {self.port} is not connected; "
+                "press the robot's hardware emergency stop",
+                self.port,
+            )
+        return await self._request_status(
+            EStop(), lambda s: s.state in (FirmwareState.STOPPED, FirmwareState.FAULT), "ESTOP"
+        )
+
+    async def hold(self) -> Status:
+        """Pause after the move group in progress; the queue is kept (see :meth:`resume`)."""
+        self._check_usable()
+        return await self._request_status(
+            Hold(), lambda s: bool(s.flags & StatusFlags.HOLD_REQUESTED), "HOLD"
+        )
+
+    async def resume(self) -> Status:
+        """Continue after :meth:`hold`."""
+        self._check_usable()
+        return await self._request_status(
+            Resume(), lambda s: not s.flags & StatusFlags.HOLD_REQUESTED, "RESUME"
+        )
+
+    async def home(self, motor_mask: int = 0x3F) -> Status:
+        """Home the motors (also clears STOPPED and FAULT); return the STATUS once homed."""
+        self._check_usable()
+        self._require_idle("home")
+        started = self._now()
+        await self._send_command(Home(motor_mask))
+        timeout = max(self.config.home_timeout_s - (self._now() - started), _MIN_HOME_WAIT_S)
+        status = await self._await_status(
+            StatusRequest(),
+            _homed,
+            timeout=timeout,
+            retry_s=_HOME_POLL_S,
+            backoff=1.0,
+            timeout_error=LinkTimeoutError(
+                f"HOME did not complete on {self.port} within {timeout:g} s; check the motors "
+                "and the cable",
+                self.port,
+            ),
+        )
+        self._core.note_state(status)
+        return status
+
+    async def enable_motors(self, enabled_mask: int) -> None:
+        """Energise the motors in ``enabled_mask`` (bit i = motor i), release the others."""
+        self._check_usable()
+        self._require_idle("enable motors")
+        await self._send_command(Enable(enabled_mask))
+
+    async def close(self) -> None:
+        """Close the port. A running execution fails with :class:`ExecutionLinkError`."""
+        if self._closed:
+            return
+        self._closed = True
+        closed = LinkClosedError(f"link to {self.port} closed", self.port)
+        self._apply(self._core.fail(closed, self._now()))
+        if self._first_session is not None and not self._first_session.done():
+            self._first_session.set_exception(closed)
+            self._first_session.exception()  # mark retrieved
+        for task in (self._supervisor, self._ticker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self._close_port()
+
+    # === carrying out the core's actions =======================================================
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _apply(self, actions: list[Action]) -> None:
+        for action in actions:
+            match action:
+                case Write():
+                    self._serial.write(action.data)
+                case MovesExecuted():
+                    if self._execution is not None and self._execution.state is action.execution:
+                        self._execution._deliver(action.events)
+                case ExecutionEnded():
+                    if self._execution is not None and self._execution.state is action.execution:
+                        self._execution._end(action.error)
+                case OpDone():
+                    self._settle(action.op_id, None, action.error)
+                case WaiterDone():
+                    self._settle(action.waiter_id, action.status, action.error)
+                case SessionOpened():
+                    self._session_opened(action.info)
+                case HandshakeFailed():
+                    self._end_connection(HandshakeError(action.reason))
+                case Fatal():
+                    self._end_connection(action.error)
+
+    def _settle(self, request_id: int, status: Status | None, error: LinkError | None) -> None:
+        future = self._pending.pop(request_id, None)
+        if future is None or future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(status)
+
+    def _session_opened(self, info: FirmwareInfo) -> None:
+        self.info = info
+        if self._down is not None:
+            logger.info("%s: port back; the link is usable again", self.port)
+        self._down = None
+        if self._policy is not None:
+            self._policy.back_up()
+        if self._first_session is not None and not self._first_session.done():
+            self._first_session.set_result(info)
+
+    def _end_connection(self, why: Exception | None) -> None:
+        end = self._connection_end
+        if end is not None and not end.done():
+            end.set_result(why)
+
+    # === requests ==============================================================================
+
+    async def _send_command(self, message: Message) -> None:
+        timeout = self.config.status_timeout_s * _COMMAND_TIMEOUT_FACTOR
+        op_id, actions = self._core.send_command(message, self._now(), timeout)
+        await self._wait_for(op_id, actions)
+
+    async def _request_status(
+        self, message: Message, predicate: Callable[[Status], bool], name: str
+    ) -> Status:
+        """Send ``message`` (ESTOP, HOLD, ...), repeated with back-off, until a STATUS
+        satisfies ``predicate``."""
+        timeout = self.config.status_timeout_s
+        hint = "; press the hardware emergency stop" if name == "ESTOP" else ""
+        return await self._await_status(
+            message,
+            predicate,
+            timeout=timeout,
+            retry_s=_STATUS_RETRY_S,
+            backoff=2.0,
+            timeout_error=LinkTimeoutError(
+                f"no STATUS answering {name} from the firmware on {self.port} within "
+                f"{timeout:g} s; check the cable{hint}",
+                self.port,
+            ),
+        )
+
+    async def _await_status(
+        self,
+        request: Message,
+        predicate: Callable[[Status], bool],
+        *,
+        timeout: float,
+        retry_s: float,
+        backoff: float,
+        timeout_error: LinkError,
+    ) -> Status:
+        waiter_id, actions = self._core.await_status(
+            request,
+            predicate,
+            self._now(),
+            timeout=timeout,
+            retry_s=retry_s,
+            backoff=backoff,
+            timeout_error=timeout_error,
+        )
+        status = await self._wait_for(waiter_id, actions)
+        assert status is not None
+        return status
+
+    async def _wait_for(self, request_id: int, actions: list[Action]) -> Status | None:
+        future: _Pending = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            self._apply(actions)
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+            self._core.forget(request_id)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise LinkClosedError(f"link to {self.port} is closed; open a new one", self.port)
+
+    def _check_usable(self) -> None:
+        self._check_open()
+        if self._failure is not None:
+            raise self._failure
+        if self._down is not None:
+            raise self._down
+        if self._supervisor is None:
+            raise LinkError(
+                f"link to {self.port} is not connected yet; connect it before use", self.port
+            )
+
+    def _require_idle(self, what: str) -> None:
+        if self._core.busy:
+            raise LinkBusyError(
+                f"cannot {what} on {self.port} while moves are executing; wait for them to "
+                "finish or stop them with the emergency stop",
+                self.port,
+            )
+
+    # === tasks =================================================================================
+
+    async def _tick_loop(self) -> None:
+        while True:
+            now = self._now()
+            deadline = self._core.deadline()
+            wait = self.config.tick_s if deadline is None else deadline - now
+            await asyncio.sleep(min(self.config.tick_s, max(wait, _MIN_TICK_S)))
+            self._apply(self._core.tick(self._now()))
+
+    async def _supervise(self) -> None:
+        policy = self._policy = ReconnectPolicy(self.port, self.config, self._rng, self._now())
+        problem: Exception | None = None
+        while not self._closed:
+            try:
+                await self._open_port()
+            except (OSError, serial.SerialException, TimeoutError) as err:
+                problem = err
+            else:
+                policy.opened()
+                if policy.lost_at is not None:
+                    self._core.stats.reconnects += 1
+                    logger.info(
+                        "%s: port back after %.2f s", self.port, self._now() - policy.lost_at
+                    )
+                problem = await self._serve_connection()
+                await self._close_port()
+                if isinstance(problem, LinkError):  # fatal (protocol version)
+                    self._fail_everything(problem)
+                    return
+                if self._closed:
+                    return
+                policy.ended(self._now(), self._core.session_opened_at)
+            if not await self._after_connection(policy, problem):
+                return
+
+    async def _after_connection(self, policy: ReconnectPolicy, problem: Exception | None) -> bool:
+        """Give up, declare the port down, or wait before the next try; whether to go on."""
+        connecting = self._first_session is not None and not self._first_session.done()
+        for step in policy.next_step(self._now(), connecting, problem):
+            match step:
+                case GiveUp():
+                    self._fail_everything(step.error)
+                    return False
+                case PortDown():
+                    # Give up on what is waiting, not on the port: keep trying in the
+                    # background, so the link recovers by itself when the cable is back.
+                    lost = PortLostError(
+                        f"{self.port} gone for {step.seconds:.1f} s ({problem}); check the USB "
+                        "cable and the robot's power; the link keeps reconnecting",
+                        self.port,
+                    )
+                    lost.__cause__ = problem
+                    logger.error("%s", lost)
+                    self._down = lost
+                    self._apply(self._core.fail(lost, self._now()))
+                case _:
+                    logger.debug("%s: reopening in %.3f s (%s)", self.port, step.delay_s, problem)
+                    await asyncio.sleep(step.delay_s)
+        return True
+
+    async def _open_port(self) -> None:
+        self._connection_end = asyncio.get_running_loop().create_future()
+        await self._serial.open(self._on_item, self._on_lost)
+        self._apply(self._core.connection_made(self._now()))
+
+    async def _serve_connection(self) -> Exception | None:
+        """Until the port closes, the handshake fails or the firmware is unusable."""
+        assert self._connection_end is not None
+        return await self._connection_end
+
+    async def _close_port(self) -> None:
+        self._apply(self._core.connection_lost())
+        await self._serial.close()
+
+    def _on_item(self, item: Frame | CorruptFrame) -> None:
+        self._apply(self._core.receive(item, self._now()))
+
+    def _on_lost(self, exc: Exception | None) -> None:
+        if not self._closed:
+            logger.warning(
+                "%s: port lost (%s); reconnecting with back-off", self.port, exc or "closed"
+            )
+        self._apply(self._core.connection_lost())
+        self._end_connection(HandshakeError(f"{self.port} lost ({exc or 'closed'})"))
+
+    def _fail_everything(self, error: LinkError) -> None:
+        self._failure = error
+        logger.error("%s", error)
+        self._apply(self._core.fail(error, self._now()))
+        if self._first_session is not None and not self._first_session.done():
+            self._first_session.set_exception(error)
+        if self._ticker is not None:
+            self._ticker.cancel()
+
+
+def _homed(status: Status) -> bool:
+    return (
+        status.state is FirmwareState.IDLE
+        and bool(status.flags & StatusFlags.HOMED)
+        and status.error is ErrorCode.NONE
+    )

@@ -1,0 +1,106 @@
+"""The errors that end an execution, with operator messages naming the port, what happened to
+the moves and the next action. Pure: builds exceptions, raises nothing."""
+
+from __future__ import annotations
+
+from firmware_protocol.errors import (
+    EmergencyStopError,
+    ExecutionError,
+    ExecutionLinkError,
+    FirmwareResetError,
+    FirmwareStoppedError,
+    LinkError,
+    MotorFaultError,
+)
+from firmware_protocol.link.data import ExecutionReport
+from firmware_protocol.messages import ErrorCode, FirmwareState, Nak, NakReason
+from firmware_protocol.moves import Face
+
+__all__ = [
+    "link_failure",
+    "nak_hint",
+    "refused_while_stopped",
+    "rejected",
+    "reset_during",
+    "stopped",
+]
+
+_MOTOR_ERRORS = (ErrorCode.STALL, ErrorCode.DRIVER_FAULT, ErrorCode.LIMIT)
+_NAK_HINTS = {
+    NakReason.BUSY: "wait until the moves in progress have finished",
+    NakReason.STOPPED: "run `cuberobot home` to clear the stop",
+    NakReason.BAD_MOVE: "a motor is disabled or does not exist; check the robot profile",
+}
+
+
+def nak_hint(reason: NakReason) -> str:
+    """What the operator can do about a refused frame."""
+    return _NAK_HINTS.get(reason, "this is a host/firmware mismatch; update both")
+
+
+def reset_during(
+    port: str, old_boot: int, new_boot: int, report: ExecutionReport
+) -> FirmwareResetError:
+    return FirmwareResetError(
+        f"firmware on {port} reset mid-sequence (boot {old_boot:08x} → {new_boot:08x}): "
+        f"{report.summary()}; re-scan or reconcile the cube, run `cuberobot home`, then "
+        "acknowledge the reset",
+        port,
+        report,
+    )
+
+
+def stopped(
+    port: str, state: FirmwareState, error: ErrorCode, motor: int, report: ExecutionReport
+) -> ExecutionError:
+    """The firmware latched STOPPED or FAULT while moves were executing."""
+    if error is ErrorCode.ESTOP:
+        return EmergencyStopError(
+            f"emergency stop on {port}: {report.summary()}; make the robot safe, "
+            "then run `cuberobot home`",
+            port,
+            report,
+        )
+    if error in _MOTOR_ERRORS:
+        where = f"motor {Face(motor).name} " if motor < len(Face) else ""
+        return MotorFaultError(
+            f"{where}{error.name.lower().replace('_', ' ')} on {port}: {report.summary()}; "
+            "free the cube and check the gripper, then run `cuberobot home`",
+            port,
+            report,
+        )
+    return FirmwareStoppedError(
+        f"firmware on {port} is {state.name} ({error.name}): {report.summary()}; "
+        "run `cuberobot home`",
+        port,
+        report,
+    )
+
+
+def refused_while_stopped(
+    port: str, state: FirmwareState, error: ErrorCode, report: ExecutionReport
+) -> FirmwareStoppedError:
+    """``execute()`` while an e-stop or a fault is latched: nothing was sent."""
+    return FirmwareStoppedError(
+        f"firmware on {port} is {state.name} ({error.name}); nothing was sent; clear the cause, "
+        "then run `cuberobot home`",
+        port,
+        report,
+    )
+
+
+def rejected(port: str, nak: Nak, report: ExecutionReport) -> ExecutionError:
+    """The firmware refused moves for good (a NAK that no retransmission can cure)."""
+    return ExecutionError(
+        f"firmware on {port} refused moves ({nak.reason.name}, detail {nak.detail}): "
+        f"{report.summary()}; {nak_hint(nak.reason)}",
+        port,
+        report,
+    )
+
+
+def link_failure(port: str, cause: LinkError, report: ExecutionReport) -> ExecutionLinkError:
+    """The link itself failed (closed, port lost): sent moves have an unknown fate."""
+    err = ExecutionLinkError(f"{cause} — {report.summary()}", port, report)
+    err.__cause__ = cause
+    return err

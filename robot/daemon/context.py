@@ -1,0 +1,198 @@
+"""What the rooms of the daemon share: the current job, the state, the parts (link, journal),
+and the way out (:class:`Outbox`: status, events and replies to the sink and the listeners)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from robot.config import RobotConfig
+from robot.daemon.events import (
+    STATUS,
+    ErrorCode,
+    ErrorInfo,
+    EventName,
+    JobState,
+    JournalStatus,
+    MoveExecutedPayload,
+    ResumableInfo,
+    StatusPayload,
+)
+from robot.daemon.ports import EventSink, FirmwarePort, Listener
+from robot.journal import AsyncJournal, JobRecord
+from robot.planner import MotorProgram
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
+
+__all__ = ["Context", "Job", "Outbox", "face_move"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Job:
+    """The job in progress (the journal has the durable record)."""
+
+    id: str
+    kind: str  # the verb that started it: start, solve, scan (a resumed job keeps its kind)
+    command_id: str | None
+    started: float  # time.monotonic()
+    program: MotorProgram | None = None
+    moves_total: int = 0
+    moves_done: int = 0
+    physical: Cube | None = None  # the cube as the executed moves left it
+    face_moves: tuple[Move, ...] = ()  # every face turn of the job, executed ones first
+    stage_times: dict[str, float] = field(default_factory=dict)
+    abort_requested: bool = False
+
+
+def face_move(face: str, turns: int) -> Move:
+    """A journaled move (face letter, signed quarter turns) as a face turn."""
+    return Move.outer(Face[face], turns)
+
+
+class Outbox:
+    """Publishes to the sink (the MQTT bridge, or none) and to the in-process listeners.
+
+    Keeps, per job, how many executed moves (from the first) the sink acknowledged as
+    ``move_executed`` events; the journal stores that mark with the next move, so a restart
+    announces the rest again.
+    """
+
+    def __init__(self, sink: EventSink | None) -> None:
+        self.sink = sink
+        self.listeners: list[Listener] = []
+        self._reported: dict[str, int] = {}
+
+    def status(self, status: StatusPayload) -> None:
+        body = dict(status)
+        if self.sink is not None:
+            self.sink.publish_status(body)
+        for listener in self.listeners:
+            listener(STATUS, body)
+
+    def event(
+        self,
+        name: EventName,
+        payload: Mapping[str, Any],
+        on_delivered: Callable[[], None] | None = None,
+    ) -> None:
+        body = dict(payload)
+        if self.sink is not None:
+            self.sink.publish_event(name, body, on_delivered)
+        elif on_delivered is not None:
+            on_delivered()
+        for listener in self.listeners:
+            listener(name, body)
+
+    def move_executed(self, payload: MoveExecutedPayload) -> None:
+        """Announce executed move ``payload["index"]`` (1-based) of a job; the sink's
+        acknowledgement raises the job's reported mark."""
+        job_id, index = payload["job_id"], payload["index"]
+
+        def delivered() -> None:
+            if self._reported.get(job_id, 0) == index - 1:
+                self._reported[job_id] = index
+
+        self.event(EventName.MOVE_EXECUTED, payload, delivered)
+
+    def reply(self, verb: str, reply: dict[str, Any]) -> None:
+        if self.sink is not None:
+            self.sink.reply(verb, reply)
+
+    def reported(self, job_id: str) -> int:
+        return self._reported.get(job_id, 0)
+
+    def set_reported(self, job_id: str, count: int) -> None:
+        self._reported[job_id] = count
+
+    def forget(self, job_id: str) -> None:
+        self._reported.pop(job_id, None)
+
+
+class Context:
+    """The daemon's shared state. ``link`` may be replaced (a fresh session after a stop)."""
+
+    def __init__(
+        self, config: RobotConfig, link: FirmwarePort, journal: AsyncJournal, out: Outbox
+    ) -> None:
+        self.config = config
+        self.link = link
+        self.journal = journal
+        self.out = out
+        self.n = config.robot.cube_size
+        self.state = JobState.IDLE
+        self.job: Job | None = None
+        self.last_error: ErrorInfo | None = None
+        self.resumable: JobRecord | None = None
+        #: the resumable job's firmware does not match the journal: resume only with rescan
+        self.rescan_required = False
+        #: the journal was not trusted at start (cleared once a job has scanned the cube)
+        self.journal_problem: JournalStatus | None = None
+        self.firmware_ready = asyncio.Event()
+
+    def set_state(self, state: JobState) -> None:
+        self.state = state
+        logger.info("state %s%s", state, f" (job {self.job.id})" if self.job else "")
+        self.publish_status()
+
+    def set_error(self, code: ErrorCode | None, message: str | None) -> None:
+        self.last_error = {"code": code, "message": message}
+
+    async def record_stage_time(self, job: Job, stage: str, started: float) -> None:
+        """Add the time since ``started`` (``time.perf_counter()``) to the job's ``stage``."""
+        seconds = time.perf_counter() - started
+        job.stage_times[stage] = round(job.stage_times.get(stage, 0.0) + seconds, 4)
+        await self.journal.call(self.journal.sync.record_stage_time, job.id, stage, seconds)
+
+    def publish_status(self) -> None:
+        self.out.status(self.status())
+
+    def status(self) -> StatusPayload:
+        job = self.job
+        done = job.moves_done if job else 0
+        total = job.moves_total if job else 0
+        if self.state is JobState.DONE:
+            progress = 100
+        elif total:
+            progress = round(100 * done / total)
+        else:
+            progress = 0
+        eta: float | None = None
+        if job is not None and self.state is JobState.EXECUTING and job.face_moves:
+            eta = round(self.config.cost_model.estimate(job.face_moves[done:]), 2)
+        elif self.state is JobState.DONE:
+            eta = 0.0
+        info = self.link.info
+        resumable: ResumableInfo | None = None
+        if self.resumable is not None:
+            resumable = {
+                "job_id": self.resumable.id,
+                "moves_done": self.resumable.executed,
+                "moves_total": self.resumable.total_moves,
+                "needs_rescan": self.rescan_required,
+            }
+        return {
+            "state": str(self.state),
+            "job_id": job.id if job else None,
+            "kind": job.kind if job else None,
+            "progress": progress,
+            "moves_done": done,
+            "moves_total": total,
+            "eta_s": eta,
+            "error": self.last_error,
+            "resumable": resumable,
+            "firmware": {
+                "connected": self.link.connected,
+                "version": info.firmware_version if info else None,
+                "boot_id": info.boot_id if info else None,
+            },
+            "robot_id": self.config.robot.id,
+            "cube_size": self.n,
+            "journal": self.journal_problem,
+        }

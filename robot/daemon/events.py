@@ -1,0 +1,384 @@
+"""The daemon's vocabulary: job states, error codes and event names, each with a one-line
+description, and the typed payloads of the events and of the status.
+
+This module is the one place these names live. The values are the strings on the wire (MQTT
+``status.state``, ``event/<name>``, ``error.code``) and in the journal (``jobs.state``,
+``jobs.error_code``); they never change. Every member has a ``description`` (for the docs
+table), checked complete by the tests::
+
+    for member in (*JobState, *ErrorCode, *EventName):
+        print(type(member).__name__, member.value, member.description)
+
+``ErrorCode.channels`` says where a code can appear (an ``error``/``aborted`` event, a command
+reply, the journal); ``EventName.payload`` is the ``TypedDict`` of an event's fields.
+
+Pure: imports nothing of the robot, so every module of ``robot`` may import it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+__all__ = [
+    "ABORT_CODES",
+    "RESUMABLE_CODES",
+    "STATUS",
+    "AbortedPayload",
+    "Channel",
+    "DonePayload",
+    "ErrorCode",
+    "ErrorInfo",
+    "ErrorPayload",
+    "EventName",
+    "FirmwareResetPayload",
+    "FirmwareSummary",
+    "JobState",
+    "MoveExecutedPayload",
+    "RecoveredPayload",
+    "ResumableInfo",
+    "ScanCompletePayload",
+    "ScanInvalidDetail",
+    "SolutionPayload",
+    "StatusPayload",
+]
+
+#: the name under which listeners receive the status (it is a topic of its own, not an event)
+STATUS: Final = "status"
+
+Channel = Literal["event", "reply", "journal"]
+
+
+class JobState(StrEnum):
+    """The daemon's state (``status.state``) and a job's state in the journal (``jobs.state``).
+
+    ::
+
+        IDLE ──start──► SCANNING ──► VALIDATING ──► SOLVING ──► EXECUTING ──► DONE
+          ▲  ──solve (given state)──────►┘                          │
+          │  ──scan─► SCANNING ──────────────► DONE                 ├──► ERROR    (with a code)
+          └───────────── any of DONE / ERROR / ABORTED ◄────────────┴──► ABORTED  (abort, estop)
+    """
+
+    IDLE = "IDLE"
+    SCANNING = "SCANNING"
+    VALIDATING = "VALIDATING"
+    SOLVING = "SOLVING"
+    EXECUTING = "EXECUTING"
+    DONE = "DONE"
+    ERROR = "ERROR"
+    ABORTED = "ABORTED"
+
+    @property
+    def description(self) -> str:
+        return _STATE_DESCRIPTIONS[self]
+
+    @property
+    def finished(self) -> bool:
+        """A job in this state is over (anything else in the journal is resumable)."""
+        return self in (JobState.DONE, JobState.ERROR, JobState.ABORTED)
+
+
+_STATE_DESCRIPTIONS: Final[dict[JobState, str]] = {
+    JobState.IDLE: "no job has run since the daemon started; in the journal: a job just created",
+    JobState.SCANNING: "the cameras are read and the colours classified",
+    JobState.VALIDATING: "the scanned or given state is checked to be a possible cube",
+    JobState.SOLVING: "the solver searches a solution and the planner turns it into motor moves",
+    JobState.EXECUTING: "the firmware turns the faces; in the journal: a job left to resume",
+    JobState.DONE: "the job finished: the cube is solved (or, for scan, read and valid)",
+    JobState.ERROR: "the job failed; the error code says why",
+    JobState.ABORTED: "the job was stopped on request (abort, estop) or superseded",
+}
+
+
+class ErrorCode(StrEnum):
+    """Every error code: of a job (``error``/``aborted`` events, ``status.error``,
+    ``jobs.error_code``) and of a refused command (``cmd/<verb>/reply`` ``error.code``)."""
+
+    # a job's scan and state
+    NO_CALIBRATION = "no_calibration"
+    SCAN_FAILED = "scan_failed"
+    SCAN_INVALID = "scan_invalid"
+    SOLVE_FAILED = "solve_failed"
+    PLAN_FAILED = "plan_failed"
+    # a job's execution on the firmware
+    FIRMWARE = "firmware"
+    FIRMWARE_RESET = "firmware_reset"
+    FIRMWARE_COUNTER = "firmware_counter"
+    LINK_LOST = "link_lost"
+    MOTOR_FAULT = "motor_fault"
+    EXECUTION_FAILED = "execution_failed"
+    EXECUTION_ORDER = "execution_order"
+    NOT_SOLVED = "not_solved"
+    # a job stopped
+    ABORTED = "aborted"
+    ESTOP = "estop"
+    INTERRUPTED = "interrupted"
+    SUPERSEDED = "superseded"
+    # the daemon
+    JOURNAL_CORRUPT = "journal_corrupt"
+    FIRMWARE_UNAVAILABLE = "firmware_unavailable"
+    INTERNAL = "internal"
+    # a command
+    UNKNOWN_COMMAND = "unknown_command"
+    MALFORMED = "malformed"
+    BUSY = "busy"
+    RATE_LIMITED = "rate_limited"
+    NOT_RUNNING = "not_running"
+    NOT_RESUMABLE = "not_resumable"
+
+    @property
+    def description(self) -> str:
+        return _ERROR_DESCRIPTIONS[self][0]
+
+    @property
+    def channels(self) -> frozenset[Channel]:
+        """Where the code appears: ``event`` (an ``error`` or ``aborted`` event, and
+        ``status.error``), ``reply`` (a command's reply), ``journal`` (``jobs.error_code``)."""
+        return _ERROR_DESCRIPTIONS[self][1]
+
+
+_JOB: Final[frozenset[Channel]] = frozenset({"event", "journal"})
+_REPLY: Final[frozenset[Channel]] = frozenset({"reply"})
+_ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
+    ErrorCode.NO_CALIBRATION: ("a camera has no calibration: nothing can be scanned", _JOB),
+    ErrorCode.SCAN_FAILED: ("a camera returned nothing usable, or no grid was found", _JOB),
+    ErrorCode.SCAN_INVALID: (
+        "the scanned (or given) state is not a possible cube; names the stickers at fault",
+        _JOB,
+    ),
+    ErrorCode.SOLVE_FAILED: ("the solver found no solution within its limits", _JOB),
+    ErrorCode.PLAN_FAILED: ("the solution cannot be executed by this robot's motors", _JOB),
+    ErrorCode.FIRMWARE: (
+        "the firmware refused the moves or a command (stopped, busy, not connected)",
+        frozenset({"event", "journal", "reply"}),
+    ),
+    ErrorCode.FIRMWARE_RESET: (
+        "the firmware reset more often than a job recovers (3); resumable when moves remain",
+        _JOB,
+    ),
+    ErrorCode.FIRMWARE_COUNTER: (
+        "the firmware's counter is behind the journal (other firmware): resume only with rescan",
+        frozenset({"event", "journal", "reply"}),
+    ),
+    ErrorCode.JOURNAL_CORRUPT: (
+        "at start the journal could not be trusted: moved aside, a new one started; scan first",
+        frozenset({"event"}),
+    ),
+    ErrorCode.LINK_LOST: ("the serial link failed mid-job; resumable when moves remain", _JOB),
+    ErrorCode.MOTOR_FAULT: ("a motor stalled, its driver faulted or a limit tripped", _JOB),
+    ErrorCode.EXECUTION_FAILED: ("the firmware ended the moves for another reason", _JOB),
+    ErrorCode.EXECUTION_ORDER: ("the firmware reported moves out of order", _JOB),
+    ErrorCode.NOT_SOLVED: ("every move executed but the tracked cube is not solved", _JOB),
+    ErrorCode.ABORTED: ("stopped by the abort command (after the move group in progress)", _JOB),
+    ErrorCode.ESTOP: ("stopped by an emergency stop", _JOB),
+    ErrorCode.INTERRUPTED: (
+        "the daemon stopped before any move was sent; closed at the restart",
+        frozenset({"journal"}),
+    ),
+    ErrorCode.SUPERSEDED: (
+        "an interrupted job closed because a new job was started instead of resume",
+        frozenset({"journal"}),
+    ),
+    ErrorCode.FIRMWARE_UNAVAILABLE: (
+        "the firmware is not connected (yet); the daemon keeps retrying",
+        frozenset({"event", "reply"}),
+    ),
+    ErrorCode.INTERNAL: (
+        "a bug: an unexpected exception (logged with its traceback)",
+        frozenset({"event", "journal", "reply"}),
+    ),
+    ErrorCode.UNKNOWN_COMMAND: ("no command has this verb", _REPLY),
+    ErrorCode.MALFORMED: ("the payload is not a valid command; names the field", _REPLY),
+    ErrorCode.BUSY: (
+        "a job is running (wait for it or send abort), or the command queue is full",
+        _REPLY,
+    ),
+    ErrorCode.RATE_LIMITED: (
+        "too many commands of this verb per second; the command was dropped, not queued",
+        _REPLY,
+    ),
+    ErrorCode.NOT_RUNNING: ("abort with no job running, or the daemon is not running", _REPLY),
+    ErrorCode.NOT_RESUMABLE: ("resume with no interrupted job in the journal", _REPLY),
+}
+
+#: codes that end a job as ABORTED (an ``aborted`` event) rather than ERROR
+ABORT_CODES: Final = frozenset({ErrorCode.ABORTED, ErrorCode.ESTOP})
+#: codes after which a job with moves left stays open in the journal for ``resume``
+RESUMABLE_CODES: Final = frozenset(
+    {ErrorCode.LINK_LOST, ErrorCode.FIRMWARE_RESET, ErrorCode.FIRMWARE_COUNTER}
+)
+
+
+# --- payloads --------------------------------------------------------------------------------
+# Every event also carries "event" (its name) and "timestamp", added by the MQTT bridge.
+
+
+class ScanCompletePayload(TypedDict):
+    job_id: str
+    facelets: str
+    valid: bool
+    repairs: list[dict[str, Any]]
+    low_confidence: list[dict[str, Any]]
+    min_confidence: float
+    timings_ms: dict[str, float]
+
+
+class SolutionPayload(TypedDict):
+    job_id: str
+    moves: str
+    engine: str
+    htm: int
+    qtm: int
+    robot_time_s: float | None
+    program: dict[str, Any]
+
+
+class MoveExecutedPayload(TypedDict):
+    job_id: str
+    index: int  # 1-based in the job
+    total: int
+    move: str
+    motor: int
+    fw_index: NotRequired[int | None]
+    progress: NotRequired[int]
+    recovered: NotRequired[bool]  # learnt from the firmware's counter after a restart
+    replayed: NotRequired[bool]  # announced again: the broker never acknowledged it
+
+
+class DonePayload(TypedDict):
+    job_id: str
+    kind: str
+    moves: int
+    stage_times_s: dict[str, float]
+    total_s: float
+    solved: bool | None
+
+
+class ScanInvalidDetail(TypedDict):
+    """The extra fields of an ``error`` event with code ``scan_invalid``."""
+
+    stickers: list[str]
+    problems: list[dict[str, Any]]
+    repairs: NotRequired[list[dict[str, Any]]]
+    low_confidence: list[dict[str, Any]]
+
+
+class ErrorPayload(TypedDict):
+    """An ``error`` event; for ``scan_invalid`` also the fields of :class:`ScanInvalidDetail`.
+    ``firmware_unavailable`` (no job yet) has only ``code`` and ``message``."""
+
+    code: ErrorCode
+    message: str
+    job_id: NotRequired[str]
+    moves_done: NotRequired[int]
+    resumable: NotRequired[bool]
+
+
+class AbortedPayload(TypedDict):
+    job_id: str
+    code: ErrorCode
+    message: str
+    moves_done: int
+
+
+class FirmwareResetPayload(TypedDict):
+    job_id: str
+    moves_done: int
+    moves_total: int
+    interrupted: list[str]
+    message: str
+    recovering: bool
+
+
+class RecoveredPayload(TypedDict):
+    job_id: str
+    state: JobState
+    moves_done: int
+    moves_total: NotRequired[int]
+    physical: NotRequired[str | None]
+    resumable: bool
+
+
+class EventName(StrEnum):
+    """The events, published on ``<base>/<robot id>/event/<name>`` (QoS 1, not retained)."""
+
+    SCAN_COMPLETE = "scan_complete"
+    SOLUTION = "solution"
+    MOVE_EXECUTED = "move_executed"
+    DONE = "done"
+    ERROR = "error"
+    ABORTED = "aborted"
+    FIRMWARE_RESET = "firmware_reset"
+    RECOVERED = "recovered"
+
+    @property
+    def description(self) -> str:
+        return _EVENT_DESCRIPTIONS[self][0]
+
+    @property
+    def payload(self) -> type[Any]:
+        """The ``TypedDict`` of the event's fields (``payload.__annotations__`` lists them)."""
+        return _EVENT_DESCRIPTIONS[self][1]
+
+
+_EVENT_DESCRIPTIONS: Final[dict[EventName, tuple[str, type[Any]]]] = {
+    EventName.SCAN_COMPLETE: (
+        "the cameras were read and the colours classified",
+        ScanCompletePayload,
+    ),
+    EventName.SOLUTION: ("a solution was found and planned as motor moves", SolutionPayload),
+    EventName.MOVE_EXECUTED: ("the firmware reported a move executed", MoveExecutedPayload),
+    EventName.DONE: ("the job finished (solved, or scanned)", DonePayload),
+    EventName.ERROR: ("a job failed, or the firmware cannot be reached", ErrorPayload),
+    EventName.ABORTED: ("a job was stopped by abort or an emergency stop", AbortedPayload),
+    EventName.FIRMWARE_RESET: ("the firmware reset mid-job", FirmwareResetPayload),
+    EventName.RECOVERED: ("at start, an unfinished job was found in the journal", RecoveredPayload),
+}
+
+
+# --- status ------------------------------------------------------------------------------------
+
+
+class ErrorInfo(TypedDict):
+    code: ErrorCode | None
+    message: str | None
+
+
+class ResumableInfo(TypedDict):
+    job_id: str
+    moves_done: int
+    moves_total: int
+    #: the firmware does not match the journal: only ``resume`` with ``rescan`` can finish it
+    needs_rescan: bool
+
+
+class JournalStatus(TypedDict):
+    """Why the journal was not trusted at start (until a job has scanned the cube again)."""
+
+    problem: str
+    quarantined: str | None
+
+
+class FirmwareSummary(TypedDict):
+    connected: bool
+    version: str | None
+    boot_id: int | None
+
+
+class StatusPayload(TypedDict):
+    """The retained ``status`` (the bridge adds ``timestamp``)."""
+
+    state: str
+    job_id: str | None
+    kind: str | None
+    progress: int
+    moves_done: int
+    moves_total: int
+    eta_s: float | None
+    error: ErrorInfo | None
+    resumable: ResumableInfo | None
+    firmware: FirmwareSummary
+    robot_id: str
+    cube_size: int
+    journal: JournalStatus | None

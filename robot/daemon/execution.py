@@ -1,0 +1,149 @@
+"""Executing a job's motor moves on the firmware: every move journaled as the firmware reports
+it executed, firmware resets recovered (reconcile from the link's exact report, home, continue
+with the moves that did not execute; at most :attr:`Executor.max_resets` per job), and every
+other failure mapped to its error code."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from firmware_protocol.errors import (
+    EmergencyStopError,
+    ExecutionError,
+    ExecutionLinkError,
+    FirmwareResetError,
+    LinkError,
+    MotorFaultError,
+)
+from firmware_protocol.link import MoveExecuted
+from firmware_protocol.moves import Move as WireMove
+from robot.daemon.context import Context, Job
+from robot.daemon.events import ErrorCode, EventName, FirmwareResetPayload
+from robot.errors import JobError
+
+__all__ = ["Executor"]
+
+logger = logging.getLogger(__name__)
+
+
+class Executor:
+    max_resets = 3
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    async def execute(self, job: Job, moves: Sequence[WireMove], offset: int) -> None:
+        """Execute ``moves`` (job moves ``offset`` on), journaling each as it executes; recover
+        from firmware resets. Raises :class:`JobError` when the job cannot go on."""
+        started = time.perf_counter()
+        resets = 0
+        position = 0  # moves of ``moves`` executed so far
+        try:
+            while position < len(moves):
+                executed, reset = await self._dispatch(job, moves[position:], offset + position)
+                position += executed
+                if reset is not None:
+                    resets += 1
+                    await self._after_reset(job, reset, resets)
+        except LinkError as exc:  # refused before anything moved (stopped, busy, closed)
+            raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
+        finally:
+            await self.ctx.record_stage_time(job, "execute", started)
+
+    async def _dispatch(
+        self, job: Job, batch: Sequence[WireMove], base_offset: int
+    ) -> tuple[int, FirmwareResetError | None]:
+        """Send ``batch`` (job moves ``base_offset`` on) and journal what executes; return how
+        many did, and the firmware reset that ended the batch early (if one did)."""
+        link, journal = self.ctx.link, self.ctx.journal
+        status = await link.status()
+        await journal.call(
+            journal.sync.record_dispatch,
+            job.id,
+            status.boot_id,
+            status.last_received + 1,
+            base_offset,
+        )
+        execution = link.execute(batch)
+        recorded = 0
+        try:
+            async for event in execution:
+                await self._executed(job, event, base_offset, recorded)
+                recorded += 1
+        except ExecutionError as exc:
+            for event in exc.report.executed[recorded:]:
+                await self._executed(job, event, base_offset, recorded)
+                recorded += 1
+            if isinstance(exc, FirmwareResetError):
+                return recorded, exc
+            raise self._job_error(job, exc) from exc
+        return recorded, None
+
+    async def _after_reset(self, job: Job, exc: FirmwareResetError, resets: int) -> None:
+        payload: FirmwareResetPayload = {
+            "job_id": job.id,
+            "moves_done": job.moves_done,
+            "moves_total": job.moves_total,
+            "interrupted": [str(p.move) for p in exc.report.interrupted],
+            "message": str(exc),
+            "recovering": resets <= self.max_resets,
+        }
+        self.ctx.out.event(EventName.FIRMWARE_RESET, payload)
+        if resets > self.max_resets:
+            raise JobError(
+                ErrorCode.FIRMWARE_RESET,
+                f"the firmware reset {resets} times during the job; {job.moves_done} of "
+                f"{job.moves_total} moves executed; check the power supply, then resume",
+            ) from exc
+        self.ctx.link.acknowledge_reset()
+        await self.ctx.link.home()
+
+    @staticmethod
+    def _job_error(job: Job, exc: ExecutionError) -> JobError:
+        """The job error of an execution that ended before every move executed."""
+        if isinstance(exc, EmergencyStopError):
+            code = ErrorCode.ABORTED if job.abort_requested else ErrorCode.ESTOP
+            what = "aborted" if job.abort_requested else "emergency stop"
+            return JobError(code, f"{what} after {job.moves_done} of {job.moves_total} moves")
+        if isinstance(exc, MotorFaultError):
+            return JobError(ErrorCode.MOTOR_FAULT, str(exc))
+        if isinstance(exc, ExecutionLinkError):
+            return JobError(ErrorCode.LINK_LOST, str(exc))
+        return JobError(ErrorCode.EXECUTION_FAILED, str(exc))
+
+    async def _executed(
+        self, job: Job, event: MoveExecuted, base_offset: int, expected: int
+    ) -> None:
+        if event.position != expected:
+            raise JobError(
+                ErrorCode.EXECUTION_ORDER,
+                f"the firmware reported move {event.position + 1} after {expected}; stopping",
+            )
+        idx = base_offset + event.position
+        move = job.face_moves[idx]
+        assert job.physical is not None
+        job.physical = job.physical.apply([move])
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.record_executed,
+            job.id,
+            idx,
+            job.physical.to_facelets("scheme"),
+            event.index,
+            self.ctx.out.reported(job.id),
+        )
+        job.moves_done = idx + 1
+        self.ctx.out.move_executed(
+            {
+                "job_id": job.id,
+                "index": idx + 1,
+                "total": job.moves_total,
+                "move": str(move),
+                "motor": event.move.motor,
+                "fw_index": event.index,
+                "progress": round(100 * job.moves_done / job.moves_total),
+            }
+        )
+        self.ctx.publish_status()

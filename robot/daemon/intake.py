@@ -1,0 +1,404 @@
+"""Command intake: validate, de-duplicate, run each command as a named task (``cmd-<verb>``) of
+the daemon's task group, start jobs (the ``job`` task, at most one at a time), and reply.
+
+Safety first: ``estop`` and ``abort`` overtake everything. They are handled the moment they
+arrive, before any other command waiting and without touching the disk (both are idempotent, so
+their ids are not journaled: a repeated one runs again). An ``estop`` stops the motors even when
+its payload is malformed (the reply then says so). Every other command goes through a bounded
+queue served in order by the ``intake`` task; a full queue answers ``busy`` and a verb sent
+faster than its rate answers ``rate_limited`` at once, so no flood can delay a stop or grow
+memory.
+
+A queued command's ``id`` is remembered in the journal: a command seen before (even before a
+restart) is not run again; its first reply is repeated with ``"duplicate": true``. Replies go
+back the way the command came (MQTT ``cmd/<verb>/reply``, or to :meth:`Intake.submit`'s
+caller).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from firmware_protocol.errors import LinkError
+from firmware_protocol.messages import FirmwareState
+from robot.commands import (
+    AbortCommand,
+    Command,
+    EStopCommand,
+    HomeCommand,
+    ResumeCommand,
+    SolveCommand,
+    StatusCommand,
+    command_id_of,
+    error_reply,
+    ok_reply,
+    parse_command,
+)
+from robot.daemon.context import Context, Job
+from robot.daemon.events import ErrorCode, JobState
+from robot.daemon.pipeline import Pipeline
+from robot.daemon.ports import FirmwarePort
+from robot.errors import CommandError
+from solver.cube.facelets import Cube
+from solver.errors import CubeError
+
+__all__ = ["QUEUE_LIMIT", "RATES", "Intake", "Reply"]
+
+logger = logging.getLogger(__name__)
+
+Reply = dict[str, Any]
+Payload = bytes | str | dict[str, Any]
+Deliver = Callable[[Reply], None] | None
+
+#: the commands that overtake everything
+SAFETY_VERBS = frozenset({"estop", "abort"})
+#: commands waiting to be served at most (past it: ``busy``)
+QUEUE_LIMIT = 64
+#: per verb: (commands per second sustained, burst); past it: ``rate_limited``
+RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
+DEFAULT_RATE = (5.0, 10.0)
+
+
+class _Bucket:
+    """A token bucket: ``rate`` tokens per second up to ``burst``."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1.0:
+            return False
+        self.tokens -= 1.0
+        return True
+
+
+class Intake:
+    def __init__(
+        self,
+        ctx: Context,
+        pipeline: Pipeline,
+        link_factory: Callable[[], FirmwarePort] | None,
+    ) -> None:
+        self.ctx = ctx
+        self.pipeline = pipeline
+        self.link_factory = link_factory
+        #: the daemon's task group while it runs (commands and the job run in it)
+        self.group: asyncio.TaskGroup | None = None
+        self.job_task: asyncio.Task[None] | None = None
+        self.job_done = asyncio.Event()
+        self.job_done.set()
+        self._seen_ids: set[str] = set()
+        self._queue: asyncio.Queue[tuple[Command, Deliver]] = asyncio.Queue(QUEUE_LIMIT)
+        self._buckets: dict[str, _Bucket] = {}
+        #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
+        self.refused: dict[str, int] = {}
+
+    @property
+    def busy(self) -> bool:
+        return self.job_task is not None and not self.job_task.done()
+
+    # === the ways in ==============================================================================
+
+    async def on_mqtt_command(self, verb: str, payload: bytes) -> None:
+        reply = await self.accept(verb, payload)
+        if reply is not None:
+            self.ctx.out.reply(verb, reply)
+
+    async def submit(self, verb: str, payload: Payload = b"") -> Reply:
+        """Run a command as if it came over MQTT; return its reply (after it completes)."""
+        replies: asyncio.Queue[Reply] = asyncio.Queue()
+        first = await self.accept(verb, payload, replies.put_nowait)
+        if first is not None:
+            return first
+        return await replies.get()
+
+    async def accept(self, verb: str, payload: Payload, deliver: Deliver = None) -> Reply | None:
+        """Take a command in. Returns an immediate reply (refused, or a duplicate), or None when
+        the reply comes later (through ``deliver``, or the sink). Never waits on the disk or on
+        other commands: a stop is on its way to the firmware when this returns."""
+        try:
+            command = parse_command(verb, payload)
+        except CommandError as exc:
+            raw = payload if isinstance(payload, bytes | str) else b""
+            logger.warning("command %s refused: %s", verb, exc)
+            self._count(exc.code)
+            if verb == "estop" and self.group is not None:
+                self._spawn(self._estop_anyway(), "cmd-estop")  # safety over form
+                return error_reply(
+                    verb, command_id_of(raw), exc.code, f"{exc}; the motors were stopped anyway"
+                )
+            return error_reply(verb, command_id_of(raw), exc.code, str(exc))
+        if self.group is None:
+            return error_reply(verb, command.id, ErrorCode.NOT_RUNNING, "the daemon is not running")
+        respond = self._responder(command, deliver)
+        if command.verb in SAFETY_VERBS:
+            self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+            return None
+        if not self._bucket(command.verb).take():
+            self._count(ErrorCode.RATE_LIMITED)
+            rate, burst = RATES.get(command.verb, DEFAULT_RATE)
+            return error_reply(
+                verb,
+                command.id,
+                ErrorCode.RATE_LIMITED,
+                f"{verb}: more than {rate:g} per second (bursts of {burst:g}); dropped, "
+                "retry later",
+            )
+        try:
+            self._queue.put_nowait((command, deliver))
+        except asyncio.QueueFull:
+            self._count(ErrorCode.BUSY)
+            return error_reply(
+                verb,
+                command.id,
+                ErrorCode.BUSY,
+                f"{verb}: {QUEUE_LIMIT} commands are already waiting; dropped, retry later",
+            )
+        return None
+
+    async def serve(self) -> None:
+        """The ``intake`` task: take queued commands in order, drop repeated ids, start each."""
+        while True:
+            command, deliver = await self._queue.get()
+            try:
+                if command.id is not None:
+                    duplicate = await self._duplicate(command.id, command.verb)
+                    if duplicate is not None:
+                        self._deliver(command.verb, duplicate, deliver)
+                        continue
+                respond = self._responder(command, deliver)
+                self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+            except Exception:
+                logger.exception("intake: command %s could not be started", command.verb)
+                reply = error_reply(
+                    command.verb, command.id, ErrorCode.INTERNAL, "internal error in intake"
+                )
+                self._deliver(command.verb, reply, deliver)
+
+    def _responder(self, command: Command, deliver: Deliver) -> Callable[[Reply], Awaitable[None]]:
+        async def respond(reply: Reply) -> None:
+            if command.id is not None and command.verb not in SAFETY_VERBS:
+                journal = self.ctx.journal
+                await journal.call(journal.sync.record_reply, command.id, reply)
+            self._deliver(command.verb, reply, deliver)
+
+        return respond
+
+    def _deliver(self, verb: str, reply: Reply, deliver: Deliver) -> None:
+        if deliver is not None:
+            deliver(reply)
+        else:
+            self.ctx.out.reply(verb, reply)
+
+    def _spawn(self, body: Coroutine[Any, Any, None], name: str) -> None:
+        assert self.group is not None
+        self.group.create_task(body, name=name)
+
+    def _bucket(self, verb: str) -> _Bucket:
+        bucket = self._buckets.get(verb)
+        if bucket is None:
+            bucket = self._buckets[verb] = _Bucket(*RATES.get(verb, DEFAULT_RATE))
+        return bucket
+
+    def _count(self, code: str) -> None:
+        self.refused[str(code)] = self.refused.get(str(code), 0) + 1
+
+    async def _estop_anyway(self) -> None:
+        try:
+            await self.ctx.link.estop()
+        except LinkError as exc:
+            logger.error("estop (malformed command): %s", exc)
+
+    async def _duplicate(self, command_id: str, verb: str) -> Reply | None:
+        """The repeated reply if ``command_id`` was seen (in this run or in the journal)."""
+        journal = self.ctx.journal
+        if command_id not in self._seen_ids:
+            self._seen_ids.add(command_id)
+            if await journal.call(journal.sync.record_command, command_id, verb):
+                return None
+            logger.info("command %s %s is a duplicate: ignored", verb, command_id)
+        previous = await journal.call(journal.sync.seen_command, command_id)
+        return {**(previous or {}), "duplicate": True, "id": command_id, "verb": verb}
+
+    async def _run_command(
+        self, command: Command, respond: Callable[[Reply], Awaitable[None]]
+    ) -> None:
+        try:
+            reply = await self._command(command)
+        except CommandError as exc:
+            reply = error_reply(command.verb, command.id, exc.code, str(exc))
+        except LinkError as exc:
+            reply = error_reply(command.verb, command.id, ErrorCode.FIRMWARE, str(exc))
+        except Exception as exc:
+            logger.exception("command %s: unexpected failure", command.verb)
+            reply = error_reply(
+                command.verb, command.id, ErrorCode.INTERNAL, f"internal error: {exc!r}"
+            )
+        await respond(reply)
+
+    # === the commands =============================================================================
+
+    async def _command(self, command: Command) -> Reply:
+        verb = command.verb
+        link = self.ctx.link
+        if isinstance(command, StatusCommand):
+            return ok_reply(command, status=self.ctx.status())
+        if isinstance(command, EStopCommand):
+            status = await link.estop()
+            return ok_reply(command, firmware_state=status.state.name)
+        if isinstance(command, AbortCommand):
+            return await self._abort(command)
+        if self.busy:
+            job_id = self.ctx.job.id if self.ctx.job else "?"
+            raise CommandError(
+                ErrorCode.BUSY,
+                f"{verb}: job {job_id} is {self.ctx.state}; wait for it or send abort",
+            )
+        if isinstance(command, HomeCommand):
+            await self._fresh_session()
+            status = await self.ctx.link.home()
+            return ok_reply(command, firmware_state=status.state.name)
+        if isinstance(command, ResumeCommand):
+            await self._wait_for_link(command)
+        if not self.ctx.firmware_ready.is_set():
+            raise CommandError(
+                ErrorCode.FIRMWARE_UNAVAILABLE,
+                f"{verb}: the firmware on {self.ctx.config.serial.url} is not connected yet; "
+                "check the cable and the [serial] url, then retry",
+            )
+        if isinstance(command, ResumeCommand):
+            return self._resume(command)
+        return await self._new_job(command)
+
+    async def _wait_for_link(self, command: Command) -> None:
+        """Resume right after a lost link: wait (``[serial] resume_wait_s``) for it to come
+        back instead of failing a job that only needs the cable back."""
+        wait_s = self.ctx.config.serial.resume_wait_s
+        deadline = time.monotonic() + wait_s
+        while not (self.ctx.firmware_ready.is_set() and self.ctx.link.connected):
+            if time.monotonic() >= deadline:
+                raise CommandError(
+                    ErrorCode.FIRMWARE_UNAVAILABLE,
+                    f"{command.verb}: the firmware on {self.ctx.config.serial.url} did not come "
+                    f"back within {wait_s:g} s; check the cable, then send resume again (the "
+                    "job stays resumable)",
+                )
+            await asyncio.sleep(0.05)
+
+    async def _abort(self, command: AbortCommand) -> Reply:
+        if not self.busy:
+            raise CommandError(ErrorCode.NOT_RUNNING, "abort: no job is running")
+        job = self.ctx.job
+        assert job is not None
+        job.abort_requested = True
+        was_executing = self.ctx.state is JobState.EXECUTING
+        await self._abort_execution()
+        await self.job_done.wait()
+        if was_executing:
+            await self._fresh_session()
+            await self.ctx.link.home()  # clear the latched stop: ready for the next job
+        return ok_reply(command, job_id=job.id, state=str(self.ctx.state))
+
+    def _resume(self, command: ResumeCommand) -> Reply:
+        record = self.ctx.resumable
+        if record is None:
+            raise CommandError(ErrorCode.NOT_RESUMABLE, "resume: no interrupted job in the journal")
+        if self.ctx.rescan_required and not command.rescan:
+            raise CommandError(
+                ErrorCode.FIRMWARE_COUNTER,
+                f"resume: job {record.id} ran on other firmware (its counters do not match the "
+                'journal), so its moves cannot be counted: send resume with {"rescan": true}',
+            )
+        job = Job(record.id, record.kind, command.id, time.monotonic())
+        job.stage_times = dict(record.stage_times)
+        self._start_job(job, self.pipeline.resume_job(job, record, command.rescan))
+        return ok_reply(command, job_id=job.id, resumed=True)
+
+    async def _new_job(self, command: Command) -> Reply:
+        """start, solve or scan: a new job (an interrupted one is closed, superseded)."""
+        given: Cube | None = None
+        if isinstance(command, SolveCommand):
+            given = self._given(command)
+        journal = self.ctx.journal
+        if self.ctx.resumable is not None:
+            # a new job on purpose: the interrupted one is closed, its cube state carried over
+            await journal.call(
+                journal.sync.finish,
+                self.ctx.resumable.id,
+                JobState.ABORTED,
+                ErrorCode.SUPERSEDED,
+                f"superseded by a new {command.verb} job",
+            )
+            self.ctx.resumable = None
+            self.ctx.rescan_required = False
+        job_id = await journal.call(journal.sync.create_job, command.verb, self.ctx.n, command.id)
+        job = Job(job_id, command.verb, command.id, time.monotonic())
+        self._start_job(job, self.pipeline.run_job(job, given))
+        return ok_reply(command, job_id=job_id)
+
+    def _given(self, command: SolveCommand) -> Cube:
+        try:
+            given = Cube.from_facelets(command.facelets)
+        except CubeError as exc:
+            raise CommandError(ErrorCode.MALFORMED, f"solve: facelets: {exc}") from None
+        if given.n != self.ctx.n:
+            raise CommandError(
+                ErrorCode.MALFORMED,
+                f"solve: this robot holds an N={self.ctx.n} cube, not N={given.n}",
+            )
+        return given
+
+    # === the job task and the firmware ============================================================
+
+    def _start_job(self, job: Job, body: Awaitable[None]) -> None:
+        assert self.group is not None
+        self.ctx.job = job
+        self.ctx.last_error = None
+        self.job_done.clear()
+
+        async def wrapped() -> None:
+            try:
+                await body
+            finally:
+                self.job_done.set()
+
+        self.job_task = self.group.create_task(wrapped(), name="job")
+
+    async def _fresh_session(self) -> None:
+        """After a stop the firmware discarded its queue: open a new link so that the next
+        execution starts from the counters the firmware announces (IDENT), not from what this
+        link last sent."""
+        if self.link_factory is None:
+            return
+        await self.ctx.link.close()
+        self.ctx.link = self.link_factory()
+        await self.ctx.link.connect()
+
+    async def _abort_execution(self) -> None:
+        """Stop gracefully: hold after the group in progress, then latch a stop (no face is left
+        mid-turn). A job not executing yet is cancelled."""
+        if self.ctx.state is not JobState.EXECUTING:
+            if self.job_task is not None:
+                self.job_task.cancel()
+            return
+        link = self.ctx.link
+        try:
+            await link.hold()
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline:
+                status = await link.status()
+                if status.state is not FirmwareState.RUNNING:
+                    break
+                await asyncio.sleep(0.02)
+            await link.estop()
+        except LinkError as exc:
+            logger.warning("abort: %s", exc)

@@ -1,0 +1,410 @@
+"""The job pipeline: scan → validate → solve → execute, and how a job ends (DONE, ERROR with a
+code, or ABORTED).
+
+CPU work (reading the cameras and the colours, the solver's search) runs in threads. The robot
+never moves on a state that is not a valid cube: a scan that vision had to repair, or that is
+still impossible, ends the job with code ``scan_invalid`` naming the stickers at fault and the
+low-confidence ones. Every step is journaled before the next one starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from firmware_protocol.errors import LinkError
+from firmware_protocol.moves import Move as WireMove
+from robot.daemon.context import Context, Job, face_move
+from robot.daemon.events import (
+    ABORT_CODES,
+    RESUMABLE_CODES,
+    AbortedPayload,
+    DonePayload,
+    ErrorCode,
+    ErrorPayload,
+    EventName,
+    JobState,
+    ScanCompletePayload,
+    ScanInvalidDetail,
+    SolutionPayload,
+)
+from robot.daemon.execution import Executor
+from robot.daemon.ports import Cameras, Solver
+from robot.daemon.recovery import Recovery
+from robot.errors import JobError, PlanError
+from robot.journal import JobRecord
+from robot.planner import Planner
+from solver.cube.facelets import SCHEMES, Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import format_moves
+from solver.cube.validate import validate
+from solver.errors import CubeError
+from solver.solution import Solution
+
+__all__ = ["Pipeline"]
+
+logger = logging.getLogger(__name__)
+
+
+class Pipeline:
+    scan_attempts = 2
+
+    def __init__(
+        self, ctx: Context, cameras: Cameras | None, solver: Solver, recovery: Recovery
+    ) -> None:
+        self.ctx = ctx
+        self.cameras = cameras
+        self.solver = solver
+        self.recovery = recovery
+        self.executor = Executor(ctx)
+        self.scheme = SCHEMES[ctx.config.colours.scheme]
+        self.planner = Planner(ctx.config.motors, ctx.config.cost_model, ctx.n)
+
+    # === a job from start to end ==================================================================
+
+    async def run_job(self, job: Job, given: Cube | None) -> None:
+        """A new job: scan (unless ``given``), validate, solve, execute."""
+        await self._guarded(job, self._job_body(job, given))
+
+    async def resume_job(self, job: Job, record: JobRecord, rescan: bool) -> None:
+        """Finish the interrupted job ``record``: its remaining moves, or (``rescan``) a new
+        solution from the cube as scanned now."""
+        self.ctx.resumable = None
+        await self._guarded(job, self._resume_body(job, record, rescan))
+
+    async def _guarded(self, job: Job, body: Awaitable[None]) -> None:
+        """Run a job's body and end the job: DONE, ERROR (with the cause) or ABORTED."""
+        try:
+            await body
+            await self._finish(job)
+        except JobError as exc:
+            await self._fail(job, exc)
+        except asyncio.CancelledError:
+            if job.abort_requested:
+                await self._fail(job, JobError(ErrorCode.ABORTED, "aborted on request"))
+                return
+            raise
+        except Exception as exc:  # a bug must not take the daemon (and its journal) down
+            logger.exception("job %s: unexpected failure", job.id)
+            await self._fail(job, JobError(ErrorCode.INTERNAL, f"internal error: {exc!r}"))
+
+    async def _job_body(self, job: Job, given: Cube | None) -> None:
+        if given is None:
+            cube = await self._scan(job)
+            if job.kind == "scan":
+                return
+        else:
+            cube = given
+            journal = self.ctx.journal
+            await journal.call(
+                journal.sync.record_scan, job.id, cube.to_facelets("scheme"), {"given": True}
+            )
+        self._validate(job, cube)
+        job.physical = cube
+        await self._solve_and_execute(job, cube, offset=0)
+
+    async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
+        try:
+            record = await self.recovery.reconcile(record)
+        except LinkError as exc:  # the link went again: the job stays as it was, resumable
+            raise JobError(ErrorCode.LINK_LOST, f"resume: {exc}") from exc
+        except JobError as exc:
+            if exc.code is not ErrorCode.FIRMWARE_COUNTER:
+                raise
+            if not rescan:
+                # the job stays open (a resumable code), but only a rescan can finish it
+                self.ctx.rescan_required = True
+                raise JobError(
+                    ErrorCode.FIRMWARE_COUNTER,
+                    f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
+                ) from exc
+            logger.warning("job %s: %s; going on from a fresh scan", job.id, exc)
+        if rescan:
+            self.ctx.rescan_required = False
+        job.moves_done = record.executed
+        if rescan:
+            cube = await self._scan(job)
+            self._validate(job, cube)
+            job.physical = cube
+            await self._solve_and_execute(job, cube, offset=record.executed)
+            return
+        journal = self.ctx.journal
+        moves = await journal.call(journal.sync.moves, record.id)
+        job.physical = Cube.from_facelets(record.physical or "", record.size)
+        job.face_moves = tuple(face_move(m.face, m.turns) for m in moves)
+        job.moves_total = record.total_moves
+        remaining = [
+            WireMove(m.motor, -m.turns if self._reversed(m.face) else m.turns, m.simultaneous)
+            for m in moves[record.executed :]
+        ]
+        self.ctx.set_state(JobState.EXECUTING)
+        await self._journal_state(job, JobState.EXECUTING)
+        await self.executor.execute(job, remaining, offset=record.executed)
+
+    def _reversed(self, face: str) -> bool:
+        cfg = self.ctx.config.motors.motor_of(Face[face])
+        return bool(cfg and cfg.reversed)
+
+    # === scan and validate ========================================================================
+
+    async def _scan(self, job: Job) -> Cube:
+        self.ctx.set_state(JobState.SCANNING)
+        await self._journal_state(job, JobState.SCANNING)
+        cameras = self.cameras
+        if cameras is None or cameras.calibration is None:
+            missing = ", ".join(cameras.missing_calibration) if cameras else "all"
+            raise JobError(
+                ErrorCode.NO_CALIBRATION,
+                f"cannot scan: camera(s) {missing} have no calibration; run `cuberobot vision "
+                "calibrate` and set [[cameras]] calibration in the profile",
+            )
+        started = time.perf_counter()
+        try:
+            result = await self._read(cameras)
+        except JobError:
+            await self.ctx.record_stage_time(job, "scan", started)
+            raise
+        await self.ctx.record_stage_time(job, "scan", started)
+        summary = result.to_json()
+        facelets = result.cube.to_facelets("scheme")
+        journal = self.ctx.journal
+        await journal.call(journal.sync.record_scan, job.id, facelets, summary)
+        scanned: ScanCompletePayload = {
+            "job_id": job.id,
+            "facelets": facelets,
+            "valid": summary["valid"],
+            "repairs": summary["repairs"],
+            "low_confidence": summary["low_confidence"],
+            "min_confidence": summary["min_confidence"],
+            "timings_ms": summary["timings_ms"],
+        }
+        self.ctx.out.event(EventName.SCAN_COMPLETE, scanned)
+        if not result.valid or result.repairs:
+            raise _scan_invalid(summary)
+        cube: Cube = result.cube
+        return cube
+
+    async def _read(self, cameras: Cameras) -> Any:
+        """Read the cube, once more if the first read is not a valid cube as is."""
+        from vision.errors import VisionError
+        from vision.scan import read_cube
+
+        result: Any = None
+        for attempt in range(1, self.scan_attempts + 1):
+            try:
+                frames = await asyncio.to_thread(cameras.capture)
+                result = await asyncio.to_thread(
+                    read_cube, frames, cameras.calibration, self.ctx.n, scheme=self.scheme
+                )
+            except VisionError as exc:
+                raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
+            if result.valid and not result.repairs:
+                break
+            logger.info(
+                "scan attempt %d: %s; %s",
+                attempt,
+                "valid only after repairs" if result.valid else "not a valid cube",
+                "rescanning" if attempt < self.scan_attempts else "giving up",
+            )
+        return result
+
+    async def _journal_state(self, job: Job, state: JobState) -> None:
+        """Keep the journal's job state with the daemon's, so that after a crash the journal
+        says where the job was (``recovered.state``)."""
+        journal = self.ctx.journal
+        await journal.call(journal.sync.set_state, job.id, state)
+
+    def _validate(self, job: Job, cube: Cube) -> None:
+        self.ctx.set_state(JobState.VALIDATING)
+        started = time.perf_counter()
+        problems = validate(cube, self.scheme)
+        seconds = time.perf_counter() - started
+        job.stage_times["validate"] = round(job.stage_times.get("validate", 0.0) + seconds, 4)
+        if problems:
+            detail: ScanInvalidDetail = {
+                "stickers": sorted({p.where for p in problems}),
+                "problems": [
+                    {"code": p.code, "where": p.where, "message": p.message} for p in problems
+                ],
+                "low_confidence": [],
+            }
+            raise JobError(
+                ErrorCode.SCAN_INVALID,
+                "impossible cube: " + "; ".join(p.message for p in problems),
+                detail,
+            )
+
+    # === solve and execute ========================================================================
+
+    async def _solve_and_execute(self, job: Job, cube: Cube, offset: int) -> None:
+        self.ctx.set_state(JobState.SOLVING)
+        await self._journal_state(job, JobState.SOLVING)
+        started = time.perf_counter()
+        solution = await asyncio.to_thread(self._solve, cube)
+        try:
+            program = self.planner.plan(solution.moves)
+        except PlanError as exc:
+            raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
+        await self.ctx.record_stage_time(job, "solve", started)
+        job.program = program
+        job.face_moves = program.face_moves
+        job.moves_total = offset + len(program.moves)
+        job.moves_done = offset
+        journal = self.ctx.journal
+        if offset:
+            previous = await journal.call(journal.sync.moves, job.id)
+            job.face_moves = (
+                tuple(face_move(m.face, m.turns) for m in previous[:offset]) + program.face_moves
+            )
+        await journal.call(
+            journal.sync.record_plan,
+            job.id,
+            format_moves(solution.moves),
+            {**solution.to_dict(), "program": program.to_dict()},
+            str(program),
+            [(m.face.name, m.turns, m.motor, m.simultaneous_with_next) for m in program.moves],
+        )
+        solved: SolutionPayload = {
+            "job_id": job.id,
+            "moves": format_moves(solution.moves),
+            "engine": solution.engine,
+            "htm": solution.htm,
+            "qtm": solution.qtm,
+            "robot_time_s": solution.robot_time_s,
+            "program": program.to_dict(),
+        }
+        self.ctx.out.event(EventName.SOLUTION, solved)
+        if not program.moves:
+            return
+        self.ctx.set_state(JobState.EXECUTING)
+        await self._journal_state(job, JobState.EXECUTING)
+        await self.executor.execute(job, program.wire_moves(), offset)
+
+    def _solve(self, cube: Cube) -> Solution:
+        """Run the configured engine (in a worker thread). A robot with a face missing asks for
+        a solution that avoids it first (longer, but far cheaper than replacing each turn:
+        about 22 moves against 20 plus 12 per replaced turn); if the engine cannot, the planner
+        replaces the turns."""
+        config = self.ctx.config
+        cfg = config.solver
+        options: dict[str, Any] = {
+            "budget_s": cfg.budget_s,
+            "max_length": cfg.max_length,
+            "cost_model": config.cost_model,
+        }
+        if config.motors.missing:
+            restricted = {
+                **options,
+                "faces": [f.name for f in sorted(config.motors.faces)],
+                "max_length": cfg.max_length or 26,
+            }
+            if cfg.engine == "twophase":
+                restricted["timeout_s"] = max(2.0, 4 * cfg.budget_s)
+            try:
+                return self.solver(cube, cfg.engine, **restricted)
+            except CubeError as exc:
+                logger.info(
+                    "engine %s found no solution avoiding %s (%s); the planner replaces its turns",
+                    cfg.engine,
+                    "".join(f.name for f in config.motors.missing),
+                    exc,
+                )
+        try:
+            return self.solver(cube, cfg.engine, **options)
+        except CubeError as exc:
+            raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
+
+    # === the end of a job =========================================================================
+
+    async def _finish(self, job: Job) -> None:
+        """The body ran to its end: DONE if the tracked cube is solved (a scan job: read)."""
+        elapsed = round(time.monotonic() - job.started, 4)
+        stage_times = dict(job.stage_times)
+        if job.kind != "scan" and (job.physical is None or not job.physical.is_solved()):
+            await self._fail(
+                job,
+                JobError(
+                    ErrorCode.NOT_SOLVED,
+                    "every move executed but the tracked cube is not solved; rescan",
+                ),
+            )
+            return
+        journal = self.ctx.journal
+        await journal.call(journal.sync.finish, job.id, JobState.DONE, None, None)
+        self.ctx.out.forget(job.id)
+        done: DonePayload = {
+            "job_id": job.id,
+            "kind": job.kind,
+            "moves": job.moves_total,
+            "stage_times_s": stage_times,
+            "total_s": elapsed,
+            "solved": job.physical.is_solved() if job.physical is not None else None,
+        }
+        self.ctx.out.event(EventName.DONE, done)
+        if job.kind != "solve":  # a job that scanned the cube: its state is known again
+            self.ctx.journal_problem = None
+        self.ctx.set_state(JobState.DONE)
+
+    async def _fail(self, job: Job, exc: JobError) -> None:
+        """End the job ERROR or ABORTED; a job whose executed moves are journaled and that
+        failed for a link or firmware reset stays open for ``resume``."""
+        logger.error("job %s failed: %s", job.id, exc)
+        aborted = exc.code in ABORT_CODES
+        state = JobState.ABORTED if aborted else JobState.ERROR
+        journal = self.ctx.journal
+        record = await journal.call(journal.sync.job, job.id)
+        resumable = exc.code in RESUMABLE_CODES and record is not None and record.remaining > 0
+        if resumable:
+            # the moves that did execute are in the journal: the job stays open for resume
+            await journal.call(journal.sync.set_state, job.id, JobState.EXECUTING)
+            self.ctx.resumable = await journal.call(journal.sync.job, job.id)
+        else:
+            await journal.call(journal.sync.finish, job.id, state, exc.code, str(exc))
+        self.ctx.set_error(exc.code, str(exc))
+        if aborted:
+            stopped: AbortedPayload = {
+                "job_id": job.id,
+                "code": exc.code,
+                "message": str(exc),
+                "moves_done": job.moves_done,
+            }
+            self.ctx.out.event(EventName.ABORTED, {**stopped, **exc.detail})
+        else:
+            failed: ErrorPayload = {
+                "job_id": job.id,
+                "code": exc.code,
+                "message": str(exc),
+                "moves_done": job.moves_done,
+            }
+            if resumable:
+                failed["resumable"] = True
+            self.ctx.out.event(EventName.ERROR, {**failed, **exc.detail})
+        self.ctx.set_state(state)
+
+
+def _scan_invalid(summary: dict[str, Any]) -> JobError:
+    """The error of a scan that is not a valid cube as read (``summary``: the scan's JSON)."""
+    stickers = sorted(
+        {s for r in summary["repairs"] for s in r["stickers"]}
+        | {p["where"] for p in summary["problems"]}
+    )
+    reasons = [r["message"] for r in summary["repairs"]] + [
+        p["message"] for p in summary["problems"]
+    ]
+    detail: ScanInvalidDetail = {
+        "stickers": stickers,
+        "problems": summary["problems"],
+        "repairs": summary["repairs"],
+        "low_confidence": summary["low_confidence"],
+    }
+    return JobError(
+        ErrorCode.SCAN_INVALID,
+        "the scan is not a valid cube as read ("
+        + "; ".join(reasons)
+        + f"); stickers at fault: {', '.join(stickers) or 'unknown'}; check that the "
+        "cube is assembled correctly and evenly lit, then start again",
+        detail,
+    )

@@ -1,0 +1,78 @@
+"""The two-phase engine's tables: built with vectorised numpy, cached on disk, verified on load.
+
+One helper, :func:`load_tables`, gives a :class:`TwoPhaseTables` (and :func:`load_axial_tables`
+the robot metric's :class:`AxialTables`); they are called on first use, never at import. Each
+group of tables is one file in the cache directory, named
+``twophase-v{FORMAT_VERSION}-{group}.bin``::
+
+    bytes 0..7     magic b"CRTABLE\\0"
+    bytes 8..11    header length H (uint32, little endian)
+    bytes 12..     H bytes of JSON: format version, group, payload size, CRC-32 of the payload,
+                   and for each array its name, dtype, shape and offset
+    then           the payload: the arrays' bytes, one after the other
+
+A file whose magic, version, size or checksum does not match is reported (log warning) and
+rebuilt; files are written to a temporary name and renamed, so a crash never leaves half a file
+under the real name.
+
+Groups and sizes::
+
+    moves     move tables of every coordinate, symmetry conjugation tables, the
+              flipslice (64430) and corner (2768) symmetry classes                  ~ 9 MB
+    phase1    depth mod 3 of flipslice class x twist, 2 bits each (140,908,410)     35 MB
+    phase2    depth mod 3 of corner class x ud_edges, 2 bits each (111,605,760)     28 MB
+    cornslice exact depths of corners x slice order and of ud_edges x slice order,
+              phase 2 moves (967,680 each)                                          2 MB
+    slicepair exact phase-1 depths of slice x twist (1,082,565) and slice x flip
+              (1,013,760), tried before the phase-1 table                          2 MB
+    axial1    robot metric (a group of one axis counts 1; built on the first robot-time
+              solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
+              twist and slice x flip depths                                         37 MB
+    axial2    robot metric phase 2: exact depth of corner class x ud_edges, 4 bits
+              each (a phase-2 start needs no walk), plus exact corners/ud_edges x
+              slice depths                                                          58 MB
+
+The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search knows the
+exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,
+so the residue tells which.
+
+Modules: :mod:`.cache` (where, file format), :mod:`.bfs` (the breadth-first builders),
+:mod:`.moves` (move and symmetry tables), :mod:`.builders` (one builder per group),
+:mod:`.loader` (load or build), :mod:`.worker` (building groups in worker processes,
+``python -m solver.engines.twophase.tables build GROUP CACHE_DIR``), :mod:`.sets` (the two
+table sets and their loaders), :mod:`.progress` (the progress callback).
+
+The cache directory is, in order: the ``cache_dir`` argument, ``$CUBEROBOT_CACHE_DIR``,
+``$XDG_CACHE_HOME/cuberobot``, ``~/.cache/cuberobot``; tables live in its ``twophase/`` folder.
+"""
+
+from solver.engines.twophase.tables.cache import (
+    AXIAL_GROUPS,
+    FORMAT_VERSION,
+    GROUPS,
+    TableError,
+    default_cache_dir,
+    table_path,
+)
+from solver.engines.twophase.tables.progress import Progress, stderr_progress
+from solver.engines.twophase.tables.sets import (
+    AxialTables,
+    TwoPhaseTables,
+    load_axial_tables,
+    load_tables,
+)
+
+__all__ = [
+    "AXIAL_GROUPS",
+    "FORMAT_VERSION",
+    "GROUPS",
+    "AxialTables",
+    "Progress",
+    "TableError",
+    "TwoPhaseTables",
+    "default_cache_dir",
+    "load_axial_tables",
+    "load_tables",
+    "stderr_progress",
+    "table_path",
+]

@@ -1,0 +1,209 @@
+"""Breadth-first distance tables, vectorised: one level of the search is a few numpy passes.
+
+Two builders serve every pruning table:
+
+* :func:`exact_bfs`: exact distances over pairs of coordinates ``a * n_b + b`` (small tables,
+  a few MB at most).
+* :func:`sym_bfs`: distances over (symmetry class, raw coordinate) pairs, for the big tables
+  reduced by the 16 symmetries that keep the UD axis.
+
+and two packings: :func:`pack_mod3` (distance mod 3, 2 bits each) and :func:`pack_nibbles`
+(exact distance, 4 bits each).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from solver.engines.twophase import coord as C
+from solver.engines.twophase.tables.cache import Array
+from solver.engines.twophase.tables.progress import Progress
+
+__all__ = ["UNSET", "exact_bfs", "pack_mod3", "pack_nibbles", "sym_bfs"]
+
+log = logging.getLogger(__name__)
+
+#: depth of an entry not reached yet
+UNSET = 255
+#: entries handled per numpy pass (bounds the temporary arrays to a few tens of MB)
+_CHUNK = 1 << 21
+#: the backward step (unvisited entries look for a frontier neighbour) pays once the unvisited
+#: entries are fewer than this many times the frontier
+_BACKWARD_RATIO = 3
+#: the largest exact depth a nibble holds; deeper entries read as this
+_NIBBLE_MAX = 15
+
+
+def exact_bfs(a_move: Array, b_move: Array, n_b: int, moves: Sequence[int] | None = None) -> Array:
+    """Exact distances from entry 0 of every entry ``a * n_b + b``, for two coordinates moved
+    together by the columns ``moves`` (default: all) of their move tables: ``a`` ranges over the
+    rows of ``a_move``, ``b`` over ``0..n_b-1`` (``b_move`` may have more rows; a ``b`` below
+    ``n_b`` must stay below it under ``moves``). Every entry must be reachable."""
+    a_table = np.asarray(a_move, dtype=np.int64)
+    b_table = np.asarray(b_move, dtype=np.int64)
+    columns = range(a_table.shape[1]) if moves is None else moves
+    depth = np.full(a_table.shape[0] * n_b, UNSET, dtype=np.uint8)
+    depth[0] = 0
+    d = 0
+    frontier = np.array([0], dtype=np.int64)
+    while len(frontier):
+        a, b = frontier // n_b, frontier % n_b
+        for m in columns:
+            idx = a_table[a, m] * n_b + b_table[b, m]
+            depth[idx[depth[idx] == UNSET]] = d + 1
+        d += 1
+        frontier = np.flatnonzero(depth == d)
+    assert (depth != UNSET).all()
+    return depth
+
+
+def _chunks(a: Array, size: int = _CHUNK) -> Iterator[Array]:
+    for i in range(0, len(a), size):
+        yield a[i : i + size]
+
+
+class _SymGraph:
+    """The neighbours of (class, raw) entries, as flat int32 lookups per move (module
+    :func:`sym_bfs`): neighbour of entry ``(c, r)`` by move ``k`` is
+    ``cm[k][c] + rs[k][cs[k][c] + r]`` (the largest index, 140,908,410, fits in int32)."""
+
+    def __init__(
+        self,
+        n_raw: int,
+        class_move: Array,
+        class_sym: Array,
+        raw_move: Array,
+        raw_conj: Array,
+        moves: Sequence[int],
+    ) -> None:
+        self.n_raw = n_raw
+        self.cm = [(class_move[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
+        self.cs = [(class_sym[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
+        conj = np.asarray(raw_conj, dtype=np.int64)
+        self.rs = [
+            np.ascontiguousarray(conj[np.asarray(raw_move[:, m], dtype=np.int64)].T)
+            .reshape(-1)
+            .astype(np.int32)
+            for m in moves
+        ]
+        self.rconj = conj.reshape(-1).astype(np.int32)
+
+    def split(self, entries: Array) -> tuple[Array, Array]:
+        c = (entries // self.n_raw).astype(np.int32)
+        return c, (entries - c * self.n_raw).astype(np.int32)
+
+    def neighbour(self, k: int, c: Array, r: Array) -> Array:
+        idx: Array = self.cm[k][c] + self.rs[k][self.cs[k][c] + r]
+        return idx
+
+
+def _forward(graph: _SymGraph, depth: Array, frontier: Array, d: int) -> None:
+    """Mark the unvisited neighbours of the frontier (depth ``d``) with ``d + 1``."""
+    for chunk in _chunks(frontier):
+        c, r = graph.split(chunk)
+        for k in range(len(graph.cm)):
+            idx = graph.neighbour(k, c, r)
+            depth[idx[depth[idx] == UNSET]] = d + 1
+
+
+def _backward(graph: _SymGraph, depth: Array, d: int) -> None:
+    """Mark with ``d + 1`` every unvisited entry that has a neighbour at depth ``d``."""
+    for chunk in _chunks(np.flatnonzero(depth == UNSET)):
+        c, r = graph.split(chunk)
+        found = np.zeros(len(chunk), dtype=bool)
+        live = np.arange(len(chunk))
+        for k in range(len(graph.cm)):
+            hit = depth[graph.neighbour(k, c[live], r[live])] == d
+            found[live[hit]] = True
+            live = live[~hit]
+            if len(live) == 0:
+                break
+        depth[chunk[found]] = d + 1
+
+
+def _close_under_stabilisers(graph: _SymGraph, depth: Array, stab: Array, d: int) -> Array:
+    """Give depth ``d`` to the states equivalent to one at depth ``d`` under a symmetry that
+    fixes its class representative; returns every entry at depth ``d``."""
+    n_raw = graph.n_raw
+    new = np.flatnonzero(depth == d)
+    nontrivial = np.flatnonzero(stab != 1)
+    cls = new // n_raw
+    pick = np.isin(cls, nontrivial)
+    if not pick.any():
+        return new
+    cn, rn = cls[pick], new[pick] - cls[pick] * n_raw
+    masks = stab[nontrivial][np.searchsorted(nontrivial, cn)]
+    for s in range(1, C.N_SYM_D4H):
+        sel = (masks >> s) & 1 == 1
+        idx = cn[sel] * n_raw + graph.rconj[rn[sel] * C.N_SYM_D4H + s].astype(np.int64)
+        depth[idx[depth[idx] == UNSET]] = d
+    return np.flatnonzero(depth == d)
+
+
+def sym_bfs(
+    task: str,
+    n_class: int,
+    n_raw: int,
+    class_move: Array,
+    class_sym: Array,
+    raw_move: Array,
+    raw_conj: Array,
+    stab: Array,
+    moves: Sequence[int],
+    report: Progress,
+) -> Array:
+    """Breadth-first distances over (symmetry class, raw coordinate) pairs.
+
+    Entry ``c * n_raw + r`` is the state whose first coordinate is class ``c``'s representative
+    and whose second is ``r``. Moving it by ``m`` gives class ``class_move[c, m]`` reached with
+    symmetry ``s = class_sym[c, m]`` and second coordinate ``raw_conj[raw_move[r, m], s]``;
+    ``stab[c]`` is the mask of the symmetries fixing class ``c``'s representative.
+    Levels expand forwards while the frontier is small and backwards (each unvisited entry
+    looks for a neighbour in the frontier) once the unvisited entries are fewer.
+    """
+    graph = _SymGraph(n_raw, class_move, class_sym, raw_move, raw_conj, moves)
+    total = n_class * n_raw
+    depth = np.full(total, UNSET, dtype=np.uint8)
+    depth[0] = 0  # class 0 holds the solved first coordinate (its orbit's smallest value is 0)
+    done = 1
+    d = 0
+    report(task, 0, total)
+    while done < total:
+        unvisited = total - done
+        frontier = np.flatnonzero(depth == d)
+        if len(frontier) == 0:
+            raise AssertionError(f"{task}: {unvisited} states unreachable")
+        if unvisited < _BACKWARD_RATIO * len(frontier):
+            _backward(graph, depth, d)
+        else:
+            _forward(graph, depth, frontier, d)
+        new = _close_under_stabilisers(graph, depth, stab, d + 1)
+        done += len(new)
+        d += 1
+        log.debug("%s: depth %d has %d entries", task, d, len(new))
+        report(task, done, total)
+    return depth
+
+
+def pack_mod3(depth: Array) -> Array:
+    """Distances mod 3, four to a byte (entry i in bits ``2 * (i % 4)`` of byte ``i // 4``)."""
+    pad = (-len(depth)) % 4
+    d3 = np.concatenate([depth % 3, np.zeros(pad, dtype=np.uint8)]).reshape(-1, 4)
+    packed: Array = (d3[:, 0] | (d3[:, 1] << 2) | (d3[:, 2] << 4) | (d3[:, 3] << 6)).astype(
+        np.uint8
+    )
+    return packed
+
+
+def pack_nibbles(depth: Array) -> Array:
+    """Exact depths, 4 bits each (entry i in the low half of byte i // 2 when i is even), 15
+    standing for 15 or more."""
+    d = np.minimum(depth, _NIBBLE_MAX).astype(np.uint8)
+    if len(d) % 2:
+        d = np.concatenate([d, np.zeros(1, dtype=np.uint8)])
+    pairs = d.reshape(-1, 2)
+    packed: Array = (pairs[:, 0] | (pairs[:, 1] << 4)).astype(np.uint8)
+    return packed

@@ -1,0 +1,187 @@
+"""One builder per table group: ``(moves group's arrays, progress) -> the group's arrays``.
+
+``moves`` needs nothing (:mod:`.moves`); every other group is computed from the ``moves``
+arrays with the breadth-first builders of :mod:`.bfs`. The robot-metric groups (``axial1``,
+``axial2``) count a group of turns of one axis as one move: their move tables are the face-turn
+tables composed over the 45 groups of :data:`~solver.engines.twophase.coord.AXIAL_MOVES`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from solver.engines.twophase import coord as C
+from solver.engines.twophase.tables.bfs import exact_bfs, pack_mod3, pack_nibbles, sym_bfs
+from solver.engines.twophase.tables.cache import Array
+from solver.engines.twophase.tables.moves import UNDEFINED, build_moves
+from solver.engines.twophase.tables.progress import Progress
+
+__all__ = ["BUILDERS", "Builder", "build_timed", "compose", "slice_move"]
+
+log = logging.getLogger(__name__)
+
+Arrays = dict[str, Array]
+Builder = Callable[[Arrays, Progress], Arrays]
+
+
+def compose(table: Array, moves: Sequence[int] | None = None) -> Array:
+    """A move table ``(n, 18)`` extended to the 45 robot groups (columns ``moves`` only; the
+    others are :data:`~.moves.UNDEFINED`)."""
+    t = np.asarray(table, dtype=np.int64)
+    n = t.shape[0]
+    out = np.full((n, C.N_AXIAL), UNDEFINED, dtype=np.int64)
+    base = np.arange(n)
+    for k in range(C.N_AXIAL) if moves is None else moves:
+        m1, m2 = C.AXIAL_MOVES[k]
+        x = base if m1 < 0 else t[base, m1]
+        if m2 >= 0:
+            x = t[x, m2]
+        out[:, k] = x
+    return out
+
+
+def slice_move(slice_sorted_move: Array) -> Array:
+    """The move table ``(495, 18)`` of the slice position alone."""
+    table: Array = (
+        slice_sorted_move.astype(np.int64)[np.arange(C.N_SLICE) * C.N_PERM_4] // C.N_PERM_4
+    )
+    return table
+
+
+def _build_phase1(a: Arrays, report: Progress) -> Arrays:
+    rep = a["flipslice_rep"].astype(np.int64)
+    slc, flp = rep // C.N_FLIP, rep % C.N_FLIP
+    ssm = a["slice_sorted_move"].astype(np.int64)
+    fm = a["flip_move"].astype(np.int64)
+    raw_new = (ssm[slc * C.N_PERM_4] // C.N_PERM_4) * C.N_FLIP + fm[flp]  # (64430, 18)
+    depth = sym_bfs(
+        "phase 1 pruning",
+        C.N_FLIPSLICE_CLASS,
+        C.N_TWIST,
+        a["flipslice_classidx"][raw_new],
+        a["flipslice_sym"][raw_new],
+        a["twist_move"],
+        a["twist_conj"],
+        a["flipslice_stab"].astype(np.int64),
+        range(C.N_MOVE),
+        report,
+    )
+    return {"phase1_prun": pack_mod3(depth)}
+
+
+def _build_phase2(a: Arrays, report: Progress) -> Arrays:
+    raw_new = a["corners_move"].astype(np.int64)[a["corner_rep"].astype(np.int64)]  # (2768, 18)
+    depth = sym_bfs(
+        "phase 2 pruning",
+        C.N_CORNER_CLASS,
+        C.N_UD_EDGES,
+        a["corner_classidx"][raw_new],
+        a["corner_sym"][raw_new],
+        a["ud_edges_move"],
+        a["ud_edges_conj"],
+        a["corner_stab"].astype(np.int64),
+        C.PHASE2_MOVES,
+        report,
+    )
+    return {"phase2_prun": pack_mod3(depth)}
+
+
+def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
+    """Exact phase-2 depths of corners x slice order and of ud_edges x slice order (small
+    tables that reject most phase-2 starts before the big table is walked)."""
+    total = C.N_CORNERS * C.N_PERM_4
+    report("phase 2 slice tables", 0, 2 * total)
+    out = {}
+    for k, (name, table) in enumerate(
+        (("cornslice_depth", a["corners_move"]), ("edgeslice_depth", a["ud_edges_move"]))
+    ):
+        out[name] = exact_bfs(table, a["slice_sorted_move"], C.N_PERM_4, C.PHASE2_MOVES)
+        report("phase 2 slice tables", (k + 1) * total, 2 * total)
+    return out
+
+
+def _build_slicepair(a: Arrays, report: Progress) -> Arrays:
+    """Exact phase-1 depths of slice x twist and slice x flip (1 MB each): they reject most
+    children before the big phase-1 table is read."""
+    report("phase 1 slice tables", 0, 2)
+    sm = slice_move(a["slice_sorted_move"])
+    out = {"slice_twist_depth": exact_bfs(sm, a["twist_move"], C.N_TWIST)}
+    report("phase 1 slice tables", 1, 2)
+    out["slice_flip_depth"] = exact_bfs(sm, a["flip_move"], C.N_FLIP)
+    report("phase 1 slice tables", 2, 2)
+    return out
+
+
+def _build_axial1(a: Arrays, report: Progress) -> Arrays:
+    rep = a["flipslice_rep"].astype(np.int64)
+    sm = compose(slice_move(a["slice_sorted_move"]))
+    fm = compose(a["flip_move"])
+    tm = compose(a["twist_move"])
+    raw_new = sm[rep // C.N_FLIP] * C.N_FLIP + fm[rep % C.N_FLIP]
+    depth = sym_bfs(
+        "robot phase 1 pruning",
+        C.N_FLIPSLICE_CLASS,
+        C.N_TWIST,
+        a["flipslice_classidx"][raw_new],
+        a["flipslice_sym"][raw_new],
+        tm,
+        a["twist_conj"],
+        a["flipslice_stab"].astype(np.int64),
+        range(C.N_AXIAL),
+        report,
+    )
+    return {
+        "axial1_prun": pack_mod3(depth),
+        "axial_slice_twist": exact_bfs(sm, tm, C.N_TWIST),
+        "axial_slice_flip": exact_bfs(sm, fm, C.N_FLIP),
+    }
+
+
+def _build_axial2(a: Arrays, report: Progress) -> Arrays:
+    moves = C.PHASE2_AXIAL
+    cm = compose(a["corners_move"], moves)
+    um = compose(a["ud_edges_move"], moves)
+    sm = compose(a["slice_sorted_move"][: C.N_PERM_4], moves)
+    raw_new = cm[a["corner_rep"].astype(np.int64)]
+    defined = np.where(raw_new == UNDEFINED, 0, raw_new)
+    depth = sym_bfs(
+        "robot phase 2 pruning",
+        C.N_CORNER_CLASS,
+        C.N_UD_EDGES,
+        a["corner_classidx"][defined],
+        a["corner_sym"][defined],
+        um,
+        a["ud_edges_conj"],
+        a["corner_stab"].astype(np.int64),
+        moves,
+        report,
+    )
+    return {
+        "axial2_depth": pack_nibbles(depth),
+        "axial_cornslice": exact_bfs(cm, sm, C.N_PERM_4, moves),
+        "axial_edgeslice": exact_bfs(um, sm, C.N_PERM_4, moves),
+    }
+
+
+BUILDERS: dict[str, Builder] = {
+    "moves": lambda _a, report: build_moves(report),
+    "phase1": _build_phase1,
+    "phase2": _build_phase2,
+    "cornslice": _build_cornslice,
+    "slicepair": _build_slicepair,
+    "axial1": _build_axial1,
+    "axial2": _build_axial2,
+}
+
+
+def build_timed(group: str, arrays: Arrays, report: Progress, build_s: dict[str, float]) -> Arrays:
+    """Build ``group`` from the ``moves`` arrays, recording its time in ``build_s``."""
+    t0 = time.perf_counter()
+    out = BUILDERS[group](arrays, report)
+    build_s[group] = time.perf_counter() - t0
+    log.info("built two-phase table group %s in %.1f s", group, build_s[group])
+    return out

@@ -1,0 +1,166 @@
+"""The table cache on disk: where it is, the file format, atomic writes and checked reads.
+
+Each group of tables is one file in the cache directory's ``twophase/`` folder, named
+``twophase-v{FORMAT_VERSION}-{group}.bin``; the layout is drawn in the package docstring
+(:mod:`solver.engines.twophase.tables`). A file whose magic, version, size, checksum or array
+list does not match raises :class:`Corrupt` on read; the loader then rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.errors import CubeError
+
+__all__ = [
+    "AXIAL_GROUPS",
+    "FORMAT_VERSION",
+    "GROUPS",
+    "MAGIC",
+    "Array",
+    "Corrupt",
+    "TableError",
+    "default_cache_dir",
+    "read_bundle",
+    "remove_stale",
+    "table_path",
+    "write_bundle",
+]
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 2
+MAGIC = b"CRTABLE\0"
+#: the face-turn search's groups; ``moves`` comes first (every other group is built from it)
+GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair")
+#: built on first use of the robot-time objective (see :func:`~.sets.load_axial_tables`)
+AXIAL_GROUPS = ("axial1", "axial2")
+
+#: arrays a group's file must hold (a file of an older layout is rebuilt)
+_REQUIRED_ARRAYS = {
+    "axial1": ("axial1_prun", "axial_slice_twist", "axial_slice_flip"),
+    "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
+}
+#: bytes before the JSON header: the magic, then the header length (uint32, little endian)
+_PREFIX = len(MAGIC) + 4
+
+Array = npt.NDArray[Any]
+
+
+class TableError(CubeError):
+    """The table cache cannot be used (unwritable directory, ...); the message says where."""
+
+
+class Corrupt(Exception):
+    """A cache file that cannot be used as it is (the message says why); it is rebuilt."""
+
+
+def default_cache_dir() -> Path:
+    """``$CUBEROBOT_CACHE_DIR``, else ``$XDG_CACHE_HOME/cuberobot``, else ``~/.cache/cuberobot``."""
+    env = os.environ.get("CUBEROBOT_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "cuberobot"
+
+
+def table_path(cache_dir: Path, group: str) -> Path:
+    return cache_dir / "twophase" / f"twophase-v{FORMAT_VERSION}-{group}.bin"
+
+
+def _header(group: str, arrays: dict[str, Array]) -> bytes:
+    """The JSON header of a file holding ``arrays`` (the CRC runs over every payload byte)."""
+    entries = []
+    offset = 0
+    crc = 0
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        entries.append(
+            {"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape), "offset": offset}
+        )
+        offset += arr.nbytes
+        crc = zlib.crc32(arr.data.cast("B"), crc)
+    return json.dumps(
+        {
+            "format": FORMAT_VERSION,
+            "group": group,
+            "payload": offset,
+            "crc32": crc,
+            "arrays": entries,
+        }
+    ).encode()
+
+
+def write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
+    """Write ``arrays`` as ``group``'s file at ``path``: to a temporary name first, renamed when
+    complete, so a crash never leaves half a file under the real name."""
+    header = _header(group, arrays)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise TableError(
+            f"cannot write two-phase tables to {path.parent}: {exc}; set CUBEROBOT_CACHE_DIR "
+            "to a writable folder"
+        ) from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(MAGIC)
+            fh.write(len(header).to_bytes(4, "little"))
+            fh.write(header)
+            for arr in arrays.values():
+                fh.write(np.ascontiguousarray(arr).data.cast("B"))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def remove_stale(directory: Path, group: str) -> None:
+    """Delete this group's files of other format versions."""
+    for old in (directory / "twophase").glob(f"twophase-v*-{group}.bin"):
+        if old != table_path(directory, group):
+            log.info("removing stale two-phase table %s", old)
+            old.unlink(missing_ok=True)
+
+
+def read_bundle(path: Path, group: str) -> dict[str, Array]:
+    """The arrays of ``group``'s file (read-only views of its bytes); :class:`Corrupt` when the
+    file is not a complete, current-format file of that group."""
+    data = path.read_bytes()
+    if data[: len(MAGIC)] != MAGIC:
+        raise Corrupt("not a table file (bad magic)")
+    hlen = int.from_bytes(data[len(MAGIC) : _PREFIX], "little")
+    try:
+        header = json.loads(data[_PREFIX : _PREFIX + hlen])
+    except ValueError as exc:
+        raise Corrupt(f"unreadable header ({exc})") from None
+    if header.get("format") != FORMAT_VERSION or header.get("group") != group:
+        raise Corrupt(
+            f"format {header.get('format')}/{header.get('group')} is not {FORMAT_VERSION}/{group}"
+        )
+    payload = memoryview(data)[_PREFIX + hlen :]
+    if len(payload) != header["payload"]:
+        raise Corrupt(f"size {len(payload)} bytes, expected {header['payload']}")
+    if zlib.crc32(payload) != header["crc32"]:
+        raise Corrupt("checksum mismatch")
+    missing = set(_REQUIRED_ARRAYS.get(group, ())) - {e["name"] for e in header["arrays"]}
+    if missing:
+        raise Corrupt(f"made by an older cuberobot (no {', '.join(sorted(missing))})")
+    out: dict[str, Array] = {}
+    for e in header["arrays"]:
+        dtype = np.dtype(e["dtype"])
+        count = int(np.prod(e["shape"], dtype=np.int64))
+        arr = np.frombuffer(payload, dtype=dtype, count=count, offset=e["offset"])
+        out[e["name"]] = arr.reshape(e["shape"])
+    return out

@@ -1,0 +1,221 @@
+"""The two table sets the search reads, and their loaders: :class:`TwoPhaseTables` (face-turn
+metric, every search) and :class:`AxialTables` (robot metric, the robot-time objective)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from solver.engines.twophase.tables.builders import compose, slice_move
+from solver.engines.twophase.tables.cache import (
+    AXIAL_GROUPS,
+    FORMAT_VERSION,
+    GROUPS,
+    Array,
+    default_cache_dir,
+)
+from solver.engines.twophase.tables.loader import load_or_build
+from solver.engines.twophase.tables.moves import u16
+from solver.engines.twophase.tables.progress import Progress, no_progress
+
+__all__ = ["AxialTables", "TwoPhaseTables", "load_axial_tables", "load_tables"]
+
+log = logging.getLogger(__name__)
+
+#: the groups built side by side in worker processes when both are missing
+_BIG_GROUPS = ("phase1", "phase2")
+
+
+@dataclass(frozen=True)
+class TwoPhaseTables:
+    """Everything the search reads. Arrays are read-only views of the cache files.
+
+    Move tables are ``[coord, move]`` (18 face turns, index ``3 * face + k``); conjugation tables
+    ``[coord, sym]`` give the coordinate of ``S * x * S^-1`` for the 16 UD symmetries.
+    """
+
+    twist_move: Array  # uint16 (2187, 18)
+    flip_move: Array  # uint16 (2048, 18)
+    slice_sorted_move: Array  # uint16 (11880, 18)
+    u_edges_move: Array  # uint16 (11880, 18)
+    d_edges_move: Array  # uint16 (11880, 18)
+    corners_move: Array  # uint16 (40320, 18)
+    ud_edges_move: Array  # uint16 (40320, 18); 0xFFFF for moves that leave phase 2
+    ud_from_u_d: Array  # uint16 (11880 * 24,); 0xFFFF where undefined
+    twist_conj: Array  # uint16 (2187, 16)
+    ud_edges_conj: Array  # uint16 (40320, 16)
+    flipslice_classidx: Array  # uint16 (1013760,), index slice * 2048 + flip
+    flipslice_sym: Array  # uint8 (1013760,)
+    flipslice_rep: Array  # uint32 (64430,)
+    flipslice_stab: Array  # uint16 (64430,) mask of the symmetries fixing the representative
+    corner_classidx: Array  # uint16 (40320,)
+    corner_sym: Array  # uint8 (40320,)
+    corner_rep: Array  # uint16 (2768,)
+    corner_stab: Array  # uint16 (2768,)
+    conj_move: Array  # uint8 (48, 18): move index of S * m * S^-1
+    phase1_prun: Array  # uint8 packed 2-bit depth mod 3 of flipslice class * 2187 + twist
+    phase2_prun: Array  # uint8 packed 2-bit depth mod 3 of corner class * 40320 + ud_edges
+    cornslice_depth: Array  # uint8 (40320 * 24,) exact depth of corners * 24 + slice order
+    edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
+    slice_twist_depth: Array  # uint8 (495 * 2187,) exact phase-1 depth of slice * 2187 + twist
+    slice_flip_depth: Array  # uint8 (495 * 2048,) exact phase-1 depth of slice * 2048 + flip
+    build_s: dict[str, float] = field(default_factory=dict)
+    load_s: float = 0.0
+    cache_dir: Path | None = None
+
+    def arrays(self) -> dict[str, Array]:
+        """Every table by name (the arrays the groups' builders read)."""
+        return {
+            name: getattr(self, name)
+            for name in self.__dataclass_fields__
+            if isinstance(getattr(self, name), np.ndarray)
+        }
+
+    @property
+    def nbytes(self) -> int:
+        return sum(arr.nbytes for arr in self.arrays().values())
+
+    def search_arrays(self) -> tuple[Array, ...]:
+        """The arrays in the order the C search takes them (see ``_twophase.c``)."""
+        return (
+            self.twist_move,
+            self.flip_move,
+            self.slice_sorted_move,
+            self.u_edges_move,
+            self.d_edges_move,
+            self.corners_move,
+            self.ud_edges_move,
+            self.ud_from_u_d,
+            self.twist_conj,
+            self.ud_edges_conj,
+            self.flipslice_classidx,
+            self.flipslice_sym,
+            self.corner_classidx,
+            self.corner_sym,
+            self.phase1_prun,
+            self.phase2_prun,
+            self.cornslice_depth,
+            self.edgeslice_depth,
+            self.slice_twist_depth,
+            self.slice_flip_depth,
+        )
+
+
+def load_tables(
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    progress: Progress | None = None,
+    use_cache: bool = True,
+    workers: int | None = None,
+) -> TwoPhaseTables:
+    """Load every table group from the cache, building (and saving) those that are missing,
+    corrupt or of another format version.
+
+    When both big pruning tables must be built, they are built at the same time in two worker
+    processes (``workers``: default 2 when the machine has 2 or more cores; 1 builds everything
+    in this process), which nearly halves the first build on a 2-core machine.
+    """
+    directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    report = progress or no_progress
+    start = time.perf_counter()
+    build_s: dict[str, float] = {}
+    moves = load_or_build(
+        directory, GROUPS[:1], dict, report, build_s, use_cache=use_cache, workers=workers
+    )["moves"]
+    loaded = load_or_build(
+        directory,
+        GROUPS[1:],
+        lambda: moves,
+        report,
+        build_s,
+        use_cache=use_cache,
+        workers=workers,
+        parallel=_BIG_GROUPS,
+    )
+    arrays = dict(moves)
+    for group in GROUPS[1:]:
+        arrays.update(loaded[group])
+    total = time.perf_counter() - start
+    tables = TwoPhaseTables(
+        **{k: v for k, v in arrays.items() if k in TwoPhaseTables.__dataclass_fields__},
+        build_s=build_s,
+        load_s=total,
+        cache_dir=directory,
+    )
+    log.info(
+        "two-phase tables ready from %s in %.2f s (%.1f MB, format v%d)",
+        directory,
+        total,
+        tables.nbytes / 1e6,
+        FORMAT_VERSION,
+    )
+    return tables
+
+
+@dataclass(frozen=True)
+class AxialTables:
+    """Pruning tables in the robot's metric, where a group (one face, or the two faces of an
+    axis turned together) counts as one move: the robot-time objective searches over groups.
+    Same indexing as the face-turn tables they mirror."""
+
+    phase1_prun: Array  # uint8 packed 2-bit depth mod 3, flipslice class * 2187 + twist
+    phase2_depth: Array  # uint8 packed 4-bit exact depth, corner class * 40320 + ud_edges
+    cornslice_depth: Array  # uint8 (40320 * 24,) exact group depth
+    edgeslice_depth: Array  # uint8 (40320 * 24,) exact group depth
+    slice_twist_depth: Array  # uint8 (495 * 2187,) exact group depth of slice * 2187 + twist
+    slice_flip_depth: Array  # uint8 (495 * 2048,) exact group depth of slice * 2048 + flip
+    # phase-1 move tables over the 45 groups (one lookup per group instead of two), derived
+    # from the face-turn tables when loaded
+    twist_group_move: Array  # uint16 (2187, 45)
+    flip_group_move: Array  # uint16 (2048, 45)
+    slice_group_move: Array  # uint16 (495, 45), the slice position (not its order)
+    build_s: dict[str, float] = field(default_factory=dict)
+
+    def search_arrays(self) -> tuple[Array, ...]:
+        """The arrays in the order the C search takes them."""
+        return (
+            self.phase1_prun,
+            self.phase2_depth,
+            self.cornslice_depth,
+            self.edgeslice_depth,
+            self.slice_twist_depth,
+            self.slice_flip_depth,
+            self.twist_group_move,
+            self.flip_group_move,
+            self.slice_group_move,
+        )
+
+
+def load_axial_tables(
+    base: TwoPhaseTables, *, progress: Progress | None = None, workers: int | None = None
+) -> AxialTables:
+    """The robot-metric tables next to ``base``'s in its cache (built there on first use, the
+    two groups at once in worker processes: about a minute on 2 cores)."""
+    build_s: dict[str, float] = {}
+    loaded = load_or_build(
+        base.cache_dir or default_cache_dir(),
+        AXIAL_GROUPS,
+        base.arrays,
+        progress or no_progress,
+        build_s,
+        workers=workers,
+        parallel=AXIAL_GROUPS,
+    )
+    a1, a2 = loaded["axial1"], loaded["axial2"]
+    return AxialTables(
+        a1["axial1_prun"],
+        a2["axial2_depth"],
+        a2["axial_cornslice"],
+        a2["axial_edgeslice"],
+        a1["axial_slice_twist"],
+        a1["axial_slice_flip"],
+        u16(compose(base.twist_move)),
+        u16(compose(base.flip_move)),
+        u16(compose(slice_move(base.slice_sorted_move))),
+        build_s,
+    )

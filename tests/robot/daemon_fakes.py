@@ -1,0 +1,463 @@
+"""In-memory fakes for the daemon's seams (:mod:`robot.daemon.ports`) and a rig that runs a
+:class:`~robot.daemon.Daemon` on them: no pty, no broker, no real camera.
+
+* :class:`FakeFirmware` holds what survives a link: the physical cube its motors turn, the
+  boot id, the move counters, the latched state, and the faults to inject. :class:`FakeLink`
+  is one connection to it (the daemon's ``link``; ``link_factory`` makes new ones).
+* :class:`FakeCameras` renders the firmware's cube with the simulated renderer at a small size;
+  the real vision reads it.
+* :class:`MemorySink` records status, events and replies; it acknowledges events at once, or
+  holds the acknowledgements (a broker that never answered).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from firmware_protocol.errors import (
+    EmergencyStopError,
+    ExecutionError,
+    ExecutionLinkError,
+    FirmwareResetError,
+    FirmwareStoppedError,
+    LinkClosedError,
+    LinkError,
+    MotorFaultError,
+    PortLostError,
+    PortOpenError,
+    ResetNotAcknowledgedError,
+)
+from firmware_protocol.link import ExecutionReport, FirmwareInfo, MoveExecuted, PlannedMove
+from firmware_protocol.messages import ErrorCode as FwError
+from firmware_protocol.messages import FirmwareState, Status, StatusFlags
+from firmware_protocol.moves import Face as WireFace
+from firmware_protocol.moves import Move as WireMove
+from robot.cameras import CameraRig
+from robot.config import RobotConfig
+from robot.daemon import Daemon, EventName, JobState, Solver
+from robot.journal import AsyncJournal
+from robot.journal_guard import open_journal
+from solver.api import solve
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
+from tests.robot.helpers import sim_config
+from vision.errors import VisionError
+
+PORT = "fake://firmware"
+FaultKind = Literal["reset", "estop", "motor_fault", "link_lost", "stopped", "out_of_order"]
+
+
+def fast_config(**motors: Any) -> RobotConfig:
+    """configs/simulated.toml with small camera frames, the first solution the solver finds,
+    and ``[motors.<FACE>]`` overrides (``None`` removes a motor)."""
+    base = sim_config()
+    cameras = [c.model_copy(update={"width": 320, "height": 240}) for c in base.cameras]
+    updates: dict[str, Any] = {}
+    for face, value in motors.items():
+        current = getattr(base.motors, face)
+        updates[face] = None if value is None else current.model_copy(update=value)
+    return base.model_copy(
+        update={
+            "cameras": cameras,
+            "solver": base.solver.model_copy(update={"budget_s": 0.0}),
+            "motors": base.motors.model_copy(update=updates),
+        }
+    )
+
+
+@dataclass
+class Fault:
+    """``kind`` strikes when the firmware has executed ``after`` moves (in all)."""
+
+    kind: FaultKind
+    after: int
+
+
+@dataclass
+class FakeFirmware:
+    cube: Cube
+    boot_id: int = 0x1000
+    last_received: int = 0
+    started_upto: int = 0
+    last_executed: int = 0
+    state: FirmwareState = FirmwareState.IDLE
+    error: FwError = FwError.NONE
+    faults: list[Fault] = field(default_factory=list)
+    #: connect() fails this many times first (PortOpenError)
+    connect_failures: int = 0
+    #: raised by execute() at once (the firmware refuses to start)
+    refuse: LinkError | None = None
+    #: raised by estop() and home() (a bug of the link, not a LinkError)
+    broken: Exception | None = None
+    #: an execution waits (once) at the group boundary when this many moves executed, until
+    #: :meth:`proceed` or an estop
+    pause_after: int | None = None
+    #: the USB cable is out: links report not connected and every call fails (PortLostError)
+    unplugged: bool = False
+    executed: list[WireMove] = field(default_factory=list)
+    homes: int = 0
+    reset_pending: bool = False
+    hold_requested: bool = False
+    running: bool = False
+    queued: list[WireMove] = field(default_factory=list)  # received, not executed yet
+    paused: asyncio.Event = field(default_factory=asyncio.Event)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def apply(self, move: WireMove, index: int) -> None:
+        face = Face[WireFace(move.motor).name]
+        self.cube = self.cube.apply([Move.outer(face, move.quarter_turns)])
+        self.executed.append(move)
+        self.last_executed = self.started_upto = index
+
+    def finish_queue(self, count: int) -> None:
+        """Execute ``count`` queued moves with no host listening (the daemon is dead)."""
+        for move in self.queued[:count]:
+            self.apply(move, self.last_executed + 1)
+        del self.queued[:count]
+
+    def proceed(self) -> None:
+        self.pause_after = None
+        self.paused.clear()
+        self.wake.set()
+
+    def take_fault(self) -> Fault | None:
+        for fault in self.faults:
+            if fault.after <= len(self.executed):
+                self.faults.remove(fault)
+                return fault
+        return None
+
+    def status(self) -> Status:
+        state = self.state
+        if state is FirmwareState.IDLE and self.running:
+            held = self.hold_requested and self.paused.is_set()
+            state = FirmwareState.HOLD if held else FirmwareState.RUNNING
+        return Status(
+            boot_id=self.boot_id,
+            state=state,
+            error=self.error,
+            error_motor=0xFF,
+            flags=StatusFlags.HOLD_REQUESTED if self.hold_requested else StatusFlags.NONE,
+            enabled_mask=0x3F,
+            queue_free=16,
+            expected_seq=0,
+            last_received=self.last_received,
+            started_upto=self.started_upto,
+            last_executed=self.last_executed,
+            uptime_ms=0,
+        )
+
+
+class FakeLink:
+    """One connection to a :class:`FakeFirmware` (a :class:`~robot.daemon.FirmwarePort`)."""
+
+    def __init__(self, firmware: FakeFirmware) -> None:
+        self.fw = firmware
+        self.info: FirmwareInfo | None = None
+        self._connected = False
+        self._closed = False
+
+    @property
+    def connected(self) -> bool:
+        return self._connected and not self.fw.unplugged
+
+    async def connect(self) -> FirmwareInfo:
+        fw = self.fw
+        if self._closed:
+            raise LinkClosedError(f"link to {PORT} closed", PORT)
+        if fw.connect_failures > 0:
+            fw.connect_failures -= 1
+            raise PortOpenError(f"cannot open {PORT}: no such device", PORT)
+        self._connected = True
+        self.info = FirmwareInfo(
+            PORT, 1, "fake-1.0", 6, 16, 8, 1000, fw.boot_id, fw.last_executed,
+            fw.started_upto, fw.state, fw.error,
+        )  # fmt: skip
+        return self.info
+
+    def _check(self) -> None:
+        if self._closed or not self._connected:
+            raise LinkClosedError(f"link to {PORT} is not connected", PORT)
+        if self.fw.unplugged:
+            raise PortLostError(f"{PORT}: the port is gone (unplugged)", PORT)
+
+    async def status(self) -> Status:
+        self._check()
+        await asyncio.sleep(0)
+        return self.fw.status()
+
+    async def estop(self) -> Status:
+        self._check()
+        if self.fw.broken is not None:
+            raise self.fw.broken
+        self.fw.state, self.fw.error = FirmwareState.STOPPED, FwError.ESTOP
+        self.fw.queued.clear()
+        self.fw.wake.set()
+        return self.fw.status()
+
+    async def hold(self) -> Status:
+        self._check()
+        self.fw.hold_requested = True
+        return self.fw.status()
+
+    async def home(self, motor_mask: int = 0x3F) -> Status:
+        self._check()
+        if self.fw.broken is not None:
+            raise self.fw.broken
+        fw = self.fw
+        fw.state, fw.error, fw.hold_requested = FirmwareState.IDLE, FwError.NONE, False
+        fw.homes += 1
+        return fw.status()
+
+    def acknowledge_reset(self) -> None:
+        self.fw.reset_pending = False
+
+    async def close(self) -> None:
+        self._closed = True
+        self._connected = False
+        self.fw.wake.set()
+
+    def execute(self, moves: Sequence[WireMove]) -> AsyncIterator[MoveExecuted]:
+        self._check()
+        fw = self.fw
+        if fw.reset_pending:
+            raise ResetNotAcknowledgedError(f"{PORT}: acknowledge the reset first", PORT)
+        base = fw.last_received + 1
+        if fw.state in (FirmwareState.STOPPED, FirmwareState.FAULT):
+            report = ExecutionReport(tuple(moves), (), not_executed=_planned(moves, base, 0))
+            raise FirmwareStoppedError(
+                f"firmware on {PORT} is {fw.state.name}; run `cuberobot home`", PORT, report
+            )
+        if fw.refuse is not None:
+            raise fw.refuse
+        fw.last_received += len(moves)
+        fw.queued = list(moves)
+        return self._run(tuple(moves), base)
+
+    async def _run(self, moves: tuple[WireMove, ...], base: int) -> AsyncIterator[MoveExecuted]:
+        fw = self.fw
+        done: list[MoveExecuted] = []
+        fw.running = True
+        try:
+            for position, move in enumerate(moves):
+                if position == 0 or not moves[position - 1].simultaneous_with_next:
+                    await self._gate(moves, base, done, position)
+                fault = fw.take_fault()
+                if fault is not None and fault.kind != "out_of_order":
+                    raise self._fault(fault.kind, moves, base, done, position)
+                fw.apply(move, base + position)
+                if fw.queued:
+                    fw.queued.pop(0)
+                at = asyncio.get_running_loop().time()
+                shown = position + 1 if fault is not None else position
+                event = MoveExecuted(shown, base + position, move, at)
+                done.append(event)
+                yield event
+        finally:
+            fw.running = False
+            fw.paused.clear()
+
+    async def _gate(
+        self, moves: tuple[WireMove, ...], base: int, done: list[MoveExecuted], position: int
+    ) -> None:
+        """A group boundary: let the loop run, wait while paused or held, stop if stopped."""
+        fw = self.fw
+        await asyncio.sleep(0)
+        paused = fw.pause_after is not None and len(fw.executed) >= fw.pause_after
+        if paused:
+            fw.pause_after = None  # once
+        if paused or fw.hold_requested:
+            fw.paused.set()
+            fw.wake.clear()
+            while fw.state is FirmwareState.IDLE and not self._closed and fw.paused.is_set():
+                await fw.wake.wait()
+                fw.wake.clear()
+        if self._closed:
+            report = ExecutionReport(moves, tuple(done), unknown=_planned(moves, base, position))
+            raise ExecutionLinkError(f"link to {PORT} closed", PORT, report)
+        if fw.state is FirmwareState.STOPPED:
+            raise self._fault("estop", moves, base, done, position, set_state=False)
+
+    def _fault(
+        self,
+        kind: FaultKind,
+        moves: tuple[WireMove, ...],
+        base: int,
+        done: list[MoveExecuted],
+        position: int,
+        *,
+        set_state: bool = True,
+    ) -> ExecutionError:
+        fw = self.fw
+        rest = _planned(moves, base, position)
+        report = ExecutionReport(moves, tuple(done), interrupted=rest[:1], not_executed=rest[1:])
+        if kind == "reset":
+            fw.boot_id += 1
+            fw.reset_pending = True
+            fw.queued.clear()
+            return FirmwareResetError(f"firmware on {PORT} reset mid-sequence", PORT, report)
+        if kind == "estop":
+            if set_state:
+                fw.state, fw.error = FirmwareState.STOPPED, FwError.ESTOP
+            return EmergencyStopError(f"emergency stop on {PORT}", PORT, report)
+        if kind == "motor_fault":
+            fw.state, fw.error = FirmwareState.FAULT, FwError.STALL
+            return MotorFaultError(f"motor U stall on {PORT}; run `cuberobot home`", PORT, report)
+        if kind == "link_lost":
+            lost = ExecutionReport(moves, tuple(done), unknown=rest)
+            return ExecutionLinkError(f"lost the link to {PORT}", PORT, lost)
+        fw.state, fw.error = FirmwareState.STOPPED, FwError.WATCHDOG
+        return FirmwareStoppedError(f"firmware on {PORT} is STOPPED (WATCHDOG)", PORT, report)
+
+
+def _planned(moves: Sequence[WireMove], base: int, start: int) -> tuple[PlannedMove, ...]:
+    return tuple(PlannedMove(p, base + p, moves[p]) for p in range(start, len(moves)))
+
+
+class FakeCameras:
+    """The cameras of the simulated profile, rendering ``cube_source()`` at 320×240."""
+
+    def __init__(self, config: RobotConfig, cube_source: Callable[[], Cube]) -> None:
+        self._rig = CameraRig(config, cube_source, seed=3)
+        self.calibration = self._rig.calibration
+        self.missing_calibration = self._rig.missing_calibration
+        self.failure: VisionError | None = None
+        self.captures = 0
+        #: when set, capture() waits (in its worker thread) until ``release`` is set
+        self.hold = False
+        self.capturing = threading.Event()
+        self.release = threading.Event()
+
+    def capture(self) -> dict[str, Any]:
+        self.captures += 1
+        self.capturing.set()
+        if self.hold:
+            self.release.wait(10.0)
+        if self.failure is not None:
+            raise self.failure
+        return dict(self._rig.capture())
+
+
+class MemorySink:
+    """Records what the daemon publishes (an :class:`~robot.daemon.EventSink`)."""
+
+    def __init__(self) -> None:
+        self.statuses: list[dict[str, Any]] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.replies: list[tuple[str, dict[str, Any]]] = []
+        #: False: hold the acknowledgements (the broker never answered)
+        self.acknowledge = True
+        self.unacknowledged: list[Callable[[], None]] = []
+
+    def publish_status(self, status: dict[str, Any]) -> None:
+        self.statuses.append(status)
+
+    def publish_event(
+        self, name: str, payload: dict[str, Any], on_delivered: Callable[[], None] | None = None
+    ) -> None:
+        self.events.append((name, payload))
+        if on_delivered is not None:
+            if self.acknowledge:
+                on_delivered()
+            else:
+                self.unacknowledged.append(on_delivered)
+
+    def reply(self, verb: str, payload: dict[str, Any]) -> None:
+        self.replies.append((verb, payload))
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.events]
+
+    def of(self, name: EventName) -> list[dict[str, Any]]:
+        return [payload for n, payload in self.events if n == name]
+
+    def states(self) -> list[str]:
+        """The states the status went through, repeats collapsed."""
+        out: list[str] = []
+        for status in self.statuses:
+            if not out or out[-1] != status["state"]:
+                out.append(status["state"])
+        return out
+
+    def ended(self) -> bool:
+        return any(n in (EventName.DONE, EventName.ERROR, EventName.ABORTED) for n in self.names())
+
+    async def wait(self, predicate: Callable[[], bool], timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"condition not met; events so far: {self.names()}")
+            await asyncio.sleep(0.005)
+
+
+@dataclass
+class Rig:
+    daemon: Daemon
+    firmware: FakeFirmware
+    cameras: FakeCameras
+    sink: MemorySink
+    journal: AsyncJournal
+
+    async def job(self, verb: str = "start", payload: Any = b"") -> dict[str, Any]:
+        """Submit a job command and wait until the job ends; return the command's reply."""
+        reply = await self.daemon.submit(verb, payload)
+        assert reply["ok"], reply
+        await self.daemon.job_done.wait()
+        return reply
+
+    def state(self) -> JobState:
+        return self.daemon.state
+
+
+def scrambled(moves: str = "R U F' D2 L B R2 U' F2") -> Cube:
+    return Cube.solved(3).apply(moves)
+
+
+@contextlib.asynccontextmanager
+async def running(
+    journal_path: Path,
+    start: Cube | None = None,
+    *,
+    config: RobotConfig | None = None,
+    firmware: FakeFirmware | None = None,
+    solver: Solver = solve,
+    sink: MemorySink | None = None,
+    cameras: bool = True,
+    wait_ready: bool = True,
+) -> AsyncIterator[Rig]:
+    """A daemon on fakes, running; stopped (and its journal closed) at the end."""
+    config = config or fast_config()
+    fw = firmware or FakeFirmware(start if start is not None else scrambled())
+    fake_cameras = FakeCameras(config, lambda: fw.cube)
+    sink = sink or MemorySink()
+    sync_journal, problem = open_journal(journal_path)
+    journal = AsyncJournal(sync_journal)
+    daemon = Daemon(
+        config,
+        link=FakeLink(fw),
+        link_factory=lambda: FakeLink(fw),
+        cameras=fake_cameras if cameras else None,
+        journal=journal,
+        sink=sink,
+        solver=solver,
+        firmware_retry_s=0.001,
+        journal_problem=problem,
+    )
+    task = asyncio.create_task(daemon.run())
+    try:
+        await daemon.ready.wait()
+        if wait_ready:
+            await daemon.firmware_ready.wait()
+        yield Rig(daemon, fw, fake_cameras, sink, journal)
+    finally:
+        daemon.stop()
+        await task
+        await journal.close()
