@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterator
 from typing import TextIO
 
-__all__ = ["colour_wanted", "link_errors_reported_once"]
+__all__ = ["LINK_LOGGER", "colour_wanted", "link_errors_reported_once"]
 
 
 def colour_wanted(stream: TextIO) -> bool:
@@ -31,25 +31,35 @@ def colour_wanted(stream: TextIO) -> bool:
         return False
 
 
+#: The logger of the firmware link (a package: its modules log under this name).
+LINK_LOGGER = "firmware_protocol.link"
+
+
 class _RaisedInstead(logging.Filter):
     """Drops the link's ERROR records: the command raises the same error, reported once."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno < logging.ERROR
+        from_link = record.name == LINK_LOGGER or record.name.startswith(LINK_LOGGER + ".")
+        return not (from_link and record.levelno >= logging.ERROR)
 
 
 @contextlib.contextmanager
 def link_errors_reported_once() -> Iterator[None]:
     """While a command drives the link itself, every link error ends the command with that
     error on stderr (:mod:`robot.cli.exits`), so the link's own log line of it would print it
-    twice; it is kept only at ``-v`` (INFO) and more. Warnings (retries, resets) still show."""
-    link_logger = logging.getLogger("firmware_protocol.link")
-    if logging.getLogger().getEffectiveLevel() <= logging.INFO:
+    twice; it is kept only at ``-v`` (INFO) and more. Warnings (retries, resets) still show.
+    The filter sits on the root logger's handlers, where the records of every module of the
+    link arrive (a filter on a parent logger would not see its children's records)."""
+    root = logging.getLogger()
+    if root.getEffectiveLevel() <= logging.INFO:
         yield
         return
     quiet = _RaisedInstead()
-    link_logger.addFilter(quiet)
+    handlers = list(root.handlers)
+    for handler in handlers:
+        handler.addFilter(quiet)
     try:
         yield
     finally:
-        link_logger.removeFilter(quiet)
+        for handler in handlers:
+            handler.removeFilter(quiet)
