@@ -3,8 +3,17 @@
 Usage::
 
     python bench/vision.py [--cubes 1000] [--sizes 3 4 5] [--json] [--data DIR]
+    python bench/vision.py --sets-only [--set-cubes 12] [--seed 0] [--json]
 
 Rows (one table; ``--json`` prints the rows as a JSON list instead):
+
+* ``set`` rows (``--sets-only`` prints just these and the timing): per set ``cases, right,
+  wrong_accepted, wrong_refused, right_refused, ms_per_cube`` — ``right`` is right *and
+  accepted*, a read that raises counts as wrong-and-refused. Sets: ``real-rgb`` (the labelled
+  real scans), ``real-photo`` (the given photo sets), ``real-photo <perturbation>`` (every photo
+  set under each seeded perturbation of :mod:`vision.perturb`: JPEG q40, 50 %/25 % scale,
+  5°/15° rotation, brightness ×0.6/×1.4, warm/cool white balance, noise σ 8, blur) and their
+  union, ``sim-NxN`` for N = 2..7 (rendered robot views, lighting swept from studio to worst);
 
 * ``real-rgb``: the labelled real scans of ``shared/vision-data/rgb-scans`` per N — cubes
   exactly right and stickers wrong (3x3x3-random-06 has no answer and -07 an older one; they are
@@ -43,8 +52,10 @@ from solver.cube.cubie import CubieCube  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
 from solver.cube.geometry import Face  # noqa: E402
 from vision.calibration import Calibration, ViewCalibration  # noqa: E402
-from vision.classify import Stage  # noqa: E402
+from vision.classify import ConstraintLevel  # noqa: E402
+from vision.confidence import ACCEPT_MARGIN  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
+from vision.perturb import PHOTO_PERTURBATIONS, perturb_photo_set  # noqa: E402
 from vision.render import (  # noqa: E402
     RenderParams,
     random_light,
@@ -54,6 +65,7 @@ from vision.render import (  # noqa: E402
 )
 from vision.rgbfile import load_rgb_scan  # noqa: E402
 from vision.scan import load_face_images, read_cube, read_rgb  # noqa: E402
+from vision.trust import accepted, choose_margin, cross_validate, measure, tradeoff  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "vision-data"
 
@@ -109,9 +121,9 @@ def real_rgb(data: Path) -> list[dict[str, Any]]:
         for k, v in manifest.items()
         if k.startswith("3x3x3") and v["expected_kociemba"] and "older" not in v["source"]
     ]
-    for stage in Stage:
+    for stage in ConstraintLevel:
         right = sum(
-            read_rgb(load_rgb_scan(data / "rgb-scans" / k), stage=stage).to_facelets()
+            read_rgb(load_rgb_scan(data / "rgb-scans" / k), level=stage).to_facelets()
             == manifest[k]["expected_kociemba"]
             for k in cases
         )
@@ -196,6 +208,173 @@ def simulated(n: int, cubes: int, mode: str, seed: int = 0) -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------------------------------------
+# Sets: right and accepted, wrong and accepted, ... (the trust of a read, issue 13)
+
+
+class SetTally:
+    """The outcome counts of one set (the ``--json`` fields of a ``"row": "set"`` row).
+
+    ``right`` is right *and accepted*; a read that raises (no grid, no cube) is refused, and
+    counted as wrong-and-refused (there is no cube to be right)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.counts = {"right": 0, "wrong_accepted": 0, "wrong_refused": 0, "right_refused": 0}
+        self.ms: list[float] = []
+        self.examples: list[dict[str, Any]] = []
+
+    def add(self, case: str, read: Any, expected: Any, ms: float) -> None:
+        """``read`` is a ScanResult or an exception; ``expected`` a facelet string or a Cube."""
+        self.ms.append(ms)
+        if isinstance(read, Exception):
+            self.counts["wrong_refused"] += 1
+            self._note(case, "error", str(read))
+            return
+        right = (
+            read.cube == expected
+            if isinstance(expected, Cube)
+            else (read.to_facelets() == expected)
+        )
+        key = (
+            ("right" if read.accepted else "right_refused")
+            if right
+            else ("wrong_accepted" if read.accepted else "wrong_refused")
+        )
+        self.counts[key] += 1
+        if key != "right":
+            self._note(case, key, f"confidence {read.cube_confidence:.4f}")
+
+    def _note(self, case: str, kind: str, detail: str) -> None:
+        if len(self.examples) < 8:
+            self.examples.append({"case": case, "outcome": kind, "detail": detail[:160]})
+
+    def row(self) -> dict[str, Any]:
+        cases = sum(self.counts.values())
+        return {
+            "row": "set",
+            "set": self.name,
+            "cases": cases,
+            **self.counts,
+            "right_share": round(self.counts["right"] / cases, 4) if cases else None,
+            "ms_per_cube": round(float(np.mean(self.ms)), 1) if self.ms else None,
+            "not_right": self.examples,
+        }
+
+
+def _timed(fn: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    try:
+        result = fn(*args, **kwargs)
+    except VisionError as exc:
+        result = exc
+    return result, (time.perf_counter() - start) * 1000
+
+
+def set_real_rgb(data: Path) -> dict[str, Any]:
+    """Every labelled real RGB scan (random-06 has no answer and random-07 an older one: out)."""
+    manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
+    tally = SetTally("real-rgb")
+    for name, meta in sorted(manifest.items()):
+        if not meta["expected_kociemba"] or "older" in meta["source"]:
+            continue
+        rgb = load_rgb_scan(data / "rgb-scans" / name)
+        read, ms = _timed(read_rgb, rgb)
+        tally.add(name, read, meta["expected_kociemba"], ms)
+    return tally.row()
+
+
+def sets_real_photos(data: Path, seed: int) -> list[dict[str, Any]]:
+    """The given photo sets as they are, then all of them under each seeded perturbation."""
+    manifest = json.loads((data / "photos" / "MANIFEST.json").read_text(encoding="utf-8"))
+    photos = {case: load_face_images(data / "photos" / case) for case in sorted(manifest)}
+    rows = []
+    plain = SetTally("real-photo")
+    for case, images in photos.items():
+        read, ms = _timed(read_cube, images)
+        plain.add(case, read, manifest[case]["expected_kociemba"], ms)
+    rows.append(plain.row())
+    everything = SetTally("real-photo-perturbed (all)")
+    for name in PHOTO_PERTURBATIONS:
+        tally = SetTally(f"real-photo {name}")
+        for index, (case, images) in enumerate(photos.items()):
+            changed = perturb_photo_set(images, name, seed * 1000 + index)
+            read, ms = _timed(read_cube, changed)
+            for t in (tally, everything):
+                t.add(case, read, manifest[case]["expected_kociemba"], ms)
+        rows.append(tally.row())
+    rows.append(everything.row())
+    return rows
+
+
+def set_simulated(n: int, cubes: int, seed: int) -> dict[str, Any]:
+    """Rendered robot views of N×N cubes with the lighting swept from studio (severity 0) to the
+    worst specified (1), a random light colour per cube; robot mode."""
+    tally = SetTally(f"sim-{n}x{n}")
+    for k in range(cubes):
+        rng = np.random.default_rng([seed, n, k])
+        cube = scrambled(n, 7_000_000 + 1000 * n + k)
+        severity = k / max(cubes - 1, 1)
+        light = random_light(rng, severity)
+        views = {
+            f.name: render_face_view(cube, f, sample_params(rng, severity, light_rgb=light), rng)
+            for f in Face
+        }
+        cal = Calibration(n, tuple(ViewCalibration(key, v.sites) for key, v in views.items()))
+        read, ms = _timed(read_cube, {key: v.image for key, v in views.items()}, cal)
+        tally.add(f"cube {k} severity {severity:.2f}", read, cube, ms)
+    return tally.row()
+
+
+def calibration(data: Path, perturbations: int, seed: int) -> list[dict[str, Any]]:
+    """The measurement behind the acceptance bar (docs/vision-calibration.md): the labelled real
+    scans as given and under ``perturbations`` seeded lighting perturbations at severities 0.4,
+    0.7 and 1.0; the trade-off curve over the cube margin; the bar chosen per held-out half."""
+    manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
+    cases = [
+        (name, load_rgb_scan(data / "rgb-scans" / name), meta["expected_kociemba"])
+        for name, meta in sorted(manifest.items())
+        if meta["expected_kociemba"] and "older" not in meta["source"]
+    ]
+    outcomes = measure(cases, 0, 0.0)
+    for severity in (0.4, 0.7, 1.0):
+        outcomes += [o for o in measure(cases, perturbations, severity, seed) if o.variant]
+    rows: list[dict[str, Any]] = [
+        {"row": "calibration-curve", **r}
+        for r in tradeoff(outcomes, [0.0, 1.0, 2.0, 4.0, 6.0, 8.0, ACCEPT_MARGIN, 12.0, 16.0, 24.0])
+    ]
+    rows.append(
+        {
+            "row": "calibration-choice",
+            "reads": len(outcomes),
+            "wrong": sum(not o.right for o in outcomes),
+            "wrong_margins_top": sorted(
+                round(o.margin, 2) for o in outcomes if not o.right and accepted(o, 0.0)
+            )[-5:],
+            "chosen_margin": round(choose_margin(outcomes), 2),
+            "shipped_margin": ACCEPT_MARGIN,
+        }
+    )
+    for fold in cross_validate(outcomes):
+        rows.append(
+            {
+                "row": "calibration-fold",
+                "held_out": len(fold.held_out),
+                "bar": round(fold.margin, 2),
+                "right": fold.right,
+                "right_accepted": fold.right_accepted,
+                "wrong": fold.wrong,
+                "wrong_accepted_at_fold_bar": fold.wrong_accepted,
+                "wrong_accepted_at_shipped_bar": sum(
+                    accepted(o, ACCEPT_MARGIN)
+                    for o in outcomes
+                    if o.case in fold.held_out and not o.right
+                ),
+            }
+        )
+    return rows
+
+
 def timing(repeats: int = 10) -> list[dict[str, Any]]:
     cv2.setNumThreads(1)
     cube = scrambled(3, 42)
@@ -260,6 +439,12 @@ def render_table(rows: list[dict[str, Any]]) -> str:
                 f"cubes right ({100 * (row['rate'] or 0):.1f}%), "
                 f"{row['s_per_cube_incl_render']} s/cube incl. render"
             )
+        elif kind == "set":
+            lines.append(
+                f"set {row['set']:<28} {row['cases']:>4} cases: right+accepted {row['right']}, "
+                f"right refused {row['right_refused']}, wrong refused {row['wrong_refused']}, "
+                f"WRONG ACCEPTED {row['wrong_accepted']}; {row['ms_per_cube']} ms/cube"
+            )
         elif kind == "time":
             lines.append(
                 f"time ({row['mode']:<5} {row['image']}): {row['ms_per_face']} ms/face, "
@@ -280,9 +465,35 @@ def main(argv: list[str] | None = None) -> int:
         "--data", type=Path, default=Path(os.environ.get("CUBEROBOT_VISION_DATA", DEFAULT_DATA))
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--set-cubes", type=int, default=12, help="simulated cubes per N in the sim-N sets"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of perturbations and renders")
+    parser.add_argument(
+        "--sets-only", action="store_true", help="only the sets (right/wrong × accepted/refused)"
+    )
+    parser.add_argument(
+        "--calibration",
+        type=int,
+        metavar="K",
+        help="only the confidence calibration, with K perturbations per scan and severity",
+    )
     args = parser.parse_args(argv)
     cv2.setNumThreads(1)
     rows: list[dict[str, Any]] = []
+    if args.calibration is not None:
+        rows = calibration(args.data, args.calibration, args.seed)
+        print(json.dumps(rows, indent=1))
+        return 0
+    if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
+        rows.append(set_real_rgb(args.data))
+        rows += sets_real_photos(args.data, args.seed)
+    for n in range(2, 8):
+        rows.append(set_simulated(n, args.set_cubes, args.seed))
+    if args.sets_only:
+        rows += timing()
+        print(json.dumps(rows, indent=1) if args.json else render_table(rows))
+        return 0
     if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
         rows += real_rgb(args.data)
         rows += real_photos(args.data)

@@ -75,6 +75,11 @@ async def assemble(
             credentials=(
                 Credentials(config.mqtt.username, password or "") if config.mqtt.username else None
             ),
+            viewer=(
+                Credentials(config.mqtt.viewer_username, config.mqtt_viewer_password() or "")
+                if config.mqtt.viewer_username
+                else None
+            ),
         )
         await broker.start()
         stack.push_async_callback(broker.stop)

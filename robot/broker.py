@@ -17,7 +17,9 @@ Access: with no credentials configured the broker accepts anonymous clients, and
 may only bind it to a loopback address (``config check`` refuses anything else). With
 ``[mqtt] username`` and a password configured, every client must present exactly those
 credentials (compared in constant time); anonymous clients and wrong passwords are refused at
-CONNECT. Dashboards on the same robot use the same credentials.
+CONNECT. A second, read-only login (``[mqtt] viewer_username`` and its password) may subscribe
+but never publish: a dashboard that should watch but not command the robot uses it. With an
+external broker (Mosquitto), the same split is its ACL file: see docs/security.md.
 """
 
 from __future__ import annotations
@@ -84,22 +86,25 @@ def _failure_logged_as_debug() -> Iterator[None]:
         amqtt_logger.removeFilter(demote)
 
 
-def _auth_plugins(credentials: Credentials | None) -> dict[str, Any]:
+def _auth_plugins(credentials: Credentials | None, viewer: Credentials | None) -> dict[str, Any]:
     if credentials is None:
         return {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}}
-    # amqtt imports the plugin by name (robot/broker_auth.py), so amqtt stays unimported until
+    users = {credentials.username: credentials.password}
+    if viewer is not None:
+        users[viewer.username] = viewer.password
+    # amqtt imports the plugins by name (robot/broker_auth.py), so amqtt stays unimported until
     # a broker starts
     return {
-        "robot.broker_auth.CredentialsAuthPlugin": {
-            "username": credentials.username,
-            "password": credentials.password,
-        }
+        "robot.broker_auth.CredentialsAuthPlugin": {"users": users},
+        "robot.broker_auth.ReadOnlyUsersPlugin": {
+            "read_only": [viewer.username] if viewer is not None else []
+        },
     }
 
 
 class EmbeddedBroker:
     """An MQTT broker in this event loop. ``port=0`` picks a free port (see :attr:`port`).
-    With ``credentials`` every client must log in with them."""
+    With ``credentials`` every client must log in with them (or with ``viewer``'s, read-only)."""
 
     def __init__(
         self,
@@ -107,11 +112,15 @@ class EmbeddedBroker:
         port: int = 1883,
         *,
         credentials: Credentials | None = None,
+        viewer: Credentials | None = None,
     ) -> None:
+        if viewer is not None and credentials is None:
+            raise ValueError("a read-only viewer login needs the main credentials too")
         self.host = host
         self.requested_port = port
         self.port = port
         self.credentials = credentials
+        self.viewer = viewer
         self._broker: Any = None
 
     async def start(self) -> None:
@@ -123,7 +132,7 @@ class EmbeddedBroker:
             port = free_port(self.host) if self.requested_port == 0 else self.requested_port
             config = {
                 "listeners": {"default": {"type": "tcp", "bind": f"{self.host}:{port}"}},
-                "plugins": _auth_plugins(self.credentials),
+                "plugins": _auth_plugins(self.credentials, self.viewer),
             }
             broker = Broker(config)
             try:

@@ -1,41 +1,46 @@
-"""The embedded broker's login check, an amqtt authentication plugin (see robot/broker.py).
+"""The embedded broker's login and access rules, amqtt plugins (see robot/broker.py).
 
-Imported by amqtt by its dotted name when a broker with credentials starts, never at daemon
+Imported by amqtt by their dotted names when a broker with credentials starts, never at daemon
 import time.
+
+* :class:`CredentialsAuthPlugin`: a client must log in as one of the configured users, with its
+  password (compared in constant time); anonymous clients and wrong passwords are refused.
+* :class:`ReadOnlyUsersPlugin`: the configured read-only users (a dashboard's "viewer" login) may
+  subscribe but never publish, so they cannot send commands to the robot.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from amqtt.plugins.base import BaseAuthPlugin
+from amqtt.contexts import Action
+from amqtt.plugins.base import BaseAuthPlugin, BaseTopicPlugin
 from amqtt.session import Session
 
-__all__ = ["CredentialsAuthPlugin"]
+__all__ = ["CredentialsAuthPlugin", "ReadOnlyUsersPlugin"]
 
 logger = logging.getLogger(__name__)
 
 
 class CredentialsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]  # amqtt is untyped
-    """amqtt authentication: accept only the configured username and password."""
+    """amqtt authentication: accept only the configured users and their passwords."""
 
     @dataclass
     class Config:
-        username: str = ""
-        password: str = ""
+        users: dict[str, str] = field(default_factory=dict)
 
     async def authenticate(self, *, session: Session) -> bool | None:
-        expected_user = str(self._get_config_option("username", ""))
-        expected_password = str(self._get_config_option("password", ""))
-        if not expected_user:
+        users: dict[str, str] = dict(self._get_config_option("users", {}) or {})
+        if not users:
             return False  # misconfigured: refuse rather than admit everyone
         given_user = session.username or ""
-        given_password = session.password or ""
-        ok = hmac.compare_digest(given_user.encode(), expected_user.encode()) and (
-            hmac.compare_digest(given_password.encode(), expected_password.encode())
-        )
+        given_password = (session.password or "").encode()
+        ok = False
+        for user, password in users.items():  # every user compared: no timing hint of names
+            same_user = hmac.compare_digest(given_user.encode(), user.encode())
+            ok |= same_user and hmac.compare_digest(given_password, password.encode())
         if not ok:
             logger.warning(
                 "embedded MQTT broker: refused client %r (user %r): wrong or missing credentials",
@@ -43,3 +48,27 @@ class CredentialsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]  # amqtt is u
                 given_user or None,
             )
         return ok
+
+
+class ReadOnlyUsersPlugin(BaseTopicPlugin):  # type: ignore[misc]  # amqtt is untyped
+    """amqtt topic check: read-only users may not publish (so no commands)."""
+
+    @dataclass
+    class Config:
+        read_only: list[str] = field(default_factory=list)
+
+    async def topic_filtering(
+        self,
+        *,
+        session: Session | None = None,
+        topic: str | None = None,
+        action: Action | None = None,
+    ) -> bool | None:
+        read_only = set(self._get_config_option("read_only", []) or [])
+        user = session.username if session is not None else None
+        if action is Action.PUBLISH and user in read_only:
+            logger.warning(
+                "embedded MQTT broker: read-only user %r may not publish to %r", user, topic
+            )
+            return False
+        return True

@@ -173,14 +173,28 @@ def command_id_of(payload: bytes | str) -> str | None:
 
 
 def ok_reply(command: Command, **result: Any) -> dict[str, Any]:
-    return {"ok": True, "id": command.id, "verb": command.verb, **result}
+    """A command's success reply; ``source`` says who asked (the command's own ``source``)."""
+    return {
+        "ok": True,
+        "id": command.id,
+        "verb": command.verb,
+        "source": command.source or None,
+        **result,
+    }
 
 
-def error_reply(verb: str, command_id: str | None, code: ErrorCode, message: str) -> dict[str, Any]:
+def error_reply(
+    verb: str,
+    command_id: str | None,
+    code: ErrorCode,
+    message: str,
+    source: str | None = None,
+) -> dict[str, Any]:
     return {
         "ok": False,
         "id": command_id,
         "verb": verb,
+        "source": source or None,
         "error": {"code": code, "message": message},
     }
 

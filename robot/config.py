@@ -270,6 +270,10 @@ class MqttConfig(_Section):
     username: str = ""
     password: str = ""
     password_file: str = ""
+    #: embedded broker only: a second login that may subscribe but never publish (dashboards)
+    viewer_username: str = ""
+    viewer_password: str = ""
+    viewer_password_file: str = ""
     keepalive_s: Annotated[int, Field(ge=5, le=3600)] = 30
     reconnect_min_s: Annotated[float, Field(gt=0)] = 0.5
     reconnect_max_s: Annotated[float, Field(gt=0)] = 30.0
@@ -291,6 +295,19 @@ class MqttConfig(_Section):
                 "(and its motors) to the network with no login; set [mqtt] username and "
                 'password (or password_file), or keep embedded_host = "127.0.0.1"'
             )
+        if self.viewer_password and self.viewer_password_file:
+            raise ValueError("give viewer_password or viewer_password_file, not both")
+        if self.viewer_username and not self.embedded:
+            raise ValueError(
+                "@mqtt.viewer_username: a viewer login is for the embedded broker; with an "
+                "external broker give the read-only user in its ACL (see docs/security.md)"
+            )
+        if self.viewer_username and not self.username:
+            raise ValueError("@mqtt.viewer_username: a viewer login needs the main username too")
+        if self.viewer_username and not (self.viewer_password or self.viewer_password_file):
+            raise ValueError("@mqtt.viewer_password: the viewer login needs a password")
+        if self.viewer_username and self.viewer_username == self.username:
+            raise ValueError("@mqtt.viewer_username: must differ from username")
         if self.embedded and self.username and not (self.password or self.password_file):
             raise ValueError(
                 "@mqtt.password: the embedded broker requires a password with its username; "
@@ -436,6 +453,24 @@ class RobotConfig(_Section):
                 ) from exc
         return self.mqtt.password or None
 
+    def mqtt_viewer_password(self) -> str | None:
+        """The embedded broker's read-only login password (None: no viewer login)."""
+        mq = self.mqtt
+        if not mq.viewer_username:
+            return None
+        if not mq.viewer_password_file:
+            return mq.viewer_password
+        path = self.resolve(mq.viewer_password_file)
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read the password file {path}: {exc.strerror}",
+                file=self.source,
+                section="mqtt",
+                key="viewer_password_file",
+            ) from exc
+
     def web_token(self) -> str:
         """The web page's command token ("" = read-only), read from ``token_file`` if given."""
         if not self.web.token_file:
@@ -464,6 +499,7 @@ class RobotConfig(_Section):
         ``run`` fail at once with the file and key instead of a job failing later."""
         if self.mqtt.enabled:
             self.mqtt_password()
+            self.mqtt_viewer_password()
         if self.web.enabled:
             self.web_token()
         named: list[tuple[str, str, str]] = [

@@ -8,7 +8,12 @@ The daemon-facing API (plain CPU-bound functions; call them through ``asyncio.to
 * :class:`Calibration` with :func:`load_calibration` / :func:`save_calibration`;
 * :func:`classify` for colour samples already measured.
 
-See the README's vision section.
+Every result has a ``verdict``: ``accepted`` only when the read is a valid cube whose confidence
+clears the bar measured on real data (docs/vision-calibration.md); act on nothing else. A
+``refused`` result names the stickers ``in_doubt``. Input that is no scan at all raises
+:class:`ScanInputError`; input in which no cube can be read raises :class:`NoCubeError` (with
+:class:`SizeMismatchError` when a given N contradicts the images) or
+:class:`GridNotFoundError`.
 """
 
 from vision.calibration import (
@@ -19,12 +24,21 @@ from vision.calibration import (
     save_calibration,
 )
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, StillImages
-from vision.classify import Classification, ColourPalette, Repair, Stage, StickerRef, classify
+from vision.classify import (
+    Classification,
+    ColourPalette,
+    ConstraintLevel,
+    Repair,
+    StickerRef,
+    classify,
+)
 from vision.errors import (
     CalibrationError,
     CaptureError,
     GridNotFoundError,
+    NoCubeError,
     ScanInputError,
+    SizeMismatchError,
     VisionError,
 )
 from vision.locate import GridFit, find_grid, sample_sites
@@ -49,8 +63,10 @@ __all__ = [
     "CaptureError",
     "Classification",
     "ColourPalette",
+    "ConstraintLevel",
     "GridFit",
     "GridNotFoundError",
+    "NoCubeError",
     "OpenCVCamera",
     "RenderParams",
     "RenderedView",
@@ -58,7 +74,7 @@ __all__ = [
     "ScanInputError",
     "ScanResult",
     "SimulatedCamera",
-    "Stage",
+    "SizeMismatchError",
     "StickerRef",
     "StickerSite",
     "StillImages",

@@ -1,92 +1,95 @@
 """Colour classification: sticker colour samples of one scan → a cube, with confidences.
 
-The method follows what works on real scans (see the README's vision section); each stage can
-be switched off to measure what it adds (:class:`Stage`):
+The method follows what works on real scans (docs/vision.md); each level of constraint can be
+switched off to measure what it adds (:class:`~vision.assign.ConstraintLevel`):
 
-1. **References from the scan itself**, never a fixed palette. For odd N the six fixed centres
-   are the references and the labels are "the colour of face f's centre" (the *frame*). For even
-   N the stickers are split into six groups of exactly N² by balanced k-means, and the frame is
-   the labelling of those groups under which the corners and edge wings are most nearly real
-   pieces (tried over all 720 labellings; the 24 rotations of the right one tie).
+1. **References from the scan itself**, never a fixed palette (:mod:`vision.references`). For
+   odd N the six fixed centres are the references; for even N the stickers are split into six
+   groups of exactly N² by balanced k-means, and the frame is the labelling of those groups
+   under which the corners and edge wings are most nearly real pieces.
 2. **Balanced assignment**: every colour appears exactly N² times (a min-cost assignment).
 3. **Piece constraints**: every corner, midge and edge wing is a real piece, each exactly once,
-   and every orbit of centre stickers holds each colour equally often; solved as one min-cost
-   assignment per orbit (:mod:`vision.pieces`), which implies the colour counts.
-4. **Cheapest repair**: if the corners' twist, the midges' flip or the corner/midge permutation
-   parity is impossible, the cheapest change (by colour-distance cost) that fixes it is made
-   and reported: an exact dynamic programme over orientations, and for parity the cheapest
-   exchange of two pieces.
+   and every orbit of centre stickers holds each colour equally often (:mod:`vision.assign`).
+4. **Cheapest repair**: an impossible twist, flip or corner/midge parity is fixed by the cheapest
+   change (by colour-distance cost), which is reported.
 
-The cost of giving a sticker a colour is its squared CIE76 distance to that colour's reference;
-after each assignment the references become the mean of the stickers given that colour and the
-assignment is redone until it is stable (an EM-style refinement on the scan's own colours).
+Costs are squared Mahalanobis distances under the within-colour covariance pooled over this scan
+(the first round, before any colour is known, uses plain CIE76 distance); after each assignment
+the references become the mean of the stickers given that colour and the assignment is redone
+until it is stable. Finally the frame labels are named with colours of the scheme.
 
-Finally the frame labels are named with colours of the scheme: of the 24 legal arrangements of
-centre colours, the one whose named colours best match the nominal palette (after taking the
-"white" stickers as the white point), or a palette learned from a solved cube, is chosen. For odd
-N this only names colours — the facelet string by centres does not depend on it.
-
-Costs are squared Mahalanobis distances under the within-colour covariance pooled over this
-scan (as in linear discriminant analysis; the first round, before any colour is known, uses
-plain CIE76 distance). Every sticker gets a confidence: the posterior probability of its colour
-under that Gaussian model, with its own colour's reference computed without it (leave-one-out).
+**Confidence and verdict** (:mod:`vision.confidence`): every sticker's confidence is the
+posterior of its colour against the nearest other *legal* reading that changes it; the cube's
+confidence is the lowest of them. A read is ``accepted`` when it is a valid cube and its
+confidence reaches :data:`ACCEPT_CONFIDENCE` (chosen on held-apart real data, see
+docs/vision-calibration.md); otherwise it is ``refused`` and the stickers in doubt are named.
+A repaired cube is accepted only when the repair itself clears the bar: the rival readings then
+include the other repairs, so a repair that is a close call is refused.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
-from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
-from solver.cube.cubie import Corner, Edge, permutation_parity
 from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
 from solver.cube.geometry import Face
 from solver.cube.validate import validate
 from solver.errors import Problem
-from vision.colour import FloatArray, nominal_lab, pairwise_sq_dist
-from vision.errors import ScanInputError
-from vision.pieces import Orbit, OrbitKind, orbits
+from vision.assign import Assignment, ConstraintLevel, assign, fixed_indices
+from vision.colour import FloatArray, lab_to_invariant, pairwise_sq_dist
+from vision.confidence import (
+    ACCEPT_MARGIN,
+    confidence_from_margin,
+    leave_one_out,
+    sticker_margins,
+)
+from vision.errors import NoCubeError, ScanInputError
+from vision.references import (
+    balanced_kmeans,
+    colour_costs,
+    face_offsets,
+    frame_from_clusters,
+    mahalanobis,
+    means,
+    name_frame,
+    pooled_precision,
+    robust_cost,
+    separation,
+)
 
 __all__ = [
+    "ACCEPT_CONFIDENCE",
+    "DEFAULT_LOW_CONFIDENCE",
     "Classification",
     "ColourPalette",
+    "ConstraintLevel",
     "Repair",
-    "Stage",
     "StickerRef",
     "classify",
-    "legal_centre_arrangements",
 ]
 
 log = logging.getLogger(__name__)
 
 IntArray = npt.NDArray[np.intp]
 
-#: Median of a chi-square variable with 3 degrees of freedom (robust variance estimate).
-_CHI2_3_MEDIAN = 2.3660
 #: Refinement rounds of references and assignment (it usually settles in 2-3).
 MAX_REFINE_ROUNDS = 6
-#: Restarts of the balanced k-means used for even N (seeded, so results are deterministic).
-KMEANS_RESTARTS = 6
-#: Added to the pooled covariance (L*a*b* units²): the sensor's noise floor, roughly 1 unit.
-COVARIANCE_RIDGE = 1.0
-#: Below this posterior a sticker is reported as low-confidence.
+#: The fourth-closest pair of the six colours must be at least this far apart (squared
+#: Mahalanobis units, :func:`vision.references.separation`): real scans, even darkened or
+#: colour-cast, give 20 or more; random colours 2 to 8 (docs/vision-calibration.md).
+MIN_SEPARATION = 12.0
+#: Repairs adding more than this to the colour cost (the samples prefer the impossible cube by a
+#: likelihood ratio of more than e^4.5, the same as ACCEPT_MARGIN) are not backed: refused.
+MAX_REPAIR_COST = ACCEPT_MARGIN
+#: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
-
-
-class Stage(IntEnum):
-    """How much of the method to use (the benchmark measures each; scans use ``REPAIR``)."""
-
-    NEAREST = 0  # nearest reference only
-    BALANCED = 1  # + exactly N² stickers per colour
-    PIECES = 2  # + every piece real and distinct
-    REPAIR = 3  # + cheapest repair of twist, flip and parity
+#: A valid read is accepted when its cube confidence is at least this: the confidence of
+#: :data:`~vision.confidence.ACCEPT_MARGIN` (docs/vision-calibration.md).
+ACCEPT_CONFIDENCE = float(confidence_from_margin(np.array(ACCEPT_MARGIN)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,14 +114,14 @@ class StickerRef:
 
 @dataclass(frozen=True, slots=True)
 class Repair:
-    """A change the classifier made to reach a valid cube, with its cost."""
+    """A change the classifier made to reach a valid cube, with its cost (never negative)."""
 
-    kind: str  # "twist" | "flip" | "parity"
+    kind: str  # "twist" | "flip" | "parity" (or a combination joined by "+")
     where: str  # e.g. "corner URF", "corners URF/UBR exchanged"
     stickers: tuple[StickerRef, ...]
     before: tuple[int, ...]  # colour indices (scheme) before the repair
     after: tuple[int, ...]
-    cost: float  # added colour-distance cost (squared L*a*b* units)
+    cost: float  # added colour-distance cost (squared Mahalanobis units)
 
     def describe(self, scheme: ColourScheme = DEFAULT_SCHEME) -> str:
         changes = ", ".join(
@@ -144,16 +147,24 @@ class ColourPalette:
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """The cube read from one scan and how sure the reading is."""
+    """The cube read from one scan, how sure the reading is, and the verdict."""
 
     cube: Cube
-    confidence: FloatArray  # (6, N, N) posterior of each sticker's colour, LTR layout
+    confidence: FloatArray  # (6, N, N) confidence of each sticker's colour, LTR layout
     low_confidence: tuple[StickerRef, ...]
     repairs: tuple[Repair, ...]
     problems: tuple[Problem, ...]  # what solver.cube.validate still finds (empty: valid)
     references: FloatArray  # (6, 3) L*a*b* of each scheme colour as seen in this scan
     scheme: ColourScheme = field(default=DEFAULT_SCHEME)
-    stage: Stage = Stage.REPAIR
+    level: ConstraintLevel = ConstraintLevel.REPAIR
+    margins: FloatArray | None = None  # (6, N, N) cost gap to the nearest rival reading
+    accept_confidence: float = ACCEPT_CONFIDENCE
+    separation: float = float("inf")  # see vision.references.separation
+
+    @property
+    def distinct(self) -> bool:
+        """The six colours are far enough apart to be a cube's (not random or blank colours)."""
+        return self.separation >= MIN_SEPARATION
 
     @property
     def valid(self) -> bool:
@@ -163,362 +174,94 @@ class Classification:
     def n(self) -> int:
         return self.cube.n
 
+    @property
+    def cube_confidence(self) -> float:
+        """Posterior of the whole read against its nearest legal rival (0..1)."""
+        return float(self.confidence.min())
 
-# ---------------------------------------------------------------------------------------------
-# Orbit assignment
+    @property
+    def cube_margin(self) -> float:
+        """Cost gap (twice a log-likelihood ratio) to the nearest legal rival reading."""
+        return float(self.margins.min()) if self.margins is not None else 0.0
 
+    @property
+    def repair_cost(self) -> float:
+        """What the repairs added to the colour cost: how strongly the samples themselves
+        prefer an impossible cube to the one returned (0 without repairs)."""
+        return float(sum(r.cost for r in self.repairs))
 
-@dataclass(frozen=True, slots=True)
-class _OrbitTables:
-    orbit: Orbit
-    by_slot: IntArray  # (S, O): tuple index of each slot and orientation
-    modulus: int  # orientation constraint modulus (3 corners, 2 midges, 0 none)
+    @property
+    def repair_backed(self) -> bool:
+        """No repair, or repairs the samples hardly object to (cost within the bar): a repair
+        of a close call between two colours, not a cube assembled wrong or badly misread."""
+        return self.repair_cost <= MAX_REPAIR_COST
 
-
-@lru_cache(maxsize=16)
-def _tables(n: int) -> tuple[_OrbitTables, ...]:
-    result = []
-    for orb in orbits(n):
-        order = np.lexsort((orb.orientation, orb.slot_of))
-        by_slot = order.reshape(orb.size, -1).astype(np.intp)
-        modulus = {OrbitKind.CORNER: 3, OrbitKind.MIDGE: 2}.get(orb.kind, 0)
-        result.append(_OrbitTables(orb, by_slot, modulus))
-    return tuple(result)
-
-
-@dataclass(slots=True)
-class _OrbitSolution:
-    tables: _OrbitTables
-    tuple_cost: FloatArray  # (T, P)
-    perm: IntArray  # slot -> piece
-    orient: IntArray  # slot -> orientation index (column of by_slot)
-
-    def cost(self) -> float:
-        t = self.tables.by_slot[np.arange(self.perm.size), self.orient]
-        return float(self.tuple_cost[t, self.perm].sum())
-
-    def write(self, labels: IntArray) -> None:
-        orb = self.tables.orbit
-        t = self.tables.by_slot[np.arange(self.perm.size), self.orient]
-        labels[orb.tuples[t]] = orb.pieces[self.perm]
-
-
-def _tuple_cost(orb: Orbit, cost: FloatArray) -> FloatArray:
-    total = np.zeros((orb.tuples.shape[0], orb.size))
-    for k in range(orb.width):
-        total += cost[np.ix_(orb.tuples[:, k], orb.pieces[:, k])]
-    return total
-
-
-def _solve_orbit(tables: _OrbitTables, cost: FloatArray, fixed_frame: bool) -> _OrbitSolution:
-    orb = tables.orbit
-    tc = _tuple_cost(orb, cost)
-    slot_cost = tc[tables.by_slot]  # (S, O, P)
-    if orb.kind is OrbitKind.FIXED and fixed_frame:
-        perm = np.arange(orb.size, dtype=np.intp)
-    else:
-        rows, cols = linear_sum_assignment(slot_cost.min(axis=1))
-        perm = np.empty(orb.size, dtype=np.intp)
-        perm[rows] = cols
-    orient = slot_cost[np.arange(orb.size), :, perm].argmin(axis=1).astype(np.intp)
-    return _OrbitSolution(tables, tc, perm, orient)
-
-
-def _best_orientations(sol: _OrbitSolution, perm: IntArray) -> tuple[IntArray, float]:
-    """Cheapest orientation of every slot (given the pieces) whose sum obeys the orbit's law."""
-    tables = sol.tables
-    m = tables.modulus
-    slots = np.arange(perm.size)
-    oc = sol.tuple_cost[tables.by_slot, perm[:, None]]  # (S, O)
-    if m == 0:
-        orient = oc.argmin(axis=1).astype(np.intp)
-        return orient, float(oc[slots, orient].sum())
-    inf = float("inf")
-    best = [0.0] + [inf] * (m - 1)
-    choice: list[list[tuple[int, int]]] = []
-    for s in slots:
-        nxt = [inf] * m
-        back = [(0, 0)] * m
-        for r in range(m):
-            if best[r] == inf:
-                continue
-            for o in range(m):
-                value = best[r] + float(oc[s, o])
-                if value < nxt[(r + o) % m]:
-                    nxt[(r + o) % m] = value
-                    back[(r + o) % m] = (r, o)
-        choice.append(back)
-        best = nxt
-    orient = np.zeros(perm.size, dtype=np.intp)
-    r = 0
-    for s in reversed(slots):
-        prev, o = choice[s][r]
-        orient[s] = o
-        r = prev
-    return orient, best[0]
-
-
-def _slot_name(kind: OrbitKind, slot: int, n: int) -> str:
-    if kind is OrbitKind.CORNER:
-        return Corner(slot).name
-    if kind is OrbitKind.MIDGE:
-        return Edge(slot).name
-    return str(slot)
-
-
-def _make_repair(
-    kind: str,
-    where: str,
-    before: IntArray,
-    after: IntArray,
-    cost: float,
-    n: int,
-) -> Repair:
-    changed = np.flatnonzero(before != after)
-    return Repair(
-        kind,
-        where,
-        tuple(StickerRef.from_flat(int(i), n) for i in changed),
-        tuple(int(before[i]) for i in changed),
-        tuple(int(after[i]) for i in changed),
-        cost,
-    )
-
-
-@dataclass(slots=True)
-class _Assignment:
-    labels: IntArray  # frame label of every flat sticker
-    repairs: list[tuple[str, str, IntArray, IntArray, float]]  # kind, where, before, after, cost
-
-
-def _assign(cost: FloatArray, n: int, stage: Stage, fixed_frame: bool) -> _Assignment:
-    """Frame labels of all stickers under the constraints of ``stage``."""
-    m = 6 * n * n
-    if stage is Stage.NEAREST or n == 1:
-        labels = cost.argmin(axis=1).astype(np.intp)
-        if fixed_frame:
-            _force_fixed(labels, n)
-        return _Assignment(labels, [])
-    if stage is Stage.BALANCED:
-        expanded = np.repeat(cost, n * n, axis=1)
-        if fixed_frame:
-            # The fixed centres keep their own label: make every other column forbidden.
-            for face, index in enumerate(_fixed_indices(n)):
-                row = np.full(m, 1e12)
-                row[face * n * n : (face + 1) * n * n] = 0.0
-                expanded[index] = row
-        rows, cols = linear_sum_assignment(expanded)
-        labels = np.empty(m, dtype=np.intp)
-        labels[rows] = cols // (n * n)
-        return _Assignment(labels, [])
-    solutions = [_solve_orbit(t, cost, fixed_frame) for t in _tables(n)]
-    labels = np.full(m, -1, dtype=np.intp)
-    for sol in solutions:
-        sol.write(labels)
-    assignment = _Assignment(labels, [])
-    if stage is Stage.REPAIR:
-        _repair(solutions, assignment, n)
-    return assignment
-
-
-def _repair(solutions: list[_OrbitSolution], assignment: _Assignment, n: int) -> None:
-    """Fix twist, flip and (odd N) corner/midge parity at the least added cost."""
-    corner = next(s for s in solutions if s.tables.orbit.kind is OrbitKind.CORNER)
-    midge = next((s for s in solutions if s.tables.orbit.kind is OrbitKind.MIDGE), None)
-
-    def record(kind: str, where: str, sols: Sequence[_OrbitSolution], before_cost: float) -> None:
-        before = assignment.labels.copy()
-        for s in sols:
-            s.write(assignment.labels)
-        after_cost = sum(s.cost() for s in sols)
-        assignment.repairs.append(
-            (kind, where, before, assignment.labels.copy(), after_cost - before_cost)
+    @property
+    def accepted(self) -> bool:
+        """A valid cube of distinct colours whose confidence clears the calibrated bar, with
+        no repair the samples object to."""
+        return (
+            self.valid
+            and self.distinct
+            and self.repair_backed
+            and self.cube_confidence >= self.accept_confidence
         )
 
-    for sol, kind in ((corner, "twist"), (midge, "flip")):
-        if sol is None:
-            continue
-        m = sol.tables.modulus
-        if int(sol.orient.sum()) % m:
-            before_cost = sol.cost()
-            orient, _ = _best_orientations(sol, sol.perm)
-            changed = np.flatnonzero(orient != sol.orient)
-            sol.orient = orient
-            names = ", ".join(_slot_name(sol.tables.orbit.kind, int(s), n) for s in changed)
-            record(kind, f"{sol.tables.orbit.kind.value} {names}", [sol], before_cost)
-    if midge is None or permutation_parity(corner.perm.tolist()) == permutation_parity(
-        midge.perm.tolist()
-    ):
-        return
-    before_cost = corner.cost() + midge.cost()
-    best: tuple[float, _OrbitSolution, IntArray, IntArray, tuple[int, int]] | None = None
-    for sol in (corner, midge):
-        other = midge if sol is corner else corner
-        for a, b in itertools.combinations(range(sol.perm.size), 2):
-            perm = sol.perm.copy()
-            perm[a], perm[b] = perm[b], perm[a]
-            orient, value = _best_orientations(sol, perm)
-            total = value + other.cost()
-            if best is None or total < best[0]:
-                best = (total, sol, perm, orient, (a, b))
-    assert best is not None
-    _, sol, perm, orient, (a, b) = best
-    sol.perm, sol.orient = perm, orient
-    kind_name = sol.tables.orbit.kind
-    where = (
-        f"{kind_name.value}s {_slot_name(kind_name, a, n)}/{_slot_name(kind_name, b, n)} exchanged"
-    )
-    record("parity", where, [corner, midge], before_cost)
+    @property
+    def verdict(self) -> str:
+        return "accepted" if self.accepted else "refused"
+
+    @property
+    def in_doubt(self) -> tuple[StickerRef, ...]:
+        """The stickers below the acceptance bar (those a re-scan should look at again); all
+        of them when the colours are not distinct."""
+        bar = self.accept_confidence if self.distinct else 2.0
+        doubt = set(np.flatnonzero(self.confidence.reshape(-1) < bar).tolist())
+        if not self.repair_backed:
+            doubt |= {s.flat(self.n) for r in self.repairs for s in r.stickers}
+        return tuple(StickerRef.from_flat(int(i), self.n) for i in sorted(doubt))
 
 
-@lru_cache(maxsize=16)
-def _fixed_indices(n: int) -> tuple[int, ...]:
-    mid = n // 2
-    return tuple(f * n * n + mid * n + mid for f in range(6))
+def _check_samples(lab: npt.ArrayLike) -> FloatArray:
+    x = np.asarray(lab, dtype=np.float64)
+    if x.ndim != 4 or x.shape[0] != 6 or x.shape[1] != x.shape[2] or x.shape[3] != 3:
+        raise ScanInputError(f"expected samples of shape (6, N, N, 3), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ScanInputError("colour samples contain NaN or infinite values")
+    return x
 
 
-def _force_fixed(labels: IntArray, n: int) -> None:
-    for face, index in enumerate(_fixed_indices(n)):
-        labels[index] = face
-
-
-# ---------------------------------------------------------------------------------------------
-# References
-
-
-def _balanced_kmeans(x: FloatArray, n: int, rng: np.random.Generator) -> FloatArray:
-    """Six centres of x split into groups of exactly N² (best of a few seeded restarts)."""
-    m = x.shape[0]
-    best_cost = float("inf")
-    best_centres = x[:6].copy()
-    for _ in range(KMEANS_RESTARTS):
-        # k-means++ seeding
-        centres = [x[int(rng.integers(m))]]
-        for _k in range(5):
-            d = pairwise_sq_dist(x, np.array(centres)).min(axis=1)
-            total = float(d.sum())
-            pick = int(rng.choice(m, p=d / total)) if total > 0 else int(rng.integers(m))
-            centres.append(x[pick])
-        c = np.array(centres)
-        labels = np.full(m, -1, dtype=np.intp)
-        value = float("inf")
-        for _it in range(20):
-            cost = np.repeat(pairwise_sq_dist(x, c), n * n, axis=1)
-            rows, cols = linear_sum_assignment(cost)
-            new = np.empty(m, dtype=np.intp)
-            new[rows] = cols // (n * n)
-            value = float(cost[rows, cols].sum())
-            if np.array_equal(new, labels):
-                break
-            labels = new
-            c = np.array([x[labels == k].mean(axis=0) for k in range(6)])
-        if value < best_cost:
-            best_cost, best_centres = value, c
-    return best_centres
-
-
-@lru_cache(maxsize=1)
-def _all_perms() -> IntArray:
-    return np.array(list(itertools.permutations(range(6))), dtype=np.intp)
-
-
-def _frame_from_clusters(cluster_cost: FloatArray, n: int) -> IntArray:
-    """The labelling of six clusters (cluster j → frame label) under which corners and wings are
-    most nearly real pieces. Returns ``label_of_cluster`` (6,)."""
-    perms = _all_perms()  # perms[q, j] = label of cluster j
-    inverse = np.argsort(perms, axis=1)  # inverse[q, label] = cluster
-    totals = np.zeros(perms.shape[0])
-    for tables in _tables(n):
-        orb = tables.orbit
-        if orb.kind not in (OrbitKind.CORNER, OrbitKind.WING, OrbitKind.MIDGE):
-            continue
-        tc = np.zeros((perms.shape[0], orb.tuples.shape[0], orb.size))
-        for k in range(orb.width):
-            clusters = inverse[:, orb.pieces[:, k]]  # (Q, P)
-            per_sticker = cluster_cost[orb.tuples[:, k]]  # (T, 6)
-            tc += np.transpose(per_sticker[:, clusters], (1, 0, 2))
-        slot_cost = tc[:, tables.by_slot].min(axis=2)  # (Q, S, P)
-        for q in range(perms.shape[0]):
-            rows, cols = linear_sum_assignment(slot_cost[q])
-            totals[q] += slot_cost[q][rows, cols].sum()
-    best: IntArray = perms[int(totals.argmin())]
-    return best
-
-
-@lru_cache(maxsize=1)
-def legal_centre_arrangements() -> tuple[tuple[int, ...], ...]:
-    """The 24 ways the six centre colours can sit (``arr[face] = colour``)."""
-    solved = Cube.solved(3)
-    found: list[tuple[int, ...]] = []
-    for pre in ("", "x", "x2", "x'", "z", "z'"):
-        for post in ("", "y", "y2", "y'"):
-            centres = solved.apply(f"{pre} {post}").centre_colours()
-            assert centres is not None
-            found.append(tuple(centres))
-    return tuple(found)
-
-
-def _name_frame(
-    refs: FloatArray, scheme: ColourScheme, palette: ColourPalette | None
-) -> tuple[int, ...]:
-    """Which scheme colour each frame label is: one of the 24 legal arrangements."""
-    best: tuple[float, tuple[int, ...]] | None = None
-    target = np.array(palette.lab, dtype=np.float64) if palette is not None else nominal_lab(scheme)
-    if palette is None:
-        # Each L*a*b* channel standardised over the six colours, for the scan and the nominal
-        # palette alike: invariant to a white-balance shift and to exposure or saturation
-        # scaling of each channel, so only the *order and spacing* of the colours along each
-        # channel decides (cameras render orange pinkish and yellow nearly white, but orange
-        # stays lighter than red and yellow yellower than white).
-        measured = _standardise(refs)
-        target = _standardise(target)
-    else:
-        measured = refs
-    for arr in legal_centre_arrangements():
-        colour_of = np.array(arr)
-        score = float(((measured - target[colour_of]) ** 2).sum())
-        if best is None or score < best[0]:
-            best = (score, arr)
-    assert best is not None
-    return best[1]
-
-
-def _pooled_precision(x: FloatArray, labels: IntArray, refs: FloatArray) -> FloatArray:
-    """Inverse of the within-colour covariance pooled over the six colours (as in linear
-    discriminant analysis): it learns from this scan how much lightness varies with shading
-    compared with hue, so no weights between L*, a* and b* are fixed by hand. A ridge of
-    :data:`COVARIANCE_RIDGE` keeps it well-conditioned on tiny or perfectly clean scans."""
-    residual = x - refs[labels]
-    dof = max(x.shape[0] - 6, 1)
-    cov = residual.T @ residual / dof + COVARIANCE_RIDGE * np.eye(3)
-    result: FloatArray = np.linalg.inv(cov)
-    return result
-
-
-def _mahalanobis(x: FloatArray, refs: FloatArray, precision: FloatArray) -> FloatArray:
-    diff = x[:, None, :] - refs[None, :, :]
-    result: FloatArray = np.einsum("mki,ij,mkj->mk", diff, precision, diff)
-    return result
-
-
-def _standardise(values: FloatArray) -> FloatArray:
-    centred = values - values.mean(axis=0)
-    spread = centred.std(axis=0)
-    result: FloatArray = centred / np.where(spread > 1e-9, spread, 1.0)
-    return result
-
-
-def _means(x: FloatArray, labels: IntArray, previous: FloatArray) -> FloatArray:
-    refs = previous.copy()
-    for k in range(6):
-        members = x[labels == k]
-        if members.shape[0]:
-            refs[k] = members.mean(axis=0)
+def _initial_references(flat: FloatArray, n: int, seed: int) -> FloatArray:
+    if n % 2 == 1:
+        return flat[list(fixed_indices(n))].copy()
+    centres = balanced_kmeans(flat, n, np.random.default_rng(seed))
+    label_of_cluster = frame_from_clusters(pairwise_sq_dist(flat, centres), n)
+    refs = np.empty_like(centres)
+    refs[label_of_cluster] = centres
     return refs
 
 
-# ---------------------------------------------------------------------------------------------
-# Entry point
+def _refine(
+    flat: FloatArray, refs: FloatArray, n: int, level: ConstraintLevel, face_light: bool = True
+) -> tuple[Assignment, FloatArray, FloatArray]:
+    """Assign, re-estimate references, each face's light and the metric; repeat until stable.
+    Returns the assignment, the references and the samples corrected for each face's light."""
+    assignment = Assignment(np.full(flat.shape[0], -1, dtype=np.intp))
+    metric = np.eye(3)
+    adjusted = flat
+    for _round in range(MAX_REFINE_ROUNDS):
+        new = assign(mahalanobis(adjusted, refs, metric), n, level, n % 2 == 1)
+        refs = means(adjusted, new.labels, refs)
+        if face_light:
+            offsets = face_offsets(flat, new.labels, refs, n)
+            adjusted = flat - np.repeat(offsets, n * n, axis=0)
+            refs = means(adjusted, new.labels, refs)
+        metric = pooled_precision(adjusted, new.labels, refs)
+        converged = np.array_equal(new.labels, assignment.labels)
+        assignment = new
+        if converged:
+            break
+    return assignment, refs, adjusted
 
 
 def classify(
@@ -526,63 +269,42 @@ def classify(
     *,
     scheme: ColourScheme = DEFAULT_SCHEME,
     palette: ColourPalette | None = None,
-    stage: Stage = Stage.REPAIR,
+    level: ConstraintLevel = ConstraintLevel.REPAIR,
     low_confidence: float = DEFAULT_LOW_CONFIDENCE,
+    accept_confidence: float = ACCEPT_CONFIDENCE,
     seed: int = 0,
 ) -> Classification:
     """Classify the L*a*b* samples of one scan, shape ``(6, N, N, 3)`` in LTR layout.
 
-    Raises :class:`~vision.errors.ScanInputError` if the array has the wrong shape or holds
-    non-finite values. An impossible result is not an error: ``problems`` says what is wrong.
+    Raises :class:`~vision.errors.ScanInputError` if the array has the wrong shape, holds
+    non-finite values; :class:`~vision.errors.NoCubeError` if it shows no colours to tell
+    apart (every sticker alike). An impossible
+    or doubtful result is not an error: ``problems`` and ``verdict`` say what is wrong.
     """
-    x = np.asarray(lab, dtype=np.float64)
-    if x.ndim != 4 or x.shape[0] != 6 or x.shape[1] != x.shape[2] or x.shape[3] != 3:
-        raise ScanInputError(f"expected samples of shape (6, N, N, 3), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ScanInputError("colour samples contain NaN or infinite values")
+    x = _check_samples(lab)
     n = x.shape[1]
-    flat = x.reshape(-1, 3)
-    fixed_frame = n % 2 == 1
-    if fixed_frame:
-        refs = flat[list(_fixed_indices(n))].copy()
-    else:
-        rng = np.random.default_rng(seed)
-        centres = _balanced_kmeans(flat, n, rng)
-        label_of_cluster = _frame_from_clusters(pairwise_sq_dist(flat, centres), n)
-        refs = np.empty_like(centres)
-        refs[label_of_cluster] = centres
+    _check_spread(x.reshape(-1, 3))
+    flat = lab_to_invariant(x).reshape(-1, 3)
+    start = _initial_references(flat, n, seed)
+    assignment, refs, adjusted = _refine(flat, start, n, level)
 
-    labels = np.full(flat.shape[0], -1, dtype=np.intp)
-    assignment = _Assignment(labels, [])
-    metric = np.eye(3)
-    for _round in range(MAX_REFINE_ROUNDS):
-        cost = _mahalanobis(flat, refs, metric)
-        new = _assign(cost, n, stage, fixed_frame)
-        refs = _means(flat, new.labels, refs)
-        metric = _pooled_precision(flat, new.labels, refs)
-        converged = np.array_equal(new.labels, assignment.labels)
-        assignment = new
-        if converged:
-            break
-
-    colour_of = np.array(_name_frame(refs, scheme, palette), dtype=np.intp)
-    colours = colour_of[assignment.labels]
-    cube = Cube(colours.astype(np.uint8), n)
-
-    # Confidence: posterior of the chosen label under the Gaussian model of this scan (the
-    # costs are squared Mahalanobis distances, so unit variance).
-    # Leave-one-out: a sticker's own colour reference is taken without the sticker itself
-    # (x - μ₋ᵢ = k/(k-1)·(x - μ) for a colour of k stickers), so an odd sticker does not vouch
-    # for itself by pulling the reference towards it.
-    cost = _mahalanobis(flat, refs, metric)
-    rows = np.arange(flat.shape[0])
-    members = np.bincount(assignment.labels, minlength=6)[assignment.labels]
-    loo = (members / np.maximum(members - 1, 1)) ** 2
-    cost[rows, assignment.labels] *= loo
-    logits = -(cost - cost.min(axis=1, keepdims=True)) / 2.0
-    post = np.exp(logits)
-    post /= post.sum(axis=1, keepdims=True)
-    confidence = post[np.arange(flat.shape[0]), assignment.labels].reshape(6, n, n)
+    target = np.array(palette.lab, dtype=np.float64) if palette is not None else None
+    lab_flat = x.reshape(-1, 3)
+    lab_refs = means(lab_flat, assignment.labels, lab_flat[:6])
+    colour_of = np.array(name_frame(lab_refs, scheme, target), dtype=np.intp)
+    cube = Cube(colour_of[assignment.labels].astype(np.uint8), n)
+    maha, log_det = colour_costs(adjusted, assignment.labels, refs)
+    loo = robust_cost(leave_one_out(maha, assignment.labels)) + log_det[None, :]
+    margins = sticker_margins(loo, assignment, level)
+    # A second opinion: the same method without the per-face light. Where the two readings
+    # disagree the scan supports two different cubes, so those stickers have no margin at all
+    # (a reading can be self-consistent under one model and still wrong: the local rivals
+    # above are measured inside the model that chose it).
+    rival, _, _ = _refine(flat, start, n, level, face_light=False)
+    rival_lab = means(lab_flat, rival.labels, lab_flat[:6])
+    rival_colour = np.array(name_frame(rival_lab, scheme, target), dtype=np.intp)
+    margins[colour_of[assignment.labels] != rival_colour[rival.labels]] = 0.0
+    confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
         _make_repair(kind, where, colour_of[before], colour_of[after], value, n)
         for kind, where, before, after, value in assignment.repairs
@@ -591,8 +313,8 @@ def classify(
     unsure = sorted(
         set(np.flatnonzero(confidence.reshape(-1) < low_confidence).tolist()) | repaired
     )
-    named_refs = np.empty_like(refs)
-    named_refs[colour_of] = refs
+    named_refs = np.empty_like(lab_refs)
+    named_refs[colour_of] = lab_refs
     problems = tuple(validate(cube, scheme))
     if problems:
         log.info("scan gives an impossible cube: %s", "; ".join(p.message for p in problems))
@@ -604,5 +326,36 @@ def classify(
         problems=problems,
         references=named_refs,
         scheme=scheme,
-        stage=stage,
+        level=level,
+        margins=margins.reshape(6, n, n),
+        accept_confidence=accept_confidence,
+        separation=separation(adjusted, assignment.labels, refs),
+    )
+
+
+#: Colours closer than this (CIE76 units) across the whole scan cannot be told apart.
+MIN_COLOUR_SPREAD = 3.0
+
+
+def _check_spread(flat: FloatArray) -> None:
+    """Refuse a scan whose stickers all look alike (a blank image, a black file)."""
+    spread = float(np.sqrt(((flat - np.median(flat, axis=0)) ** 2).sum(axis=1)).max())
+    if spread < MIN_COLOUR_SPREAD:
+        raise NoCubeError(
+            f"every sticker has nearly the same colour (spread {spread:.1f} L*a*b* units): "
+            "this is not a scan of a cube; check the camera or the file"
+        )
+
+
+def _make_repair(
+    kind: str, where: str, before: IntArray, after: IntArray, cost: float, n: int
+) -> Repair:
+    changed = np.flatnonzero(before != after)
+    return Repair(
+        kind,
+        where,
+        tuple(StickerRef.from_flat(int(i), n) for i in changed),
+        tuple(int(before[i]) for i in changed),
+        tuple(int(after[i]) for i in changed),
+        max(float(cost), 0.0),
     )

@@ -15,6 +15,7 @@ from solver.cube.facelets import COLOUR_RGB, ColourScheme
 
 __all__ = [
     "FloatArray",
+    "lab_to_invariant",
     "lab_to_rgb",
     "nominal_lab",
     "pairwise_sq_dist",
@@ -62,6 +63,30 @@ def lab_to_rgb(lab: npt.ArrayLike) -> FloatArray:
     c = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
     result: FloatArray = np.clip(c * 255.0, 0.0, 255.0)
     return result
+
+
+#: Scales of the exposure-invariant coordinates (:func:`lab_to_invariant`): chosen so that the
+#: six colours spread over a range like L*a*b*'s (tens of units) and a sensor's noise stays
+#: about one unit.
+INVARIANT_SCALE_L = 30.0
+INVARIANT_SCALE_AB = 50.0
+
+
+def lab_to_invariant(lab: npt.ArrayLike) -> FloatArray:
+    """L*a*b* to coordinates in which a change of exposure is a shift of the first one only.
+
+    A light k times brighter multiplies XYZ by k; L* + 16, a* and b* are then all multiplied
+    by about k^(1/3) (the cube root of CIE L*a*b*). So ``log(L* + 16)`` moves by a constant
+    and ``a*/(L* + 16)``, ``b*/(L* + 16)`` (a chromaticity) do not move at all: a face lit
+    brighter or darker shifts every one of its stickers alike along one axis, and red stays
+    apart from orange (and white from yellow) by chromaticity, whatever the exposure."""
+    arr = np.asarray(lab, dtype=np.float64)
+    base = np.maximum(arr[..., 0] + 16.0, 1.0)
+    out: FloatArray = np.empty_like(arr)
+    out[..., 0] = INVARIANT_SCALE_L * np.log(base / 100.0)
+    out[..., 1] = INVARIANT_SCALE_AB * arr[..., 1] / base
+    out[..., 2] = INVARIANT_SCALE_AB * arr[..., 2] / base
+    return out
 
 
 def pairwise_sq_dist(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:

@@ -8,6 +8,10 @@ Exception tree::
     ├── ScanInputError              input that is not a scan at all: wrong shape, a file in the
     │                               wrong format, missing faces, no way to infer N
     ├── GridNotFoundError           no N×N sticker grid could be found in an image
+    ├── NoCubeError                 well-formed input that shows no cube to read (every
+    │                               sticker alike, or a grid size the caller gave that the
+    │                               images contradict)
+    │   └── SizeMismatchError       the cube size given is not what the image shows
     └── CalibrationError            a calibration file that cannot be read or does not fit
 
 An impossible *result* (the stickers read do not form a real cube) is not an exception: the
@@ -20,7 +24,9 @@ __all__ = [
     "CalibrationError",
     "CaptureError",
     "GridNotFoundError",
+    "NoCubeError",
     "ScanInputError",
+    "SizeMismatchError",
     "VisionError",
 ]
 
@@ -43,3 +49,11 @@ class GridNotFoundError(VisionError):
 
 class CalibrationError(VisionError, ValueError):
     """A calibration that cannot be read, or does not match the images it is used with."""
+
+
+class NoCubeError(VisionError):
+    """Well-formed input in which no cube can be read (``cuberobot scan`` exits 1)."""
+
+
+class SizeMismatchError(NoCubeError):
+    """The caller's cube size (``--size N``, the daemon's N) disagrees with the image."""

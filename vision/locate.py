@@ -35,7 +35,7 @@ import numpy.typing as npt
 from solver.cube.geometry import Face
 from vision.calibration import StickerSite
 from vision.colour import FloatArray
-from vision.errors import GridNotFoundError, ScanInputError
+from vision.errors import GridNotFoundError, ScanInputError, SizeMismatchError
 
 __all__ = ["GridFit", "find_grid", "sample_sites"]
 
@@ -223,17 +223,19 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
     best: tuple[list[tuple[int, int, _Blob]], FloatArray] = ([], np.eye(2))
     for seed in blobs:
         members, basis = _lattice(blobs, seed)
-        if n is not None:
-            members = _best_window(members, n)
         key = (len(members), -_spread(members))
         if key > (len(best[0]), -_spread(best[0])):
             best = (members, basis)
     members, basis = best
+    members = _trim_sparse_border(members)
     if len(members) < 3:
         raise GridNotFoundError(
             f"no sticker grid found ({len(blobs)} sticker-like shapes, none forming a grid); "
             "check that the face fills a good part of the picture and is in focus"
         )
+    if n is not None:
+        _check_size(members, n)
+        members = _best_window(members, n)
     imin = min(m[0] for m in members)
     jmin = min(m[1] for m in members)
     extent = max(max(m[0] for m in members) - imin, max(m[1] for m in members) - jmin) + 1
@@ -258,6 +260,52 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
         "grid %dx%d found with %d of %d stickers detected", size, size, len(members), size * size
     )
     return GridFit(size, tuple(sites), len(members), pitch)
+
+
+def _extent(members: list[tuple[int, int, _Blob]]) -> tuple[int, int]:
+    rows = max(m[0] for m in members) - min(m[0] for m in members) + 1
+    cols = max(m[1] for m in members) - min(m[1] for m in members) + 1
+    return rows, cols
+
+
+def _trim_sparse_border(members: list[tuple[int, int, _Blob]]) -> list[tuple[int, int, _Blob]]:
+    """Drop outer lattice rows and columns that hold less than half as many stickers as the
+    face is wide: the rig's frame or a background shape that lines up with the lattice (a
+    7x7 was read as an 8x8 that way), not a row of the cube, whose stickers are nearly all
+    found."""
+    while len(members) >= 4:
+        edge = _sparse_edge(members)
+        if edge is None:
+            break
+        axis, index = edge
+        members = [m for m in members if (m[0] if axis == 0 else m[1]) != index]
+    return members
+
+
+def _sparse_edge(members: list[tuple[int, int, _Blob]]) -> tuple[int, int] | None:
+    """(axis, index) of an outer row or column too sparse to be the cube's, if any."""
+    width = max(_extent(members))
+    if width <= 2:
+        return None
+    for axis in (0, 1):
+        values = [m[0] if axis == 0 else m[1] for m in members]
+        for index in (min(values), max(values)):
+            if 2 * values.count(index) < width - 1:
+                return axis, index
+    return None
+
+
+def _check_size(members: list[tuple[int, int, _Blob]], n: int) -> None:
+    """Refuse a size given by the caller that the image contradicts: a grid found (nearly)
+    complete whose extent is not N."""
+    rows, cols = _extent(members)
+    seen = max(rows, cols)
+    complete = len(members) >= 0.8 * rows * cols and rows == cols
+    if seen > n or (complete and seen != n):
+        raise SizeMismatchError(
+            f"the image shows a {seen}x{seen} sticker grid, not the {n}x{n} asked for; "
+            f"check --size (or leave it out to infer N)"
+        )
 
 
 def _spread(members: list[tuple[int, int, _Blob]]) -> float:

@@ -24,6 +24,8 @@ from vision.errors import ScanInputError
 
 __all__ = ["FILE_FACE_ORDER", "dump_rgb_scan", "load_rgb_scan", "parse_rgb_scan", "to_file_order"]
 
+#: Largest cube a scan file may hold (the CLI's --size range).
+MAX_SCAN_N = 9
 #: The face order of the file's blocks.
 FILE_FACE_ORDER: tuple[Face, ...] = (Face.U, Face.L, Face.F, Face.R, Face.B, Face.D)
 
@@ -42,6 +44,8 @@ def parse_rgb_scan(data: Mapping[str, object], source: str = "scan") -> npt.NDAr
     n = round((count / 6) ** 0.5)
     if n < 1 or 6 * n * n != count:
         raise ScanInputError(f"{source}: {count} stickers is not 6·N² for any N")
+    if not 2 <= n <= MAX_SCAN_N:
+        raise ScanInputError(f"{source}: a {n}x{n} cube; scans of N = 2..{MAX_SCAN_N} are read")
     rgb = np.zeros((6 * n * n, 3), dtype=np.float64)
     table = _file_index_table(n)
     for j in range(count):
@@ -49,11 +53,10 @@ def parse_rgb_scan(data: Mapping[str, object], source: str = "scan") -> npt.NDAr
         value = data.get(key)
         if not isinstance(value, list | tuple) or len(value) != 3:
             raise ScanInputError(f"{source}: sticker {key} is {value!r}, expected [R, G, B]")
-        try:
-            triple = [float(v) for v in value]
-        except (TypeError, ValueError):
-            raise ScanInputError(f"{source}: sticker {key} has non-numeric RGB {value!r}") from None
-        if any(not 0 <= v <= 255 for v in triple):
+        if any(isinstance(v, bool) or not isinstance(v, int | float) for v in value):
+            raise ScanInputError(f"{source}: sticker {key} has non-numeric RGB {value!r}")
+        triple = [float(v) for v in value]
+        if any(not 0 <= v <= 255 for v in triple):  # also rejects NaN
             raise ScanInputError(f"{source}: sticker {key} has RGB {value!r} outside 0..255")
         rgb[table[j]] = triple
     return rgb.reshape(6, n, n, 3)
@@ -66,8 +69,15 @@ def load_rgb_scan(path: str | Path) -> npt.NDArray[np.float64]:
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ScanInputError(f"cannot read RGB scan {p}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScanInputError(
+            f"{p} is not a text file (byte {exc.start} is not UTF-8): an RGB scan is a JSON "
+            'object {"1": [R, G, B], ...}; for photos give a folder: cuberobot scan IMAGE_DIR'
+        ) from exc
     except json.JSONDecodeError as exc:
         raise ScanInputError(f"{p} is not JSON (line {exc.lineno}): {exc.msg}") from exc
+    except RecursionError as exc:
+        raise ScanInputError(f"{p} is not an RGB scan (JSON nested too deeply)") from exc
     if not isinstance(data, dict):
         raise ScanInputError(f"{p}: expected a JSON object of sticker number → [R, G, B]")
     return parse_rgb_scan(data, str(p))

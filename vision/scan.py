@@ -7,6 +7,7 @@ This is the API the daemon and the CLI call (plain functions, CPU-bound: call th
     result = read_cube(frames, calibration=cal)                 # robot mode, any views
     result = read_rgb(rgb)                                      # mean RGB per sticker (6, N, N, 3)
     result.cube, result.valid, result.low_confidence, result.repairs, result.problems
+    result.verdict, result.cube_confidence, result.in_doubt     # act only on "accepted"
 
 Free mode needs one image per face, keyed by the face letter, each face shown as it lies on the
 usual unfolded net. Robot mode takes any set of views (face views, corner views showing three
@@ -34,11 +35,11 @@ from vision.classify import (
     DEFAULT_LOW_CONFIDENCE,
     Classification,
     ColourPalette,
-    Stage,
+    ConstraintLevel,
     classify,
 )
 from vision.colour import FloatArray, rgb_to_lab
-from vision.errors import CaptureError, GridNotFoundError, ScanInputError
+from vision.errors import CaptureError, GridNotFoundError, ScanInputError, SizeMismatchError
 from vision.locate import find_grid, sample_sites
 
 __all__ = [
@@ -86,6 +87,23 @@ class ScanResult:
         return self.classification.low_confidence
 
     @property
+    def cube_confidence(self) -> float:
+        return self.classification.cube_confidence
+
+    @property
+    def accepted(self) -> bool:
+        return self.classification.accepted
+
+    @property
+    def verdict(self) -> str:
+        """``accepted`` (a valid cube, confident enough to act on) or ``refused``."""
+        return self.classification.verdict
+
+    @property
+    def in_doubt(self) -> tuple[Any, ...]:
+        return self.classification.in_doubt
+
+    @property
     def repairs(self) -> tuple[Any, ...]:
         return self.classification.repairs
 
@@ -128,6 +146,16 @@ class ScanResult:
                 for s in self.low_confidence
             ],
             "min_confidence": round(float(self.confidence.min()), 4),
+            "verdict": self.verdict,
+            "confidence": round(self.cube_confidence, 4),
+            "accept_threshold": self.classification.accept_confidence,
+            "in_doubt": [
+                {
+                    "sticker": str(s),
+                    "confidence": round(float(self.confidence[s.face, s.row, s.col]), 4),
+                }
+                for s in self.in_doubt
+            ],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -137,14 +165,14 @@ def read_rgb(
     *,
     scheme: ColourScheme = DEFAULT_SCHEME,
     palette: ColourPalette | None = None,
-    stage: Stage = Stage.REPAIR,
+    level: ConstraintLevel = ConstraintLevel.REPAIR,
     low_confidence: float = DEFAULT_LOW_CONFIDENCE,
 ) -> ScanResult:
     """Classify mean RGB (0..255) per sticker, shape ``(6, N, N, 3)`` in LTR layout."""
     start = time.perf_counter()
     lab = rgb_to_lab(rgb)
     result = classify(
-        lab, scheme=scheme, palette=palette, stage=stage, low_confidence=low_confidence
+        lab, scheme=scheme, palette=palette, level=level, low_confidence=low_confidence
     )
     elapsed = (time.perf_counter() - start) * 1000
     return ScanResult(result, lab, {}, {"classify": elapsed, "total": elapsed})
@@ -157,7 +185,7 @@ def read_cube(
     *,
     scheme: ColourScheme = DEFAULT_SCHEME,
     palette: ColourPalette | None = None,
-    stage: Stage = Stage.REPAIR,
+    level: ConstraintLevel = ConstraintLevel.REPAIR,
     low_confidence: float = DEFAULT_LOW_CONFIDENCE,
 ) -> ScanResult:
     """Read a cube from camera images (BGR uint8).
@@ -166,6 +194,7 @@ def read_cube(
     (free mode) they are face letters and each image shows that face as on the unfolded net.
     ``n`` is inferred in free mode when not given. Raises :class:`ScanInputError` for missing
     or malformed images, :class:`GridNotFoundError` when a face's grid cannot be found,
+    :class:`~vision.errors.SizeMismatchError` when ``n`` disagrees with the grid a face shows,
     :class:`~vision.errors.CalibrationError` when the calibration does not cover the cube.
     """
     start = time.perf_counter()
@@ -203,6 +232,8 @@ def read_cube(
                 fits[face] = find_grid(_as_image(images[face.name], face.name), n, face)
             except GridNotFoundError as exc:
                 raise GridNotFoundError(f"face {face.name}: {exc}") from exc
+            except SizeMismatchError as exc:
+                raise SizeMismatchError(f"face {face.name}: {exc}") from exc
             timings[f"locate {face.name}"] = (time.perf_counter() - t0) * 1000
         sizes = {f.name: fit.n for f, fit in fits.items()}
         if n is None and len(set(sizes.values())) != 1:
@@ -238,7 +269,7 @@ def read_cube(
             timings[f"sample {face.name}"] = (time.perf_counter() - t0) * 1000
     t0 = time.perf_counter()
     result = classify(
-        samples, scheme=scheme, palette=palette, stage=stage, low_confidence=low_confidence
+        samples, scheme=scheme, palette=palette, level=level, low_confidence=low_confidence
     )
     timings["classify"] = (time.perf_counter() - t0) * 1000
     timings["total"] = (time.perf_counter() - start) * 1000

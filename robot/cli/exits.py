@@ -134,6 +134,7 @@ LIBRARY_ERRORS: tuple[LibraryError, ...] = (
     LibraryError(
         "vision.errors", "GridNotFoundError", ExitCode.FAILED, "no valid cube could be read: "
     ),
+    LibraryError("vision.errors", "NoCubeError", ExitCode.FAILED, "no valid cube could be read: "),
     LibraryError("vision.errors", "VisionError", ExitCode.USAGE),
     LibraryError("robot.errors", "ConfigError", ExitCode.USAGE),
     LibraryError("robot.errors", "RobotError", ExitCode.FAILED),

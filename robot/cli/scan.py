@@ -16,10 +16,12 @@ Forms (a contract; scripts call them):
   from a *solved* cube held in the scheme's orientation (white up, green front); optional.
 
 Output: ``facelets`` prints the URFDLB facelet string (letters by centre for odd N, by the
-default colour scheme for even N); ``json`` adds the validity verdict, the repairs made and the
-low-confidence stickers. Exit codes: 0 a valid cube was read; 1 no valid cube could be read
-(the reasons are printed); 2 malformed input or usage (the vision errors, mapped by
-:mod:`robot.cli.exits`: ``GridNotFoundError`` → 1, the others → 2).
+default colour scheme for even N); ``json`` adds the validity verdict, the repairs made, the
+low-confidence stickers, and ``verdict`` (``accepted``/``refused``), ``confidence`` and
+``in_doubt``. Exit codes: 0 a valid cube was read and accepted; 1 no valid cube could be read,
+or the read was refused as too uncertain (the json is still printed; the reasons go to
+stderr); 2 malformed input or usage (the vision errors, mapped by :mod:`robot.cli.exits`:
+``GridNotFoundError`` and ``NoCubeError`` → 1, the others → 2).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from vision.calibration import (
 )
 from vision.capture import OpenCVCamera
 from vision.classify import ColourPalette
-from vision.errors import GridNotFoundError, ScanInputError
+from vision.errors import GridNotFoundError, NoCubeError, ScanInputError
 from vision.locate import find_grid
 from vision.rgbfile import load_rgb_scan
 from vision.scan import ScanResult, face_images_in, load_face_images, read_cube, read_rgb
@@ -131,6 +133,14 @@ def _read(
     return read_cube(images, calibration, args.size, palette=palette), images
 
 
+def _failed(args: argparse.Namespace, error: CommandFailed) -> int:
+    """A read that failed: raised for the exit map, or with ``--format json``, whose result
+    document (``valid``/``accepted`` false) is already on stdout, reported on stderr only."""
+    if args.format == "json":
+        return report(error)
+    raise error
+
+
 def _palette_from(args: argparse.Namespace) -> ColourPalette | None:
     if not getattr(args, "calibration", None):
         return None
@@ -149,17 +159,25 @@ def _scan(args: argparse.Namespace) -> int:
         cv2.imwrite(str(out / "net.png"), net_image(result.cube, result))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2))
-    elif result.valid:
+    elif result.accepted:
         print(result.to_facelets())
     if not result.valid:
         details = [problem.message for problem in result.problems]
         for sticker in result.low_confidence:
             conf = float(result.confidence[sticker.face, sticker.row, sticker.col])
             details.append(f"unsure of sticker {sticker} (confidence {conf:.2f})")
-        error = CommandFailed("no valid cube could be read:", details=details)
-        if args.format == "json":  # the result document (valid: false) is already on stdout
-            return report(error)
-        raise error
+        return _failed(args, CommandFailed("no valid cube could be read:", details=details))
+    if not result.accepted:
+        named = [str(s) for s in result.in_doubt]
+        doubt = ", ".join(named[:12]) + (f" and {len(named) - 12} more" if len(named) > 12 else "")
+        return _failed(
+            args,
+            CommandFailed(
+                f"read refused: confidence {result.cube_confidence:.3f} is under "
+                f"{result.classification.accept_confidence:.3f}; stickers in doubt: {doubt} "
+                "(re-take those faces in better light, or scan again)"
+            ),
+        )
     for repair in result.repairs:
         log.warning("%s", repair.describe())
     return 0
@@ -209,7 +227,7 @@ def _calibrate(args: argparse.Namespace) -> int:
             sizes.add(fit.n)
             views.append(ViewCalibration(name, fit.sites))
             print(f"view {name}: {fit.n}x{fit.n} grid, {fit.detected} stickers detected")
-    except GridNotFoundError as exc:
+    except (GridNotFoundError, NoCubeError) as exc:
         raise CommandFailed(f"calibration failed: {exc}") from exc
     if len(sizes) != 1:
         raise CommandFailed(f"views disagree on the cube size ({sorted(sizes)}); give --size N")

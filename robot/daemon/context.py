@@ -68,6 +68,8 @@ class Outbox:
         self.sink = sink
         self.listeners: list[Listener] = []
         self._reported: dict[str, int] = {}
+        #: job id -> who asked for it (the command's ``source``), added to that job's events
+        self.sources: dict[str, str | None] = {}
 
     def status(self, status: StatusPayload) -> None:
         body = dict(status)
@@ -83,6 +85,9 @@ class Outbox:
         on_delivered: Callable[[], None] | None = None,
     ) -> None:
         body = dict(payload)
+        job_id = body.get("job_id")
+        if isinstance(job_id, str) and job_id in self.sources:
+            body.setdefault("source", self.sources[job_id])
         if self.sink is not None:
             self.sink.publish_event(name, body, on_delivered)
         elif on_delivered is not None:

@@ -99,6 +99,7 @@ class ErrorCode(StrEnum):
     NO_CALIBRATION = "no_calibration"
     SCAN_FAILED = "scan_failed"
     SCAN_INVALID = "scan_invalid"
+    SCAN_REFUSED = "scan_refused"
     SOLVE_FAILED = "solve_failed"
     PLAN_FAILED = "plan_failed"
     # a job's execution on the firmware
@@ -145,6 +146,10 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
     ErrorCode.SCAN_FAILED: ("a camera returned nothing usable, or no grid was found", _JOB),
     ErrorCode.SCAN_INVALID: (
         "the scanned (or given) state is not a possible cube; names the stickers at fault",
+        _JOB,
+    ),
+    ErrorCode.SCAN_REFUSED: (
+        "a possible cube was read, but too uncertain to act on: the stickers in doubt are named",
         _JOB,
     ),
     ErrorCode.SOLVE_FAILED: ("the solver found no solution within its limits", _JOB),
@@ -222,6 +227,10 @@ class ScanCompletePayload(TypedDict):
     low_confidence: list[dict[str, Any]]
     min_confidence: float
     timings_ms: dict[str, float]
+    #: vision's verdict: "accepted" or "refused" (a refused read is never solved)
+    verdict: str
+    confidence: float
+    in_doubt: list[dict[str, Any]]
 
 
 class SolutionPayload(TypedDict):

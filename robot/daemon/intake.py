@@ -235,9 +235,11 @@ class Intake:
         try:
             reply = await self._command(command)
         except CommandError as exc:
-            reply = error_reply(command.verb, command.id, exc.code, str(exc))
+            reply = error_reply(command.verb, command.id, exc.code, str(exc), command.source)
         except LinkError as exc:
-            reply = error_reply(command.verb, command.id, ErrorCode.FIRMWARE, str(exc))
+            reply = error_reply(
+                command.verb, command.id, ErrorCode.FIRMWARE, str(exc), command.source
+            )
         except Exception as exc:
             logger.exception("command %s: unexpected failure", command.verb)
             reply = error_reply(
@@ -320,6 +322,7 @@ class Intake:
             )
         job = Job(record.id, record.kind, command.id, time.monotonic())
         job.stage_times = dict(record.stage_times)
+        self.ctx.out.sources[job.id] = command.source or None
         self._start_job(job, self.pipeline.resume_job(job, record, command.rescan))
         return ok_reply(command, job_id=job.id, resumed=True)
 
@@ -342,6 +345,7 @@ class Intake:
             self.ctx.rescan_required = False
         job_id = await journal.call(journal.sync.create_job, command.verb, self.ctx.n, command.id)
         job = Job(job_id, command.verb, command.id, time.monotonic())
+        self.ctx.out.sources[job.id] = command.source or None
         self._start_job(job, self.pipeline.run_job(job, given))
         return ok_reply(command, job_id=job_id)
 

@@ -180,10 +180,15 @@ class Pipeline:
             "low_confidence": summary["low_confidence"],
             "min_confidence": summary["min_confidence"],
             "timings_ms": summary["timings_ms"],
+            "verdict": summary["verdict"],
+            "confidence": summary["confidence"],
+            "in_doubt": summary["in_doubt"],
         }
         self.ctx.out.event(EventName.SCAN_COMPLETE, scanned)
         if not result.valid or result.repairs:
             raise _scan_invalid(summary)
+        if not result.accepted:
+            raise _scan_refused(summary)
         cube: Cube = result.cube
         return cube
 
@@ -201,12 +206,16 @@ class Pipeline:
                 )
             except VisionError as exc:
                 raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
-            if result.valid and not result.repairs:
+            if result.valid and not result.repairs and result.accepted:
                 break
             logger.info(
                 "scan attempt %d: %s; %s",
                 attempt,
-                "valid only after repairs" if result.valid else "not a valid cube",
+                "not a valid cube"
+                if not result.valid
+                else "valid only after repairs"
+                if result.repairs
+                else f"too uncertain (confidence {result.cube_confidence:.3f})",
                 "rescanning" if attempt < self.scan_attempts else "giving up",
             )
         return result
@@ -383,6 +392,19 @@ class Pipeline:
                 failed["resumable"] = True
             self.ctx.out.event(EventName.ERROR, {**failed, **exc.detail})
         self.ctx.set_state(state)
+
+
+def _scan_refused(summary: dict[str, Any]) -> JobError:
+    """A possible cube, read with too little confidence to run the motors on."""
+    doubt = [d["sticker"] for d in summary["in_doubt"]]
+    named = ", ".join(doubt[:12]) + (f" and {len(doubt) - 12} more" if len(doubt) > 12 else "")
+    return JobError(
+        ErrorCode.SCAN_REFUSED,
+        f"the scan read a possible cube but is not sure enough to act on it (confidence "
+        f"{summary['confidence']:.3f}, needs {summary['accept_threshold']:.3f}); stickers in "
+        f"doubt: {named or 'none named'}; improve the light on those faces, then start again",
+        {"in_doubt": summary["in_doubt"], "confidence": summary["confidence"]},
+    )
 
 
 def _scan_invalid(summary: dict[str, Any]) -> JobError:

@@ -27,7 +27,7 @@ rotation, and cached; applying a move is a single numpy ``take``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -352,16 +352,39 @@ def _net_rows(cube: Cube) -> list[list[int]]:
     return grid
 
 
+#: The 24 orientations of a whole cube, as rotation sequences (the identity first): one of six
+#: faces brought up (none, x, x2, x', z, z'), then one of four turns about the vertical (y).
+ORIENTATIONS: tuple[str, ...] = tuple(
+    f"{pre} {post}".strip()
+    for pre in ("", "x", "x2", "x'", "z", "z'")
+    for post in ("", "y", "y2", "y'")
+)
+
+
 def cubes_equal_up_to_rotation(a: Cube, b: Cube) -> bool:
     """Whether two cubes are the same state held differently (one of the 24 orientations)."""
     if a.n != b.n:
         return False
-    return any(a.apply(rot) == b for rot in _ORIENTATIONS)
+    return any(a.apply(rot) == b for rot in ORIENTATIONS)
 
 
-_ORIENTATIONS: Sequence[str] = [
-    pre + post for pre in ("", "x ", "x2 ", "x' ", "z ", "z' ") for post in ("", "y", "y2", "y'")
+@lru_cache(maxsize=1)
+def legal_centre_arrangements() -> tuple[tuple[int, ...], ...]:
+    """The 24 ways the six centre colours can sit (``arr[face] = colour``), in the order of
+    :data:`ORIENTATIONS`."""
+    found: list[tuple[int, ...]] = []
+    for rotation in ORIENTATIONS:
+        centres = Cube.solved(3).apply(rotation).centre_colours()
+        assert centres is not None
+        found.append(tuple(centres))
+    return tuple(found)
+
+
+__all__ += [
+    "COLOUR_RGB",
+    "ORIENTATIONS",
+    "cubes_equal_up_to_rotation",
+    "legal_centre_arrangements",
+    "net",
 ]
-
-__all__ += ["COLOUR_RGB", "cubes_equal_up_to_rotation", "net"]
 _ = MoveKind  # re-exported type used in annotations by callers

@@ -64,6 +64,65 @@ def test_embedded_broker_without_credentials_is_anonymous() -> None:
     assert run(scenario()) == "ok"
 
 
+VIEWER = Credentials("dashboard", "look-only-pass")
+
+
+async def _publish_reaches(port: int, login: Credentials, reader: Credentials) -> bool:
+    """Whether a message ``login`` publishes reaches a subscriber logged in as ``reader``."""
+    async with aiomqtt.Client(
+        "127.0.0.1", port, username=reader.username, password=reader.password, timeout=5
+    ) as sub:
+        await sub.subscribe("cuberobot/sim/cmd/#", qos=1)
+        async with aiomqtt.Client(
+            "127.0.0.1", port, username=login.username, password=login.password, timeout=5
+        ) as pub:
+            await pub.publish("cuberobot/sim/cmd/start", b"{}", qos=1)
+        try:
+            async with asyncio.timeout(1.0):
+                async for _ in sub.messages:
+                    return True
+        except TimeoutError:
+            return False
+    return False
+
+
+def test_viewer_login_reads_but_cannot_command() -> None:
+    async def scenario() -> tuple[bool, bool, str]:
+        async with EmbeddedBroker("127.0.0.1", 0, credentials=GOOD, viewer=VIEWER) as broker:
+            viewer_sends = await _publish_reaches(broker.port, VIEWER, GOOD)
+            owner_sends = await _publish_reaches(broker.port, GOOD, VIEWER)  # viewer reads it
+            wrong = await _connect(broker.port, VIEWER.username, "nope")
+        return viewer_sends, owner_sends, wrong
+
+    viewer_sends, owner_sends, wrong = run(scenario())
+    assert not viewer_sends and owner_sends and wrong.startswith("refused")
+
+
+def test_viewer_needs_the_main_login() -> None:
+    with pytest.raises(ValueError, match="main credentials"):
+        EmbeddedBroker("127.0.0.1", 0, viewer=VIEWER)
+
+
+@pytest.mark.parametrize(
+    ("mqtt", "key", "words"),
+    [
+        pytest.param({"viewer_username": "v", "viewer_password": "p"}, "viewer_username",
+                     "main username", id="no-main-login"),
+        pytest.param({"username": "u", "password": "p", "viewer_username": "v"},
+                     "viewer_password", "needs a password", id="no-viewer-password"),
+        pytest.param({"username": "u", "password": "p", "viewer_username": "u",
+                      "viewer_password": "q"}, "viewer_username", "differ", id="same-name"),
+        pytest.param({"host": "broker.lan", "username": "u", "password": "p",
+                      "viewer_username": "v", "viewer_password": "q"}, "viewer_username",
+                     "docs/security.md", id="external-broker"),
+    ],
+)  # fmt: skip
+def test_viewer_login_settings_are_checked(mqtt: dict[str, object], key: str, words: str) -> None:
+    with pytest.raises(ConfigError, match=words) as info:
+        parse_config(_profile(**mqtt), "p.toml")
+    assert info.value.key == key
+
+
 def test_credentials_never_show_the_password() -> None:
     assert "s3cret" not in repr(GOOD)
 

@@ -56,9 +56,19 @@ def test_valid_commands() -> None:
 
 def test_replies() -> None:
     command = parse_command("start", b'{"id": "7"}')
-    assert ok_reply(command, job_id="j") == {"ok": True, "id": "7", "verb": "start", "job_id": "j"}
+    assert ok_reply(command, job_id="j") == {
+        "ok": True,
+        "id": "7",
+        "verb": "start",
+        "source": None,
+        "job_id": "j",
+    }
     err = error_reply("start", "7", ErrorCode.BUSY, "wait")
     assert err["ok"] is False and err["error"] == {"code": "busy", "message": "wait"}
+    # who asked is in every reply
+    asked = parse_command("start", b'{"id": "8", "source": "homeassistant"}')
+    assert ok_reply(asked)["source"] == "homeassistant"
+    assert error_reply("start", "8", ErrorCode.BUSY, "wait", "web")["source"] == "web"
 
 
 def test_command_id_of_malformed_payloads() -> None:

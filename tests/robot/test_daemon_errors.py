@@ -132,6 +132,35 @@ async def _scan_invalid(fast_tmp: Path) -> None:
     )
 
 
+@scenario(ErrorCode.SCAN_REFUSED)
+async def _scan_refused(fast_tmp: Path) -> None:
+    """Vision reads a possible cube but refuses it as too uncertain (here: an acceptance bar
+    no read can clear): rescanned, then the job fails naming the stickers; nothing moves."""
+    import dataclasses
+
+    import vision.scan
+
+    real = vision.scan.read_cube
+
+    def unsure(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        strict = dataclasses.replace(result.classification, accept_confidence=1.01)
+        return dataclasses.replace(result, classification=strict)
+
+    vision.scan.read_cube = unsure  # type: ignore[assignment]
+    try:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            await rig.job("start")
+            error = _job_failed(rig, ErrorCode.SCAN_REFUSED)
+            assert "not sure enough" in error["message"] and "in_doubt" in error
+            assert rig.cameras.captures == 2
+            scanned = rig.sink.of(EventName.SCAN_COMPLETE)[-1]
+            assert scanned["verdict"] == "refused" and scanned["valid"] is True
+            assert rig.firmware.executed == [] and rig.sink.of(EventName.SOLUTION) == []
+    finally:
+        vision.scan.read_cube = real  # type: ignore[assignment]
+
+
 @scenario(ErrorCode.SOLVE_FAILED)
 async def _solve_failed(fast_tmp: Path) -> None:
     base = fast_config()

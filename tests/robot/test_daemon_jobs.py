@@ -299,3 +299,21 @@ def test_an_mqtt_broker_or_a_sink_not_both(fast_tmp: Path) -> None:
             await journal.close()
 
     run(body(), 10)
+
+
+def test_replies_and_job_events_say_who_asked(fast_tmp: Path) -> None:
+    async def scenario() -> Rig:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            reply = await rig.job("start", {"source": "homeassistant"})
+            assert reply["source"] == "homeassistant"
+            refused = await rig.daemon.submit("resume", {"source": "node-red"})
+            assert refused["source"] == "node-red" and refused["ok"] is False
+            return rig
+
+    rig = run(scenario(), 60)
+    job_events = [
+        (name, payload)
+        for name, payload in rig.sink.events
+        if isinstance(payload, dict) and "job_id" in payload
+    ]
+    assert job_events and all(p.get("source") == "homeassistant" for _, p in job_events)

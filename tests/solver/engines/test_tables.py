@@ -16,7 +16,7 @@ from solver.engines.twophase import tables as T
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.tables.bfs import exact_bfs
 from solver.engines.twophase.tables.builders import compose
-from solver.engines.twophase.tables.cache import Corrupt, read_bundle, write_bundle
+from solver.engines.twophase.tables.cache import MAGIC, Corrupt, read_bundle, write_bundle
 from solver.engines.twophase.tables.loader import load_or_build
 from solver.engines.twophase.tables.worker import build_parallel, main
 
@@ -51,6 +51,13 @@ def _damage_old_format(path: Path) -> None:
     path.write_bytes(data[:8] + len(new).to_bytes(4, "little") + new + data[12 + hlen :])
 
 
+def _damage_header_shape(path: Path) -> None:
+    """The tester's edit: one array's length in the JSON header, 967680 -> 967679."""
+    data = path.read_bytes()
+    assert b"967680" in data[:4096]
+    path.write_bytes(data.replace(b"967680", b"967679", 1))
+
+
 def _damage_garbage(path: Path) -> None:
     path.write_bytes(b"not a table at all")
 
@@ -71,6 +78,12 @@ def test_load_from_cache_builds_nothing(cache_copy: Path) -> None:
         assert np.array_equal(a, b)
 
 
+def _payload(data: bytes) -> bytes:
+    """The table bytes of a cache file (after its magic, header length and header)."""
+    start = len(MAGIC) + 4
+    return data[start + int.from_bytes(data[len(MAGIC) : start], "little") :]
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -78,6 +91,7 @@ def test_load_from_cache_builds_nothing(cache_copy: Path) -> None:
         pytest.param(_damage_flip_byte, id="corrupted-byte"),
         pytest.param(_damage_old_format, id="other-format-version"),
         pytest.param(_damage_garbage, id="garbage"),
+        pytest.param(_damage_header_shape, id="header-shape-edited"),
         pytest.param(lambda p: p.unlink(), id="missing"),
     ],
 )
@@ -92,7 +106,7 @@ def test_damaged_file_is_rebuilt(
     tables = T.load_tables(cache_copy, progress=lambda *a: calls.append(a))
     assert set(tables.build_s) == {"cornslice"}
     assert calls and calls[-1][1] == calls[-1][2]  # progress reached its total
-    assert path.read_bytes() == original  # the rebuild is bit-identical
+    assert _payload(path.read_bytes()) == _payload(original)  # the rebuild is bit-identical
     assert np.array_equal(tables.cornslice_depth, get_solver().tables.cornslice_depth)
 
 

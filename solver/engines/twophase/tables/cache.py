@@ -4,6 +4,13 @@ Each group of tables is one file in the cache directory's ``twophase/`` folder, 
 ``twophase-v{FORMAT_VERSION}-{group}.bin``; the layout is drawn in the package docstring
 (:mod:`solver.engines.twophase.tables`). A file whose magic, version, size, checksum or array
 list does not match raises :class:`Corrupt` on read; the loader then rebuilds it.
+
+The checks cover the header as well as the payload: ``header_crc32`` is the CRC-32 of the
+header's canonical JSON without that key, and the array list must tile the payload exactly
+(each array starts where the previous one ended, its bytes are its shape times its item size,
+the last one ends at the payload's end, dtypes are plain numeric ones). A file written before
+``header_crc32`` existed is still accepted when its array list passes those checks, so an
+upgrade does not rebuild good tables.
 """
 
 from __future__ import annotations
@@ -90,15 +97,50 @@ def _header(group: str, arrays: dict[str, Array]) -> bytes:
         )
         offset += arr.nbytes
         crc = zlib.crc32(arr.data.cast("B"), crc)
-    return json.dumps(
-        {
-            "format": FORMAT_VERSION,
-            "group": group,
-            "payload": offset,
-            "crc32": crc,
-            "arrays": entries,
-        }
-    ).encode()
+    header: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "group": group,
+        "payload": offset,
+        "crc32": crc,
+        "arrays": entries,
+    }
+    header["header_crc32"] = _header_crc(header)
+    return json.dumps(header).encode()
+
+
+def _header_crc(header: dict[str, Any]) -> int:
+    """CRC-32 of the header's canonical JSON without its own ``header_crc32``."""
+    rest = {k: v for k, v in header.items() if k != "header_crc32"}
+    return zlib.crc32(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode())
+
+
+#: dtypes a table may have (anything else in a header is damage, not a table)
+_DTYPES = frozenset(np.dtype(t).str for t in ("u1", "i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8"))
+
+
+def _check_layout(header: dict[str, Any]) -> None:
+    """The array list tiles the payload exactly, with plain dtypes (see the module docs)."""
+    if "header_crc32" in header and header["header_crc32"] != _header_crc(header):
+        raise Corrupt("header checksum mismatch")
+    entries = header.get("arrays")
+    payload = header.get("payload")
+    if not isinstance(entries, list) or not entries or not isinstance(payload, int):
+        raise Corrupt("header has no array list or payload size")
+    offset = 0
+    names: set[str] = set()
+    for e in entries:
+        try:
+            name, dtype, shape, start = e["name"], np.dtype(e["dtype"]), e["shape"], e["offset"]
+        except (KeyError, TypeError) as exc:
+            raise Corrupt(f"array entry {e!r} is incomplete ({exc})") from None
+        if dtype.str not in _DTYPES or name in names:
+            raise Corrupt(f"array {name!r}: dtype {dtype.str} or name not allowed")
+        if not all(isinstance(n, int) and n >= 0 for n in shape) or start != offset:
+            raise Corrupt(f"array {name!r}: shape {shape} or offset {start} does not fit")
+        names.add(name)
+        offset += int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if offset != payload:
+        raise Corrupt(f"arrays cover {offset} bytes, the payload has {payload}")
 
 
 def write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
@@ -145,10 +187,13 @@ def read_bundle(path: Path, group: str) -> dict[str, Array]:
         header = json.loads(data[_PREFIX : _PREFIX + hlen])
     except ValueError as exc:
         raise Corrupt(f"unreadable header ({exc})") from None
+    if not isinstance(header, dict):
+        raise Corrupt("header is not a JSON object")
     if header.get("format") != FORMAT_VERSION or header.get("group") != group:
         raise Corrupt(
             f"format {header.get('format')}/{header.get('group')} is not {FORMAT_VERSION}/{group}"
         )
+    _check_layout(header)
     payload = memoryview(data)[_PREFIX + hlen :]
     if len(payload) != header["payload"]:
         raise Corrupt(f"size {len(payload)} bytes, expected {header['payload']}")

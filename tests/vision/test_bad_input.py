@@ -1,0 +1,135 @@
+"""Bad input never gives a traceback and never a cube: exit 2 for malformed input, exit 1 when
+the input is well-formed but shows no readable cube; repair costs are never negative."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from robot.cli import main
+from vision.classify import classify
+from vision.colour import rgb_to_lab
+from vision.errors import NoCubeError, ScanInputError
+from vision.rgbfile import dump_rgb_scan, load_rgb_scan
+
+
+def _scan(tmp_path: Path, content: bytes) -> Path:
+    path = tmp_path / "scan.txt"
+    path.write_bytes(content)
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[int, str, str]:
+    code = main(["scan", "--rgb", str(path), "--format", "json"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _uniform(value: float, n: int = 3) -> bytes:
+    doc = {str(i + 1): [value, value, value] for i in range(6 * n * n)}
+    return json.dumps(doc).encode()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe\x00garbage\x80\x81", "not a text file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not a text file"),
+        (b"", "not JSON"),
+        (b"[1, 2, 3]", "expected a JSON object"),
+        (b'{"1": [1, 2]}', "6·N²"),
+        (json.dumps({str(i + 1): [1, 2, "x"] for i in range(54)}).encode(), "non-numeric"),
+        (json.dumps({str(i + 1): [1, 2, True] for i in range(54)}).encode(), "non-numeric"),
+        (json.dumps({str(i + 1): [1, 2, 300] for i in range(54)}).encode(), "outside 0..255"),
+        (json.dumps({str(i + 1): [1, 2, -1] for i in range(54)}).encode(), "outside 0..255"),
+        (
+            b'{"1": [NaN, 1, 1]' + b"".join(b', "%d": [1, 1, 1]' % i for i in range(2, 55)) + b"}",
+            "outside 0..255",
+        ),
+        (b"[" * 100_000, "JSON"),
+        (_uniform(1.0, 10), "N = 2..9"),
+    ],
+    ids=[
+        "binary",
+        "png-bytes",
+        "empty",
+        "list",
+        "count",
+        "string",
+        "bool",
+        "big",
+        "negative",
+        "nan",
+        "deep",
+        "too-big-n",
+    ],
+)
+def test_malformed_rgb_files_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    code, out, err = _run(capsys, _scan(tmp_path, content))
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", [0.0, 128.0, 255.0])
+def test_all_equal_colours_read_no_cube(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: float
+) -> None:
+    """All zeros used to read as a solved cube."""
+    code, out, err = _run(capsys, _scan(tmp_path, _uniform(value)))
+    assert code == 1
+    assert out == ""
+    assert "same colour" in err
+
+
+def test_all_equal_samples_raise_no_cube() -> None:
+    with pytest.raises(NoCubeError):
+        classify(np.zeros((6, 3, 3, 3)))
+
+
+def test_non_finite_samples_are_malformed() -> None:
+    lab = np.zeros((6, 3, 3, 3))
+    lab[0, 0, 0, 0] = np.inf
+    with pytest.raises(ScanInputError):
+        classify(lab)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_random_colours_are_never_accepted_and_repairs_cost_nothing_negative(n: int) -> None:
+    """Random colours are no cube: the read may be valid by construction, but it is refused,
+    and every repair reported has a cost of at least zero."""
+    for seed in range(8):
+        rgb = np.random.default_rng([n, seed]).uniform(0, 255, (6, n, n, 3))
+        result = classify(rgb_to_lab(rgb))
+        assert not result.accepted
+        assert all(r.cost >= 0 for r in result.repairs)
+
+
+def test_random_colour_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "random.txt"
+    dump_rgb_scan(np.random.default_rng(5).uniform(0, 255, (6, 3, 3, 3)), path)
+    code, out, _ = _run(capsys, path)
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["verdict"] == "refused"
+    assert all(r["cost"] >= 0 for r in doc["repairs"])
+
+
+def test_a_directory_as_rgb_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(capsys, tmp_path)
+    assert code == 2 and out == "" and "cannot read RGB scan" in err
+
+
+def test_round_trip_is_unchanged_by_the_checks(tmp_path: Path) -> None:
+    rgb = np.random.default_rng(2).integers(0, 256, (6, 3, 3, 3)).astype(np.float64)
+    path = tmp_path / "scan.txt"
+    dump_rgb_scan(rgb, path)
+    assert np.array_equal(load_rgb_scan(path), rgb)

@@ -1,0 +1,66 @@
+"""The confidence measured on real data: at the shipped bar, the cube-level score separates
+right reads from wrong ones on real scans and on perturbations it was not chosen on.
+
+The bar (vision.confidence.ACCEPT_MARGIN) was chosen with perturbation seed 2
+(docs/vision-calibration.md); these tests use other seeds, so the perturbed reads here are held
+apart from the choice. Without shared/vision-data they skip, saying where the data was looked for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.vision.conftest import rgb_manifest
+from vision.confidence import ACCEPT_MARGIN
+from vision.rgbfile import load_rgb_scan
+from vision.trust import accepted, choose_margin, cross_validate, measure, tradeoff
+
+MANIFEST = rgb_manifest()
+
+
+def _cases(data: Path) -> list[tuple[str, np.ndarray, str]]:
+    return [
+        (name, load_rgb_scan(data / "rgb-scans" / name), meta["expected_kociemba"])
+        for name, meta in sorted(MANIFEST.items())
+        if meta["expected_kociemba"] and "older" not in meta["source"]
+    ]
+
+
+def test_given_real_scans_no_wrong_read_is_accepted(vision_data: Path) -> None:
+    outcomes = measure(_cases(vision_data), 0, 0.0)
+    assert len(outcomes) == 30
+    assert not [o.case for o in outcomes if not o.right and accepted(o, ACCEPT_MARGIN)]
+    # 27 of 30: the three refused are white/yellow saturated scans (4x4 random-04 and -05,
+    # 5x5 random-03) where two legal readings fit almost equally well
+    assert sum(accepted(o, ACCEPT_MARGIN) for o in outcomes) >= 27
+
+
+def test_held_apart_perturbations_separate_right_from_wrong(vision_data: Path) -> None:
+    outcomes = measure(_cases(vision_data), 3, 0.7, seed=11)
+    right = [o for o in outcomes if o.right]
+    wrong = [o for o in outcomes if not o.right]
+    assert wrong, "the perturbations should produce some wrong reads to measure against"
+    assert not [(o.case, o.variant) for o in wrong if accepted(o, ACCEPT_MARGIN)]
+    share = sum(accepted(o, ACCEPT_MARGIN) for o in right) / len(right)
+    assert share >= 0.85
+    # the curve is monotone: a higher bar never accepts more
+    curve = tradeoff(outcomes, [0.0, 3.0, ACCEPT_MARGIN, 20.0])
+    assert [r["right_accepted"] for r in curve] == sorted(
+        (r["right_accepted"] for r in curve), reverse=True
+    )
+
+
+@pytest.mark.slow
+def test_cross_validated_bar_is_under_the_shipped_one(vision_data: Path) -> None:
+    """Bars chosen on half of the cases (perturbations of one scan kept together) stay at or
+    under the shipped bar, and the shipped bar accepts no wrong read of either half."""
+    outcomes = []
+    for severity in (0.4, 0.7, 1.0):
+        outcomes += measure(_cases(vision_data), 6, severity, seed=23)
+    for fold in cross_validate(outcomes):
+        assert fold.margin <= ACCEPT_MARGIN, fold
+    assert choose_margin(outcomes) <= ACCEPT_MARGIN * 1.25
+    assert not [o for o in outcomes if not o.right and accepted(o, ACCEPT_MARGIN)]

@@ -1,0 +1,252 @@
+"""The scan's own colour references (stage 1 of :mod:`vision.classify`) and the colour metric.
+
+For odd N the six fixed centres are the first references; for even N the stickers are split into
+six groups of exactly N² by balanced k-means and the frame is the labelling of the groups under
+which corners and edge wings are most nearly real pieces. The metric is the squared Mahalanobis
+distance under the within-colour covariance pooled over the scan; the frame labels are named with
+the scheme's colours by the best of the 24 legal centre arrangements.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
+from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
+
+from solver.cube.facelets import ColourScheme, legal_centre_arrangements
+from vision.assign import orbit_tables
+from vision.colour import FloatArray, nominal_lab, pairwise_sq_dist
+from vision.pieces import OrbitKind
+
+__all__ = [
+    "KMEANS_RESTARTS",
+    "balanced_kmeans",
+    "colour_costs",
+    "face_offsets",
+    "frame_from_clusters",
+    "mahalanobis",
+    "means",
+    "name_frame",
+    "pooled_precision",
+    "robust_cost",
+    "separation",
+]
+
+IntArray = npt.NDArray[np.intp]
+
+#: Restarts of the balanced k-means used for even N (seeded, so results are deterministic).
+KMEANS_RESTARTS = 6
+#: Added to the pooled covariance (L*a*b* units²): the sensor's noise floor, roughly 1 unit.
+COVARIANCE_RIDGE = 1.0
+#: Pseudo-stickers of the pooled covariance in each colour's own (see :func:`colour_costs`).
+COVARIANCE_SHRINK = 2.0
+
+
+def balanced_kmeans(x: FloatArray, n: int, rng: np.random.Generator) -> FloatArray:
+    """Six centres of x split into groups of exactly N² (best of a few seeded restarts)."""
+    m = x.shape[0]
+    best_cost = float("inf")
+    best_centres = x[:6].copy()
+    for _ in range(KMEANS_RESTARTS):
+        # k-means++ seeding
+        centres = [x[int(rng.integers(m))]]
+        for _k in range(5):
+            d = pairwise_sq_dist(x, np.array(centres)).min(axis=1)
+            total = float(d.sum())
+            pick = int(rng.choice(m, p=d / total)) if total > 0 else int(rng.integers(m))
+            centres.append(x[pick])
+        c = np.array(centres)
+        labels = np.full(m, -1, dtype=np.intp)
+        value = float("inf")
+        for _it in range(20):
+            cost = np.repeat(pairwise_sq_dist(x, c), n * n, axis=1)
+            rows, cols = linear_sum_assignment(cost)
+            new = np.empty(m, dtype=np.intp)
+            new[rows] = cols // (n * n)
+            value = float(cost[rows, cols].sum())
+            if np.array_equal(new, labels):
+                break
+            labels = new
+            c = np.array([x[labels == k].mean(axis=0) for k in range(6)])
+        if value < best_cost:
+            best_cost, best_centres = value, c
+    return best_centres
+
+
+@lru_cache(maxsize=1)
+def _all_perms() -> IntArray:
+    return np.array(list(itertools.permutations(range(6))), dtype=np.intp)
+
+
+def frame_from_clusters(cluster_cost: FloatArray, n: int) -> IntArray:
+    """The labelling of six clusters (cluster j → frame label) under which corners and wings are
+    most nearly real pieces. Returns ``label_of_cluster`` (6,)."""
+    perms = _all_perms()  # perms[q, j] = label of cluster j
+    inverse = np.argsort(perms, axis=1)  # inverse[q, label] = cluster
+    totals = np.zeros(perms.shape[0])
+    for tables in orbit_tables(n):
+        orb = tables.orbit
+        if orb.kind not in (OrbitKind.CORNER, OrbitKind.WING, OrbitKind.MIDGE):
+            continue
+        tc = np.zeros((perms.shape[0], orb.tuples.shape[0], orb.size))
+        for k in range(orb.width):
+            clusters = inverse[:, orb.pieces[:, k]]  # (Q, P)
+            per_sticker = cluster_cost[orb.tuples[:, k]]  # (T, 6)
+            tc += np.transpose(per_sticker[:, clusters], (1, 0, 2))
+        slot_cost = tc[:, tables.by_slot].min(axis=2)  # (Q, S, P)
+        for q in range(perms.shape[0]):
+            rows, cols = linear_sum_assignment(slot_cost[q])
+            totals[q] += slot_cost[q][rows, cols].sum()
+    best: IntArray = perms[int(totals.argmin())]
+    return best
+
+
+def name_frame(
+    refs: FloatArray, scheme: ColourScheme, palette: FloatArray | None
+) -> tuple[int, ...]:
+    """Which scheme colour each frame label is: one of the 24 legal arrangements."""
+    best: tuple[float, tuple[int, ...]] | None = None
+    target = palette if palette is not None else nominal_lab(scheme)
+    if palette is None:
+        # Each L*a*b* channel standardised over the six colours, for the scan and the nominal
+        # palette alike: invariant to a white-balance shift and to exposure or saturation
+        # scaling of each channel, so only the *order and spacing* of the colours along each
+        # channel decides (cameras render orange pinkish and yellow nearly white, but orange
+        # stays lighter than red and yellow yellower than white).
+        measured = _standardise(refs)
+        target = _standardise(target)
+    else:
+        measured = refs
+    for arr in legal_centre_arrangements():
+        colour_of = np.array(arr)
+        score = float(((measured - target[colour_of]) ** 2).sum())
+        if best is None or score < best[0]:
+            best = (score, arr)
+    assert best is not None
+    return best[1]
+
+
+def pooled_precision(x: FloatArray, labels: IntArray, refs: FloatArray) -> FloatArray:
+    """Inverse of the within-colour covariance pooled over the six colours (as in linear
+    discriminant analysis): it learns from this scan how much lightness varies with shading
+    compared with hue, so no weights between L*, a* and b* are fixed by hand. A ridge of
+    :data:`COVARIANCE_RIDGE` keeps it well-conditioned on tiny or perfectly clean scans."""
+    residual = x - refs[labels]
+    dof = max(x.shape[0] - 6, 1)
+    cov = residual.T @ residual / dof + COVARIANCE_RIDGE * np.eye(3)
+    result: FloatArray = np.linalg.inv(cov)
+    return result
+
+
+def colour_costs(
+    x: FloatArray, labels: IntArray, refs: FloatArray, shrink: float | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """Per-colour Gaussian costs ``(maha (m, 6), log_det (6,))``: each colour's own covariance,
+    shrunk towards the pooled one by ``shrink`` pseudo-stickers (regularised quadratic
+    discriminant analysis). A colour that this scan shows tight (a clipped white) then rejects
+    a sticker a few units off that a looser one (a yellow) accepts; the cost of a sticker for a
+    colour is ``maha + log_det`` (twice the negative log-likelihood, up to a constant)."""
+    shrink = COVARIANCE_SHRINK if shrink is None else shrink
+    residual = x - refs[labels]
+    dof = max(x.shape[0] - 6, 1)
+    pooled = residual.T @ residual / dof
+    maha = np.empty((x.shape[0], 6))
+    log_det = np.empty(6)
+    for k in range(6):
+        centre, cov = _trimmed_gaussian(x[labels == k], refs[k], pooled, shrink)
+        diff = x - centre
+        maha[:, k] = np.einsum("mi,ij,mj->m", diff, np.linalg.inv(cov), diff)
+        log_det[k] = float(np.linalg.slogdet(cov)[1])
+    return maha, log_det
+
+
+#: Share of a colour's stickers its mean and covariance are estimated from (the rest, the most
+#: distant, are left out so that a sticker spoiled by glare cannot widen its colour to fit).
+TRIM_KEEP = 0.75
+#: Variance of the kept share of a 3-D Gaussian, relative to the whole: E[χ²₃ | χ²₃ < q(0.75)]/3.
+_TRIM_CONSISTENCY = 1.61
+
+
+def _trimmed_gaussian(
+    members: FloatArray, ref: FloatArray, pooled: FloatArray, shrink: float
+) -> tuple[FloatArray, FloatArray]:
+    """Mean and covariance of one colour from its closest ``TRIM_KEEP`` share of stickers,
+    shrunk towards ``pooled`` and with the noise-floor ridge."""
+    ridge = COVARIANCE_RIDGE * np.eye(3)
+
+    def estimate(points: FloatArray, centre: FloatArray, factor: float) -> FloatArray:
+        d = points - centre
+        cov = (factor * (d.T @ d) + shrink * pooled) / max(points.shape[0] - 1 + shrink, 1.0)
+        result: FloatArray = cov + ridge
+        return result
+
+    count = members.shape[0]
+    cov = estimate(members, ref, 1.0)
+    keep = max(3, int(np.ceil(TRIM_KEEP * count)))
+    if count <= keep:
+        return ref, cov
+    d = members - ref
+    distance = np.einsum("mi,ij,mj->m", d, np.linalg.inv(cov), d)
+    kept = members[np.argsort(distance)[:keep]]
+    centre: FloatArray = kept.mean(axis=0)
+    return centre, estimate(kept, centre, _TRIM_CONSISTENCY)
+
+
+#: Degrees of freedom of the Student-t colour model used for confidences (heavy tails).
+STUDENT_DOF = 4.0
+
+
+def robust_cost(maha: FloatArray, dof: float = STUDENT_DOF) -> FloatArray:
+    """A squared distance under a multivariate Student-t instead of a Gaussian (twice the
+    negative log-likelihood, 3 channels): close to ``maha`` near the reference, logarithmic far
+    from it. One sticker spoiled by glare or a reflection can then cost a rival reading only so
+    much, and cannot make a wrong reading look certain."""
+    result: FloatArray = (dof + 3.0) * np.log1p(maha / dof)
+    return result
+
+
+def separation(x: FloatArray, labels: IntArray, refs: FloatArray, rank: int = 3) -> float:
+    """How distinct the scan's six colours are: the ``rank``-th smallest (0-based) squared
+    Mahalanobis distance between two colours' references under the pooled covariance. A real
+    cube has at most a few close pairs (white/yellow, red/orange, in bad light); random
+    colours or a blank have none that are far apart."""
+    precision = pooled_precision(x, labels, refs)
+    diffs = refs[:, None, :] - refs[None, :, :]
+    dist = np.einsum("abi,ij,abj->ab", diffs, precision, diffs)
+    pairs = np.sort(dist[np.triu_indices(6, 1)])
+    return float(pairs[rank])
+
+
+def mahalanobis(x: FloatArray, refs: FloatArray, precision: FloatArray) -> FloatArray:
+    diff = x[:, None, :] - refs[None, :, :]
+    result: FloatArray = np.einsum("mki,ij,mkj->mk", diff, precision, diff)
+    return result
+
+
+def _standardise(values: FloatArray) -> FloatArray:
+    centred = values - values.mean(axis=0)
+    spread = centred.std(axis=0)
+    result: FloatArray = centred / np.where(spread > 1e-9, spread, 1.0)
+    return result
+
+
+def face_offsets(x: FloatArray, labels: IntArray, refs: FloatArray, n: int) -> FloatArray:
+    """Each face's light: the median shift (L*a*b*) of its stickers from their colours'
+    references, centred over the six faces, ``(6, 3)``. A face lit brighter or warmer than the
+    others shifts all its stickers alike; the median ignores a few misread ones."""
+    residual = (x - refs[labels]).reshape(6, n * n, 3)
+    offsets = np.median(residual, axis=1)
+    result: FloatArray = offsets - offsets.mean(axis=0)
+    return result
+
+
+def means(x: FloatArray, labels: IntArray, previous: FloatArray) -> FloatArray:
+    refs = previous.copy()
+    for k in range(6):
+        members = x[labels == k]
+        if members.shape[0]:
+            refs[k] = members.mean(axis=0)
+    return refs
