@@ -11,6 +11,7 @@ import contextlib
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from firmware_protocol import FirmwareLink
 from robot.broker import Credentials, EmbeddedBroker
@@ -21,6 +22,9 @@ from robot.journal import AsyncJournal
 from robot.journal_guard import open_journal
 from robot.simrobot import SimulatedRobot
 from solver.cube.facelets import Cube
+
+if TYPE_CHECKING:
+    from robot.web import WebServer
 
 __all__ = ["Assembly", "assemble", "sw_version"]
 
@@ -38,6 +42,7 @@ class Assembly:
     sim: SimulatedRobot | None
     broker: EmbeddedBroker | None
     mqtt_address: str  # "host:port", or "off"
+    web: WebServer | None = None
 
 
 async def assemble(
@@ -46,6 +51,7 @@ async def assemble(
     *,
     mqtt: tuple[str, int] | None = None,
     journal_path: Path | None = None,
+    web_port: int | None = None,
     sim_start: Cube | None = None,
     seed: int = 0,
 ) -> Assembly:
@@ -102,4 +108,26 @@ async def assemble(
         journal_problem=journal_problem,
     )
     address = f"{host}:{mport}" if host is not None else "off"
-    return Assembly(daemon, sim, broker, address)
+    web = await _start_web(config, daemon, stack, web_port)
+    return Assembly(daemon, sim, broker, address, web)
+
+
+async def _start_web(
+    config: RobotConfig, daemon: Daemon, stack: contextlib.AsyncExitStack, port: int | None
+) -> WebServer | None:
+    """The robot's page, when ``[web] enabled`` (``port`` overrides the profile's)."""
+    if not config.web.enabled:
+        return None
+    from robot.web import WebServer
+    from robot.web.backend import DaemonBackend
+
+    server = WebServer(
+        DaemonBackend(daemon),
+        host=config.web.host,
+        port=config.web.port if port is None else port,
+        token=config.web_token(),
+    )
+    await server.start()
+    stack.push_async_callback(server.stop)
+    daemon.listeners.append(server.publish)
+    return server

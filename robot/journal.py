@@ -402,12 +402,17 @@ class Journal:
         job = self.latest_job()
         return job if job is not None and not job.finished else None
 
-    def jobs(self, limit: int = 20) -> list[JobRecord]:
+    def jobs(self, limit: int = 20, offset: int = 0) -> list[JobRecord]:
+        """Jobs, newest first (``offset`` skips that many)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM jobs ORDER BY seq DESC LIMIT ?", (limit,)
+                "SELECT * FROM jobs ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
             ).fetchall()
         return [self._job(r) for r in rows]
+
+    def job_count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
 
     def moves(self, job_id: str) -> list[MoveRecord]:
         with self._lock:

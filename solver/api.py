@@ -21,7 +21,18 @@ from solver.errors import UnsupportedError
 from solver.options import SolveOptions
 from solver.solution import Solution
 
-__all__ = ["ENGINES", "Engine", "SolveOptions", "engine_names", "get_engine", "solve", "to_cube"]
+__all__ = [
+    "AUTO",
+    "ENGINES",
+    "SIZED_ENGINES",
+    "Engine",
+    "SolveOptions",
+    "engine_for_size",
+    "engine_names",
+    "get_engine",
+    "solve",
+    "to_cube",
+]
 
 
 Engine = Callable[[Cube, SolveOptions], Solution]
@@ -32,7 +43,36 @@ ENGINES: dict[str, str] = {
     "lbl": "solver.engines.lbl:solve_lbl",
     "cfop": "solver.engines.cfop:solve_cfop",
     "trace": "solver.engines.trace:solve_trace",
+    "pocket": "solver.engines.pocket:solve_pocket",
+    "nxn": "solver.engines.nxn.engine:solve_nxn",
 }
+
+#: engines that solve other sizes than 3x3, and the sizes they take
+SIZED_ENGINES: dict[str, Callable[[int], bool]] = {
+    "pocket": lambda n: n == 2,
+    "nxn": lambda n: n >= 4,
+}
+
+
+AUTO = "auto"
+
+
+def engine_for_size(n: int, requested: str) -> str:
+    """The engine that runs for an ``n`` cube: ``"auto"`` picks by size (2x2 "pocket", 3x3
+    "twophase", N >= 4 "nxn"); a named engine runs as asked (and refuses a size it does not
+    solve)."""
+    if requested != AUTO:
+        accepts = SIZED_ENGINES.get(requested)
+        if accepts is not None and not accepts(n):
+            raise UnsupportedError(f"engine {requested!r} does not solve {n}x{n}x{n} cubes")
+        return requested
+    if n == 2:
+        return "pocket"
+    if n == 3:
+        return "twophase"
+    if n >= 4:
+        return "nxn"
+    raise UnsupportedError(f"a {n}x{n}x{n} cube has nothing to solve")
 
 
 def engine_names() -> list[str]:
@@ -63,7 +103,7 @@ def to_cube(state: Cube | CubieCube | str) -> Cube:
 
 def solve(
     state: Cube | CubieCube | str,
-    engine: str = "twophase",
+    engine: str = AUTO,
     *,
     max_length: int | None = None,
     budget_s: float = 0.0,
@@ -71,11 +111,12 @@ def solve(
     faces: Collection[Face | str] | None = None,
     **extra: Any,
 ) -> Solution:
-    """Solve ``state`` with ``engine``; raises :class:`~solver.errors.InvalidCubeError` for an
-    impossible cube before any search."""
+    """Solve ``state`` (any size N >= 2) with ``engine`` (default ``"auto"``: the engine for
+    the cube's size, two-phase for a 3x3, see :func:`engine_for_size`); raises
+    :class:`~solver.errors.InvalidCubeError` for an impossible cube before any search."""
     cube = check(to_cube(state))
     face_set = (
         None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
     )
     options = SolveOptions(max_length, budget_s, cost_model, face_set, extra)
-    return get_engine(engine)(cube, options)
+    return get_engine(engine_for_size(cube.n, engine))(cube, options)

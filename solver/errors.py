@@ -90,8 +90,10 @@ class Problem:
     ``code`` is a stable machine-readable identifier (``colour_count``, ``centre_duplicate``,
     ``corner_invalid``, ``corner_mirrored``, ``corner_duplicate``, ``corner_missing``,
     ``edge_invalid``, ``edge_duplicate``, ``edge_missing``, ``wing_invalid``, ``wing_count``,
-    ``centre_count``, ``twist``, ``flip``, ``parity``); ``where`` names the place (a corner
-    position such as ``UFR``, a face, a colour); ``message`` is for an operator.
+    ``centre_count``, ``twist``, ``flip``, ``parity``; for N ≥ 4 also ``centre_orbit``,
+    ``wing_mirrored``, ``wing_duplicate``, ``midge_flip``, ``midge_parity``); ``where`` names
+    the place (a corner position such as ``UFR``, a face, a colour, a wing such as ``UF#2``,
+    a centre orbit such as ``centres(1, 2)``); ``message`` is for an operator.
     """
 
     code: str

@@ -12,12 +12,20 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from solver.cube.cubie import CubieCube
+from solver.cube.cubie import CubieCube, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import OPPOSITE, Move, MoveKind
+from solver.cube.validate_nxn import centre_orbits, orbit_wings
 
-__all__ = ["WCA_LENGTHS", "Scramble", "random_moves", "random_state", "scramble"]
+__all__ = [
+    "WCA_LENGTHS",
+    "Scramble",
+    "random_moves",
+    "random_state",
+    "random_state_nxn",
+    "scramble",
+]
 
 WCA_LENGTHS = {2: 11, 3: 25, 4: 40, 5: 60, 6: 80, 7: 100}
 
@@ -34,6 +42,46 @@ class Scramble:
 def random_state(seed: int | None = None) -> CubieCube:
     """A uniformly random solvable 3x3 state."""
     return CubieCube.random(random.Random(seed))
+
+
+def random_state_nxn(n: int, seed: int | None = None) -> Cube:
+    """A uniformly random reachable N×N state (N >= 4), built piece by piece.
+
+    On a big cube with same-coloured centres every combination of these is reachable:
+    corners in any permutation with any twist of sum 0 (odd N: together with the middle edges,
+    a uniformly random 3x3 state, the middle centres fixed), the 24 wings of each orbit in any
+    permutation (a wing keeps its handedness), and each 24-piece centre orbit in any
+    arrangement of its 4 pieces of each colour. Every such state is equally likely.
+    """
+    if n < 4:
+        raise ValueError(f"random_state_nxn builds cubes of size 4 and up, not {n}")
+    rng = random.Random(seed)
+    flat = Cube.solved(n).flat.copy()
+    small = CubieCube.random(rng).to_cube().flat
+    layout, layout3 = cubie_layout(n), cubie_layout(3)
+    if n % 2 == 0:  # no middle edges: any corner permutation
+        cp = list(range(8))
+        rng.shuffle(cp)
+        small = CubieCube(cp=tuple(cp), co=CubieCube.random(rng).co).to_cube().flat
+    for big, three in zip(layout.corners, layout3.corners, strict=True):
+        flat[list(big)] = small[list(three)]
+    if n % 2:
+        mid = (n - 2) // 2
+        for wings, edge3 in zip(layout.edges, layout3.edges, strict=True):
+            flat[list(wings[mid])] = small[list(edge3[0])]
+    solved = Cube.solved(n).flat
+    for j in range(1, (n - 2) // 2 + 1):
+        prim, sec = orbit_wings(n, j)
+        order = list(range(24))
+        rng.shuffle(order)
+        flat[prim] = solved[prim[order]]
+        flat[sec] = solved[sec[order]]
+    for cells in centre_orbits(n).values():
+        if cells.size == 24:
+            colours = solved[cells].tolist()
+            rng.shuffle(colours)
+            flat[cells] = colours
+    return Cube(flat, n)
 
 
 def random_moves(n: int, length: int | None = None, seed: int | None = None) -> list[Move]:

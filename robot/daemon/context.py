@@ -139,6 +139,8 @@ class Context:
         self.rescan_required = False
         #: the journal was not trusted at start (cleared once a job has scanned the cube)
         self.journal_problem: JournalStatus | None = None
+        #: the frames and vision's result of the last scan (for the web page's camera view)
+        self.last_scan: tuple[Mapping[str, Any], Any] | None = None
         self.firmware_ready = asyncio.Event()
 
     def set_state(self, state: JobState) -> None:

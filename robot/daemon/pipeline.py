@@ -204,6 +204,7 @@ class Pipeline:
                 result = await asyncio.to_thread(
                     read_cube, frames, cameras.calibration, self.ctx.n, scheme=self.scheme
                 )
+                self.ctx.last_scan = (frames, result)
             except VisionError as exc:
                 raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
             if result.valid and not result.repairs and result.accepted:

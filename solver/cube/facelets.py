@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 Perm = npt.NDArray[np.intp]
-MAX_N = 64
+MAX_N = 128  # the big-cube engine is benchmarked up to N = 101
 
 #: The first face of each rotation path (any of the four neighbours works; these follow seed 000).
 _PATH_START = {

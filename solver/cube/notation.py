@@ -157,12 +157,12 @@ _SPACE = re.compile(r"\s+")
 _COUNT = re.compile(r"(?P<count>\d+)?(?P<prime>'|’)?")
 
 #: layers deeper than this are refused at parse time (no cube is that big)
-MAX_LAYER = 99
+MAX_LAYER = 127  # N = 101 solutions name layers up to 100
 #: deepest nesting of ``( )`` groups accepted (deeper input is refused, never a RecursionError)
 MAX_NESTING = 64
 #: most moves a sequence may expand to once repeats are applied (``((R)1000)1000`` is refused
-#: before it is built, never a MemoryError)
-MAX_EXPANDED_MOVES = 100_000
+#: before it is built, never a MemoryError); a solved 101x101x101 takes about 150,000
+MAX_EXPANDED_MOVES = 500_000
 
 
 def parse(text: str) -> list[Move]:

@@ -8,7 +8,9 @@ Checks, in order (later checks run only when the earlier ones leave them meaning
 3. corners: each slot shows a real piece (``corner at UFR shows white/green/green``), not a
    mirror image, no piece twice, none missing;
 4. edges (3x3) / edge wings (N ≥ 4): real colour pairs, each the right number of times;
-5. 3x3 (and 2x2 corners): corner twist sum, edge flip sum, permutation parity.
+5. 3x3 (and 2x2 corners): corner twist sum, edge flip sum, permutation parity;
+6. N ≥ 4: orbit by orbit (:mod:`solver.cube.validate_nxn`): centre orbits, wing handedness,
+   middle edges of odd N.
 
 Colours are named by the colour scheme; pieces are identified relative to the centres for odd N
 and by the scheme for even N.
@@ -29,6 +31,7 @@ from solver.cube.cubie import (
 )
 from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme, Cube
 from solver.cube.geometry import Face
+from solver.cube.validate_nxn import orbit_problems
 from solver.errors import InvalidCubeError, Problem
 
 __all__ = ["check", "validate"]
@@ -247,6 +250,15 @@ def validate(cube: Cube, scheme: ColourScheme = DEFAULT_SCHEME) -> list[Problem]
                     "two pieces are swapped (corner and edge permutation parities differ)",
                 )
             )
+    if n >= 4:
+        codes = {p.code for p in problems}
+        problems += orbit_problems(
+            cube,
+            face_of,
+            names,
+            centres=not codes & {"colour_count", "centre_count", "centre_duplicate"},
+            wings=not codes & {"colour_count", "wing_invalid", "wing_count"},
+        )
     return problems
 
 

@@ -84,6 +84,12 @@ function renderSolution() {
   });
 }
 
+function renderStages(stages, total) {
+  const parts = Object.entries(stages).map(([name, s]) => `${name} ${Number(s).toFixed(2)} s`);
+  if (total != null) parts.push(`total ${Number(total).toFixed(2)} s`);
+  $("stages").textContent = parts.join(" · ");
+}
+
 async function loadFrames() {
   const res = await fetch("/api/frames");
   if (!res.ok) return;
@@ -144,9 +150,9 @@ async function send(verb, payload) {
 const handlers = {
   status: renderStatus,
   scan_complete: (e) => { renderScan(e); loadFrames(); },
-  solution: (e) => { view.solution = e; view.done = 0; renderSolution(); },
+  solution: (e) => { view.solution = e; view.done = 0; $("stages").textContent = ""; renderSolution(); },
   move_executed: (e) => { view.done = Math.max(view.done, e.index); renderSolution(); },
-  done: () => { loadHistory(); },
+  done: (e) => { renderStages(e.stage_times_s || {}, e.total_s); loadHistory(); },
   error: () => { loadHistory(); },
   aborted: () => { loadHistory(); },
 };

@@ -152,7 +152,7 @@ def test_parser_raises_only_notation_errors(text: str) -> None:
     [
         pytest.param("(" * 1000 + "R" + ")" * 1000, "nested more than", id="deep-nesting"),
         pytest.param("(((R)1000)1000)1000", "expands to more than", id="huge-expansion"),
-        pytest.param("(R U)1000 " * 60, "expands to more than", id="many-groups"),
+        pytest.param("(R U)1000 " * 300, "expands to more than", id="many-groups"),
         pytest.param("R " * (MAX_EXPANDED_MOVES + 1), "more than", id="long-plain"),
     ],
 )
@@ -166,4 +166,4 @@ def test_hostile_sequences_are_refused_not_crashed(text: str, reason: str) -> No
 def test_caps_leave_legitimate_sequences_alone() -> None:
     assert len(parse("(" * MAX_NESTING + "R" + ")" * MAX_NESTING)) == 1
     assert len(parse("(R U R' U')25")) == 100
-    assert len(parse("((R)100)100")) == MAX_EXPANDED_MOVES // 10
+    assert len(parse("((R)100)100")) == 10_000 < MAX_EXPANDED_MOVES

@@ -1,0 +1,169 @@
+"""The big-cube engine (N ≥ 4): reduction to a 3x3.
+
+Stages, each a :class:`~solver.solution.Stage` of the result:
+
+1. ``first centre``: the U centre, by plain slice turns and insertions
+   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move.
+2. ``wing parity``: one inner slice quarter turn of the U axis (it keeps the U and D centres)
+   for each wing orbit whose wings are in an odd permutation
+   (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
+   (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
+2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
+3. ``edges``: wings by centre-keeping 3-cycles (:mod:`solver.engines.nxn.wings`). Even N:
+   before the 3x3, the innermost orbit is paired into dedges (any edge, any flip: fewest wings
+   moved), with even total flip and a dedge permutation of the corners' parity, so neither
+   OLL nor PLL parity reaches the 3x3; the other orbits follow it. Odd N: after the 3x3,
+   every wing to its slot beside its middle edge.
+4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
+   by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
+   paired edges).
+
+Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is applied to the
+input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
+colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity).
+
+Engine option: ``stages_only`` (stop after the centres; for tests and timing of the centre
+stages). ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM)
+is checked on the result.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.cube.cubie import CORNER_FACES, cubie_layout
+from solver.cube.facelets import Cube
+from solver.cube.notation import Metric, Move, count
+from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
+from solver.engines.nxn.sim import geometry
+from solver.engines.nxn.wings import dedge_targets, parity_fixes, solve_wings
+from solver.errors import NoSolutionError, UnsupportedError
+from solver.optimize import optimize
+from solver.solution import Solution, Stage
+
+__all__ = ["reduce_centres", "reduced_3x3", "solve_nxn"]
+
+log = logging.getLogger(__name__)
+
+Colours = npt.NDArray[np.uint8]
+
+
+def _corner_parity(state: Colours, n: int) -> int:
+    perm = []
+    for stickers in cubie_layout(n).corners:
+        colours = frozenset(int(state[i]) for i in stickers)
+        perm.append(next(p for p, faces in enumerate(CORNER_FACES) if frozenset(faces) == colours))
+    odd = 0
+    for i in range(8):
+        for k in range(i + 1, 8):
+            odd ^= perm[i] > perm[k]
+    return odd
+
+
+def reduced_3x3(state: Colours, n: int) -> Cube:
+    """The 3x3 that the outer layers of a reduced N cube form (centres as face f = colour f)."""
+    big, small = cubie_layout(n), cubie_layout(3)
+    flat = np.repeat(np.arange(6, dtype=np.uint8), 9)
+    for src, dst in zip(big.corners, small.corners, strict=True):
+        flat[list(dst)] = state[list(src)]
+    mid = (n - 2) // 2  # the middle edge (odd N), a wing of the innermost orbit (even N)
+    for wings, dst_wings in zip(big.edges, small.edges, strict=True):
+        flat[list(dst_wings[0])] = state[list(wings[mid])]
+    return Cube(flat, 3)
+
+
+def _timed(stages: list[Stage], name: str, moves: list[Move], start: float, n: int) -> None:
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    stages.append(Stage(name, tuple(moves), {"obtm": count(moves, Metric.HTM, n), "ms": ms}))
+
+
+def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
+    """Stages 1-3 on a copy of ``cube``: the relabelled state (face f has colour f), the
+    stages, and the colour each face got."""
+    n = cube.n
+    state = cube.flat.copy()
+    stages: list[Stage] = []
+    start = time.perf_counter()
+    targets = centre_targets(state, n)
+    first = solve_centres(state, n, targets, ORDER[:1])
+    _timed(stages, "first centre", first, start, n)
+    start = time.perf_counter()
+    _timed(stages, "wing parity", parity_fixes(state, n, ORDER[0]), start, n)
+    start = time.perf_counter()
+    _timed(stages, "centres", solve_centres(state, n, targets, ORDER[1:-1]), start, n)
+    relabel = np.zeros(6, dtype=np.uint8)
+    for face, colour in enumerate(targets):
+        relabel[colour] = face
+    state = relabel[state]
+    return state, stages, targets
+
+
+def _solved(state: Colours, n: int) -> bool:
+    faces = state.reshape(6, -1)
+    return bool(np.all(faces == faces[:, :1]))
+
+
+def _solve_3x3(cube: Cube, options: Any) -> Solution:
+    from solver import api  # the registry is the one way to reach another engine
+
+    return api.solve(
+        cube,
+        "twophase",
+        budget_s=options.budget_s,
+        cost_model=options.cost_model,
+        faces=options.faces,
+    )
+
+
+def solve_nxn(cube: Cube, options: Any) -> Solution:
+    """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
+    n = cube.n
+    if n < 4:
+        raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
+    unknown = set(options.extra) - {"stages_only"}
+    if unknown:
+        raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
+    start = time.perf_counter()
+    state, stages, _ = reduce_centres(cube)
+    if not options.extra.get("stages_only"):
+        if n % 2 == 0:  # pair the wings first: the edges of the reduced 3x3 are dedges
+            t0 = time.perf_counter()
+            targets = dedge_targets(state, n, _corner_parity(state, n))
+            _timed(stages, "edges", solve_wings(state, n, targets), t0, n)
+        t0 = time.perf_counter()
+        small = _solve_3x3(reduced_3x3(state, n), options)
+        geometry(n).apply(state, small.moves)
+        _timed(stages, "3x3", list(small.moves), t0, n)
+        if n % 2:  # the middle edges are in place now: every wing to its slot
+            t0 = time.perf_counter()
+            _timed(stages, "edges", solve_wings(state, n), t0, n)
+    raw = [m for stage in stages for m in stage.moves]
+    moves = tuple(optimize(raw, n))
+    check = cube.flat.copy()
+    geometry(n).apply(check, moves)
+    verified = _solved(check, n)
+    if not options.extra.get("stages_only") and not verified:  # pragma: no cover
+        raise AssertionError(f"the {n}x{n}x{n} solution does not solve the cube")
+    obtm = count(moves, Metric.HTM, n)
+    if options.max_length is not None and obtm > options.max_length:
+        raise NoSolutionError(
+            f"the {n}x{n}x{n} solution has {obtm} moves (OBTM), more than max_length "
+            f"{options.max_length}; drop max_length for big cubes"
+        )
+    return Solution(
+        moves=moves,
+        engine="nxn",
+        n=n,
+        stages=tuple(stages),
+        stats={
+            "obtm": obtm,
+            "verified": verified,
+            "centre_pieces": 6 * (n - 2) ** 2,
+            "ms": round((time.perf_counter() - start) * 1000, 2),
+        },
+    )

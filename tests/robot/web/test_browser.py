@@ -1,0 +1,198 @@
+"""The robot's page in a real browser (Debian's headless Chromium, driven by selenium) against
+the simulated robot: Start until solved, the scanned net and camera frames shown, Abort during a
+second job, a command without the token refused. ``CUBEROBOT_SCREENSHOT=PATH`` writes a
+screenshot of the page at the end of the first job (``make screenshot``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from robot.assemble import assemble
+from robot.broker import free_port
+from solver.cube.facelets import Cube
+from solver.scramble import random_moves
+from tests.robot.helpers import sim_config
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("solver_tables")]
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+TOKEN = "browser-test-token"
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:  # pragma: no cover - the test extra installs it
+    webdriver = None
+
+
+def _why_not() -> str | None:
+    if webdriver is None:
+        return "selenium is not installed (pip install -e '.[test]')"
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        return (
+            "no chromium/chromedriver: `make test` installs Debian's chromium and "
+            "chromium-driver (apt-get) when it runs as root"
+        )
+    return None
+
+
+class _Robot:
+    """The simulated robot with its web page, on an event loop in a thread of its own."""
+
+    def __init__(self, tmp: Path) -> None:
+        config = sim_config(speed_factor=1.0)
+        web = config.web.model_copy(update={"enabled": True, "token": TOKEN})
+        self.config = config.model_copy(update={"web": web})
+        self.port = free_port()
+        self.tmp = tmp
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self._stop: asyncio.Event | None = None
+        self.sim: Any = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._main())
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+            self.ready.set()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        async with contextlib.AsyncExitStack() as stack:
+            parts = await assemble(
+                self.config,
+                stack,
+                journal_path=self.tmp / "j.sqlite",
+                web_port=self.port,
+                sim_start=_scrambled(1),
+            )
+            self.sim = parts.sim
+            task = asyncio.create_task(parts.daemon.run())
+            await parts.daemon.firmware_ready.wait()
+            self.ready.set()
+            await self._stop.wait()
+            parts.daemon.stop()
+            await task
+
+    def scramble(self, seed: int) -> None:
+        """Someone scrambles the cube in the robot by hand (between jobs)."""
+        cube = _scrambled(seed)
+        done = threading.Event()
+
+        def put() -> None:
+            self.sim.cube.cube = cube
+            done.set()
+
+        self.loop.call_soon_threadsafe(put)
+        assert done.wait(10)
+
+    def __enter__(self) -> _Robot:
+        self.thread.start()
+        assert self.ready.wait(120), "the simulated robot did not start"
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._stop is not None:
+            self.loop.call_soon_threadsafe(self._stop.set)
+        self.thread.join(60)
+
+
+def _scrambled(seed: int) -> Cube:
+    return Cube.solved(3).apply(random_moves(3, length=25, seed=seed))
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    reason = _why_not()
+    if reason is not None:
+        pytest.skip(f"BROWSER TEST SKIPPED: {reason}")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(arg)
+    options.add_argument("--window-size=1280,1600")
+    try:
+        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    except WebDriverException as exc:
+        pytest.skip(f"BROWSER TEST SKIPPED: chromium would not start: {exc.msg}")
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _text(driver: Any, element_id: str) -> str:
+    return str(driver.find_element(By.ID, element_id).text)
+
+
+def _wait_state(driver: Any, *states: str, timeout: float = 120) -> str:
+    WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: _text(d, "state") in states)
+    return _text(driver, "state")
+
+
+def test_the_page_runs_a_job_shows_the_cube_and_aborts(browser: Any, tmp_path: Path) -> None:
+    with _Robot(tmp_path) as robot:
+        browser.get(f"http://127.0.0.1:{robot.port}/")
+        WebDriverWait(browser, 30).until(lambda d: _text(d, "connection") == "live")
+        assert _wait_state(browser, "IDLE") == "IDLE"
+
+        # without the token a command is refused, and the page says so
+        browser.find_element(By.ID, "btn-home").click()
+        WebDriverWait(browser, 10).until(lambda d: "unauthorised" in _text(d, "reply"))
+
+        token = browser.find_element(By.ID, "token")
+        token.send_keys(TOKEN)
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", token)
+        browser.find_element(By.ID, "btn-start").click()
+        WebDriverWait(browser, 10).until(lambda d: "start: ok" in _text(d, "reply"))
+        assert _wait_state(browser, "DONE", "ERROR") == "DONE"
+
+        # the net shows the scanned colours, the camera frames loaded
+        stickers = browser.find_elements(By.CSS_SELECTOR, "#net .sticker")
+        assert len(stickers) == 54
+        colours = {s.value_of_css_property("background-color") for s in stickers}
+        assert len(colours) == 6, colours
+        WebDriverWait(browser, 20).until(
+            lambda d: len(d.find_elements(By.CSS_SELECTOR, "#frames img")) >= 2
+        )
+        WebDriverWait(browser, 20).until(
+            lambda d: all(
+                d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i)
+                for i in d.find_elements(By.CSS_SELECTOR, "#frames img")
+            )
+        )
+        done = browser.find_elements(By.CSS_SELECTOR, "#solution .move.done")
+        assert done and len(done) == len(browser.find_elements(By.CSS_SELECTOR, "#solution .move"))
+        shot = os.environ.get("CUBEROBOT_SCREENSHOT")
+        if shot:
+            Path(shot).parent.mkdir(parents=True, exist_ok=True)
+            browser.save_screenshot(shot)
+
+        # a second job, aborted while the motors run
+        robot.scramble(2)
+        browser.find_element(By.ID, "btn-start").click()
+        _wait_state(browser, "EXECUTING", timeout=60)
+        browser.find_element(By.ID, "btn-abort").click()
+        assert _wait_state(browser, "ABORTED", timeout=30) == "ABORTED"
+        WebDriverWait(browser, 20).until(
+            lambda d: "ABORTED" in d.find_element(By.ID, "history").text
+        )

@@ -1,0 +1,221 @@
+"""The big-cube engine: every N solved and verified, parity cases, seed 003's commutators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver import api
+from solver.api import SolveOptions
+from solver.cube.facelets import Cube
+from solver.cube.geometry import FACE_FRAMES, Face
+from solver.cube.notation import Move, parse
+from solver.engines.nxn import centres, engine, wings
+from solver.engines.nxn.sim import geometry
+from solver.errors import UnsupportedError
+from solver.scramble import random_moves, random_state_nxn
+
+
+def _solves(cube: Cube) -> api.Solution:  # type: ignore[name-defined]
+    solution = api.solve(cube)
+    assert solution.engine == "nxn"
+    assert cube.apply(solution.moves).is_solved()
+    assert solution.stats["verified"] is True
+    # the output is SiGN notation that the project's parser reads back
+    assert parse(str(solution)) == list(solution.moves)
+    return solution
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
+def test_fast_moves_match_the_facelet_model(n: int) -> None:
+    moves = random_moves(n, 40, seed=n) + parse(
+        "x y' z2" + (" 2R 3U' 2-3Fw 3r M" if n >= 5 else "")
+    )
+    state = Cube.solved(n).flat.copy()
+    geometry(n).apply(state, moves)
+    assert np.array_equal(state, Cube.solved(n).apply(moves).flat)
+
+
+@pytest.mark.parametrize("n", range(4, 11))
+@pytest.mark.parametrize("seed", range(2))
+def test_random_states_of_every_size_are_solved(n: int, seed: int) -> None:
+    _solves(random_state_nxn(n, seed))
+
+
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_random_move_scrambles_are_solved(n: int) -> None:
+    _solves(Cube.solved(n).apply(random_moves(n, seed=7)))
+
+
+@pytest.mark.slow
+def test_fifteen_cube() -> None:
+    solution = _solves(random_state_nxn(15, 0))
+    assert solution.n == 15
+
+
+def test_solved_cube_needs_nothing_but_maybe_the_3x3() -> None:
+    assert api.solve(Cube.solved(6)).moves == ()
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 8])
+def test_oll_parity_case(n: int) -> None:
+    """One inner slice quarter turn: a single flipped dedge after pairing (OLL parity). After
+    the first centre and the parity stage every wing orbit is in an even permutation."""
+    cube = Cube.solved(n).apply("2R U2 F R")
+    assert wings.wing_parity(cube.flat, n, 1) == 1
+    solution = _solves(cube)
+    first, parity = solution.stages[0], solution.stages[1]
+    assert parity.name == "wing parity"
+    state = cube.apply(list(first.moves) + list(parity.moves)).flat
+    assert all(wings.wing_parity(state, n, j) == 0 for j in range(1, (n - 2) // 2 + 1))
+
+
+@pytest.mark.parametrize("n", [4, 6])
+def test_pll_parity_case(n: int) -> None:
+    """Two dedges swapped on a reduced cube (PLL parity) is solved: the pairing targets give
+    the dedges the corners' permutation parity."""
+    h = n // 2
+    _solves(Cube.solved(n).apply(f"{h}R2 U2 {h}R2 {h}Uw2 {h}R2 {h}Uw2"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_dedge_targets_keep_the_reduced_cube_legal(seed: int) -> None:
+    """Both parities of the corners occur; the paired dedges always have even total flip and
+    the corners' permutation parity, and pair partner wings."""
+    n = 4
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, seed))
+    corner = engine._corner_parity(state, n)
+    targets = wings.dedge_targets(state, n, corner)
+    assert sorted(targets) == list(range(24))
+    dedges = [targets[2 * e] // 2 for e in range(12)]
+    assert all(targets[2 * e + 1] // 2 == dedges[e] for e in range(12))
+    assert sum(targets[2 * e] % 2 for e in range(12)) % 2 == 0
+    assert wings._parity(dedges) == corner
+
+
+def test_every_parity_combination_occurs_and_is_solved() -> None:
+    seen = set()
+    for seed in range(16):
+        cube = random_state_nxn(4, seed)
+        _solves(cube)
+        state, stages, _ = engine.reduce_centres(cube)
+        seen.add((len(stages[1].moves) > 0, engine._corner_parity(state, 4)))
+    assert seen == {(False, 0), (False, 1), (True, 0), (True, 1)}
+
+
+# --- seed 003 -----------------------------------------------------------------------------------
+
+#: seed 003's slice per face pair (target F and R): the axis of the slice moves
+SEED_SLICES = {
+    (Face.F, Face.U): "M",
+    (Face.F, Face.D): "M",
+    (Face.F, Face.L): "E",
+    (Face.F, Face.R): "E",
+    (Face.R, Face.U): "S",
+    (Face.R, Face.D): "S",
+    (Face.R, Face.F): "E",
+    (Face.R, Face.B): "E",
+}
+AXIS_OF = {Face.R: "M", Face.L: "M", Face.U: "E", Face.D: "E", Face.F: "S", Face.B: "S"}
+
+
+def _pairs() -> list[tuple[Face, Face]]:
+    return [(t, s) for t in Face for s in Face if s != t]
+
+
+def test_all_thirty_face_pairs_have_commutators() -> None:
+    assert len(_pairs()) == 30  # opposite pairs by half turns (seed 003's B -> F by M2)
+    for target, source in _pairs():
+        configs = centres._configs(5, target, source)
+        assert configs, (target, source)
+        assert all(c.d == (2 if (source + 3) % 6 == target else c.d) for c in configs)
+        axis = configs[0].axis
+        normal = np.array(FACE_FRAMES[axis][0])
+        assert normal @ np.array(FACE_FRAMES[target][0]) == 0
+        assert normal @ np.array(FACE_FRAMES[source][0]) == 0
+        if (target, source) in SEED_SLICES:
+            assert AXIS_OF[axis] == SEED_SLICES[(target, source)]
+
+
+def test_seed_003_up_to_front_three_cycle_on_5x5() -> None:
+    """A single piece from U to F (inner slices only): exactly three centre stickers move, one
+    from U into the target, the target's to U, and one U piece to where the first was."""
+    n = 5
+    cfg = centres._configs(n, Face.F, Face.U)[0]
+    target = int(cfg.cells[0])
+    u, line = int(cfg.u[0]), int(cfg.u2[0])
+    a = Move.block(cfg.axis, u, u, cfg.d)
+    m2 = Move.block(cfg.axis, line, line, cfg.e)
+    t = Move.outer(Face.F, cfg.t)
+    seq = [a, t, m2, t.inverse(), a.inverse(), t, m2.inverse(), t.inverse()]
+    labels = np.arange(6 * n * n)
+    geometry(n).apply(labels, seq)
+    moved = np.flatnonzero(labels != np.arange(labels.size))
+    assert moved.size == 3
+    assert labels[target] == cfg.src[0]
+    assert {int(i) // (n * n) for i in moved} == {Face.F, Face.U}
+
+
+@pytest.mark.parametrize("n", [5, 7, 9, pytest.param(11, marks=pytest.mark.slow)])
+def test_block_commutators_always_land(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 003 left block moves disabled (3 % of cases failed). Here every commutator, blocks of
+    many cells included, is checked after it is applied; 40 random states per size."""
+    gains: list[int] = []
+    checked = centres._apply_checked
+
+    def spy(state: np.ndarray, n: int, plan: centres._Plan, *args: object) -> None:
+        gains.append(plan.gain)
+        checked(state, n, plan, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(centres, "_apply_checked", spy)
+    monkeypatch.setattr(centres, "MAX_INSERT_N", 0)  # commutators only
+    for seed in range(40):
+        state = random_state_nxn(n, 1000 + seed).flat.copy()
+        targets = centres.centre_targets(state, n)
+        moves = centres.solve_centres(state, n, targets)  # raises if a block misses
+        for face in Face:
+            assert set(state[centres.interior(n, face)].tolist()) == {targets[face]}
+        assert moves
+    assert max(gains) >= 2 and sum(g >= 2 for g in gains) > len(gains) // 10
+
+
+def test_unknown_option_and_small_sizes_are_refused() -> None:
+    cube = random_state_nxn(4, 0)
+    with pytest.raises(UnsupportedError):
+        api.solve(cube, colour="red")
+    with pytest.raises(UnsupportedError):
+        engine.solve_nxn(Cube.solved(3), SolveOptions())
+    with pytest.raises(UnsupportedError):
+        api.solve(cube, "cfop")
+    assert api.solve(Cube.solved(3).apply("R U")).engine == "twophase"
+
+
+def test_stages_carry_moves_and_metrics() -> None:
+    solution = _solves(random_state_nxn(5, 3))
+    names = [s.name for s in solution.stages]
+    assert names == ["first centre", "wing parity", "centres", "3x3", "edges"]
+    assert [s.name for s in _solves(random_state_nxn(4, 3)).stages][-2:] == ["edges", "3x3"]
+    for stage in solution.stages:
+        assert {"obtm", "ms"} <= set(stage.detail)
+    assert solution.to_dict()["stages"][2]["name"] == "centres"
+
+
+def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
+    assert api.engine_for_size(2, "auto") == "pocket"
+    assert api.engine_for_size(3, "auto") == "twophase"
+    assert api.engine_for_size(7, "auto") == "nxn"
+    assert api.engine_for_size(4, "twophase") == "twophase"  # which then refuses a 4x4
+    with pytest.raises(UnsupportedError):
+        api.engine_for_size(3, "nxn")
+    with pytest.raises(UnsupportedError):
+        api.solve(Cube.solved(4).apply("R"), "twophase")
+
+
+def test_stages_only_stops_after_the_centres() -> None:
+    cube = random_state_nxn(6, 9)
+    solution = api.solve(cube, stages_only=True)
+    assert [s.name for s in solution.stages] == ["first centre", "wing parity", "centres"]
+    state = cube.apply(solution.moves).stickers
+    for face in Face:
+        inner = state[face, 1:-1, 1:-1]
+        assert (inner == inner[0, 0]).all()
