@@ -82,6 +82,7 @@ def test_the_sdist_holds_the_sources_profiles_and_tests(installed: Installed) ->
         "tests/conftest.py",
         "tests/robot/helpers.py",
         "docs/daemon.md",
+        "firmware/Makefile",
     ):
         assert needed in names, needed
 
@@ -91,7 +92,7 @@ def test_the_wheel_carries_the_profiles_as_package_data(installed: Installed) ->
         names = set(whl.namelist())
     expected = {f"robot/profiles/{p.name}" for p in (ROOT / "configs").glob("*.toml")}
     assert expected and expected <= names
-    assert not any(n.startswith(("configs/", "tests/")) for n in names)
+    assert not any(n.startswith(("configs/", "tests/", "firmware/")) for n in names)
 
 
 def test_the_installed_package_is_the_one_run(installed: Installed) -> None:
