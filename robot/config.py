@@ -21,15 +21,15 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
 import logging
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from robot.config_errors import format_errors
 from robot.errors import ConfigError
 from solver.api import engine_names
 from solver.cost import CostModel
@@ -527,74 +527,6 @@ class RobotConfig(_Section):
                 )
 
 
-def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
-    """(section, key) of a pydantic error location such as ('motors', 'U', 'motor')."""
-    parts = [str(p) for p in loc]
-    if not parts:
-        return "", ""
-    if parts[0] == "cameras" and len(parts) > 1:
-        section = f"cameras[{parts[1]}]"
-        return section, ".".join(parts[2:])
-    sub = {"motors", "solver", "mqtt"}
-    if (
-        parts[0] in sub
-        and len(parts) > 2
-        and parts[1] in (*_FACE_NAMES, "cost", "tls", "discovery")
-    ):
-        return f"{parts[0]}.{parts[1]}", ".".join(parts[2:])
-    if len(parts) == 1:
-        return (parts[0], "") if parts[0] in RobotConfig.model_fields else ("", parts[0])
-    return parts[0], ".".join(parts[1:])
-
-
-def _known_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
-    """The keys the profile format allows beside the one at ``loc`` (for a misspelt key)."""
-    model: Any = RobotConfig
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part) if _is_section(model) else None
-        if field is None:
-            return ()
-        model = next(
-            (a for a in (field.annotation, *get_args(field.annotation)) if _is_section(a)),
-            None,
-        )
-    if not _is_section(model):
-        return ()
-    internal = ("source", "folder") if model is RobotConfig else ()
-    return tuple(k for k in model.model_fields if k not in internal)
-
-
-def _is_section(value: Any) -> bool:
-    return isinstance(value, type) and issubclass(value, BaseModel)
-
-
-def _unknown_key(loc: tuple[int | str, ...]) -> str:
-    message = "unknown key (not part of the profile format; check its spelling)"
-    near = difflib.get_close_matches(str(loc[-1]), _known_keys(loc), n=1) if loc else []
-    return f"{message}; did you mean {near[0]!r}?" if near else message
-
-
-def _format_errors(error: ValidationError, file: str) -> ConfigError:
-    """One :class:`ConfigError`: the first problem's place is the error's section and key (its
-    message starts with them once); further problems follow, each with its own place."""
-    problems: list[tuple[str, str, str]] = []
-    for item in error.errors():
-        loc = tuple(item["loc"])
-        section, key = _locate(loc)
-        msg = str(item["msg"]).removeprefix("Value error, ")
-        if msg.startswith("@"):  # a cross-section check that names its own place
-            place, _, msg = msg[1:].partition(": ")
-            section, _, key = place.partition(".")
-        if item["type"] == "extra_forbidden":
-            msg = _unknown_key(loc)
-        problems.append((section, key, msg))
-    (section, key, first), rest = problems[0], problems[1:]
-    more = [f"{f'[{s}]' if s else 'top level'}{f' {k}' if k else ''}: {m}" for s, k, m in rest]
-    return ConfigError("; ".join((first, *more)), file=file, section=section, key=key)
-
-
 def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> RobotConfig:
     """Validate a profile already read from TOML (``folder``: see :class:`RobotConfig`)."""
     for key in ("source", "folder"):
@@ -603,7 +535,7 @@ def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> Ro
     try:
         return RobotConfig.model_validate({**data, "source": source, "folder": folder})
     except ValidationError as exc:
-        raise _format_errors(exc, source) from None
+        raise format_errors(exc, source, RobotConfig) from None
 
 
 def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfig:
