@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -56,6 +57,33 @@ class Credentials:
 
     def __repr__(self) -> str:  # never print the password
         return f"Credentials(username={self.username!r}, password=***)"
+
+
+class _DemoteErrors(logging.Filter):
+    """Turns ERROR records into DEBUG ones, kept only where DEBUG is logged (``-vv``)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__()
+        self.logger = logger
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return self.logger.isEnabledFor(record.levelno)
+
+
+@contextlib.contextmanager
+def _failure_logged_as_debug() -> Iterator[None]:
+    """amqtt logs a failed start (a port in use) with its traceback at ERROR, then raises; the
+    raise becomes one :class:`BrokerError` with the operator's message, so amqtt's own record
+    is kept at DEBUG instead of printing a traceback before that message."""
+    amqtt_logger = logging.getLogger("amqtt.broker")
+    demote = _DemoteErrors(amqtt_logger)
+    amqtt_logger.addFilter(demote)
+    try:
+        yield
+    finally:
+        amqtt_logger.removeFilter(demote)
 
 
 def _auth_plugins(credentials: Credentials | None, viewer: Credentials | None) -> dict[str, Any]:
@@ -108,7 +136,8 @@ class EmbeddedBroker:
             }
             broker = Broker(config)
             try:
-                await broker.start()
+                with _failure_logged_as_debug():
+                    await broker.start()
             except Exception as exc:  # amqtt wraps OSError in its own BrokerError
                 last = exc
                 with contextlib.suppress(Exception):

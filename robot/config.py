@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from robot.config_errors import format_errors
 from robot.errors import ConfigError
 from solver.api import engine_names
 from solver.cost import CostModel
@@ -376,7 +377,9 @@ class SimulationConfig(_Section):
 
 
 class RobotConfig(_Section):
-    """A whole robot profile. ``source`` is the file it came from (for messages)."""
+    """A whole robot profile. ``source`` is the file it came from (for messages); ``folder``,
+    when set, is the folder its relative paths are resolved against instead of the file's own
+    (a bundled profile's: :mod:`robot.bundled`)."""
 
     robot: RobotSection = RobotSection()
     serial: SerialConfig = SerialConfig()
@@ -389,6 +392,7 @@ class RobotConfig(_Section):
     web: WebConfig = WebConfig()
     simulation: SimulationConfig | None = None
     source: str = ""
+    folder: str = ""
 
     @model_validator(mode="after")
     def _check(self) -> RobotConfig:
@@ -424,10 +428,14 @@ class RobotConfig(_Section):
         return "/".join((self.mqtt.base_topic, self.robot.id, *parts))
 
     def resolve(self, path: str) -> Path:
-        """A path from the profile, relative to the profile's folder."""
+        """A path from the profile, relative to :attr:`folder` or else the profile's folder."""
         p = Path(path).expanduser()
-        if not p.is_absolute() and self.source:
-            p = Path(self.source).resolve().parent / p
+        if p.is_absolute():
+            return p
+        if self.folder:
+            return Path(self.folder) / p
+        if self.source:
+            return Path(self.source).resolve().parent / p
         return p
 
     def mqtt_password(self) -> str | None:
@@ -519,58 +527,20 @@ class RobotConfig(_Section):
                 )
 
 
-def _locate(loc: tuple[int | str, ...]) -> tuple[str, str]:
-    """(section, key) of a pydantic error location such as ('motors', 'U', 'motor')."""
-    parts = [str(p) for p in loc]
-    if not parts:
-        return "", ""
-    if parts[0] == "cameras" and len(parts) > 1:
-        section = f"cameras[{parts[1]}]"
-        return section, ".".join(parts[2:])
-    sub = {"motors", "solver", "mqtt"}
-    if (
-        parts[0] in sub
-        and len(parts) > 2
-        and parts[1] in (*_FACE_NAMES, "cost", "tls", "discovery")
-    ):
-        return f"{parts[0]}.{parts[1]}", ".".join(parts[2:])
-    if len(parts) == 1:
-        return (parts[0], "") if parts[0] in RobotConfig.model_fields else ("", parts[0])
-    return parts[0], ".".join(parts[1:])
-
-
-def _format_errors(error: ValidationError, file: str) -> ConfigError:
-    problems = []
-    first: tuple[str, str] | None = None
-    for item in error.errors():
-        section, key = _locate(tuple(item["loc"]))
-        msg = str(item["msg"]).removeprefix("Value error, ")
-        if msg.startswith("@"):  # a cross-section check that names its own place
-            place, _, msg = msg[1:].partition(": ")
-            section, _, key = place.partition(".")
-        if first is None:
-            first = (section, key)
-        if item["type"] == "extra_forbidden":
-            msg = "unknown key (not part of the profile format; check its spelling)"
-        where = f"[{section}]" if section else "top level"
-        problems.append(f"{where} {key}: {msg}" if key else f"{where}: {msg}")
-    section, key = first or ("", "")
-    message = "; ".join(problems)
-    return ConfigError(message, file=file, section=section, key=key)
-
-
-def parse_config(data: dict[str, Any], source: str = "") -> RobotConfig:
-    """Validate a profile already read from TOML."""
-    if "source" in data:
-        raise ConfigError("unknown key (not part of the profile format)", file=source, key="source")
+def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> RobotConfig:
+    """Validate a profile already read from TOML (``folder``: see :class:`RobotConfig`)."""
+    for key in ("source", "folder"):
+        if key in data:
+            raise ConfigError("unknown key (not part of the profile format)", file=source, key=key)
     try:
-        return RobotConfig.model_validate({**data, "source": source})
+        return RobotConfig.model_validate({**data, "source": source, "folder": folder})
     except ValidationError as exc:
-        raise _format_errors(exc, source) from None
+        raise format_errors(exc, source, RobotConfig) from None
 
 
-def load_config(path: str | Path) -> RobotConfig:
-    """Read and validate a profile; :class:`ConfigError` names the file, section and key."""
+def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfig:
+    """Read and validate a profile; :class:`ConfigError` names the file, section and key.
+    Relative paths in it are resolved against ``base_dir`` if given, else the file's folder."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -582,7 +552,7 @@ def load_config(path: str | Path) -> RobotConfig:
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
-    config = parse_config(data, str(p))
+    config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(
         "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",

@@ -15,7 +15,7 @@ Home Assistant discovery (``[mqtt.discovery]``, :mod:`robot.discovery`): a devic
 progress, time-left, last-error, last-reply and firmware sensors, job events and command
 buttons, published retained under
 ``<prefix>/<component>/<node>/<object>/config`` and again whenever ``<prefix>/status`` says
-``online`` (Home Assistant restarted).
+``online`` (Home Assistant restarted), until :meth:`MqttBridge.withdraw_discovery` removes them.
 
 The bridge never blocks the daemon: publishing only queues. One task keeps the connection:
 connect, subscribe, announce (availability, discovery, current status), then send the queue and
@@ -43,7 +43,7 @@ from typing import Any
 import aiomqtt
 
 from robot.config import RobotConfig
-from robot.discovery import discovery_configs
+from robot.discovery import discovery_configs, discovery_topics
 
 __all__ = ["MqttBridge", "OutMessage", "discovery_messages", "timestamp"]
 
@@ -106,6 +106,7 @@ class MqttBridge:
         self.connections = 0
         self.dropped = 0
         self._stopping = False
+        self._withdrawn = False
         self._current: aiomqtt.Client | None = None
         mq = config.mqtt
         self._identifier = (
@@ -150,6 +151,16 @@ class MqttBridge:
         body = _json({**payload, "timestamp": timestamp()})
         self._enqueue(OutMessage(self.config.topic("cmd", verb, "reply"), body))
         self._enqueue(OutMessage(self.config.topic("reply"), body))
+
+    def withdraw_discovery(self) -> None:
+        """Remove this robot's Home Assistant device: queue an empty retained payload on every
+        discovery topic (:func:`robot.discovery.discovery_topics`) and announce no more (a
+        short-lived robot such as ``cuberobot demo`` does this before it stops; :meth:`flush`
+        waits for the broker to take them)."""
+        self._withdrawn = True
+        self._announce = False
+        for topic in discovery_topics(self.config):
+            self._enqueue(OutMessage(topic, b"", qos=1, retain=True))
 
     @property
     def pending(self) -> int:
@@ -228,6 +239,8 @@ class MqttBridge:
             self._current = None
 
     async def _publish_discovery(self, client: aiomqtt.Client) -> None:
+        if self._withdrawn:
+            return
         for message in discovery_messages(self.config, self.sw_version):
             await client.publish(message.topic, message.payload, qos=1, retain=True)
         logger.info(

@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 
-from robot.cli.exits import run_command
+from robot.cli.exits import error_document, run_command
 
-__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main", "subparsers", "version"]
 
 #: Modules that contribute subcommands, in the order they appear in ``--help``, with the
 #: commands each registers (so that running one imports only its module: the vision and daemon
@@ -66,33 +68,71 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def version() -> str:
+    """The installed distribution's version (``0+unknown`` when run from an uninstalled tree)."""
+    try:
+        return metadata.version("cuberobot")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every parser below ``parser`` (commands and their actions, such as ``config check``)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield child
+                yield from subparsers(child)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments, with only the module of the command they name (all
-    modules for ``--help``, no command or an unknown one)."""
+    modules for ``--help``, no command or an unknown one).
+
+    ``-v``/``--verbose`` is accepted before and after the command (``cuberobot -v solve ...``,
+    ``cuberobot solve -v ...``); the two counts add up."""
     parser = argparse.ArgumentParser(
         prog="cuberobot",
         description="Run a Rubik's-cube-solving robot: scan, validate, solve, execute.",
     )
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)"
-    )
+    parser.add_argument("--version", action="version", version=f"cuberobot {version()}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     command = None if argv is None else _command_of(argv)
     modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
+    if command is None and argv is not None and "--version" in argv:
+        modules = []  # argparse prints the version and exits before it needs a command
     for name in modules:
         importlib.import_module(name).register(sub)
+    for child in subparsers(parser):
+        child.add_argument(
+            "-v", "--verbose", dest="verbose_after", action="count", default=0, help=_VERBOSE_HELP
+        )
     return parser
 
 
+_VERBOSE_HELP = "more logging on stderr (-vv for debug)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (default: the process's), run the command, return its exit code."""
+    """Parse ``argv`` (default: the process's), run the command, return its exit code. A
+    command run with ``--format json`` that fails prints :func:`~robot.cli.exits.error_document`
+    on stdout before the error is reported on stderr."""
     words = sys.argv[1:] if argv is None else list(argv)
 
     def body() -> int:
         args = build_parser(words).parse_args(words)
-        level = logging.WARNING - 10 * min(args.verbose, 2)
+        level = logging.WARNING - 10 * min(args.verbose + getattr(args, "verbose_after", 0), 2)
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         handler: Callable[[argparse.Namespace], int] = args.handler
-        return handler(args)
+        if getattr(args, "format", None) != "json":
+            return handler(args)
+        try:
+            return handler(args)
+        except Exception as exc:  # the JSON document on stdout; exits reports it on stderr
+            document = error_document(exc)
+            if document is not None:
+                print(json.dumps(document), flush=True)
+            raise
 
     return run_command(body)

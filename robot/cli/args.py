@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["baud_rate", "cube_size", "host_port", "seconds"]
+__all__ = ["baud_rate", "cube_size", "file_path_problem", "host_port", "new_file", "seconds"]
 
 
 def cube_size(largest: int) -> Callable[[str], int]:
@@ -55,3 +56,23 @@ def host_port(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:1883)")
     return host, int(port)
+
+
+def file_path_problem(path: Path) -> str | None:
+    """Why a file cannot be created at ``path`` because of its folders (a file where a folder
+    should be), or ``None``; the rest (permissions, a full disk) shows when it is written."""
+    for folder in path.expanduser().absolute().parents:
+        if folder.exists():
+            return None if folder.is_dir() else f"{folder} is a file, not a folder"
+    return None
+
+
+def new_file(text: str) -> Path:
+    """A path where a file (a journal) can be created: its nearest existing folder is one."""
+    path = Path(text)
+    problem = file_path_problem(path)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{text}: {problem}; choose a path in a folder")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
+    return path

@@ -3,8 +3,12 @@
 Forms (a contract; scripts call them):
 
 * ``cuberobot apply MOVES [--size N] [--from FACELETS] [--format net|facelets]``
-* ``cuberobot validate FACELETS [--size N]`` — exit 0 and ``valid``; exit 1 and every problem,
-  one per line; exit 2 for text that is not a facelet string
+* ``cuberobot validate FACELETS [--size N]`` — exit 0 and ``valid`` on stdout; exit 1 and
+  ``cuberobot: impossible cube:`` then every problem, one indented line each, on stderr (the
+  rule of :mod:`robot.cli.exits`: problems on stderr); exit 2 for text that is not a facelet
+  string
+* ``apply`` colours its net only on a terminal, and never with ``NO_COLOR`` set (to anything
+  but "") or ``TERM=dumb``
 * ``cuberobot scramble [--size N] [--seed S] [--format moves|facelets]``
 """
 
@@ -15,7 +19,8 @@ import sys
 from typing import Any
 
 from robot.cli.args import cube_size
-from robot.cli.exits import UsageError
+from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.output import colour_wanted
 from solver.cube.facelets import Cube, net
 from solver.cube.notation import format_moves, parse
 from solver.cube.validate import validate
@@ -30,18 +35,28 @@ def register(sub: Any) -> None:
     p.add_argument("moves", metavar="MOVES", help="moves in WCA/SiGN notation, e.g. \"R U R' U'\"")
     p.add_argument("--size", type=_size, default=None, help="cube size N (default 3)")
     p.add_argument("--from", dest="start", metavar="FACELETS", help="start from this state")
-    p.add_argument("--format", choices=("net", "facelets"), default="net")
+    p.add_argument(
+        "--format",
+        choices=("net", "facelets"),
+        default="net",
+        help="net (default): the unfolded cube, coloured on a terminal; facelets: one string",
+    )
     p.set_defaults(handler=_apply)
 
     p = sub.add_parser("validate", help="check that a facelet string is a possible cube")
-    p.add_argument("facelets", metavar="FACELETS")
+    p.add_argument("facelets", metavar="FACELETS", help="facelet string, URFDLB face order")
     p.add_argument("--size", type=_size, default=None, help="cube size N (inferred)")
     p.set_defaults(handler=_validate)
 
     p = sub.add_parser("scramble", help="a scramble: random state (3x3) or random moves")
-    p.add_argument("--size", type=_size, default=3)
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--format", choices=("moves", "facelets"), default="moves")
+    p.add_argument("--size", type=_size, default=3, help="cube size N (default 3)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: random)")
+    p.add_argument(
+        "--format",
+        choices=("moves", "facelets"),
+        default="moves",
+        help="moves (default) or the facelet string of the scrambled state",
+    )
     p.set_defaults(handler=_scramble)
 
 
@@ -58,7 +73,7 @@ def _apply(args: argparse.Namespace) -> int:
     if args.format == "facelets":
         print(result.to_facelets())
     else:
-        print(net(result, ansi=sys.stdout.isatty()))
+        print(net(result, ansi=colour_wanted(sys.stdout)))
     return 0
 
 
@@ -68,12 +83,10 @@ def _validate(args: argparse.Namespace) -> int:
     except FaceletFormatError as exc:
         raise UsageError(f"not a facelet string: {exc}") from exc
     problems = validate(cube)
-    if not problems:
-        print("valid")
-        return 0
-    for problem in problems:
-        print(problem.message)
-    return 1
+    if problems:
+        raise CommandFailed("impossible cube:", details=(p.message for p in problems))
+    print("valid")
+    return 0
 
 
 def _scramble(args: argparse.Namespace) -> int:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from robot.assemble import assemble
-from robot.cli.args import host_port
+from robot.bundled import load_profile
+from robot.cli.args import file_path_problem, host_port
 from robot.cli.exits import CommandFailed, UsageError
-from robot.config import RobotConfig, load_config
-from robot.errors import RobotError
+from robot.config import RobotConfig
+from robot.errors import ConfigError, RobotError
 
 __all__ = ["register"]
 
@@ -28,7 +29,13 @@ def register(sub: Any) -> None:
         help="run the robot daemon",
         description="Run the daemon for the robot in the profile until SIGINT or SIGTERM.",
     )
-    p.add_argument("--config", type=Path, required=True, help="robot profile (TOML)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="robot profile: a TOML file, or a bundled profile's name (simulated, six_motor, ...)",
+    )
     p.add_argument(
         "--mqtt", type=host_port, default=None, metavar="HOST:PORT", help="override [mqtt] host"
     )
@@ -37,7 +44,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("config", help="robot profile tools")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     c = csub.add_parser("check", help="validate a robot profile and summarise it")
-    c.add_argument("file", type=Path, metavar="FILE")
+    c.add_argument(
+        "file", type=Path, metavar="FILE", help="a TOML profile, or a bundled profile's name"
+    )
     c.set_defaults(handler=_config_check)
 
 
@@ -48,7 +57,7 @@ def _config_check(args: argparse.Namespace) -> int:
     from robot.planner import Planner
 
     try:
-        config = load_config(args.file)
+        config = load_profile(args.file)
         planner = Planner(config.motors, config.cost_model, config.robot.cube_size)
     except RobotError as exc:
         raise UsageError(str(exc)) from exc
@@ -100,7 +109,16 @@ def _config_check(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = load_profile(args.config)
+    journal = config.resolve(config.journal.path)
+    problem = file_path_problem(journal)
+    if problem is not None:
+        raise ConfigError(
+            f"cannot keep the journal at {journal}: {problem}; fix the path",
+            file=config.source,
+            section="journal",
+            key="path",
+        )
     try:
         return asyncio.run(_run_async(config, args.mqtt))
     except RobotError as exc:  # a profile error found while starting is a failure to run

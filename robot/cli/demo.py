@@ -5,6 +5,15 @@ embedded MQTT broker (or uses ``--mqtt HOST:PORT``) and the daemon; scrambles th
 (random moves from :mod:`solver.scramble`, seeded by ``--seed``), runs one full job with a
 progress bar and a per-stage timing table, and exits 0 only if the virtual cube ends solved
 (the last line says so). Exit 1 otherwise; 2 for a profile that cannot be used.
+
+Output: on a terminal, a live progress bar; otherwise (``cuberobot demo | cat``) plain lines,
+none wrapped. ``--format json`` prints one result object on stdout (:func:`_result`: solved,
+seed, scramble, solution, stage times, events) and the human output on stderr; a demo that
+cannot run prints ``{"error": {...}}`` instead (:func:`robot.cli.exits.error_document`).
+
+Against an outside broker (``--mqtt`` or the profile's ``[mqtt] host``) the demo removes its
+robot's retained Home Assistant discovery before it stops, so no "Simulated cube robot"
+device stays behind (:meth:`robot.mqtt.MqttBridge.withdraw_discovery`).
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import random
 import tempfile
 import time
@@ -24,9 +34,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from robot.assemble import Assembly, assemble
-from robot.cli.args import host_port
+from robot.bundled import load_profile
+from robot.cli.args import host_port, new_file
 from robot.cli.exits import CommandFailed, UsageError
-from robot.config import RobotConfig, load_config
+from robot.config import RobotConfig
 from robot.errors import RobotError
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
@@ -34,7 +45,8 @@ from solver.scramble import random_moves
 
 __all__ = ["register"]
 
-DEFAULT_DEMO_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "simulated.toml"
+#: The bundled profile the demo runs by default (:mod:`robot.bundled`; configs/simulated.toml).
+DEFAULT_DEMO_CONFIG = "simulated"
 #: Scramble lengths: 25 face turns for a 3x3, 40 moves for the other sizes.
 _SCRAMBLE_3X3, _SCRAMBLE_NXN = 25, 40
 _STAGES = ("scan", "validate", "solve", "execute")
@@ -46,7 +58,9 @@ def register(sub: Any) -> None:
         help="solve a scrambled virtual cube on the simulated robot, end to end",
         description="Simulated firmware on a pty, rendered cameras, MQTT, the daemon: one job.",
     )
-    p.add_argument("--size", type=int, default=None, help="cube size N (default: the profile's)")
+    p.add_argument(
+        "--size", type=int, default=None, help="cube size N, 2..7 (default: the profile's)"
+    )
     p.add_argument("--seed", type=int, default=None, help="scramble seed (default: random)")
     p.add_argument(
         "--mqtt",
@@ -58,17 +72,32 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--config",
         type=Path,
-        default=DEFAULT_DEMO_CONFIG,
-        help="simulated robot profile (default configs/simulated.toml)",
+        default=Path(DEFAULT_DEMO_CONFIG),
+        metavar="FILE",
+        help="simulated robot profile: a TOML file or a bundled profile's name (default "
+        f"{DEFAULT_DEMO_CONFIG}, the file configs/{DEFAULT_DEMO_CONFIG}.toml)",
     )
     p.add_argument("--speed", type=float, default=None, help="motor speed factor (default 1)")
-    p.add_argument("--journal", type=Path, default=None, help="keep the journal in this file")
+    p.add_argument(
+        "--journal",
+        type=new_file,
+        default=None,
+        metavar="FILE",
+        help="keep the job journal in this file (default: a temporary one)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): progress and a summary; json: one result object on stdout "
+        "(the progress goes to stderr)",
+    )
     p.set_defaults(handler=_demo)
 
 
 def _demo_config(args: argparse.Namespace) -> RobotConfig:
     """The profile for the demo, with ``--size`` and ``--speed`` applied."""
-    config = load_config(args.config)
+    config = load_profile(args.config)
     if not config.simulated:
         raise UsageError(f'{args.config}: the demo needs a simulated robot ([serial] url = "sim")')
     updates: dict[str, Any] = {}
@@ -91,6 +120,14 @@ def _demo(args: argparse.Namespace) -> int:
         return asyncio.run(_demo_async(config, args, seed))
     except RobotError as exc:  # a profile error found while starting is a failure to run
         raise CommandFailed(str(exc)) from exc
+
+
+def _console(args: argparse.Namespace) -> Console:
+    """The human output: stdout (stderr with ``--format json``); lines are not wrapped unless
+    they go to a terminal (rich itself honours NO_COLOR and TERM=dumb)."""
+    console = Console(highlight=False, stderr=args.format == "json")
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 @dataclass
@@ -184,6 +221,8 @@ async def _one_job(parts: Assembly, watcher: _Watcher, console: Console) -> floa
         await asyncio.sleep(0)
     wall = time.perf_counter() - t0
     if daemon.mqtt is not None:
+        if parts.broker is None and daemon.config.mqtt.discovery.enabled:
+            daemon.mqtt.withdraw_discovery()  # an outside broker keeps retained messages
         await daemon.mqtt.flush(3.0)
     daemon.stop()
     await runner
@@ -191,7 +230,7 @@ async def _one_job(parts: Assembly, watcher: _Watcher, console: Console) -> floa
 
 
 async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) -> int:
-    console = Console(highlight=False)
+    console = _console(args)
     n = config.robot.cube_size
     scramble = random_moves(n, _SCRAMBLE_3X3 if n == 3 else _SCRAMBLE_NXN, seed)
     head = f"[bold]cuberobot demo[/]  (seed {seed}, N={n})\nscramble: {format_moves(scramble)}"
@@ -211,20 +250,22 @@ async def _demo_async(config: RobotConfig, args: argparse.Namespace, seed: int) 
             wall = await _one_job(parts, watcher, console)
             assert parts.sim is not None
             cube = parts.sim.cube_state()
-    return _summary(console, parts, watcher, wall, cube)
+    solved = _summary(console, parts, watcher, wall, cube)
+    if args.format == "json":
+        result = _result(parts, watcher, wall, cube, solved)
+        print(json.dumps({"seed": seed, "size": n, "scramble": format_moves(scramble), **result}))
+    return 0 if solved else 1
 
 
-def _summary(console: Console, parts: Assembly, watcher: _Watcher, wall: float, cube: Cube) -> int:
-    """The timing table and the verdict line; the exit code."""
+def _summary(console: Console, parts: Assembly, watcher: _Watcher, wall: float, cube: Cube) -> bool:
+    """The timing table and the verdict line; whether the cube ended solved."""
     job = parts.daemon.job
     done = watcher.done()
     table = Table(title="stage timings")
     table.add_column("stage")
     table.add_column("time", justify="right")
-    times = done["stage_times_s"] if done else (job.stage_times if job else {}) or {}
-    for stage in _STAGES:
-        if stage in times:
-            table.add_row(stage, _duration(times[stage]))
+    for stage, seconds in _stage_times(parts, watcher).items():
+        table.add_row(stage, _duration(seconds))
     table.add_row("total (wall)", _duration(wall))
     console.print(table)
     names = ", ".join(sorted({name for name, _ in watcher.events}))
@@ -232,9 +273,41 @@ def _summary(console: Console, parts: Assembly, watcher: _Watcher, wall: float, 
     if cube.is_solved() and done is not None:
         moves = job.moves_total if job is not None else 0
         console.print(f"virtual cube solved: yes ({moves} moves)")
-        return 0
+        return True
     console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
-    return 1
+    return False
+
+
+def _stage_times(parts: Assembly, watcher: _Watcher) -> dict[str, float]:
+    """Seconds per stage, in the order of the job (from the done event, else the job)."""
+    job = parts.daemon.job
+    done = watcher.done()
+    times = done["stage_times_s"] if done else (job.stage_times if job else {}) or {}
+    return {stage: float(times[stage]) for stage in _STAGES if stage in times}
+
+
+def _result(
+    parts: Assembly, watcher: _Watcher, wall: float, cube: Cube, solved: bool
+) -> dict[str, Any]:
+    """The ``--format json`` result (beside seed, size and scramble)."""
+    solution = next((p for name, p in watcher.events if name == "solution"), None)
+    job = parts.daemon.job
+    counts: dict[str, int] = {}
+    for name, _ in watcher.events:
+        counts[name] = counts.get(name, 0) + 1
+    return {
+        "solved": solved,
+        "solution": None
+        if solution is None
+        else {k: solution[k] for k in ("engine", "moves", "htm") if k in solution},
+        "moves_executed": job.moves_total if job is not None and solved else None,
+        "stage_times_s": _stage_times(parts, watcher),
+        "wall_s": round(wall, 3),
+        "events": counts,
+        "errors": [p for name, p in watcher.events if name == "error"],
+        "final_state": cube.to_facelets(),
+        "mqtt": parts.mqtt_address,
+    }
 
 
 def _duration(seconds: float) -> str:

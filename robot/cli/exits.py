@@ -10,8 +10,13 @@ Exit codes (a contract for scripts)::
     141  standard output was closed early (``cuberobot ... | head``): nothing printed, as a
          Unix tool killed by SIGPIPE (128 + 13)
 
-A command returns its exit code (0, or 1 for an outcome it already reported on stdout, such
-as ``validate``'s problems) or raises. What it raises is reported here as
+Streams (one rule for every command): results on stdout; problems, errors and logging on
+stderr. A command given ``--format json`` prints a JSON document on stdout even when it fails:
+``{"error": {...}}`` (:func:`error_document`), the same error also reported on stderr. Usage
+errors found by argparse itself (exit 2) print argparse's usage message only.
+
+A command returns its exit code (0, or 1 for an outcome it already reported, such as a batch
+with failed lines) or raises. What it raises is reported here as
 ``cuberobot: <message>`` on stderr, followed by one indented line per detail:
 
 * :class:`CommandError` and its children carry their exit code: :class:`UsageError` (2) and
@@ -38,7 +43,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 __all__ = [
     "LIBRARY_ERRORS",
@@ -47,6 +52,8 @@ __all__ = [
     "ExitCode",
     "LibraryError",
     "UsageError",
+    "as_command_error",
+    "error_document",
     "report",
     "run_command",
 ]
@@ -134,13 +141,34 @@ LIBRARY_ERRORS: tuple[LibraryError, ...] = (
 )
 
 
-def _as_command_error(exc: BaseException) -> CommandError | None:
+def as_command_error(exc: BaseException) -> CommandError | None:
+    """The :class:`CommandError` ``exc`` is reported as; ``None`` for a bug (no rule)."""
     if isinstance(exc, CommandError):
         return exc
     for rule in LIBRARY_ERRORS:
         if rule.matches(exc):
             return rule.error(exc)
     return None
+
+
+def error_document(exc: BaseException) -> dict[str, Any] | None:
+    """What a ``--format json`` command prints on stdout when it fails with ``exc``::
+
+        {"error": {"type": "InvalidCubeError", "message": "impossible cube:",
+                   "details": ["..."], "exit_code": 1}}
+
+    ``type`` is the exception's class name; ``None`` for an exception that is a bug."""
+    error = as_command_error(exc)
+    if error is None:
+        return None
+    return {
+        "error": {
+            "type": type(exc).__name__,
+            "message": error.message,
+            "details": list(error.details),
+            "exit_code": int(error.exit_code),
+        }
+    }
 
 
 def report(error: CommandError) -> ExitCode:
@@ -187,7 +215,7 @@ def run_command(body: Callable[[], int]) -> int:
         _silence_stdout()
         return ExitCode.BROKEN_PIPE
     except Exception as exc:
-        error = _as_command_error(exc)
+        error = as_command_error(exc)
         if error is None:
             raise
         return report(error)

@@ -9,7 +9,8 @@ Forms (a contract; scripts and tests call them):
   executed move.
 * ``cuberobot send PORT MOVES`` — connects, executes ``MOVES`` (face turns ``U R' F2``, opposite
   pairs ``U+D'``), prints one line per executed move (``3/20 R' index=17``), exits 0 when all
-  executed, 1 with the reason on stderr otherwise, 2 for malformed moves.
+  executed, 1 with the reason on stderr otherwise (once: the link's own log line of the same
+  error shows only with ``-v``), 2 for malformed moves.
 
 The virtual cube is the solver's :class:`solver.cube.facelets.Cube` behind
 :class:`robot.simcube.SolverCube`; the firmware package itself knows no cube model.
@@ -39,6 +40,7 @@ from firmware_protocol import (
 )
 from robot.cli.args import baud_rate, cube_size
 from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.output import link_errors_reported_once
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
@@ -93,7 +95,11 @@ def register(sub: Any) -> None:
     p.add_argument("moves", metavar="MOVES", help="face turns, e.g. \"R U R' U'\"; U+D' together")
     p.add_argument("--baud", type=baud_rate, default=115200, help="baud rate (115200)")
     p.add_argument(
-        "--connect-timeout", type=float, default=5.0, metavar="S", help="seconds (default 5)"
+        "--connect-timeout",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds to wait for the firmware (default 5)",
     )
     p.set_defaults(handler=_send)
 
@@ -199,7 +205,8 @@ def _send(args: argparse.Namespace) -> int:
     if not moves:
         raise UsageError("no moves given")
     config = LinkConfig(baudrate=args.baud, connect_timeout_s=args.connect_timeout)
-    return asyncio.run(_run_send(args.port, moves, config))
+    with link_errors_reported_once():
+        return asyncio.run(_run_send(args.port, moves, config))
 
 
 async def _run_send(port: str, moves: list[Any], config: LinkConfig) -> int:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from robot.cli.args import baud_rate, host_port, seconds
 from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.output import link_errors_reported_once
 
 if TYPE_CHECKING:
     import aiomqtt
@@ -59,7 +60,12 @@ def register(sub: Any) -> None:
     target.add_argument(
         "--port", metavar="PORT", help="firmware port: /dev/ttyACM0, a pty path, socket://h:p"
     )
-    target.add_argument("--config", type=Path, metavar="FILE", help="the daemon's robot profile")
+    target.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the daemon's robot profile (file or bundled name)",
+    )
     p.add_argument("--baud", type=baud_rate, default=None, help="with --port: baud (115200)")
     p.add_argument(
         "--connect-timeout", type=seconds, default=None, metavar="S", help="with --port: wait (5 s)"
@@ -88,9 +94,9 @@ def _home(args: argparse.Namespace) -> int:
         return asyncio.run(_home_firmware(args.port, args.baud or 115200, args.connect_timeout))
     if args.baud is not None or args.connect_timeout is not None:
         raise UsageError("--baud and --connect-timeout go with --port, not --config")
-    from robot.config import load_config
+    from robot.bundled import load_profile
 
-    config = load_config(args.config)
+    config = load_profile(args.config)
     broker = args.mqtt or _broker_of(config)
     reply = asyncio.run(_home_daemon(config, broker, args.timeout or 60.0))
     print(json.dumps(reply))
@@ -112,8 +118,9 @@ async def _home_firmware(port: str, baud: int, connect_timeout_s: float | None) 
     config = LinkConfig(baudrate=baud, connect_timeout_s=connect_timeout_s or 5.0)
     link = FirmwareLink(port, config=config)
     try:
-        await link.connect()
-        status = await link.home()
+        with link_errors_reported_once():
+            await link.connect()
+            status = await link.home()
     finally:
         with contextlib.suppress(LinkError):
             await link.close()

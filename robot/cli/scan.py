@@ -36,7 +36,7 @@ import cv2
 import numpy as np
 
 from robot.cli.args import cube_size
-from robot.cli.exits import CommandFailed, UsageError
+from robot.cli.exits import CommandFailed, UsageError, report
 from solver.cube.facelets import DEFAULT_SCHEME
 from solver.cube.geometry import Face
 from vision.annotate import annotate_view, net_image
@@ -64,7 +64,12 @@ def register(sub: Any) -> None:
     p.add_argument("image_dir", metavar="IMAGE_DIR", nargs="?", help="folder of face photos")
     p.add_argument("--rgb", metavar="FILE", help="mean RGB per sticker (vision-data format)")
     p.add_argument("--size", type=_size, default=None, help="cube size N (inferred)")
-    p.add_argument("--format", choices=("facelets", "json"), default="facelets")
+    p.add_argument(
+        "--format",
+        choices=("facelets", "json"),
+        default="facelets",
+        help="facelets (default): the URFDLB string; json: with validity, repairs, confidence",
+    )
     p.add_argument("--annotate", metavar="OUT_DIR", help="write annotated PNGs and a net here")
     p.add_argument("--calibration", metavar="FILE", help="robot-mode calibration (TOML)")
     p.set_defaults(handler=_scan)
@@ -81,7 +86,9 @@ def register(sub: Any) -> None:
     c.set_defaults(handler=_calibrate)
 
     lc = vsub.add_parser("learn-colors", help="learn sticker colours from a solved cube")
-    lc.add_argument("image_dir", metavar="IMAGE_DIR", nargs="?")
+    lc.add_argument(
+        "image_dir", metavar="IMAGE_DIR", nargs="?", help="folder of face photos of a solved cube"
+    )
     lc.add_argument("--rgb", metavar="FILE", help="mean RGB per sticker instead of photos")
     lc.add_argument("--calibration", metavar="FILE", help="robot-mode calibration to sample with")
     lc.add_argument("--out", required=True, metavar="FILE", help="calibration TOML to update")
@@ -126,6 +133,14 @@ def _read(
     return read_cube(images, calibration, args.size, palette=palette), images
 
 
+def _failed(args: argparse.Namespace, error: CommandFailed) -> int:
+    """A read that failed: raised for the exit map, or with ``--format json``, whose result
+    document (``valid``/``accepted`` false) is already on stdout, reported on stderr only."""
+    if args.format == "json":
+        return report(error)
+    raise error
+
+
 def _palette_from(args: argparse.Namespace) -> ColourPalette | None:
     if not getattr(args, "calibration", None):
         return None
@@ -151,14 +166,17 @@ def _scan(args: argparse.Namespace) -> int:
         for sticker in result.low_confidence:
             conf = float(result.confidence[sticker.face, sticker.row, sticker.col])
             details.append(f"unsure of sticker {sticker} (confidence {conf:.2f})")
-        raise CommandFailed("no valid cube could be read:", details=details)
+        return _failed(args, CommandFailed("no valid cube could be read:", details=details))
     if not result.accepted:
         named = [str(s) for s in result.in_doubt]
         doubt = ", ".join(named[:12]) + (f" and {len(named) - 12} more" if len(named) > 12 else "")
-        raise CommandFailed(
-            f"read refused: confidence {result.cube_confidence:.3f} is under "
-            f"{result.classification.accept_confidence:.3f}; stickers in doubt: {doubt} "
-            "(re-take those faces in better light, or scan again)"
+        return _failed(
+            args,
+            CommandFailed(
+                f"read refused: confidence {result.cube_confidence:.3f} is under "
+                f"{result.classification.accept_confidence:.3f}; stickers in doubt: {doubt} "
+                "(re-take those faces in better light, or scan again)"
+            ),
         )
     for repair in result.repairs:
         log.warning("%s", repair.describe())

@@ -7,7 +7,9 @@ Forms (a contract; scripts call them):
 * ``cuberobot solve --batch FILE [options]`` — one facelet string per line in (blank lines and
   ``#`` comments skipped; ``-`` reads standard input), one line per state out:
   ``MOVES<TAB>MILLISECONDS``; a state that fails gives ``ERROR: message<TAB>MILLISECONDS`` and
-  the exit code 1 at the end. The tables are loaded once.
+  the exit code 1 at the end. With ``--format json`` every line is a JSON object, a failed
+  state's ``{"error": {...}, "solve_ms": ...}`` (never a plain ``ERROR:`` line). The tables are
+  loaded once. A file that is not UTF-8 text is a usage error (exit 2).
 
 Options: ``--engine NAME`` (default twophase), ``--budget SECONDS`` (0: the first solution
 within the maximum length; more: keep improving until the time is up), ``--max-length N``
@@ -19,6 +21,8 @@ together, the settle; ``--robot-search groups|moves``), ``--format moves|json``,
 
 Exit codes: 0 solved; 1 an impossible cube (every validation problem is printed) or no solution
 within the limits; 2 malformed input (the solver's errors, mapped by :mod:`robot.cli.exits`).
+Errors go to stderr; with ``--format json`` a failure also prints ``{"error": {...}}`` on
+stdout (:func:`robot.cli.main` with :func:`robot.cli.exits.error_document`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from robot.cli.exits import UsageError
+from robot.cli.exits import UsageError, error_document
 from solver.api import engine_names, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
 from solver.cube.facelets import Cube
@@ -52,18 +56,36 @@ def register(sub: Any) -> None:
     src.add_argument("--scramble", metavar="MOVES", help="solve the state these moves make")
     src.add_argument("--batch", metavar="FILE", help="one facelet string per line ('-': stdin)")
     p.add_argument("--engine", default="twophase", help=f"one of {', '.join(engine_names())}")
-    p.add_argument("--budget", type=_seconds, default=0.0, metavar="SECONDS")
+    p.add_argument(
+        "--budget",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="0 (default): the first solution; more: keep improving for this long",
+    )
     p.add_argument("--max-length", type=_length, default=None, metavar="N", help="default 20")
     p.add_argument("--faces", type=_faces, default=None, metavar="FACES", help="e.g. URFLB")
     p.add_argument("--robot-time", action="store_true", help="minimise the robot's time")
-    p.add_argument("--cost", type=_cost, default=None, metavar="Q,H,P,S")
+    p.add_argument(
+        "--cost",
+        type=_cost,
+        default=None,
+        metavar="Q,H,P,S",
+        help="robot-time cost model: seconds for a quarter turn, a half turn, the extra of "
+        "two opposite faces together, the settle",
+    )
     p.add_argument(
         "--robot-search",
         choices=("groups", "moves"),
         default="groups",
         help="with --robot-time: search over robot groups (default) or face turns",
     )
-    p.add_argument("--format", choices=("moves", "json"), default="moves")
+    p.add_argument(
+        "--format",
+        choices=("moves", "json"),
+        default="moves",
+        help="moves (default): the solution; json: one object with moves and metrics",
+    )
     p.add_argument("--cache-dir", type=Path, default=None, help="two-phase table cache folder")
     p.set_defaults(handler=_solve)
 
@@ -169,20 +191,33 @@ def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
         )  # load tables once, up front
     failed = 0
     with stream:
-        for line in stream:
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            t0 = time.perf_counter()
-            try:
-                solution = solve(text, args.engine, **opts)
-                out = _render(solution, 1000 * (time.perf_counter() - t0), args.format)
-            except CubeError as exc:
-                failed += 1
-                out = f"ERROR: {exc}"
-            ms = 1000 * (time.perf_counter() - t0)
-            if args.format == "json" and not out.startswith("ERROR"):
-                print(out, flush=True)
-            else:
-                print(f"{out}\t{ms:.3f}", flush=True)
+        try:
+            for line in stream:
+                failed += _solve_line(line, args, opts)
+        except UnicodeDecodeError as exc:
+            raise UsageError(
+                f"{'standard input' if args.batch == '-' else args.batch}: not UTF-8 text "
+                f"({exc.reason}); the batch takes one facelet string per line"
+            ) from exc
     return 1 if failed else 0
+
+
+def _solve_line(line: str, args: argparse.Namespace, opts: dict[str, Any]) -> int:
+    """Solve one batch line and print its result line; 1 if the state failed, else 0."""
+    text = line.split("#", 1)[0].strip()
+    if not text:
+        return 0
+    t0 = time.perf_counter()
+    try:
+        solution = solve(text, args.engine, **opts)
+    except CubeError as exc:
+        ms = 1000 * (time.perf_counter() - t0)
+        if args.format == "json":
+            print(json.dumps({**(error_document(exc) or {}), "solve_ms": round(ms, 3)}), flush=True)
+        else:
+            print(f"ERROR: {exc}\t{ms:.3f}", flush=True)
+        return 1
+    ms = 1000 * (time.perf_counter() - t0)
+    out = _render(solution, ms, args.format)
+    print(out if args.format == "json" else f"{out}\t{ms:.3f}", flush=True)
+    return 0

@@ -39,7 +39,12 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--corner-buffer", default="A", help="corner buffer letter A-X (default A = ULB)"
     )
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default): one line per piece kind and parity; json: one object",
+    )
     p.set_defaults(handler=_trace)
 
 

@@ -60,12 +60,13 @@ def test_apply_errors_exit_2(
 def test_validate(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "validate", SOLVED) == (0, "valid\n", "")
     bad = SOLVED[:8] + "F" + SOLVED[9:]
-    code, out, _ = run(capsys, "validate", bad)
-    assert code == 1
-    assert out.splitlines() == [
-        "white (U) appears 8 times, expected 9",
-        "green (F) appears 10 times, expected 9",
-        "corner at URF shows green/red/green",
+    code, out, err = run(capsys, "validate", bad)
+    assert code == 1 and out == ""  # problems go to stderr (robot.cli.exits)
+    assert err.splitlines() == [
+        "cuberobot: impossible cube:",
+        "  white (U) appears 8 times, expected 9",
+        "  green (F) appears 10 times, expected 9",
+        "  corner at URF shows green/red/green",
     ]
     code, _, err = run(capsys, "validate", "hello")
     assert code == 2 and "not a facelet string" in err

@@ -156,7 +156,9 @@ def test_size_the_photos_contradict_exits_1(
     _write_faces(tmp_path / "faces", Cube.solved(3).apply("R U F' L2 D"))
     assert main(["scan", str(tmp_path / "faces"), "--size", size, "--format", "json"]) == 1
     out = capsys.readouterr()
-    assert out.out == ""
+    # no cube on stdout: only the --format json error document (robot.cli.exits)
+    assert list(json.loads(out.out)) == ["error"]
+    assert json.loads(out.out)["error"]["type"] == "SizeMismatchError"
     assert f"3x3 sticker grid, not the {size}x{size}" in out.err
 
 
