@@ -10,6 +10,8 @@ module                 commands
 :mod:`.trace`          ``trace`` — the blindfold memo (cycles) of a state
 :mod:`.firmware`       ``firmware-sim``, ``send`` — the simulated firmware and the link
 :mod:`.home`           ``home`` — home the motors: over the link, or through the daemon
+:mod:`.control`        ``resume``, ``abort``, ``estop`` — ask the running daemon (estop:
+                       or the firmware link directly)
 :mod:`.scan`           ``scan``, ``vision`` — reading a cube from images, calibration
 :mod:`.demo`           ``demo`` — one job on the simulated robot, with a progress bar
 :mod:`.daemon`         ``run``, ``config`` — the robot daemon and its profile
@@ -20,7 +22,8 @@ on: ``cube`` (apply, validate, scramble act on a cube state) is not ``solve`` (t
 that searches for a solution); these were ``cli_solver`` and ``cli_solve``. ``daemon`` holds the
 commands that start and configure the daemon, which itself lives in :mod:`robot.daemon`.
 
-Shared pieces: :mod:`.args` (argument types several commands use) and :mod:`.exits`
+Shared pieces: :mod:`.args` (argument types several commands use), :mod:`.daemon_client`
+(commands to a running daemon over MQTT) and :mod:`.exits`
 (the exit-code contract, the one exception → exit code and message map, SIGPIPE and Ctrl-C).
 
 Running a command imports only its own module (:data:`SUBCOMMANDS` says which), so
@@ -51,6 +54,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "robot.cli.trace": ("trace",),
     "robot.cli.firmware": ("firmware-sim", "send"),
     "robot.cli.home": ("home",),
+    "robot.cli.control": ("resume", "abort", "estop"),
     "robot.cli.scan": ("scan", "vision"),
     "robot.cli.demo": ("demo",),
     "robot.cli.daemon": ("run", "config"),
