@@ -24,6 +24,7 @@ import contextlib
 import logging
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,25 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--speed", type=_speed, default=1.0, help="motor speed factor (2 = twice as fast)"
     )
+    p.add_argument(
+        "--emulator",
+        choices=("python", "avr"),
+        default="python",
+        help="python: the Python simulation (default); avr: the reference C firmware in simavr",
+    )
+    p.add_argument(
+        "--board",
+        choices=("mega2560_ramps", "uno_cnc"),
+        default="mega2560_ramps",
+        help="with --emulator avr: the board (firmware/boards/)",
+    )
+    p.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --emulator avr: write every STEP/DIR edge here (firmware_protocol.pulses)",
+    )
     p.set_defaults(handler=_firmware_sim)
 
     p = sub.add_parser(
@@ -141,6 +161,10 @@ def _faults(text: str) -> Any:
 
 
 def _firmware_sim(args: argparse.Namespace) -> int:
+    if args.emulator == "avr":
+        return _emulated(args)
+    if args.record is not None or args.board != "mega2560_ramps":
+        raise UsageError("--board and --record go with --emulator avr")
     try:
         cube = (
             Cube.from_facelets(args.start, args.size)
@@ -194,6 +218,38 @@ async def _run_sim(args: argparse.Namespace, cube: SolverCube) -> int:
         f"{len(firmware.resets)} resets; cube {cube.facelets()}",
         file=sys.stderr,
     )
+    return 0
+
+
+def _emulated(args: argparse.Namespace) -> int:
+    """The reference C firmware in simavr on a pty (its first line on stdout is the port)."""
+    python_only = {
+        "--tcp": args.tcp is not None,
+        "--faults": args.faults is not None,
+        "--state-file": args.state_file is not None,
+        "--from": args.start is not None,
+        "--speed": args.speed != 1.0,
+        "--size": args.size != 3,
+    }
+    given = [name for name, used in python_only.items() if used]
+    if given:
+        raise UsageError(f"{', '.join(given)} go with the Python simulation, not --emulator avr")
+    from firmware_protocol.emulator import EmulatorUnavailableError, start_emulator
+
+    try:
+        board = start_emulator(args.board, record=args.record, seed=args.seed)
+    except EmulatorUnavailableError as err:
+        raise CommandFailed(str(err)) from err
+    print(board.port, flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        while board.running and not stop.wait(0.2):
+            pass
+    finally:
+        board.stop()
+    print(f"cuberobot: emulated {args.board} stopped", file=sys.stderr)
     return 0
 
 
