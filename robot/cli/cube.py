@@ -21,8 +21,8 @@ from typing import Any
 from robot.cli.args import cube_size
 from robot.cli.exits import CommandFailed, UsageError
 from robot.cli.output import colour_wanted
-from solver.cube.facelets import Cube, net
-from solver.cube.notation import format_moves, parse
+from solver.cube.facelets import ORIENTATIONS, Cube, net
+from solver.cube.notation import format_moves, invert, parse
 from solver.cube.validate import validate
 from solver.errors import FaceletFormatError
 from solver.scramble import random_moves, random_state, scramble
@@ -56,6 +56,12 @@ def register(sub: Any) -> None:
         choices=("moves", "facelets"),
         default="moves",
         help="moves (default) or the facelet string of the scrambled state",
+    )
+    p.add_argument(
+        "--random-state",
+        action="store_true",
+        help="N >= 4: a uniformly random reachable state built piece by piece (facelets; with "
+        "--format moves, the inverse of its solution)",
     )
     p.set_defaults(handler=_scramble)
 
@@ -91,6 +97,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _scramble(args: argparse.Namespace) -> int:
     n = args.size
+    if args.random_state and n != 3:
+        return _random_state(n, args.seed, args.format)
     if n == 3 and args.format == "facelets":
         print(random_state(args.seed).to_facelets())
         return 0
@@ -101,4 +109,25 @@ def _scramble(args: argparse.Namespace) -> int:
         seq = random_moves(n, seed=args.seed)
         moves, cube = tuple(seq), Cube.solved(n).apply(seq)
     print(format_moves(moves) if args.format == "moves" else cube.to_facelets())
+    return 0
+
+
+def _random_state(n: int, seed: int | None, fmt: str) -> int:
+    """A random-state scramble of a big cube (a 2x2: a random corner state)."""
+    from solver.api import solve
+    from solver.scramble import random_state_nxn
+
+    if n == 2:
+        cube = Cube.solved(2).apply(random_moves(2, length=40, seed=seed))
+    else:
+        cube = random_state_nxn(n, seed)
+    if fmt == "facelets":
+        print(cube.to_facelets())
+        return 0
+    # moves that make exactly this state: the solution ends with the cube held some way, so the
+    # scramble starts with the whole-cube rotation that holds a solved cube that way
+    solution = solve(cube).moves
+    ends = cube.apply(solution)
+    hold = next(r for r in ORIENTATIONS if Cube.solved(n).apply(r) == ends)
+    print(format_moves([*parse(hold), *invert(solution)]))
     return 0

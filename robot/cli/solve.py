@@ -1,9 +1,11 @@
-"""``cuberobot solve``: solve a 3x3 state from the command line.
+"""``cuberobot solve``: solve a cube state of any size from the command line.
 
 Forms (a contract; scripts call them):
 
-* ``cuberobot solve FACELETS [options]`` — a Kociemba facelet string (URFDLB, 54 letters)
-* ``cuberobot solve --scramble "R U ..." [options]`` — the state these moves make from solved
+* ``cuberobot solve FACELETS [options]`` — a Kociemba facelet string (URFDLB, 6·N² letters; N is
+  read from the length, or given with ``--size N``)
+* ``cuberobot solve --scramble "R U ..." [--size N] [options]`` — the state these moves make
+  from solved (N = 3 unless given)
 * ``cuberobot solve --batch FILE [options]`` — one facelet string per line in (blank lines and
   ``#`` comments skipped; ``-`` reads standard input), one line per state out:
   ``MOVES<TAB>MILLISECONDS``; a state that fails gives ``ERROR: message<TAB>MILLISECONDS`` and
@@ -11,8 +13,10 @@ Forms (a contract; scripts call them):
   state's ``{"error": {...}, "solve_ms": ...}`` (never a plain ``ERROR:`` line). The tables are
   loaded once. A file that is not UTF-8 text is a usage error (exit 2).
 
-Options: ``--engine NAME`` (default twophase), ``--budget SECONDS`` (0: the first solution
-within the maximum length; more: keep improving until the time is up), ``--max-length N``
+Options: ``--engine NAME`` (default ``auto``: the optimal 2x2 engine ``pocket`` for N = 2,
+``twophase`` for 3x3, the reduction engine ``nxn`` for N >= 4), ``--size N``, ``--budget
+SECONDS`` (0: the first solution within the maximum length; more: keep improving until the time
+is up), ``--max-length N``
 (default 20; 26 with ``--robot-time``), ``--faces URFLB`` (the faces with a motor),
 ``--robot-time`` (optimise the estimated robot execution time with the default cost model, or
 ``--cost Q,H,P,S`` seconds for a quarter turn, a half turn, the extra of two opposite faces
@@ -34,10 +38,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from robot.cli.args import cube_size
 from robot.cli.exits import UsageError, error_document
-from solver.api import engine_names, solve
+from solver.api import AUTO, engine_for_size, engine_names, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
-from solver.cube.facelets import Cube
+from solver.cube.facelets import MAX_N, Cube
 from solver.cube.geometry import Face
 from solver.errors import CubeError
 from solver.solution import Solution
@@ -48,14 +53,21 @@ __all__ = ["register"]
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "solve",
-        help="solve a 3x3 state (facelets, a scramble, or a batch file)",
-        description="Solve a 3x3 cube state and print the moves.",
+        help="solve a cube state of any size (facelets, a scramble, or a batch file)",
+        description="Solve a cube state and print the moves (any N; 3x3 unless said).",
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("facelets", nargs="?", metavar="FACELETS", help="54-letter URFDLB string")
+    src.add_argument("facelets", nargs="?", metavar="FACELETS", help="6·N² letters of URFDLB")
     src.add_argument("--scramble", metavar="MOVES", help="solve the state these moves make")
     src.add_argument("--batch", metavar="FILE", help="one facelet string per line ('-': stdin)")
-    p.add_argument("--engine", default="twophase", help=f"one of {', '.join(engine_names())}")
+    p.add_argument(
+        "--engine",
+        default=AUTO,
+        help=f"auto (by size: pocket, twophase, nxn) or one of {', '.join(engine_names())}",
+    )
+    p.add_argument(
+        "--size", type=cube_size(MAX_N), default=None, metavar="N", help="cube size (inferred)"
+    )
     p.add_argument(
         "--budget",
         type=_seconds,
@@ -133,14 +145,14 @@ def _cost(text: str) -> CostModel:
         ) from None
 
 
-def _options(args: argparse.Namespace) -> dict[str, Any]:
+def _options(args: argparse.Namespace, engine: str) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "max_length": args.max_length,
         "budget_s": args.budget,
         "cost_model": args.cost or (DEFAULT_COST_MODEL if args.robot_time else None),
         "faces": args.faces,
     }
-    if args.engine == "twophase":
+    if engine == "twophase":
         if args.cache_dir is not None:
             opts["cache_dir"] = args.cache_dir
         if opts["cost_model"] is not None:
@@ -160,30 +172,31 @@ def _render(solution: Solution, ms: float, fmt: str) -> str:
 
 
 def _solve(args: argparse.Namespace) -> int:
-    if args.engine not in engine_names():
+    if args.engine != AUTO and args.engine not in engine_names():
         raise UsageError(
-            f"unknown engine {args.engine!r}; choose one of {', '.join(engine_names())}"
+            f"unknown engine {args.engine!r}; choose auto or one of {', '.join(engine_names())}"
         )
-    opts = _options(args)
     if args.batch is not None:
-        return _solve_batch(args, opts)
+        engine = engine_for_size(args.size or 3, args.engine)
+        return _solve_batch(args, engine, _options(args, engine))
     if args.scramble is not None:
-        cube = Cube.solved(3).apply(args.scramble)
+        cube = Cube.solved(args.size or 3).apply(args.scramble)
     else:
-        cube = Cube.from_facelets(args.facelets.strip(), 3)
+        cube = Cube.from_facelets(args.facelets.strip(), args.size)
+    engine = engine_for_size(cube.n, args.engine)
     t0 = time.perf_counter()
-    solution = solve(cube, args.engine, **opts)
+    solution = solve(cube, engine, **_options(args, engine))
     ms = 1000 * (time.perf_counter() - t0)
     print(_render(solution, ms, args.format))
     return 0
 
 
-def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
+def _solve_batch(args: argparse.Namespace, engine: str, opts: dict[str, Any]) -> int:
     try:
         stream: TextIO = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
         raise UsageError(f"cannot read {args.batch}: {exc.strerror}") from exc
-    if args.engine == "twophase":
+    if engine == "twophase":
         from solver.engines.twophase.engine import get_solver
 
         get_solver(
@@ -193,7 +206,7 @@ def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
     with stream:
         try:
             for line in stream:
-                failed += _solve_line(line, args, opts)
+                failed += _solve_line(line, args, engine, opts)
         except UnicodeDecodeError as exc:
             raise UsageError(
                 f"{'standard input' if args.batch == '-' else args.batch}: not UTF-8 text "
@@ -202,14 +215,14 @@ def _solve_batch(args: argparse.Namespace, opts: dict[str, Any]) -> int:
     return 1 if failed else 0
 
 
-def _solve_line(line: str, args: argparse.Namespace, opts: dict[str, Any]) -> int:
+def _solve_line(line: str, args: argparse.Namespace, engine: str, opts: dict[str, Any]) -> int:
     """Solve one batch line and print its result line; 1 if the state failed, else 0."""
     text = line.split("#", 1)[0].strip()
     if not text:
         return 0
     t0 = time.perf_counter()
     try:
-        solution = solve(text, args.engine, **opts)
+        solution = solve(Cube.from_facelets(text, args.size), engine, **opts)
     except CubeError as exc:
         ms = 1000 * (time.perf_counter() - t0)
         if args.format == "json":
