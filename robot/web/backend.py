@@ -8,6 +8,7 @@ stamped ``source: "web"`` here, on the server, whatever the page sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -63,6 +64,29 @@ class DaemonBackend:
             for r in records
         ]
         return jobs, total
+
+    async def live_frames(self) -> dict[str, bytes]:
+        """Frames captured now, with the calibrated sticker grid drawn (calibration view)."""
+        cameras = self.daemon.pipeline.cameras
+        if cameras is None:
+            return {}
+        from robot.web.calibrate import live_frames
+
+        return await asyncio.to_thread(live_frames, cameras)
+
+    async def save_calibration(self) -> dict[str, Any]:
+        cameras = self.daemon.pipeline.cameras
+        if cameras is None:
+            return {"ok": False, "error": {"code": "no_cameras", "message": "no cameras"}}
+        if self.daemon.intake.busy:
+            return {
+                "ok": False,
+                "error": {"code": "busy", "message": "a job is running: calibrate between jobs"},
+            }
+        from robot.web.calibrate import save
+
+        report = await asyncio.to_thread(save, self.daemon.config, cameras)
+        return {"ok": any(r.get("saved") for r in report.values()), "cameras": report}
 
     def frames(self) -> dict[str, bytes]:
         """The last scan's frames as PNGs with the sticker grid and colours drawn (cached per

@@ -24,6 +24,9 @@ Routes::
     GET  /api/history?page=&size=  jobs from the journal, newest first
     GET  /api/frames             names of the last camera frames; /api/frames/<name>.png each
     POST /api/cmd/<verb>         a command (JSON body as on MQTT), token required
+    GET  /api/calibration        live frames captured now (names); /api/calibration/<name>.png
+                                 each, with the calibrated sticker grid drawn
+    POST /api/calibration/save   re-locate the grid of face-view cameras and save it (token)
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class WebBackend(Protocol):
 
     def frames(self) -> dict[str, bytes]: ...
 
+    async def live_frames(self) -> dict[str, bytes]: ...
+
+    async def save_calibration(self) -> dict[str, Any]: ...
+
 
 class WebServer:
     """The page's server. ``token`` empty: read-only. ``port=0`` picks a free port."""
@@ -78,6 +85,7 @@ class WebServer:
         self._token = token
         self._queues: set[asyncio.Queue[tuple[str, str] | None]] = set()
         self._runner: web.AppRunner | None = None
+        self._live: dict[str, bytes] = {}
         self.app = self._build()
 
     # --- life cycle ---------------------------------------------------------------------------
@@ -138,6 +146,9 @@ class WebServer:
                 web.get("/api/frames", self._frame_list),
                 web.get("/api/frames/{name}.png", self._frame),
                 web.post("/api/cmd/{verb}", self._command),
+                web.get("/api/calibration", self._calibration),
+                web.get("/api/calibration/{name}.png", self._calibration_frame),
+                web.post("/api/calibration/save", self._save_calibration),
             ]
         )
         return app
@@ -173,15 +184,7 @@ class WebServer:
     async def _command(self, request: web.Request) -> web.Response:
         verb = request.match_info["verb"]
         if not self._authorised(request):
-            reason = (
-                "no token is configured: the page is read-only"
-                if not self._token
-                else ("a command needs the token (Authorization: Bearer <token>)")
-            )
-            return _json(
-                {"ok": False, "verb": verb, "error": {"code": "unauthorised", "message": reason}},
-                status=401,
-            )
+            return _json(_unauthorised(verb, bool(self._token)), status=401)
         try:
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
@@ -197,6 +200,23 @@ class WebServer:
                 status=413,
             )
         reply = await self.backend.submit(verb, body)
+        return _json(reply, status=200 if reply.get("ok") else 400)
+
+    async def _calibration(self, request: web.Request) -> web.Response:
+        """Capture live frames now (kept for the PNG requests that follow); their names."""
+        self._live = await self.backend.live_frames()
+        return _json({"frames": sorted(self._live)})
+
+    async def _calibration_frame(self, request: web.Request) -> web.Response:
+        png = self._live.get(request.match_info["name"])
+        if png is None:
+            raise web.HTTPNotFound(text="no live frame of that camera: GET /api/calibration first")
+        return web.Response(body=png, content_type="image/png")
+
+    async def _save_calibration(self, request: web.Request) -> web.Response:
+        if not self._authorised(request):
+            return _json(_unauthorised("calibrate", bool(self._token)), status=401)
+        reply = await self.backend.save_calibration()
         return _json(reply, status=200 if reply.get("ok") else 400)
 
     def _authorised(self, request: web.Request) -> bool:
@@ -246,6 +266,15 @@ async def _drain(
 
 async def _send(response: web.StreamResponse, name: str, data: str) -> None:
     await response.write(f"event: {name}\ndata: {data}\n\n".encode())
+
+
+def _unauthorised(verb: str, token_configured: bool) -> dict[str, Any]:
+    reason = (
+        "a command needs the token (Authorization: Bearer <token>)"
+        if token_configured
+        else "no token is configured: the page is read-only"
+    )
+    return {"ok": False, "verb": verb, "error": {"code": "unauthorised", "message": reason}}
 
 
 def _json(payload: dict[str, Any], status: int = 200) -> web.Response:

@@ -128,6 +128,39 @@ async function loadHistory() {
   $("next").disabled = data.page * data.size >= data.total;
 }
 
+async function loadLive() {
+  const res = await fetch("/api/calibration");
+  if (!res.ok) return;
+  const { frames } = await res.json();
+  const box = $("live");
+  box.replaceChildren();
+  for (const name of frames) {
+    const fig = document.createElement("figure");
+    const img = document.createElement("img");
+    img.src = `/api/calibration/${encodeURIComponent(name)}.png?t=${Date.now()}`;
+    img.alt = `live ${name}`;
+    const cap = document.createElement("figcaption");
+    cap.textContent = `${name} (live)`;
+    fig.append(img, cap);
+    box.appendChild(fig);
+  }
+}
+
+async function saveCalibration() {
+  const res = await fetch("/api/calibration/save", {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token()}` },
+  });
+  const reply = await res.json().catch(() => ({ ok: false }));
+  const lines = reply.error
+    ? [`${reply.error.code}: ${reply.error.message}`]
+    : Object.entries(reply.cameras || {}).map(([name, r]) =>
+      `${name}: ${r.saved ? `saved to ${r.file}` : `not saved (${r.why})`}`);
+  $("calibration-reply").textContent = lines.join("\n");
+  $("calibration-reply").dataset.ok = String(Boolean(reply.ok));
+  if (reply.ok) loadLive();
+}
+
 async function send(verb, payload) {
   const res = await fetch(`/api/cmd/${verb}`, {
     method: "POST",
@@ -180,6 +213,8 @@ function wire() {
   }
   $("btn-solve").addEventListener("click", () =>
     send("solve", { facelets: $("facelets").value.trim(), source: "web" }));
+  $("btn-live").addEventListener("click", loadLive);
+  $("btn-calibrate").addEventListener("click", saveCalibration);
   $("prev").addEventListener("click", () => { view.page = Math.max(1, view.page - 1); loadHistory(); });
   $("next").addEventListener("click", () => { view.page += 1; loadHistory(); });
 }

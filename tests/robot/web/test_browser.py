@@ -187,6 +187,22 @@ def test_the_page_runs_a_job_shows_the_cube_and_aborts(browser: Any, tmp_path: P
             Path(shot).parent.mkdir(parents=True, exist_ok=True)
             browser.save_screenshot(shot)
 
+        # the calibration view: live frames with the grid; the simulated cameras are not saved
+        browser.find_element(By.ID, "btn-live").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: (
+                len(d.find_elements(By.CSS_SELECTOR, "#live img")) == 2
+                and all(
+                    d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i)
+                    for i in d.find_elements(By.CSS_SELECTOR, "#live img")
+                )
+            )
+        )
+        browser.find_element(By.ID, "btn-calibrate").click()
+        WebDriverWait(browser, 30).until(
+            lambda d: "geometry from the renderer" in _text(d, "calibration-reply")
+        )
+
         # a second job, aborted while the motors run
         robot.scramble(2)
         browser.find_element(By.ID, "btn-start").click()

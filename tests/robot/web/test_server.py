@@ -22,6 +22,8 @@ PNG = b"\x89PNG\r\n\x1a\n fake"
 class Backend:
     def __init__(self) -> None:
         self.commands: list[tuple[str, bytes]] = []
+        self.lives = 0
+        self.saved = 0
         self.state = {"state": "IDLE", "robot_id": "sim", "progress": 0}
 
     def status(self) -> dict[str, Any]:
@@ -41,6 +43,14 @@ class Backend:
 
     def frames(self) -> dict[str, bytes]:
         return {"cam-a": PNG}
+
+    async def live_frames(self) -> dict[str, bytes]:
+        self.lives += 1
+        return {"upper": PNG + b"live"}
+
+    async def save_calibration(self) -> dict[str, Any]:
+        self.saved += 1
+        return {"ok": True, "cameras": {"upper": {"saved": True, "file": "c.toml"}}}
 
 
 Scenario = Callable[[WebServer, aiohttp.ClientSession, str], Awaitable[None]]
@@ -197,3 +207,22 @@ def test_port_in_use_is_a_clear_error() -> None:
             await first.stop()
 
     asyncio.run(main())
+
+
+def test_calibration_view_reads_freely_and_saves_with_the_token() -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    async def scenario(server: WebServer, s: aiohttp.ClientSession, url: str) -> None:
+        async with s.get(url + "/api/calibration/upper.png") as r:
+            assert r.status == 404  # nothing captured yet
+        async with s.get(url + "/api/calibration") as r:
+            assert (await r.json())["frames"] == ["upper"]
+        async with s.get(url + "/api/calibration/upper.png") as r:
+            assert await r.read() == PNG + b"live"
+        async with s.post(url + "/api/calibration/save") as r:
+            assert r.status == 401
+        async with s.post(url + "/api/calibration/save", headers=auth) as r:
+            assert r.status == 200 and (await r.json())["cameras"]["upper"]["saved"]
+
+    backend = _run(scenario)
+    assert backend.lives == 1 and backend.saved == 1

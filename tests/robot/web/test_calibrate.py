@@ -1,0 +1,90 @@
+"""The page's calibration: the grid of a face-view camera found in a real photo and saved to the
+profile's calibration file; simulated and corner-view cameras reported as skipped, with why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from robot.config import parse_config
+from robot.web.calibrate import _save_face_view, live_frames, save
+from tests.vision.conftest import vision_data_dir
+from vision.calibration import Calibration, ViewCalibration, load_calibration
+from vision.calibration import StickerSite as Site
+
+PHOTO = vision_data_dir() / "photos" / "3x3x3-random-01" / "rubiks-side-F.png"
+
+
+def _config(tmp_path: Path) -> Any:
+    return parse_config(
+        {
+            "cameras": [
+                {"name": "front", "source": "0", "view": "face", "faces": ["F"],
+                 "calibration": "front.toml"},
+                {"name": "corner", "source": "1", "view": "corner", "faces": ["U", "R", "B"]},
+                {"name": "lower", "source": "2", "view": "corner", "faces": ["D", "L", "B"]},
+            ]
+        },
+        str(tmp_path / "robot.toml"),
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not PHOTO.is_file(), reason=f"real photo not found: {PHOTO}")
+def test_a_face_view_is_calibrated_from_a_real_photo(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    frame = cv2.imread(str(PHOTO), cv2.IMREAD_COLOR)
+    result = _save_face_view(config, "front", "F", "front.toml", {"front": frame})
+    assert result["saved"] is True and result["stickers"] >= 8, result
+    saved = load_calibration(tmp_path / "front.toml")
+    assert saved.n == 3 and len(saved.view("front").sites) == 9
+
+
+def test_a_blank_frame_is_not_saved(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    blank = np.zeros((480, 640, 3), dtype=np.uint8)
+    result = _save_face_view(config, "front", "F", "front.toml", {"front": blank})
+    assert result["saved"] is False and "no sticker grid" in result["why"]
+    assert not (tmp_path / "front.toml").exists()
+
+
+class _Rig:
+    def __init__(self, frames: dict[str, Any], calibration: Calibration | None) -> None:
+        self.frames = frames
+        self.calibration = calibration
+        self.missing_calibration: tuple[str, ...] = ()
+
+    def capture(self) -> dict[str, Any]:
+        return self.frames
+
+
+def test_save_reports_every_camera(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    blank = np.zeros((120, 160, 3), dtype=np.uint8)
+    report = save(config, _Rig({"front": blank, "corner": blank, "lower": blank}, None))
+    assert report["corner"] == {
+        "saved": False,
+        "why": "a corner view: calibrate it with `cuberobot vision calibrate` and edit",
+    }
+    assert report["front"]["saved"] is False
+
+
+def test_live_frames_draw_the_grid_or_say_uncalibrated() -> None:
+    frame = np.zeros((100, 100, 3), dtype=np.uint8)
+    site = Site(face=_face("F"), row=0, col=0, centre=(50.0, 50.0),
+                quad=((40.0, 40.0), (60.0, 40.0), (60.0, 60.0), (40.0, 60.0)))  # fmt: skip
+    cal = Calibration(3, (ViewCalibration("front", (site,)),))
+    pngs = live_frames(_Rig({"front": frame, "other": frame}, cal))
+    drawn = cv2.imdecode(np.frombuffer(pngs["front"], np.uint8), cv2.IMREAD_COLOR)
+    assert drawn[40, 50].any() and not frame.any()  # the outline drawn, the frame untouched
+    marked = cv2.imdecode(np.frombuffer(pngs["other"], np.uint8), cv2.IMREAD_COLOR)
+    assert marked.any()  # "NOT CALIBRATED"
+
+
+def _face(name: str) -> Any:
+    from solver.cube.geometry import Face
+
+    return Face[name]
