@@ -18,6 +18,7 @@ import pytest
 
 from robot.assemble import assemble
 from robot.broker import free_port
+from robot.web import WebServer
 from solver.cube.facelets import Cube
 from solver.scramble import random_moves
 from tests.robot.helpers import sim_config
@@ -72,6 +73,8 @@ class _Robot:
         except BaseException as exc:  # reported by the test
             self.error = exc
             self.ready.set()
+        finally:
+            self.loop.close()
 
     async def _main(self) -> None:
         self._stop = asyncio.Event()
@@ -212,3 +215,52 @@ def test_the_page_runs_a_job_shows_the_cube_and_aborts(browser: Any, tmp_path: P
         WebDriverWait(browser, 20).until(
             lambda d: "ABORTED" in d.find_element(By.ID, "history").text
         )
+
+
+class _Page:
+    """The page on an in-memory backend (no robot), to show what the daemon would publish."""
+
+    def __init__(self) -> None:
+        from tests.robot.web.test_server import Backend
+
+        self.server = WebServer(Backend(), port=0, token=TOKEN)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> _Page:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
+        return self
+
+    def publish(self, name: str, payload: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self.server.publish, name, payload)
+
+    def __exit__(self, *exc: Any) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+@pytest.mark.parametrize("n", [2, 4, 7])
+def test_the_net_scales_with_n_and_fits_a_phone(browser: Any, n: int) -> None:
+    cube = Cube.solved(n).apply(random_moves(n, length=30, seed=n))
+    with _Page() as page:
+        browser.set_window_size(390, 844)  # a phone
+        browser.get(f"http://127.0.0.1:{page.server.port}/")
+        WebDriverWait(browser, 30).until(lambda d: _text(d, "connection") == "live")
+        doubt = {"sticker": "F[0,0]", "confidence": 0.42}
+        page.publish(
+            "scan_complete",
+            {"facelets": cube.to_facelets("scheme"), "valid": True, "low_confidence": [doubt],
+             "min_confidence": 0.42},
+        )  # fmt: skip
+        WebDriverWait(browser, 10).until(
+            lambda d: len(d.find_elements(By.CSS_SELECTOR, "#net .sticker")) == 6 * n * n
+        )
+        doubtful = browser.find_elements(By.CSS_SELECTOR, "#net .sticker.doubtful")
+        assert len(doubtful) == 1 and "0.42" in doubtful[0].get_attribute("title")
+        overflow = browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page is {overflow} px wider than a phone"
