@@ -18,6 +18,7 @@ from robot.broker import Credentials, EmbeddedBroker
 from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
+from robot.daemon.prepare import solver_tables
 from robot.journal import AsyncJournal
 from robot.journal_guard import open_journal
 from robot.simrobot import SimulatedRobot
@@ -106,6 +107,7 @@ async def assemble(
         mqtt_port=mport,
         sw_version=sw_version(),
         journal_problem=journal_problem,
+        prepare=solver_tables(config),
     )
     address = f"{host}:{mport}" if host is not None else "off"
     web = await _start_web(config, daemon, stack, web_port)

@@ -40,6 +40,7 @@ __all__ = ["DAEMON_STATES", "discovery_configs", "discovery_topics"]
 #: the daemon's states, the options of the State sensor (checked against the daemon's enum by
 #: a test; kept here so that discovery does not import the daemon)
 DAEMON_STATES = (
+    "PREPARING",
     "IDLE",
     "SCANNING",
     "VALIDATING",

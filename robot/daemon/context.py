@@ -19,6 +19,7 @@ from robot.daemon.events import (
     JobState,
     JournalStatus,
     MoveExecutedPayload,
+    PreparingStatus,
     ResumableInfo,
     StatusPayload,
 )
@@ -139,6 +140,11 @@ class Context:
         self.rescan_required = False
         #: the journal was not trusted at start (cleared once a job has scanned the cube)
         self.journal_problem: JournalStatus | None = None
+        #: the solver tables being prepared at start (None once ready)
+        self.preparing: PreparingStatus | None = None
+        #: set once the solver's tables are ready: a job command waits for it
+        self.prepared = asyncio.Event()
+        self.prepared.set()
         #: the frames and vision's result of the last scan (for the web page's camera view)
         self.last_scan: tuple[Mapping[str, Any], Any] | None = None
         self.firmware_ready = asyncio.Event()
@@ -202,4 +208,5 @@ class Context:
             "robot_id": self.config.robot.id,
             "cube_size": self.n,
             "journal": self.journal_problem,
+            "preparing": self.preparing,
         }

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from robot.daemon.events import ErrorCode, ErrorPayload, EventName, JobState, St
 from robot.daemon.intake import Intake, Payload, Reply
 from robot.daemon.pipeline import Pipeline
 from robot.daemon.ports import Cameras, EventSink, FirmwarePort, Listener, Solver
+from robot.daemon.prepare import Prepare
 from robot.daemon.recovery import Recovery
 from robot.journal import AsyncJournal, JobRecord
 from robot.journal_guard import JournalProblem
@@ -55,6 +57,7 @@ class Daemon:
         sw_version: str = "",
         firmware_retry_s: float = 1.0,
         journal_problem: JournalProblem | None = None,
+        prepare: Prepare | None = None,
     ) -> None:
         if mqtt_host is not None and sink is not None:
             raise ValueError("give the daemon an MQTT broker (mqtt_host) or a sink, not both")
@@ -76,6 +79,9 @@ class Daemon:
         self.ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._journal_problem = journal_problem
+        self._prepare = prepare
+        self._progress_pending = False
+        self._progress_at = 0.0
 
     # === what the CLI and the tests look at =======================================================
 
@@ -147,6 +153,8 @@ class Daemon:
                 group.create_task(self.intake.serve(), name="intake")
                 group.create_task(self._firmware(), name="firmware")
                 group.create_task(self._watch_link(), name="link-watch")
+                if self._prepare is not None:
+                    self._begin_preparing(group)
                 self._report_journal_problem()
                 self.ctx.publish_status()
                 self.ready.set()
@@ -163,6 +171,52 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _begin_preparing(self, group: asyncio.TaskGroup) -> None:
+        """State PREPARING until the solver's tables are ready (``prepare`` in a thread, its
+        progress in ``status.preparing``, at most a few updates a second); a job command sent
+        meanwhile waits for it (its reply comes when the job starts)."""
+        assert self._prepare is not None
+        prepare = self._prepare
+        loop = asyncio.get_running_loop()
+        self.ctx.preparing = {"task": "", "done": 0, "total": 0}
+        self.ctx.prepared.clear()
+        self.ctx.state = JobState.PREPARING
+
+        def progress(task: str, done: int, total: int) -> None:
+            loop.call_soon_threadsafe(self._progress, task, done, total)
+
+        async def run() -> None:
+            started = time.monotonic()
+            try:
+                await asyncio.to_thread(prepare, progress)
+            except Exception as exc:  # the first job would build them (and say why it fails)
+                logger.error("preparing the solver tables failed: %s", exc)
+                self.ctx.set_error(ErrorCode.INTERNAL, f"preparing the solver tables: {exc}")
+            else:
+                logger.info("solver tables ready in %.1f s", time.monotonic() - started)
+            self.ctx.preparing = None
+            self.ctx.set_state(JobState.IDLE)
+            self.ctx.prepared.set()
+
+        group.create_task(run(), name="prepare")
+
+    def _progress(self, task: str, done: int, total: int) -> None:
+        """Keep the latest progress; publish it at most every 0.25 s (never losing the last)."""
+        if self.ctx.preparing is None:
+            return
+        self.ctx.preparing = {"task": task, "done": done, "total": total}
+        if self._progress_pending:
+            return
+        self._progress_pending = True
+        wait = max(0.0, self._progress_at + 0.25 - time.monotonic())
+        asyncio.get_running_loop().call_later(wait, self._publish_progress)
+
+    def _publish_progress(self) -> None:
+        self._progress_pending = False
+        self._progress_at = time.monotonic()
+        if self.ctx.preparing is not None:
+            self.ctx.publish_status()
 
     async def _watch_link(self, every_s: float = 0.1) -> None:
         """Republish the status the moment the firmware link goes or comes back (the link

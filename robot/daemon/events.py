@@ -55,12 +55,14 @@ class JobState(StrEnum):
 
     ::
 
+        PREPARING ──(solver tables loaded or built at start)──► IDLE
         IDLE ──start──► SCANNING ──► VALIDATING ──► SOLVING ──► EXECUTING ──► DONE
           ▲  ──solve (given state)──────►┘                          │
           │  ──scan─► SCANNING ──────────────► DONE                 ├──► ERROR    (with a code)
           └───────────── any of DONE / ERROR / ABORTED ◄────────────┴──► ABORTED  (abort, estop)
     """
 
+    PREPARING = "PREPARING"
     IDLE = "IDLE"
     SCANNING = "SCANNING"
     VALIDATING = "VALIDATING"
@@ -81,6 +83,7 @@ class JobState(StrEnum):
 
 
 _STATE_DESCRIPTIONS: Final[dict[JobState, str]] = {
+    JobState.PREPARING: "at start: the solver's tables are loaded or built (progress in status)",
     JobState.IDLE: "no job has run since the daemon started; in the journal: a job just created",
     JobState.SCANNING: "the cameras are read and the colours classified",
     JobState.VALIDATING: "the scanned or given state is checked to be a possible cube",
@@ -376,6 +379,14 @@ class ResumableInfo(TypedDict):
     needs_rescan: bool
 
 
+class PreparingStatus(TypedDict):
+    """What the daemon is preparing at start (``status.preparing``; null once ready)."""
+
+    task: str
+    done: int
+    total: int
+
+
 class JournalStatus(TypedDict):
     """Why the journal was not trusted at start (until a job has scanned the cube again)."""
 
@@ -405,3 +416,4 @@ class StatusPayload(TypedDict):
     robot_id: str
     cube_size: int
     journal: JournalStatus | None
+    preparing: PreparingStatus | None

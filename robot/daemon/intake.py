@@ -269,6 +269,10 @@ class Intake:
             await self._fresh_session()
             status = await self.ctx.link.home()
             return ok_reply(command, firmware_state=status.state.name)
+        if not self.ctx.prepared.is_set():
+            # a job right after start waits for the solver's tables (status PREPARING)
+            logger.info("%s waits for the solver tables", verb)
+            await self.ctx.prepared.wait()
         if isinstance(command, ResumeCommand):
             await self._wait_for_link(command)
         if not self.ctx.firmware_ready.is_set():

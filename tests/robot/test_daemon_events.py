@@ -19,7 +19,7 @@ from robot.journal import FINISHED
 
 #: the strings on the wire and in the journal (MQTT payloads and the journal schema)
 WIRE = {
-    JobState: "IDLE SCANNING VALIDATING SOLVING EXECUTING DONE ERROR ABORTED",
+    JobState: "PREPARING IDLE SCANNING VALIDATING SOLVING EXECUTING DONE ERROR ABORTED",
     ErrorCode: (
         "no_calibration scan_failed scan_invalid scan_refused solve_failed plan_failed firmware "
         "firmware_reset firmware_counter link_lost motor_fault execution_failed "
