@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from robot import sdnotify
 from robot.assemble import assemble
 from robot.bundled import load_profile
 from robot.cli.args import file_path_problem, host_port
@@ -141,5 +142,18 @@ async def _run_async(config: RobotConfig, mqtt: tuple[str, int] | None) -> int:
             f"{config.topic('#')}",
             flush=True,
         )
-        await task
+        watchdog = asyncio.create_task(sdnotify.watchdog(), name="watchdog")
+        notify_ready = asyncio.create_task(_notify_ready(daemon, config, address))
+        try:
+            await task
+        finally:
+            sdnotify.notify("STOPPING=1")
+            for helper in (watchdog, notify_ready):
+                helper.cancel()
     return 0
+
+
+async def _notify_ready(daemon: Any, config: RobotConfig, address: str) -> None:
+    """Tell systemd (``Type=notify``) the daemon is ready once its solver tables are."""
+    await daemon.ctx.prepared.wait()
+    sdnotify.notify("READY=1", f"STATUS=robot {config.robot.id} ready; MQTT {address}")
