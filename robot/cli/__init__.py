@@ -101,6 +101,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cuberobot {version()}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help=_VERBOSE_HELP)
+    parser.add_argument("--log-level", type=_level, default=None, metavar="LEVEL", help=_LEVEL_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     command = None if argv is None else _command_of(argv)
     modules = [m for m, names in SUBCOMMANDS.items() if command in names] or SUBCOMMAND_MODULES
@@ -112,10 +113,30 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         child.add_argument(
             "-v", "--verbose", dest="verbose_after", action="count", default=0, help=_VERBOSE_HELP
         )
+        child.add_argument(
+            "--log-level",
+            dest="log_level_after",
+            type=_level,
+            default=None,
+            metavar="LEVEL",
+            help=_LEVEL_HELP,
+        )
     return parser
 
 
 _VERBOSE_HELP = "more logging on stderr (-vv for debug)"
+_LEVEL_HELP = "logging level on stderr: debug, info, warning (default), error"
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+           "error": logging.ERROR, "critical": logging.CRITICAL}  # fmt: skip
+
+
+def _level(text: str) -> int:
+    try:
+        return _LEVELS[text.lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(
+            f"log level must be one of {', '.join(_LEVELS)}, not {text!r}"
+        ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -127,6 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         args = build_parser(words).parse_args(words)
         level = logging.WARNING - 10 * min(args.verbose + getattr(args, "verbose_after", 0), 2)
+        explicit = getattr(args, "log_level_after", None) or args.log_level
+        if explicit is not None:
+            level = explicit
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         handler: Callable[[argparse.Namespace], int] = args.handler
         if getattr(args, "format", None) != "json":

@@ -301,3 +301,14 @@ def test_a_busy_broker_port(tmp_path: Path) -> None:
         result.stderr
     )
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_log_level_before_or_after_the_command(where: str) -> None:
+    level = ["--log-level", "info"]
+    words = ["solve", "--scramble", "R U"]
+    done = cli(*level, *words) if where == "before" else cli(*words, *level)
+    assert done.returncode == 0 and done.stdout == "U' R'\n"
+    assert " INFO " in done.stderr
+    bad = cli("solve", "--log-level", "loud")
+    assert bad.returncode == 2 and "log level must be one of" in bad.stderr
