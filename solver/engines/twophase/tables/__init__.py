@@ -46,6 +46,7 @@ The cache directory is, in order: the ``cache_dir`` argument, ``$CUBEROBOT_CACHE
 ``$XDG_CACHE_HOME/cuberobot``, ``~/.cache/cuberobot``; tables live in its ``twophase/`` folder.
 """
 
+from solver.engines.twophase.tables.build import build_all
 from solver.engines.twophase.tables.cache import (
     AXIAL_GROUPS,
     FORMAT_VERSION,
@@ -70,6 +71,7 @@ __all__ = [
     "Progress",
     "TableError",
     "TwoPhaseTables",
+    "build_all",
     "default_cache_dir",
     "load_axial_tables",
     "load_tables",
