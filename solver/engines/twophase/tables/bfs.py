@@ -60,9 +60,10 @@ def exact_bfs(a_move: Array, b_move: Array, n_b: int, moves: Sequence[int] | Non
     return depth
 
 
-def _spans(total: int, size: int = _CHUNK) -> Iterator[tuple[int, int]]:
-    """``[lo, hi)`` ranges of at most ``size`` entries covering ``0..total-1``, each starting
-    at a multiple of ``size``."""
+def _spans(total: int) -> Iterator[tuple[int, int]]:
+    """``[lo, hi)`` ranges of at most :data:`_CHUNK` entries covering ``0..total-1``, each
+    starting at a multiple of :data:`_CHUNK` (a multiple of 4)."""
+    size = _CHUNK
     for lo in range(0, total, size):
         yield lo, min(total, lo + size)
 

@@ -68,6 +68,16 @@ def _read_cached(directory: Path, groups: Sequence[str]) -> dict[str, dict[str, 
     return loaded
 
 
+def _mapped(directory: Path, group: str, built: dict[str, Array]) -> dict[str, Array]:
+    """The group just written, mapped from its file (the built copy is then freed, and other
+    processes loading the cache share the mapping's pages); ``built`` if it cannot be read."""
+    try:
+        return read_bundle(table_path(directory, group), group)
+    except (Corrupt, OSError) as exc:
+        log.warning("two-phase table group %s cannot be read back (%s)", group, exc)
+        return built
+
+
 def load_or_build(
     directory: Path,
     groups: Sequence[str],
@@ -109,4 +119,5 @@ def load_or_build(
         if use_cache:
             write_bundle(table_path(directory, group), group, loaded[group])
             remove_stale(directory, group)
+            loaded[group] = _mapped(directory, group, loaded[group])
     return loaded
