@@ -69,19 +69,22 @@ def test_sym_bfs_in_spans_matches_a_plain_search(
     assert depth.tolist() == exact_bfs(a_move, b_move, 6).tolist()
 
 
+@pytest.mark.parametrize("in_place", [False, True])
 @pytest.mark.parametrize("length", [1, 37, 64, 101])
-def test_packing_in_spans_matches_the_formula(monkeypatch: pytest.MonkeyPatch, length: int) -> None:
+def test_packing_in_spans_matches_the_formula(
+    monkeypatch: pytest.MonkeyPatch, length: int, in_place: bool
+) -> None:
     monkeypatch.setattr(bfs, "_CHUNK", 8)
     depth = np.random.default_rng(length).integers(0, 20, length).astype(np.uint8)
     mod3 = np.zeros(4 * ((length + 3) // 4), dtype=np.uint8)
     mod3[:length] = depth % 3
     q = mod3.reshape(-1, 4)
-    assert (
-        pack_mod3(depth).tolist() == (q[:, 0] | q[:, 1] << 2 | q[:, 2] << 4 | q[:, 3] << 6).tolist()
-    )
+    packed = pack_mod3(depth.copy(), in_place=in_place)
+    assert packed.tolist() == (q[:, 0] | q[:, 1] << 2 | q[:, 2] << 4 | q[:, 3] << 6).tolist()
     nib = np.zeros(2 * ((length + 1) // 2), dtype=np.uint8)
     nib[:length] = np.minimum(depth, 15)
-    assert pack_nibbles(depth).tolist() == (nib[0::2] | nib[1::2] << 4).tolist()
+    packed = pack_nibbles(depth.copy(), in_place=in_place)
+    assert packed.tolist() == (nib[0::2] | nib[1::2] << 4).tolist()
 
 
 def test_tables_are_read_only_views_of_a_mapped_file(face_cache: Path) -> None:

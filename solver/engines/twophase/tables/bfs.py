@@ -28,8 +28,8 @@ log = logging.getLogger(__name__)
 
 #: depth of an entry not reached yet
 UNSET = 255
-#: entries handled per numpy pass (bounds the temporary arrays to a few tens of MB)
-_CHUNK = 1 << 21
+#: entries handled per numpy pass (bounds the temporary arrays to about 25 MB)
+_CHUNK = 1 << 20
 #: the backward step (unvisited entries look for a frontier neighbour) pays once the unvisited
 #: entries are fewer than this many times the frontier
 _BACKWARD_RATIO = 3
@@ -76,9 +76,9 @@ def _where(depth: Array, lo: int, hi: int, value: int) -> Array:
 
 
 class _SymGraph:
-    """The neighbours of (class, raw) entries, as flat int32 lookups per move (module
+    """The neighbours of (class, raw) entries, as flat lookups per move (module
     :func:`sym_bfs`): neighbour of entry ``(c, r)`` by move ``k`` is
-    ``cm[k][c] + rs[k][cs[k][c] + r]`` (the largest index, 140,908,410, fits in int32)."""
+    ``cm[k][c] + rs[k][cs[k][c] + r]`` (int32: the largest index, 140,908,410, fits)."""
 
     def __init__(
         self,
@@ -92,7 +92,8 @@ class _SymGraph:
         self.n_raw = n_raw
         self.cm = [(class_move[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
         self.cs = [(class_sym[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
-        conj = np.asarray(raw_conj, dtype=np.int32)
+        # raw values fit in uint16 for every table here: half the memory of int32 lookups
+        conj = np.asarray(raw_conj, dtype=np.uint16 if n_raw <= 1 << 16 else np.int32)
         self.rs = [
             np.ascontiguousarray(conj[np.asarray(raw_move[:, m], dtype=np.int64)].T).reshape(-1)
             for m in moves
@@ -210,28 +211,32 @@ def sym_bfs(
     return depth
 
 
-def pack_mod3(depth: Array) -> Array:
+def pack_mod3(depth: Array, *, in_place: bool = False) -> Array:
     """Distances mod 3, four to a byte (entry i in bits ``2 * (i % 4)`` of byte ``i // 4``),
-    packed one span at a time."""
-    out = np.zeros((len(depth) + 3) // 4, dtype=np.uint8)
+    packed one span at a time. ``in_place`` writes the bytes over the start of ``depth``
+    (whose contents are then lost) and returns a view of them, which saves a second buffer
+    while a big table is packed."""
+    out = depth if in_place else np.zeros((len(depth) + 3) // 4, dtype=np.uint8)
     for lo, hi in _spans(len(depth)):  # spans start at multiples of 4
-        d3 = depth[lo:hi] % 3
+        d3 = depth[lo:hi] % 3  # a copy: the bytes written below end before the next span
         pad = (-len(d3)) % 4
         if pad:
             d3 = np.concatenate([d3, np.zeros(pad, dtype=np.uint8)])
         q = d3.reshape(-1, 4)
         out[lo // 4 : lo // 4 + len(q)] = q[:, 0] | (q[:, 1] << 2) | (q[:, 2] << 4) | (q[:, 3] << 6)
-    return out
+    packed: Array = out[: (len(depth) + 3) // 4]
+    return packed
 
 
-def pack_nibbles(depth: Array) -> Array:
+def pack_nibbles(depth: Array, *, in_place: bool = False) -> Array:
     """Exact depths, 4 bits each (entry i in the low half of byte i // 2 when i is even), 15
-    standing for 15 or more; packed one span at a time."""
-    out = np.zeros((len(depth) + 1) // 2, dtype=np.uint8)
+    standing for 15 or more; packed one span at a time (``in_place`` as in :func:`pack_mod3`)."""
+    out = depth if in_place else np.zeros((len(depth) + 1) // 2, dtype=np.uint8)
     for lo, hi in _spans(len(depth)):  # spans start at even entries
         d = np.minimum(depth[lo:hi], _NIBBLE_MAX)
         if len(d) % 2:
             d = np.concatenate([d, np.zeros(1, dtype=np.uint8)])
         pairs = d.reshape(-1, 2)
         out[lo // 2 : lo // 2 + len(pairs)] = pairs[:, 0] | (pairs[:, 1] << 4)
-    return out
+    packed: Array = out[: (len(depth) + 1) // 2]
+    return packed
