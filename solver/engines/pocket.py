@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import mmap
 import os
 import tempfile
 import threading
@@ -236,7 +237,13 @@ def _write(path: Path, dist: npt.NDArray[np.int8], metric: str) -> None:
 def _read(path: Path, metric: str) -> npt.NDArray[np.int8] | None:
     """The cached table, or None when missing or damaged (it is then rebuilt)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            # mapped read-only: processes solving 2x2s share the page cache's one copy
+            data: bytes | mmap.mmap = (
+                mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                if os.fstat(fh.fileno()).st_size
+                else b""
+            )
     except OSError:
         return None
     try:
@@ -244,7 +251,7 @@ def _read(path: Path, metric: str) -> npt.NDArray[np.int8] | None:
         header = json.loads(data[12 : 12 + hlen])
     except ValueError:
         header = {}
-    payload = data[12 + hlen :] if header else b""
+    payload = memoryview(data)[12 + hlen :] if header else memoryview(b"")
     ok = (
         data[:8] == MAGIC
         and header.get("format") == FORMAT_VERSION

@@ -36,16 +36,23 @@ The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search
 exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,
 so the residue tells which.
 
+Memory: a build walks its table in spans (temporaries of a few tens of MB), so a worker holds
+about its depth array, one byte per entry (0.3 GB at most, for ``phase1``/``axial1``); loaded
+files are read-only memory maps shared by every process that loads them. Workers are sized by
+cores and available memory (:func:`.loader.default_workers`).
+
 Modules: :mod:`.cache` (where, file format), :mod:`.bfs` (the breadth-first builders),
 :mod:`.moves` (move and symmetry tables), :mod:`.builders` (one builder per group),
 :mod:`.loader` (load or build), :mod:`.worker` (building groups in worker processes,
 ``python -m solver.engines.twophase.tables build GROUP CACHE_DIR``), :mod:`.sets` (the two
-table sets and their loaders), :mod:`.progress` (the progress callback).
+table sets and their loaders), :mod:`.build` (:func:`build_all`: the whole cache ahead of
+time), :mod:`.progress` (the progress display).
 
 The cache directory is, in order: the ``cache_dir`` argument, ``$CUBEROBOT_CACHE_DIR``,
 ``$XDG_CACHE_HOME/cuberobot``, ``~/.cache/cuberobot``; tables live in its ``twophase/`` folder.
 """
 
+from solver.engines.twophase.tables.build import build_all
 from solver.engines.twophase.tables.cache import (
     AXIAL_GROUPS,
     FORMAT_VERSION,
@@ -70,6 +77,7 @@ __all__ = [
     "Progress",
     "TableError",
     "TwoPhaseTables",
+    "build_all",
     "default_cache_dir",
     "load_axial_tables",
     "load_tables",

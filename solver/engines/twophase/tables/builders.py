@@ -70,7 +70,7 @@ def _build_phase1(a: Arrays, report: Progress) -> Arrays:
         range(C.N_MOVE),
         report,
     )
-    return {"phase1_prun": pack_mod3(depth)}
+    return {"phase1_prun": pack_mod3(depth, in_place=True)}
 
 
 def _build_phase2(a: Arrays, report: Progress) -> Arrays:
@@ -87,7 +87,7 @@ def _build_phase2(a: Arrays, report: Progress) -> Arrays:
         C.PHASE2_MOVES,
         report,
     )
-    return {"phase2_prun": pack_mod3(depth)}
+    return {"phase2_prun": pack_mod3(depth, in_place=True)}
 
 
 def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
@@ -135,7 +135,7 @@ def _build_axial1(a: Arrays, report: Progress) -> Arrays:
         report,
     )
     return {
-        "axial1_prun": pack_mod3(depth),
+        "axial1_prun": pack_mod3(depth, in_place=True),
         "axial_slice_twist": exact_bfs(sm, tm, C.N_TWIST),
         "axial_slice_flip": exact_bfs(sm, fm, C.N_FLIP),
     }
@@ -161,7 +161,7 @@ def _build_axial2(a: Arrays, report: Progress) -> Arrays:
         report,
     )
     return {
-        "axial2_depth": pack_nibbles(depth),
+        "axial2_depth": pack_nibbles(depth, in_place=True),
         "axial_cornslice": exact_bfs(cm, sm, C.N_PERM_4, moves),
         "axial_edgeslice": exact_bfs(um, sm, C.N_PERM_4, moves),
     }

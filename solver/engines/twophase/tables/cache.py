@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import os
 import tempfile
 import zlib
@@ -176,10 +177,22 @@ def remove_stale(directory: Path, group: str) -> None:
             old.unlink(missing_ok=True)
 
 
+def _map(path: Path) -> mmap.mmap:
+    """The file mapped read-only (its pages are the page cache's, shared by every process that
+    maps it, and never copied into this one's heap)."""
+    with path.open("rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            raise Corrupt("empty file")
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def read_bundle(path: Path, group: str) -> dict[str, Array]:
-    """The arrays of ``group``'s file (read-only views of its bytes); :class:`Corrupt` when the
-    file is not a complete, current-format file of that group."""
-    data = path.read_bytes()
+    """The arrays of ``group``'s file: read-only views of the file mapped into memory (several
+    processes loading the same cache share one copy); :class:`Corrupt` when the file is not a
+    complete, current-format file of that group. The CRC check reads every payload byte once,
+    through the mapping. Cache files are only ever replaced by a rename, never rewritten in
+    place, so a mapping stays valid while a rebuild writes the new file."""
+    data = _map(path)
     if data[: len(MAGIC)] != MAGIC:
         raise Corrupt("not a table file (bad magic)")
     hlen = int.from_bytes(data[len(MAGIC) : _PREFIX], "little")

@@ -20,17 +20,39 @@ from solver.engines.twophase.tables.cache import (
 from solver.engines.twophase.tables.progress import Progress
 from solver.engines.twophase.tables.worker import build_parallel
 
-__all__ = ["default_workers", "load_or_build"]
+__all__ = ["MAX_WORKERS", "available_mb", "default_workers", "load_or_build"]
 
 log = logging.getLogger(__name__)
 
-#: most worker processes a build uses (the two big groups of a table set)
+#: most worker processes a build uses by default (``workers=`` asks for more)
 MAX_WORKERS = 2
+#: the most a worker process holds while it builds its group, in MB (measured: 274 for
+#: axial1, the biggest; see docs/benchmarks.md), with a margin
+WORKER_MB = 300
+#: memory left to the rest of the machine (and the calling process) when choosing workers
+RESERVE_MB = 256
 
 
-def default_workers() -> int:
-    """Worker processes for a build: two when the machine has two cores or more."""
-    return min(MAX_WORKERS, os.cpu_count() or 1)
+def available_mb() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` in MB (None where there is no such file)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def default_workers(memory_mb: int | None = None) -> int:
+    """Worker processes for a build: one per core up to :data:`MAX_WORKERS`, and no more than
+    the available memory (``memory_mb``, default :func:`available_mb`) holds at
+    :data:`WORKER_MB` each after :data:`RESERVE_MB`; at least one (a single worker, or a
+    build in the calling process, needs no more than one worker's memory)."""
+    mb = available_mb() if memory_mb is None else memory_mb
+    by_memory = MAX_WORKERS if mb is None else (mb - RESERVE_MB) // WORKER_MB
+    return max(1, min(MAX_WORKERS, os.cpu_count() or 1, by_memory))
 
 
 def _read_cached(directory: Path, groups: Sequence[str]) -> dict[str, dict[str, Array]]:
@@ -44,6 +66,16 @@ def _read_cached(directory: Path, groups: Sequence[str]) -> dict[str, dict[str, 
         except (Corrupt, OSError) as exc:
             log.warning("two-phase table %s is unusable (%s); rebuilding it", path, exc)
     return loaded
+
+
+def _mapped(directory: Path, group: str, built: dict[str, Array]) -> dict[str, Array]:
+    """The group just written, mapped from its file (the built copy is then freed, and other
+    processes loading the cache share the mapping's pages); ``built`` if it cannot be read."""
+    try:
+        return read_bundle(table_path(directory, group), group)
+    except (Corrupt, OSError) as exc:
+        log.warning("two-phase table group %s cannot be read back (%s)", group, exc)
+        return built
 
 
 def load_or_build(
@@ -75,7 +107,8 @@ def load_or_build(
         and use_cache
         and table_path(directory, "moves").exists()
     ):
-        loaded.update(build_parallel(directory, side_by_side, report, build_s))
+        log.info("building %s in %d worker processes", ", ".join(side_by_side), n_workers)
+        loaded.update(build_parallel(directory, side_by_side, report, build_s, n_workers))
         for group in side_by_side:
             if group in loaded:
                 remove_stale(directory, group)
@@ -86,4 +119,5 @@ def load_or_build(
         if use_cache:
             write_bundle(table_path(directory, group), group, loaded[group])
             remove_stale(directory, group)
+            loaded[group] = _mapped(directory, group, loaded[group])
     return loaded

@@ -25,6 +25,8 @@ UNDEFINED = 0xFFFF
 #: the generators the 16 UD symmetries are composed from, by index
 #: ``s = 8 * f2 + 2 * u4 + lr2``: MIRR_LR2 (1), ROT_U4 (2), ROT_F2 (8)
 _SYM_LR2, _SYM_U4, _SYM_F2 = 1, 2, 8
+#: raw flipslice values turned into cubies at a time (module :func:`_flipslice_conj`)
+_CONJ_CHUNK = 1 << 16
 #: progress steps of the build (reported as "move tables" k / _STEPS)
 _STEPS = 10
 
@@ -155,7 +157,7 @@ def _conj_tables(cb: _Cubies) -> dict[str, Array]:
 
 def _compose_conj(raw: Array, gen: dict[int, Array]) -> Array:
     """All 16 conjugation columns from the generators' (module :data:`_SYM_LR2` ...)."""
-    out = np.empty((len(raw), C.N_SYM_D4H), dtype=np.int64)
+    out = np.empty((len(raw), C.N_SYM_D4H), dtype=raw.dtype)
     for s in range(C.N_SYM_D4H):
         f2, u4, lr2 = s // 8, (s // 2) % 4, s % 2
         x = raw
@@ -189,18 +191,20 @@ def stabilisers(conj_of_reps: Array) -> Array:
 
 
 def _flipslice_conj(cb: _Cubies) -> Array:
-    """``conj[x, s]`` of raw flipslice ``x = slice * 2048 + flip``, computed with cubies for the
-    three generators and composed for the others, since ``s = 8*f2 + 2*u4 + lr2`` means
-    ``S = F2^f2 U4^u4 LR2^lr2``."""
-    raw = np.arange(C.N_FLIPSLICE)
-    ep = C.set_four_edges((raw // C.N_FLIP) * C.N_PERM_4, C.SLICE_EDGES)
-    eo = C.set_flip(raw % C.N_FLIP)
-    gen = {}
-    for s in (_SYM_LR2, _SYM_U4, _SYM_F2):
-        nep, neo = cb.conj_edges(ep, eo, s)
-        slc = C.four_edges_of(nep, C.SLICE_EDGES) // C.N_PERM_4
-        gen[s] = slc * C.N_FLIP + C.flip_of(neo)
-    return _compose_conj(raw, gen)
+    """``conj[x, s]`` (int32) of raw flipslice ``x = slice * 2048 + flip``, computed with cubies
+    for the three generators and composed for the others, since ``s = 8*f2 + 2*u4 + lr2``
+    means ``S = F2^f2 U4^u4 LR2^lr2``. The cubies are made :data:`_CONJ_CHUNK` rows at a time
+    (a row of 12 int64 edges per raw value would be 100 MB for the whole range)."""
+    gen = {s: np.empty(C.N_FLIPSLICE, dtype=np.int32) for s in (_SYM_LR2, _SYM_U4, _SYM_F2)}
+    for lo in range(0, C.N_FLIPSLICE, _CONJ_CHUNK):
+        raw = np.arange(lo, min(C.N_FLIPSLICE, lo + _CONJ_CHUNK))
+        ep = C.set_four_edges((raw // C.N_FLIP) * C.N_PERM_4, C.SLICE_EDGES)
+        eo = C.set_flip(raw % C.N_FLIP)
+        for s, out in gen.items():
+            nep, neo = cb.conj_edges(ep, eo, s)
+            slc = C.four_edges_of(nep, C.SLICE_EDGES) // C.N_PERM_4
+            out[lo : lo + len(raw)] = slc * C.N_FLIP + C.flip_of(neo)
+    return _compose_conj(np.arange(C.N_FLIPSLICE, dtype=np.int32), gen)
 
 
 def _corner_conj(cb: _Cubies) -> Array:

@@ -27,8 +27,8 @@ __all__ = ["AxialTables", "TwoPhaseTables", "load_axial_tables", "load_tables"]
 
 log = logging.getLogger(__name__)
 
-#: the groups built side by side in worker processes when both are missing
-_BIG_GROUPS = ("phase1", "phase2")
+#: the groups built side by side in worker processes when two or more are missing
+_WORKER_GROUPS = GROUPS[1:]
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,10 @@ def load_tables(
     """Load every table group from the cache, building (and saving) those that are missing,
     corrupt or of another format version.
 
-    When both big pruning tables must be built, they are built at the same time in two worker
-    processes (``workers``: default 2 when the machine has 2 or more cores; 1 builds everything
-    in this process), which nearly halves the first build on a 2-core machine.
+    When two or more groups must be built, they are built side by side in worker processes
+    (``workers``: default :func:`~.loader.default_workers`, from the cores and the available
+    memory; 1 builds everything in this process), which nearly halves the first build on a
+    2-core machine.
     """
     directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     report = progress or no_progress
@@ -135,7 +136,7 @@ def load_tables(
         build_s,
         use_cache=use_cache,
         workers=workers,
-        parallel=_BIG_GROUPS,
+        parallel=_WORKER_GROUPS,
     )
     arrays = dict(moves)
     for group in GROUPS[1:]:

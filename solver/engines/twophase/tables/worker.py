@@ -40,60 +40,75 @@ _USAGE = f"usage: python -m {_MODULE} build GROUP CACHE_DIR\n"
 _STDERR_TAIL = 500
 
 
-def _forward_progress(procs: dict[str, subprocess.Popen[str]], report: Progress) -> None:
-    """Pass the workers' progress lines to ``report`` until every worker closed its output."""
-    sel = selectors.DefaultSelector()
-    for g, proc in procs.items():
-        assert proc.stdout is not None
-        sel.register(proc.stdout, selectors.EVENT_READ, g)
-    open_streams = len(procs)
-    while open_streams:
-        for key, _ in sel.select(timeout=1.0):
-            line = key.fileobj.readline()  # type: ignore[union-attr]
-            if not line:
-                sel.unregister(key.fileobj)
-                open_streams -= 1
-                continue
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) == 4 and parts[0] == "progress":
-                report(parts[1], int(parts[2]), int(parts[3]))
+def _start(directory: Path, group: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", _MODULE, "build", group, str(directory)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _collect(directory: Path, group: str, proc: subprocess.Popen[str]) -> dict[str, Array] | None:
+    """The group a finished worker wrote, or None (logged) when it failed."""
+    _, err = proc.communicate()
+    if proc.returncode != 0:
+        log.warning(
+            "building %s in a worker process failed (%s); building it here",
+            group,
+            err[-_STDERR_TAIL:],
+        )
+        return None
+    try:
+        return read_bundle(table_path(directory, group), group)
+    except (Corrupt, OSError) as exc:
+        log.warning("worker-built %s is unusable (%s); building it here", group, exc)
+        return None
 
 
 def build_parallel(
-    directory: Path, groups: Sequence[str], report: Progress, build_s: dict[str, float]
+    directory: Path,
+    groups: Sequence[str],
+    report: Progress,
+    build_s: dict[str, float],
+    workers: int = 2,
 ) -> dict[str, dict[str, Array]]:
-    """Build ``groups`` at the same time, one worker process each, into the cache at
-    ``directory`` (its ``moves`` group must be there); their progress is forwarded to
-    ``report``. A group whose process fails is left out (the caller builds it in-process)."""
-    t0 = time.perf_counter()
-    procs = {
-        g: subprocess.Popen(
-            [sys.executable, "-m", _MODULE, "build", g, str(directory)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for g in groups
-    }
-    _forward_progress(procs, report)
+    """Build ``groups`` in worker processes, at most ``workers`` at a time (the next one starts
+    when one finishes, in the order given), into the cache at ``directory`` (its ``moves``
+    group must be there); their progress is forwarded to ``report``. A group whose process
+    fails is left out (the caller builds it in-process)."""
+    started: dict[str, float] = {}
+    pending = list(groups)
+    running: dict[str, subprocess.Popen[str]] = {}
+    sel = selectors.DefaultSelector()
     out: dict[str, dict[str, Array]] = {}
-    for g, proc in procs.items():
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            log.warning(
-                "building %s in a worker process failed (%s); building it here",
-                g,
-                err[-_STDERR_TAIL:],
-            )
-            continue
-        try:
-            out[g] = read_bundle(table_path(directory, g), g)
-        except (Corrupt, OSError) as exc:
-            log.warning("worker-built %s is unusable (%s); building it here", g, exc)
-            continue
-        build_s[g] = time.perf_counter() - t0
-        log.info("built two-phase table group %s in %.1f s (worker process)", g, build_s[g])
+    while pending or running:
+        while pending and len(running) < max(1, workers):
+            group = pending.pop(0)
+            started[group] = time.perf_counter()
+            proc = running[group] = _start(directory, group)
+            assert proc.stdout is not None
+            sel.register(proc.stdout, selectors.EVENT_READ, group)
+        for key, _ in sel.select(timeout=1.0):
+            group = key.data
+            line = key.fileobj.readline()  # type: ignore[union-attr]
+            if line:
+                _forward_line(line, report)
+                continue
+            sel.unregister(key.fileobj)
+            arrays = _collect(directory, group, running.pop(group))
+            if arrays is not None:
+                out[group] = arrays
+                build_s[group] = time.perf_counter() - started[group]
+                log.info("built two-phase table group %s in %.1f s (worker)", group, build_s[group])
+    sel.close()
     return out
+
+
+def _forward_line(line: str, report: Progress) -> None:
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) == 4 and parts[0] == "progress":
+        report(parts[1], int(parts[2]), int(parts[3]))
 
 
 def main(argv: Sequence[str]) -> int:
