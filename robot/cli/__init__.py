@@ -7,6 +7,7 @@ module                 commands
 =====================  =============================================================
 :mod:`.cube`           ``apply``, ``validate``, ``scramble`` — the cube model itself
 :mod:`.solve`          ``solve`` — one state, a scramble or a batch through an engine
+:mod:`.tables`         ``tables build`` — the solver's tables, built ahead of time
 :mod:`.trace`          ``trace`` — the blindfold memo (cycles) of a state
 :mod:`.firmware`       ``firmware-sim``, ``send`` — the simulated firmware and the link
 :mod:`.home`           ``home`` — home the motors: over the link, or through the daemon
@@ -51,6 +52,7 @@ __all__ = ["SUBCOMMANDS", "SUBCOMMAND_MODULES", "build_parser", "main", "subpars
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "robot.cli.cube": ("apply", "validate", "scramble"),
     "robot.cli.solve": ("solve",),
+    "robot.cli.tables": ("tables",),
     "robot.cli.trace": ("trace",),
     "robot.cli.firmware": ("firmware-sim", "send"),
     "robot.cli.home": ("home",),

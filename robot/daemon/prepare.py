@@ -36,7 +36,10 @@ def solver_tables(config: RobotConfig) -> Prepare:
             progress("2x2 distance table", 1, 1)
             return
         from solver.engines.twophase.engine import get_solver
+        from solver.engines.twophase.tables import build_all
 
+        # every missing group in one pool of workers (sized by free memory), then loaded
+        build_all(robot=True, progress=progress)
         solver = get_solver(progress=progress)
         solver.axial_tables(progress=progress)  # the robot-time objective's tables
         logger.info("solver tables ready")
