@@ -33,7 +33,13 @@
  *              its mutex, never taking the GIL; the caller drains it meanwhile
  *   chunk      with a collector: this worker's number, stored with its candidates
  *
- * Collector(max_length, slack[, capacity]) a bounded queue of candidates: drain(timeout_s)
+ *   With descent_s > 0 a collecting search first runs as the plain one (shortest solution
+ *   wins, each improvement still pushed) for descent_s seconds once it holds a solution, then
+ *   starts over at the shortest length reached, collecting (length dominates most scores: the
+ *   alternatives are wanted at the length the plain search would have reached).
+ *
+ * Collector(max_length, slack[, descent_s, capacity]) a bounded queue of candidates:
+ *   drain(timeout_s)
  *   returns [(chunk, direction, [moves]), ...] (waiting, GIL released, up to timeout_s for
  *   one), stop() ends every search pushing to it, stats() -> {received, dropped, shortest}.
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
@@ -73,6 +79,7 @@ typedef struct {
     signed char *moves; /* capacity rows of ROW */
     int *len, *dir, *chunk;
     volatile int shortest, slack, max_length, stop;
+    double descent_s;
     uint64_t received, dropped;
 } Collector;
 
@@ -142,7 +149,8 @@ typedef struct {
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* candidate collection: the collector, this worker's chunk number */
     Collector *collector;
-    int collect, chunk;
+    int collect, chunk, descending;
+    double collect_from;
     /* time */
     double t0, deadline, hard_deadline;
     int stop, timed_out;
@@ -291,6 +299,11 @@ static inline int any_found(const Ctx *c) {
 }
 
 /* the longest solution a collecting search keeps now */
+/* collecting candidates now (not in the plain descent that may come first) */
+static inline int collecting(const Ctx *c) {
+    return c->collect && !c->descending;
+}
+
 static inline int collect_bound(const Ctx *c) {
     const Collector *k = c->collector;
     int bound = k->max_length;
@@ -301,6 +314,7 @@ static inline int collect_bound(const Ctx *c) {
 static void check_time(Ctx *c) {
     double t = now_s();
     if (c->collect && c->collector->stop) c->stop = 1;
+    if (c->descending && any_found(c) && t >= c->collect_from) c->stop = 1;
     if (any_found(c) && t >= c->deadline) c->stop = 1;
     if (!c->found && t >= c->hard_deadline) {
         c->stop = 1;
@@ -411,7 +425,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         c->path[depth] = m;
         if (phase2(c, c1, u1, s1, nd, depth + 1, togo - 1)) {
             found = 1;
-            if (!c->robot && !c->collect) return 1;
+            if (!c->robot && !collecting(c)) return 1;
         }
         if (c->stop) return found;
     }
@@ -426,7 +440,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     if (c->stop) return;
     if (c->robot) {
         bound = c->max_length - n1;
-    } else if (c->collect) {
+    } else if (collecting(c)) {
         bound = collect_bound(c) - n1;
     } else {
         bound = (c->found ? c->best_len - 1 : c->max_length) - n1;
@@ -450,10 +464,10 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     d2 = walk2(T, corners, ud, cs, limit);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
-    if ((c->robot || c->collect) && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
+    if ((c->robot || collecting(c)) && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
     for (togo2 = lo; togo2 <= limit; togo2++) {
         if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
-        if (c->collect) {
+        if (collecting(c)) {
             if (n1 + togo2 > collect_bound(c)) break;
             phase2(c, corners, ud, ss, d2, n1, togo2);
             if (c->stop) break;
@@ -863,6 +877,23 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     return min_dist;
 }
 
+/* the face-turn search: phase-1 depths growing one at a time, the directions in turn */
+static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
+    int i;
+    for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
+        if (c->found && !c->robot && !collecting(c) && c->n1 >= c->best_len) break;
+        if (collecting(c) && c->n1 > collect_bound(c)) break;
+        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+        if (c->n1 > c->max_n1) c->max_n1 = c->n1;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            Start *s = &starts[i];
+            if (s->dist < 0 || s->dist > c->n1) continue;
+            begin_direction(c, s, i);
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        }
+    }
+}
+
 /* Borrow the C-contiguous buffers of a tuple of n arrays, checking each size; on success every
    slot points into its buffer (release the views when done), on failure nothing is held. */
 static int get_buffers(PyObject *seq, Py_buffer *views, const Py_ssize_t *sizes,
@@ -939,11 +970,14 @@ static PyTypeObject CollectorType;
 
 static PyObject *collector_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     int max_length, slack, capacity = COLLECTOR_CAPACITY;
+    double descent_s = 0.0;
     Collector *k;
     (void)kwds;
-    if (!PyArg_ParseTuple(args, "ii|i", &max_length, &slack, &capacity)) return NULL;
-    if (max_length < 0 || max_length > MAX_DEPTH - 1 || slack < 0 || capacity < 1) {
-        PyErr_SetString(PyExc_ValueError, "Collector(max_length 0..30, slack >= 0, capacity >= 1)");
+    if (!PyArg_ParseTuple(args, "ii|di", &max_length, &slack, &descent_s, &capacity)) return NULL;
+    if (max_length < 0 || max_length > MAX_DEPTH - 1 || slack < 0 || capacity < 1 ||
+        !(descent_s >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "Collector(max_length 0..30, slack >= 0, descent_s >= 0, capacity >= 1)");
         return NULL;
     }
     k = (Collector *)type->tp_alloc(type, 0);
@@ -962,6 +996,7 @@ static PyObject *collector_new(PyTypeObject *type, PyObject *args, PyObject *kwd
     k->capacity = capacity;
     k->max_length = max_length;
     k->slack = slack;
+    k->descent_s = descent_s;
     k->shortest = MAX_DEPTH;
     return (PyObject *)k;
 }
@@ -1189,11 +1224,13 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         c->collect = 1;
         c->collector = (Collector *)collector_obj;
         c->chunk = chunk;
+        c->descending = c->collector->descent_s > 0.0;
     }
 
     Py_BEGIN_ALLOW_THREADS
     c->t0 = now_s();
     c->deadline = c->t0 + budget_s;
+    if (c->collect) c->collect_from = c->t0 + c->collector->descent_s;
     c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
     if (use_axial) {
         min_dist = ax_run(c, starts, n_dirs);
@@ -1202,16 +1239,14 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
             starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
             if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
         }
-        for (c->n1 = min_dist; c->n1 <= max_length && !c->stop; c->n1++) {
-            if (c->found && !c->robot && !c->collect && c->n1 >= c->best_len) break;
-            if (c->collect && c->n1 > collect_bound(c)) break;
-            if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
-            c->max_n1 = c->n1;
-            for (i = 0; i < n_dirs && !c->stop; i++) {
-                Start *s = &starts[i];
-                if (s->dist < 0 || s->dist > c->n1) continue;
-                begin_direction(c, s, i);
-                phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        face_search(c, starts, n_dirs, min_dist);
+        if (c->descending) {
+            /* the plain descent is over: collect from the start at the length it reached */
+            c->descending = 0;
+            if (c->found && !c->timed_out && !c->stop_at_first && !c->collector->stop &&
+                now_s() < c->deadline) {
+                c->stop = 0;
+                face_search(c, starts, n_dirs, min_dist);
             }
         }
     }

@@ -4,10 +4,11 @@ With a scorer (``solve(..., score=f)``) the C search pushes every solution it me
 ``min(max_length, shortest + score_slack)`` moves into a :class:`Collector` shared by the
 worker threads of the solve (a bounded queue behind a mutex: the workers never take the GIL).
 The calling thread drains it meanwhile and scores the candidates while the workers keep
-searching, shortest first, each distinct solution once; the lowest score wins (the shorter
-solution on a tie). When the budget is over only candidates shorter than every one scored so
-far are still scored (they arrive last, when the workers stop, and are usually the best), and
-at least one candidate always is, so a budget too short for the scorer still returns one.
+searching, shortest first, each distinct solution once; the lowest score among those within
+the final cap (shortest found + slack) wins, the shorter solution on a tie. When the budget
+is over only candidates shorter than every one scored so far are still scored (they arrive
+last, when the workers stop, and are usually the best), and at least one candidate always
+is, so a budget too short for the scorer still returns one.
 """
 
 from __future__ import annotations
@@ -45,15 +46,20 @@ class Best:
 class CandidatePool:
     """The candidates of one solve: filled by the workers' sinks, scored by the caller."""
 
-    def __init__(self, score: Scorer, decode: Decode, max_length: int, slack: int) -> None:
-        self.collector = Collector(max_length, slack)
+    def __init__(
+        self, score: Scorer, decode: Decode, max_length: int, slack: int, descent_s: float = 0.0
+    ) -> None:
+        self.collector = Collector(max_length, slack, descent_s)
         self._score = score
         self._decode = decode
         self._pending: list[_Item] = []
         self._order = itertools.count()
         self._seen: set[tuple[Move, ...]] = set()
         self._shortest_scored = max_length + 1
-        self.best: Best | None = None
+        self._max_length = max_length
+        self._slack = slack
+        #: the best scored candidate of each length
+        self._by_length: dict[int, tuple[float, Best]] = {}
         self.scored = 0
         self.score_s = 0.0
 
@@ -68,6 +74,8 @@ class CandidatePool:
                         continue
                     return
                 item = heapq.heappop(self._pending)
+                if item[0] > self._cap():
+                    continue
                 late = self.scored > 0 and time.perf_counter() >= deadline
                 if late and item[0] >= self._shortest_scored:
                     continue
@@ -75,6 +83,20 @@ class CandidatePool:
         except BaseException:
             self.collector.stop()
             raise
+
+    @property
+    def best(self) -> Best | None:
+        """The lowest-scored candidate within the cap (the shorter one on a tie)."""
+        cap = self._cap()
+        kept = [(value, length, best) for length, (value, best) in self._by_length.items()]
+        within = [k for k in kept if k[1] <= cap] or kept
+        return min(within, key=lambda k: k[:2])[2] if within else None
+
+    def _cap(self) -> int:
+        shortest = int(self.collector.stats()["shortest"])
+        if shortest < 0:
+            return self._max_length
+        return min(self._max_length, shortest + self._slack)
 
     def stats(self) -> dict[str, int]:
         """received, dropped (the queue was full), shortest (-1: none)."""
@@ -97,6 +119,6 @@ class CandidatePool:
         self.score_s += time.perf_counter() - started
         self.scored += 1
         self._shortest_scored = min(self._shortest_scored, length)
-        best = self.best
-        if best is None or (value, length) < (best.score, len(best.moves)):
-            self.best = Best(moves, value, chunk, direction)
+        kept = self._by_length.get(length)
+        if kept is None or value < kept[0]:
+            self._by_length[length] = (value, Best(moves, value, chunk, direction))

@@ -40,8 +40,8 @@ scorer, to score one candidate). Calls from several threads at once are safe.
 The search loop is C (``solver/engines/twophase/_twophase.c``, built by the package install); the
 tables come from :func:`solver.engines.twophase.tables.load_tables`. Engine options
 (``solve(..., name=value)``: ``cache_dir``, ``timeout_s``, ``phase2_max``, ``directions``,
-``robot_search``, ``threads``, ``progress``, ``score``, ``score_slack``) are described and
-checked in :mod:`solver.engines.twophase.settings`.
+``robot_search``, ``threads``, ``progress``, ``score``, ``score_slack``, ``score_descent``) are
+described and checked in :mod:`solver.engines.twophase.settings`.
 """
 
 from __future__ import annotations
@@ -262,6 +262,7 @@ class TwoPhaseSolver:
         threads: int = DEFAULT_THREADS,
         score: Scorer | None = None,
         score_slack: int = DEFAULT_SCORE_SLACK,
+        score_descent: float = 0.0,
     ) -> Solution:
         """Solve a (valid) cubie state; the keywords are those of :class:`SolveOptions` and
         :class:`~solver.engines.twophase.settings.TwoPhaseSettings`."""
@@ -277,6 +278,7 @@ class TwoPhaseSolver:
             progress=progress,
             score=score,
             score_slack=score_slack,
+            score_descent=score_descent,
         )
         return self.run(cube, options, settings)
 
@@ -297,6 +299,7 @@ class TwoPhaseSolver:
                 lambda c, d, raw: self._map_back(chunks[c][d], raw),
                 plan.length,
                 settings.score_slack,
+                settings.score_descent * options.budget_s,
             )
         results = self._search(plan, chunks, options, settings, called, pool)
         elapsed = time.perf_counter() - called

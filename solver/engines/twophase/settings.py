@@ -14,6 +14,9 @@
                  scored lowest (see :mod:`solver.engines.twophase.candidates`)
 ``score_slack``  with ``score``: candidates may be this many moves longer than the shortest
                  solution found (default 2; ``max_length`` still bounds them)
+``score_descent`` with ``score``: the share of the budget (0 <= x < 1, default 0) the search
+                 first spends as the plain shortest-solution search before it collects
+                 candidates at the length reached (when length dominates the score)
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ class TwoPhaseSettings:
     progress: Progress | None = None
     score: Scorer | None = None
     score_slack: int = DEFAULT_SCORE_SLACK
+    score_descent: float = 0.0
 
     def __post_init__(self) -> None:
         if self.cache_dir is not None:
@@ -100,6 +104,15 @@ class TwoPhaseSettings:
                 "score", f"score must be a callable (moves) -> float, got {self.score!r}"
             )
         check_int("score_slack", self.score_slack, 0, MAX_LENGTH_LIMIT)
+        descent = self.score_descent
+        if (
+            isinstance(descent, bool)
+            or not isinstance(descent, int | float)
+            or not 0 <= descent < 1
+        ):
+            raise OptionError(
+                "score_descent", f"score_descent must be a share from 0 to below 1, got {descent!r}"
+            )
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any]) -> TwoPhaseSettings:
