@@ -35,8 +35,9 @@
  *
  *   With descent_s > 0 a collecting search first runs as the plain one (shortest solution
  *   wins, each improvement still pushed) for descent_s seconds once it holds a solution, then
- *   starts over at the shortest length reached, collecting (length dominates most scores: the
- *   alternatives are wanted at the length the plain search would have reached).
+ *   goes on collecting from where it is (length dominates most scores: the alternatives are
+ *   wanted at the length the plain search would have reached); if the plain search ends
+ *   sooner, it starts over collecting at the shortest length reached.
  *
  * Collector(max_length, slack[, descent_s, capacity]) a bounded queue of candidates:
  *   drain(timeout_s)
@@ -314,7 +315,7 @@ static inline int collect_bound(const Ctx *c) {
 static void check_time(Ctx *c) {
     double t = now_s();
     if (c->collect && c->collector->stop) c->stop = 1;
-    if (c->descending && any_found(c) && t >= c->collect_from) c->stop = 1;
+    if (c->descending && any_found(c) && t >= c->collect_from) c->descending = 0;
     if (any_found(c) && t >= c->deadline) c->stop = 1;
     if (!c->found && t >= c->hard_deadline) {
         c->stop = 1;
@@ -1241,7 +1242,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         }
         face_search(c, starts, n_dirs, min_dist);
         if (c->descending) {
-            /* the plain descent is over: collect from the start at the length it reached */
+            /* the plain search ended during the descent: collect from the start at the length
+               it reached */
             c->descending = 0;
             if (c->found && !c->timed_out && !c->stop_at_first && !c->collector->stop &&
                 now_s() < c->deadline) {
