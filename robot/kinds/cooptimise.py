@@ -10,8 +10,8 @@ Measured (bench/robot_kinds.py): the length of a solution dominates its robot ti
 2.2 s per face turn on the CUBOTino-like turntable) and the plans of same-length solutions
 differ little (a standard deviation of 3% per move among the candidates, the best about 7%
 under the mean). So the search first descends as the plain shortest-solution search for most
-of the budget (``descent``), then collects the alternatives at the length reached and up to
-``slack`` moves longer, which the planner's time picks from.
+of the budget (``descent``, at most 50 ms), then collects the alternatives at the length
+reached and up to ``slack`` moves longer, which the planner's time picks from.
 """
 
 from __future__ import annotations
@@ -32,8 +32,10 @@ log = logging.getLogger(__name__)
 
 #: candidate solutions may be this many moves longer than the shortest one found
 DEFAULT_SLACK = 1
-#: the share of the budget spent first on the plain shortest-solution descent
+#: the share of the budget spent first on the plain shortest-solution descent, and its cap in
+#: seconds (the length falls fastest early; a long budget is better spent on alternatives)
 DEFAULT_DESCENT = 0.75
+DESCENT_CAP_S = 0.05
 #: the longest candidate when the caller sets no limit (the engine's own default: a looser
 #: limit makes the first solutions longer and the descent slower, and costs more than it gains)
 DEFAULT_MAX_LENGTH = 20
@@ -74,7 +76,7 @@ def fastest_plan(
         budget_s=budget_s,
         score=planner.seconds,
         score_slack=slack,
-        score_descent=descent,
+        score_descent=min(descent, DESCENT_CAP_S / budget_s) if budget_s > 0 else descent,
     )
     started = time.perf_counter()
     plan = planner.plan(solution.moves)
