@@ -1,16 +1,22 @@
 """Benchmark: robot time per mechanism kind (solve, then the kind's exact planner).
 
     python bench/robot_kinds.py [--states 200] [--seed 2026] [--budgets 0.01,0.1,1] [--json]
-                                [--only KIND ...]
+                                [--only KIND ...] [--modes baseline,coopt]
 
-On the same uniformly random 3x3 states, for each mechanism kind and solver budget: the
-shortest two-phase solution found within the budget, then the kind's planner (the fastest
-action sequence for that solution: :class:`robot.kinds.KindPlanner`). This is the baseline that
-solving and planning together (the engine scoring its candidates by the planner) must beat.
+On the same uniformly random 3x3 states, for each mechanism kind and solver budget, two rows:
+
+* ``baseline``: the shortest two-phase solution found within the budget, then the kind's
+  planner (the fastest action sequence for that solution: :class:`robot.kinds.KindPlanner`),
+  the CUBOTino-style way;
+* ``coopt``: solving and planning together (:func:`robot.kinds.cooptimise.fastest_plan`): the
+  engine scores every candidate it meets within the budget by the kind's exact robot time and
+  keeps the fastest; ``ratio`` is its mean robot time over the baseline's (below 1 is faster).
 
 Every plan is replayed through the simulated mechanism (:func:`robot.kinds.replay`) on the
 facelet cube and must end solved (``replayed``). ``plan_ms`` is the planner's time per
-solution; ``search_ms_median`` the solver's.
+solution (the full plan with its actions); ``score_ms`` the time per candidate scored
+(:meth:`~robot.kinds.KindPlanner.seconds`, coopt only) and ``scored_mean`` how many were
+scored per solve; ``search_ms_median`` the solver's time (coopt: scoring included).
 Kinds: ``turntable`` (CUBOTino-like servo turntable, flipper and cover), ``turntable-stepper``
 (the same with an unlimited stepper turntable), ``two-gripper`` (two perpendicular grippers with
 180° servos).
@@ -26,6 +32,7 @@ import time
 from typing import Any
 
 from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper, replay
+from robot.kinds.cooptimise import fastest_plan
 from solver.api import solve
 from solver.cube.cubie import CubieCube
 
@@ -35,15 +42,21 @@ KINDS: dict[str, Mechanism] = {
     "two-gripper": TwoGripper(),
 }
 
+MODES = ("baseline", "coopt")
+
 FIELDS = (
     "kind",
+    "mode",
     "budget_s",
     "states",
     "replayed",
     "actions_mean",
     "robot_s_mean",
     "face_turns_mean",
+    "ratio",
     "plan_ms",
+    "score_ms",
+    "scored_mean",
     "search_ms_median",
 )
 
@@ -55,20 +68,37 @@ def _states(count: int, seed: int) -> list[Any]:
     return [CubieCube.random(rng).to_cube() for _ in range(count)]
 
 
-def run(kind: str, budget: float, states: list[Any]) -> dict[str, Any]:
-    mechanism = KINDS[kind]
-    planner = KindPlanner(mechanism)
+def _planner(kind: str) -> KindPlanner:
+    planner = KindPlanner(KINDS[kind])
     planner.prepare()  # tables once per mechanism, not in the per-solution figure
+    for cube in _states(2, 0):  # and the time-only tables of the moves
+        planner.seconds(solve(cube).moves)
+    return planner
+
+
+def run(
+    kind: str, budget: float, states: list[Any], mode: str, planner: KindPlanner
+) -> dict[str, Any]:
+    mechanism = planner.mechanism
     replayed = 0
     seconds, actions, turns, search = [], [], [], []
-    plan_s = 0.0
+    plan_s = score_s = 0.0
+    scored = 0
     for cube in states:
         started = time.perf_counter()
-        solution = solve(cube, budget_s=budget)
-        search.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        plan = planner.plan(solution.moves)
-        plan_s += time.perf_counter() - started
+        if mode == "coopt":
+            result = fastest_plan(cube, planner, budget)
+            solution, plan = result.solution, result.plan
+            search.append((time.perf_counter() - started - result.plan_s) * 1000)
+            plan_s += result.plan_s
+            scored += solution.stats["candidates_scored"]
+            score_s += solution.stats["score_s"]
+        else:
+            solution = solve(cube, budget_s=budget)
+            search.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            plan = planner.plan(solution.moves)
+            plan_s += time.perf_counter() - started
         final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
         replayed += final.is_solved()
         seconds.append(plan.seconds)
@@ -76,13 +106,17 @@ def run(kind: str, budget: float, states: list[Any]) -> dict[str, Any]:
         turns.append(len(solution.moves))
     return {
         "kind": kind,
+        "mode": mode,
         "budget_s": budget,
         "states": len(states),
         "replayed": replayed,
         "actions_mean": round(statistics.fmean(actions), 1),
         "robot_s_mean": round(statistics.fmean(seconds), 3),
         "face_turns_mean": round(statistics.fmean(turns), 2),
+        "ratio": 1.0,
         "plan_ms": round(plan_s / len(states) * 1000, 2),
+        "score_ms": round(score_s / scored * 1000, 3) if scored else None,
+        "scored_mean": round(scored / len(states), 1) if mode == "coopt" else None,
         "search_ms_median": round(statistics.median(search), 1),
     }
 
@@ -105,22 +139,37 @@ def main(argv: list[str] | None = None) -> int:
         "--budgets", default="0.01,0.1,1", help="solver budgets in seconds, comma-separated"
     )
     ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
+    ap.add_argument(
+        "--modes", default=",".join(MODES), help="baseline, coopt or both (comma-separated)"
+    )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     args = ap.parse_args(argv)
     budgets = [float(b) for b in args.budgets.split(",") if b]
+    modes = [m for m in args.modes.split(",") if m]
+    if any(m not in MODES for m in modes):
+        ap.error(f"--modes takes {' and '.join(MODES)}, got {args.modes!r}")
     states = _states(args.states, args.seed)
     rows = []
     for kind in args.only or list(KINDS):
+        planner = _planner(kind)
         for budget in budgets:
-            row = run(kind, budget, states)
-            rows.append(row)
-            if args.json:
-                print(json.dumps(row), flush=True)
-            else:
-                print(f"... {kind} {budget}s done", file=sys.stderr, flush=True)
+            base = None
+            for mode in modes:
+                row = run(kind, budget, states, mode, planner)
+                if mode == "baseline":
+                    base = row["robot_s_mean"]
+                elif base:
+                    row["ratio"] = round(row["robot_s_mean"] / base, 4)
+                else:
+                    row["ratio"] = None
+                rows.append(row)
+                if args.json:
+                    print(json.dumps(row), flush=True)
+                else:
+                    print(f"... {kind} {mode} {budget}s done", file=sys.stderr, flush=True)
     if not args.json:
         _table(rows)
-    return 0
+    return 0 if all(r["replayed"] == r["states"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ turned the other way round).
    every state; move *i+1* adds the closure to each state that can make it, then the turn.
    Exact: the optimum over every interleaving of free steps and turns (tests compare it with
    an exhaustive search on the facelet cube).
+4. **Time only** (:meth:`KindPlanner.seconds`, for scoring many candidate solutions): the same
+   layered shortest path with no actions kept, each move one min-plus step of a dense vector
+   over all states by a matrix (free closure, then the move's turns) built once per move.
 """
 
 from __future__ import annotations
@@ -75,6 +78,17 @@ class ActionPlan:
 
     def __str__(self) -> str:
         return " ".join(str(a.action) for a in self.actions)
+
+
+def _min_plus(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The min-plus product ``out[i, j] = min_k a[i, k] + b[k, j]``, over the ``k`` that
+    ``a`` reaches (a turn ends in few states), a few rows at a time."""
+    live = np.flatnonzero(np.isfinite(a).any(axis=0))
+    a, b = a[:, live], b[live]
+    out = np.empty((a.shape[0], b.shape[1]))
+    for i in range(0, a.shape[0], 8):
+        out[i : i + 8] = (a[i : i + 8, :, None] + b[None, :, :]).min(axis=1)
+    return out
 
 
 def merge_repeats(moves: Iterable[Move]) -> list[Move]:
@@ -152,6 +166,7 @@ class KindPlanner:
     mechanism: Mechanism
     parts: list[PartsState] = field(init=False)
     _index: dict[PartsState, int] = field(init=False)
+    _matrices: dict[bytes, npt.NDArray[np.float64]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.parts = self.mechanism.states()
@@ -303,6 +318,98 @@ class KindPlanner:
             layers.append(back)
         end = min(frontier, key=frontier.__getitem__)
         return self._reconstruct(end, frontier[end], layers)
+
+    def prepare_seconds(self) -> None:
+        """Build the time-only tables of the outer face turns now (:meth:`seconds` otherwise
+        builds each on first use, which a search budget should not pay for)."""
+        for face in Face:
+            for turns in (1, 2, -1):
+                move = Move.block(face, 1, 1, turns)
+                if self.can_make(move):
+                    self._way_matrix(move)
+
+    def seconds(self, moves: Iterable[Move]) -> float:
+        """The robot time of :meth:`plan` for ``moves`` from the mechanism's start, computed
+        without the actions (a fraction of the cost; rotations fall back to :meth:`plan`)."""
+        moves = list(moves)
+        runs = _commuting_runs(merge_repeats(moves))
+        if any(run[0].kind is MoveKind.ROTATION for run in runs):
+            return self.plan(moves).seconds
+        costs = np.full(len(self._free_all), _INF)
+        costs[self._state(0, self._index[self.mechanism.start])] = 0.0
+        for run in runs:
+            best = np.full(len(costs), _INF)
+            orders = itertools.permutations(run) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
+            for order in orders:
+                reached = self._chain_seconds(costs, order)
+                if reached is not None:
+                    np.minimum(best, reached, out=best)
+            if not np.isfinite(best).any():
+                self._step({0: 0.0}, run)  # raises the PlanError naming the move
+            costs = best
+        return float(costs.min())
+
+    def _chain_seconds(
+        self, costs: npt.NDArray[np.float64], order: Iterable[Move]
+    ) -> npt.NDArray[np.float64] | None:
+        for move in order:
+            matrix = self._way_matrix(move)
+            if matrix is None:
+                return None
+            live = np.flatnonzero(np.isfinite(costs))
+            if not len(live):
+                return None
+            costs = (costs[live, None] + matrix[live]).min(axis=0)
+        return costs
+
+    @cached_property
+    def _free_all(self) -> npt.NDArray[np.float64]:
+        """Cheapest free path between every two states."""
+        states = np.arange(N_ORIENTATIONS * len(self.parts), dtype=np.intp)
+        return self._free_cost(states, states)
+
+    def _way_matrix(self, move: Move) -> npt.NDArray[np.float64] | None:
+        """:meth:`_move_matrix` of the fastest way to make ``move`` (a half turn whole or
+        as two quarter turns either way): min-plus products, so the same optimum as trying
+        the ways one by one."""
+        if move.quarter_turns != 2:
+            return self._move_matrix(move)
+        k = b"way" + key(move_permutation(move, self.mechanism.n))
+        if k not in self._matrices:
+            best: npt.NDArray[np.float64] | None = None
+            for way in _ways(move):
+                product = self._way_product(way)
+                if product is not None:
+                    best = product if best is None else np.minimum(best, product)
+            if best is None:
+                return None
+            self._matrices[k] = best
+        return self._matrices[k]
+
+    def _way_product(self, way: list[Move]) -> npt.NDArray[np.float64] | None:
+        product: npt.NDArray[np.float64] | None = None
+        for move in way:
+            matrix = self._move_matrix(move)
+            if matrix is None:
+                return None
+            product = matrix if product is None else _min_plus(product, matrix)
+        return product
+
+    def _move_matrix(self, move: Move) -> npt.NDArray[np.float64] | None:
+        """``[s, a]``: the least time from state s, by free steps then one turn making
+        ``move``, into state a (None: no turn makes it)."""
+        k = key(move_permutation(move, self.mechanism.n))
+        if k not in self._matrices:
+            turns = self._turns.get(k)
+            if turns is None:
+                return None
+            free = self._free_all
+            through = free[:, turns.before] + turns.seconds[None, :]
+            matrix = np.full(free.shape, _INF)
+            for after in np.unique(turns.after).tolist():
+                matrix[:, after] = through[:, turns.after == after].min(axis=1)
+            self._matrices[k] = matrix
+        return self._matrices[k]
 
     def _step(self, frontier: dict[int, float], run: list[Move]) -> tuple[dict[int, float], _Back]:
         """Make the moves of ``run`` (turns about one axis, which commute; or one rotation) in

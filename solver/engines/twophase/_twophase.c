@@ -26,6 +26,23 @@
  *   shared_found None, or a writable byte shared by the searches of one solve (one per worker
  *              thread): set when any of them finds a solution, after which the budget stops
  *              all of them (a worker without a solution of its own does not run on alone)
+ *   collector  None, or (without a cost) a Collector shared by the workers of one solve: the
+ *              search then keeps every solution of at most min(max_length, shortest found by
+ *              any worker + the collector's slack) moves (all phase-2 completions up to
+ *              phase2_slack beyond their shortest) and pushes each into the collector under
+ *              its mutex, never taking the GIL; the caller drains it meanwhile
+ *   chunk      with a collector: this worker's number, stored with its candidates
+ *
+ *   With descent_s > 0 a collecting search first runs as the plain one (shortest solution
+ *   wins, each improvement still pushed) for descent_s seconds once it holds a solution, then
+ *   goes on collecting from where it is (length dominates most scores: the alternatives are
+ *   wanted at the length the plain search would have reached); if the plain search ends
+ *   sooner, it starts over collecting at the shortest length reached.
+ *
+ * Collector(max_length, slack[, descent_s, capacity]) a bounded queue of candidates:
+ *   drain(timeout_s)
+ *   returns [(chunk, direction, [moves]), ...] (waiting, GIL released, up to timeout_s for
+ *   one), stop() ends every search pushing to it, stats() -> {received, dropped, shortest}.
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
  *
  * Move index m = 3 * face + k (faces U R F D L B; k = 0 quarter clockwise, 1 half, 2 anticlockwise).
@@ -35,6 +52,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <errno.h>
 
 #define N_MOVE 18
 #define N_TWIST 2187
@@ -49,6 +68,21 @@
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
 #define N_TABLES 20
+#define COLLECTOR_CAPACITY 16384
+#define ROW (MAX_DEPTH + 1)
+
+/* the candidates of one solve, shared by its worker threads and the caller (see above) */
+typedef struct {
+    PyObject_HEAD
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    int capacity, count, ok;
+    signed char *moves; /* capacity rows of ROW */
+    int *len, *dir, *chunk;
+    volatile int shortest, slack, max_length, stop;
+    double descent_s;
+    uint64_t received, dropped;
+} Collector;
 
 typedef struct {
     const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
@@ -114,6 +148,10 @@ typedef struct {
        then the budget ends every one of them, found or not */
     volatile unsigned char *shared_found;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
+    /* candidate collection: the collector, this worker's chunk number */
+    Collector *collector;
+    int collect, chunk, descending;
+    double collect_from;
     /* time */
     double t0, deadline, hard_deadline;
     int stop, timed_out;
@@ -261,8 +299,23 @@ static inline int any_found(const Ctx *c) {
     return c->found || (c->shared_found != NULL && *c->shared_found);
 }
 
+/* the longest solution a collecting search keeps now */
+/* collecting candidates now (not in the plain descent that may come first) */
+static inline int collecting(const Ctx *c) {
+    return c->collect && !c->descending;
+}
+
+static inline int collect_bound(const Ctx *c) {
+    const Collector *k = c->collector;
+    int bound = k->max_length;
+    if (k->shortest + k->slack < bound) bound = k->shortest + k->slack;
+    return bound;
+}
+
 static void check_time(Ctx *c) {
     double t = now_s();
+    if (c->collect && c->collector->stop) c->stop = 1;
+    if (c->descending && any_found(c) && t >= c->collect_from) c->descending = 0;
     if (any_found(c) && t >= c->deadline) c->stop = 1;
     if (!c->found && t >= c->hard_deadline) {
         c->stop = 1;
@@ -270,9 +323,48 @@ static void check_time(Ctx *c) {
     }
 }
 
+/* a collecting search: every solution goes to the buffer */
+static void collect(Ctx *c, int len) {
+    Collector *k = c->collector;
+    int i;
+    if (!c->found) {
+        c->first_s = now_s() - c->t0;
+        c->first_len = len;
+    }
+    if (!c->found || len < c->best_len) {
+        c->best_len = len;
+        c->best_dir = c->dir;
+        memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
+        c->improvements++;
+    }
+    c->found = 1;
+    if (c->shared_found != NULL) *c->shared_found = 1;
+    pthread_mutex_lock(&k->lock);
+    k->received++;
+    if (k->count < k->capacity) {
+        signed char *row = k->moves + (size_t)k->count * ROW;
+        for (i = 0; i < len; i++) row[i] = (signed char)c->path[i];
+        k->len[k->count] = len;
+        k->dir[k->count] = c->dir;
+        k->chunk[k->count] = c->chunk;
+        k->count++;
+    } else {
+        k->dropped++;
+    }
+    if (len < k->shortest) k->shortest = len;
+    if (k->stop) c->stop = 1;
+    pthread_cond_signal(&k->ready);
+    pthread_mutex_unlock(&k->lock);
+    if (c->stop_at_first) c->stop = 1;
+}
+
 static void record(Ctx *c, int len) {
     int better;
     c->solutions++;
+    if (c->collect) {
+        collect(c, len);
+        return;
+    }
     if (c->robot) {
         double t = c->total_at[len];
         better = !c->found || t < c->best_time - 1e-12;
@@ -334,7 +426,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         c->path[depth] = m;
         if (phase2(c, c1, u1, s1, nd, depth + 1, togo - 1)) {
             found = 1;
-            if (!c->robot) return 1;
+            if (!c->robot && !collecting(c)) return 1;
         }
         if (c->stop) return found;
     }
@@ -349,6 +441,8 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     if (c->stop) return;
     if (c->robot) {
         bound = c->max_length - n1;
+    } else if (collecting(c)) {
+        bound = collect_bound(c) - n1;
     } else {
         bound = (c->found ? c->best_len - 1 : c->max_length) - n1;
     }
@@ -371,9 +465,15 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     d2 = walk2(T, corners, ud, cs, limit);
     if (d2 < 0 || d2 > limit) return;
     lo = d2 > cs ? d2 : cs;
-    if (c->robot && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
+    if ((c->robot || collecting(c)) && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
     for (togo2 = lo; togo2 <= limit; togo2++) {
         if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
+        if (collecting(c)) {
+            if (n1 + togo2 > collect_bound(c)) break;
+            phase2(c, corners, ud, ss, d2, n1, togo2);
+            if (c->stop) break;
+            continue;
+        }
         if (phase2(c, corners, ud, ss, d2, n1, togo2) && !c->robot) break;
         if (c->stop) break;
         if (!c->robot && c->found && n1 + togo2 + 1 >= c->best_len) break;
@@ -778,6 +878,23 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     return min_dist;
 }
 
+/* the face-turn search: phase-1 depths growing one at a time, the directions in turn */
+static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
+    int i;
+    for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
+        if (c->found && !c->robot && !collecting(c) && c->n1 >= c->best_len) break;
+        if (collecting(c) && c->n1 > collect_bound(c)) break;
+        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+        if (c->n1 > c->max_n1) c->max_n1 = c->n1;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            Start *s = &starts[i];
+            if (s->dist < 0 || s->dist > c->n1) continue;
+            begin_direction(c, s, i);
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        }
+    }
+}
+
 /* Borrow the C-contiguous buffers of a tuple of n arrays, checking each size; on success every
    slot points into its buffer (release the views when done), on failure nothing is held. */
 static int get_buffers(PyObject *seq, Py_buffer *views, const Py_ssize_t *sizes,
@@ -848,9 +965,159 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
 
+/* ---- Collector ---- */
+
+static PyTypeObject CollectorType;
+
+static PyObject *collector_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    int max_length, slack, capacity = COLLECTOR_CAPACITY;
+    double descent_s = 0.0;
+    Collector *k;
+    (void)kwds;
+    if (!PyArg_ParseTuple(args, "ii|di", &max_length, &slack, &descent_s, &capacity)) return NULL;
+    if (max_length < 0 || max_length > MAX_DEPTH - 1 || slack < 0 || capacity < 1 ||
+        !(descent_s >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "Collector(max_length 0..30, slack >= 0, descent_s >= 0, capacity >= 1)");
+        return NULL;
+    }
+    k = (Collector *)type->tp_alloc(type, 0);
+    if (k == NULL) return NULL;
+    k->moves = PyMem_RawCalloc((size_t)capacity, ROW);
+    k->len = PyMem_RawCalloc((size_t)capacity, sizeof(int));
+    k->dir = PyMem_RawCalloc((size_t)capacity, sizeof(int));
+    k->chunk = PyMem_RawCalloc((size_t)capacity, sizeof(int));
+    if (!k->moves || !k->len || !k->dir || !k->chunk) {
+        Py_DECREF(k);
+        return PyErr_NoMemory();
+    }
+    pthread_mutex_init(&k->lock, NULL);
+    pthread_cond_init(&k->ready, NULL);
+    k->ok = 1;
+    k->capacity = capacity;
+    k->max_length = max_length;
+    k->slack = slack;
+    k->descent_s = descent_s;
+    k->shortest = MAX_DEPTH;
+    return (PyObject *)k;
+}
+
+static void collector_dealloc(Collector *k) {
+    if (k->ok) {
+        pthread_mutex_destroy(&k->lock);
+        pthread_cond_destroy(&k->ready);
+    }
+    PyMem_RawFree(k->moves);
+    PyMem_RawFree(k->len);
+    PyMem_RawFree(k->dir);
+    PyMem_RawFree(k->chunk);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+/* take every queued candidate, waiting up to timeout_s for one (GIL released) */
+static PyObject *collector_drain(Collector *k, PyObject *args) {
+    double timeout_s = 0.0;
+    int n = 0, i, j;
+    signed char *moves = NULL;
+    int *len = NULL, *dir = NULL, *chunk = NULL;
+    PyObject *out;
+    if (!PyArg_ParseTuple(args, "|d", &timeout_s)) return NULL;
+    moves = PyMem_RawMalloc((size_t)k->capacity * ROW);
+    len = PyMem_RawMalloc((size_t)k->capacity * sizeof(int) * 3);
+    if (moves == NULL || len == NULL) {
+        PyMem_RawFree(moves);
+        PyMem_RawFree(len);
+        return PyErr_NoMemory();
+    }
+    dir = len + k->capacity;
+    chunk = dir + k->capacity;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&k->lock);
+    if (k->count == 0 && timeout_s > 0.0) {
+        struct timespec until;
+        double t = timeout_s;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)t;
+        until.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (k->count == 0)
+            if (pthread_cond_timedwait(&k->ready, &k->lock, &until) == ETIMEDOUT) break;
+    }
+    n = k->count;
+    memcpy(moves, k->moves, (size_t)n * ROW);
+    memcpy(len, k->len, (size_t)n * sizeof(int));
+    memcpy(dir, k->dir, (size_t)n * sizeof(int));
+    memcpy(chunk, k->chunk, (size_t)n * sizeof(int));
+    k->count = 0;
+    pthread_mutex_unlock(&k->lock);
+    Py_END_ALLOW_THREADS
+    out = PyList_New(n);
+    for (i = 0; out != NULL && i < n; i++) {
+        PyObject *row = PyList_New(len[i]), *item;
+        if (row == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        for (j = 0; j < len[i]; j++)
+            PyList_SET_ITEM(row, j, PyLong_FromLong(moves[(size_t)i * ROW + j]));
+        item = Py_BuildValue("(iiN)", chunk[i], dir[i], row);
+        if (item == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    PyMem_RawFree(moves);
+    PyMem_RawFree(len);
+    return out;
+}
+
+static PyObject *collector_stop(Collector *k, PyObject *unused) {
+    (void)unused;
+    pthread_mutex_lock(&k->lock);
+    k->stop = 1;
+    pthread_mutex_unlock(&k->lock);
+    Py_RETURN_NONE;
+}
+
+static PyObject *collector_stats(Collector *k, PyObject *unused) {
+    unsigned long long received, dropped;
+    int shortest;
+    (void)unused;
+    pthread_mutex_lock(&k->lock);
+    received = k->received;
+    dropped = k->dropped;
+    shortest = k->shortest;
+    pthread_mutex_unlock(&k->lock);
+    return Py_BuildValue("{s:K,s:K,s:i}", "received", received, "dropped", dropped, "shortest",
+                         received ? shortest : -1);
+}
+
+static PyMethodDef collector_methods[] = {
+    {"drain", (PyCFunction)collector_drain, METH_VARARGS,
+     "drain([timeout_s]) -> [(chunk, direction, [moves]), ...]"},
+    {"stop", (PyCFunction)collector_stop, METH_NOARGS, "end every search pushing here"},
+    {"stats", (PyCFunction)collector_stats, METH_NOARGS, "{received, dropped, shortest}"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject CollectorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "_twophase.Collector",
+    .tp_basicsize = sizeof(Collector),
+    .tp_dealloc = (destructor)collector_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Candidates of a collecting search (see the module source header).",
+    .tp_methods = collector_methods,
+    .tp_new = collector_new,
+};
+
 static PyObject *py_search(PyObject *self, PyObject *args) {
     PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result, *axial_obj = Py_None;
-    PyObject *shared_obj = Py_None;
+    PyObject *shared_obj = Py_None, *collector_obj = Py_None;
+    int chunk = 0;
     Py_buffer ax_views[N_AX_TABLES], shared_view;
     Axial A;
     int use_axial = 0;
@@ -861,10 +1128,15 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     Start starts[MAX_DIRS];
     Ctx *c;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOiddiO|iOO", &tables_obj, &starts_obj, &max_length, &budget_s,
+    if (!PyArg_ParseTuple(args, "OOiddiO|iOOOi", &tables_obj, &starts_obj, &max_length, &budget_s,
                           &timeout_s, &phase2_max, &cost_obj, &phase2_slack, &axial_obj,
-                          &shared_obj))
+                          &shared_obj, &collector_obj, &chunk))
         return NULL;
+    if (collector_obj != Py_None &&
+        (!PyObject_TypeCheck(collector_obj, &CollectorType) || cost_obj != Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "collector must be a Collector, and takes no cost");
+        return NULL;
+    }
     if (max_length < 0 || max_length > MAX_DEPTH - 1) {
         PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
         return NULL;
@@ -949,10 +1221,17 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     c->phase2_max = phase2_max;
     c->phase2_slack = phase2_slack < 0 ? 0 : phase2_slack;
     c->stop_at_first = budget_s <= 0.0;
+    if (collector_obj != Py_None) {
+        c->collect = 1;
+        c->collector = (Collector *)collector_obj;
+        c->chunk = chunk;
+        c->descending = c->collector->descent_s > 0.0;
+    }
 
     Py_BEGIN_ALLOW_THREADS
     c->t0 = now_s();
     c->deadline = c->t0 + budget_s;
+    if (c->collect) c->collect_from = c->t0 + c->collector->descent_s;
     c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
     if (use_axial) {
         min_dist = ax_run(c, starts, n_dirs);
@@ -961,15 +1240,15 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
             starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
             if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
         }
-        for (c->n1 = min_dist; c->n1 <= max_length && !c->stop; c->n1++) {
-            if (c->found && !c->robot && c->n1 >= c->best_len) break;
-            if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
-            c->max_n1 = c->n1;
-            for (i = 0; i < n_dirs && !c->stop; i++) {
-                Start *s = &starts[i];
-                if (s->dist < 0 || s->dist > c->n1) continue;
-                begin_direction(c, s, i);
-                phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+        face_search(c, starts, n_dirs, min_dist);
+        if (c->descending) {
+            /* the plain search ended during the descent: collect from the start at the length
+               it reached */
+            c->descending = 0;
+            if (c->found && !c->timed_out && !c->stop_at_first && !c->collector->stop &&
+                now_s() < c->deadline) {
+                c->stop = 0;
+                face_search(c, starts, n_dirs, min_dist);
             }
         }
     }
@@ -1064,6 +1343,16 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__twophase(void) {
+    PyObject *m;
     init_axial();
-    return PyModule_Create(&module);
+    if (PyType_Ready(&CollectorType) < 0) return NULL;
+    m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    Py_INCREF(&CollectorType);
+    if (PyModule_AddObject(m, "Collector", (PyObject *)&CollectorType) < 0) {
+        Py_DECREF(&CollectorType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

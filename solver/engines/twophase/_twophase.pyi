@@ -3,6 +3,16 @@ contract)."""
 
 from typing import Any
 
+class Collector:
+    """Candidates of a collecting search, shared by its worker threads."""
+
+    def __init__(
+        self, max_length: int, slack: int, descent_s: float = ..., capacity: int = ..., /
+    ) -> None: ...
+    def drain(self, timeout_s: float = ..., /) -> list[tuple[int, int, list[int]]]: ...
+    def stop(self) -> None: ...
+    def stats(self) -> dict[str, int]: ...
+
 def search(
     tables: tuple[Any, ...],
     starts: list[tuple[int, int, int, int, int, int, int]],
@@ -14,6 +24,8 @@ def search(
     phase2_slack: int = ...,
     axial: tuple[Any, ...] | None = ...,
     shared_found: bytearray | None = ...,
+    collector: Collector | None = ...,
+    chunk: int = ...,
     /,
 ) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...

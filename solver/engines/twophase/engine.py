@@ -23,11 +23,25 @@ every branch by its robot time so far plus the cheapest group for each group sti
 tables). Without ``max_length`` the robot search allows 26 face turns: the fastest solution is
 often longer.
 
+With a scorer (``score=f``, no cost model) the face-turn search collects every distinct
+solution within ``min(max_length, shortest + score_slack)`` moves and returns the one ``f``
+scores lowest; the C workers hand candidates over in batches and the calling thread scores them
+while the search goes on (:mod:`solver.engines.twophase.candidates`).
+
+Reuse (what an anytime caller relies on): :func:`get_solver` returns one solver per table
+cache for the whole process; its tables are loaded once and its worker threads started once,
+so each :meth:`TwoPhaseSolver.solve` from a new state pays only for the search. ``budget_s``
+counts from the call (preparing the search comes off it) and the search stops at that
+deadline once it holds a solution; ``timeout_s`` is the hard deadline when it has none (it
+then raises :class:`~solver.errors.NoSolutionError`): with ``timeout_s == budget_s`` a call
+returns or raises within the budget, plus the time to hand back the answer (and, with a
+scorer, to score one candidate). Calls from several threads at once are safe.
+
 The search loop is C (``solver/engines/twophase/_twophase.c``, built by the package install); the
 tables come from :func:`solver.engines.twophase.tables.load_tables`. Engine options
 (``solve(..., name=value)``: ``cache_dir``, ``timeout_s``, ``phase2_max``, ``directions``,
-``robot_search``, ``threads``, ``progress``) are described and checked in
-:mod:`solver.engines.twophase.settings`.
+``robot_search``, ``threads``, ``progress``, ``score``, ``score_slack``, ``score_descent``) are
+described and checked in :mod:`solver.engines.twophase.settings`.
 """
 
 from __future__ import annotations
@@ -35,7 +49,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,12 +62,15 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move, invert
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase.candidates import CandidatePool
 from solver.engines.twophase.settings import (
     DEFAULT_DIRECTIONS,
+    DEFAULT_SCORE_SLACK,
     DEFAULT_THREADS,
     DEFAULT_TIMEOUT_S,
     MAX_LENGTH_LIMIT,
     MAX_THREADS,
+    Scorer,
     TwoPhaseSettings,
 )
 from solver.engines.twophase.tables import (
@@ -145,6 +162,10 @@ def _plan(options: SolveOptions, settings: TwoPhaseSettings) -> _Plan:
         )
     if not options.budget_s >= 0:
         raise OptionError("budget_s", f"budget must be >= 0 seconds, got {options.budget_s!r}")
+    if settings.score is not None and options.cost_model is not None:
+        raise OptionError(
+            "score", "give either a score or a cost_model: the cost model is a score of its own"
+        )
     faces = ALL_FACES if options.faces is None else frozenset(options.faces)
     if not faces:
         raise UnsupportedError("at least one face must be allowed to turn")
@@ -239,6 +260,9 @@ class TwoPhaseSolver:
         robot_search: str = "groups",
         progress: Progress | None = None,
         threads: int = DEFAULT_THREADS,
+        score: Scorer | None = None,
+        score_slack: int = DEFAULT_SCORE_SLACK,
+        score_descent: float = 0.0,
     ) -> Solution:
         """Solve a (valid) cubie state; the keywords are those of :class:`SolveOptions` and
         :class:`~solver.engines.twophase.settings.TwoPhaseSettings`."""
@@ -252,6 +276,9 @@ class TwoPhaseSolver:
             robot_search=robot_search,
             threads=threads,
             progress=progress,
+            score=score,
+            score_slack=score_slack,
+            score_descent=score_descent,
         )
         return self.run(cube, options, settings)
 
@@ -260,18 +287,37 @@ class TwoPhaseSolver:
         called = time.perf_counter()
         plan = _plan(options, settings)
         dirs = self._directions(cube, plan.faces, settings.directions)
-        chunks, results = self._search(plan, dirs, options, settings, called)
+        # with a budget the directions are shared out over worker threads (the C search
+        # releases the GIL); the first-solution mode keeps one interleaved search, which
+        # answers soonest
+        workers = max(1, min(settings.threads, len(dirs))) if options.budget_s > 0 else 1
+        chunks = [dirs[i::workers] for i in range(workers)]
+        pool = None
+        if settings.score is not None:
+            pool = CandidatePool(
+                settings.score,
+                lambda c, d, raw: self._map_back(chunks[c][d], raw),
+                plan.length,
+                settings.score_slack,
+                settings.score_descent * options.budget_s,
+            )
+        results = self._search(plan, chunks, options, settings, called, pool)
         elapsed = time.perf_counter() - called
-        solution = self._best(chunks, results, options.cost_model)
+        if pool is None:
+            solution = self._best(chunks, results, options.cost_model)
+        else:
+            solution = self._scored(chunks, results, pool)
         stats = _merge_stats([r[2] for r in results])
         if solution is None:
             raise _no_solution(plan, bool(stats["timed_out"]), elapsed)
         result, rot, inv, first_length = solution
         info: dict[str, Any] = dict(stats)
+        if pool is not None:
+            info.update(_pool_info(pool))
         info.update(
             {
                 "first_length": first_length,
-                "objective": "robot_time" if options.cost_model is not None else "length",
+                "objective": _objective(options, settings),
                 "metric": "groups" if plan.groups else "moves",
                 "directions": len(dirs),
                 "threads": len(chunks),
@@ -286,20 +332,17 @@ class TwoPhaseSolver:
     def _search(
         self,
         plan: _Plan,
-        dirs: list[Direction],
+        chunks: list[list[Direction]],
         options: SolveOptions,
         settings: TwoPhaseSettings,
         called: float,
-    ) -> tuple[list[list[Direction]], list[Found]]:
-        """Run the C search over ``dirs``: the directions shared out into chunks, one per
-        worker thread, and what each chunk's search found."""
+        pool: CandidatePool | None,
+    ) -> list[Found]:
+        """Run the C search over the directions, one chunk per worker thread: what each
+        chunk's search found (with a pool, its candidates are scored in this thread
+        meanwhile)."""
         axial = self.axial_tables(settings.progress).search_arrays() if plan.groups else None
         budget_s = options.budget_s
-        # With a budget the directions are shared out over worker threads (the C search
-        # releases the GIL); the first-solution mode keeps one interleaved search, which
-        # answers soonest.
-        workers = max(1, min(settings.threads, len(dirs))) if budget_s > 0 else 1
-        chunks = [dirs[i::workers] for i in range(workers)]
         # set by the first worker to find a solution: the budget then ends the others too
         found_flag = bytearray(1)
         # the budget counts from the call: what preparing the search took comes off it
@@ -307,8 +350,10 @@ class TwoPhaseSolver:
         if budget_s > 0:
             search_budget = max(budget_s - (time.perf_counter() - called), _MIN_SEARCH_S)
         cost = _cost_tuple(options.cost_model)
+        collector = None if pool is None else pool.collector
 
-        def run_chunk(chunk: list[Direction]) -> Found:
+        def run_chunk(number: int) -> Found:
+            chunk = chunks[number]
             found: Found = _c_search(
                 self._arrays,
                 [d[2] for d in chunk],
@@ -320,12 +365,42 @@ class TwoPhaseSolver:
                 PHASE2_SLACK_ALL,
                 axial,
                 found_flag,
+                collector,
+                number,
             )
             return found
 
+        workers = len(chunks)
+        if pool is None:
+            if workers == 1:
+                return [run_chunk(0)]
+            return list(self._workers().map(run_chunk, range(workers)))
         if workers == 1:
-            return chunks, [run_chunk(dirs)]
-        return chunks, list(self._workers().map(run_chunk, chunks))
+            results = [run_chunk(0)]
+            pool.score_while(lambda: False, called + budget_s)
+            return results
+        futures = [self._workers().submit(run_chunk, i) for i in range(workers)]
+        pool.score_while(lambda: not all(f.done() for f in futures), called + budget_s)
+        return [f.result() for f in futures]
+
+    def _map_back(self, direction: Direction, raw: Sequence[int]) -> tuple[Move, ...]:
+        """A solution found in ``direction``'s frame as moves of the cube's own frame."""
+        rot, inv, _ = direction
+        moves = list(raw)
+        if inv:
+            moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
+        return tuple(C.move_of_index(self._conj_move(rot, m)) for m in moves)
+
+    def _scored(
+        self, chunks: list[list[Direction]], results: list[Found], pool: CandidatePool
+    ) -> tuple[tuple[Move, ...], int, bool, int] | None:
+        """The candidate the caller's score chose, as :meth:`_best` returns it."""
+        best = pool.best
+        if best is None:
+            return None
+        rot, inv, _ = chunks[best.chunk][best.direction]
+        first = min(int(r[2]["first_length"]) for r in results if r[0] >= 0)
+        return best.moves, rot, inv, first
 
     def _best(
         self,
@@ -340,14 +415,29 @@ class TwoPhaseSolver:
             if index < 0:
                 continue
             rot, inv, _ = chunk[index]
-            moves = list(raw)
-            if inv:
-                moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
-            candidate = tuple(C.move_of_index(self._conj_move(rot, m)) for m in moves)
+            candidate = self._map_back(chunk[index], raw)
             score = cost_model.estimate(candidate) if cost_model is not None else len(candidate)
             if best is None or score < best[0]:
                 best = (score, candidate, rot, inv, int(part["first_length"]))
         return None if best is None else best[1:]
+
+
+def _objective(options: SolveOptions, settings: TwoPhaseSettings) -> str:
+    if settings.score is not None:
+        return "score"
+    return "robot_time" if options.cost_model is not None else "length"
+
+
+def _pool_info(pool: CandidatePool) -> dict[str, Any]:
+    """What the scored search adds to the solution's info."""
+    stats = pool.stats()
+    return {
+        "candidates_received": stats["received"],
+        "candidates_dropped": stats["dropped"],
+        "candidates_scored": pool.scored,
+        "score": None if pool.best is None else pool.best.score,
+        "score_s": pool.score_s,
+    }
 
 
 def _no_solution(plan: _Plan, timed_out: bool, elapsed: float) -> NoSolutionError:

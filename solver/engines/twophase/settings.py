@@ -9,16 +9,25 @@
 ``threads``      worker threads sharing the directions when there is a budget (default: one
                  per core, at most six)
 ``progress``     a callback ``(task, done, total)`` shown while tables are built
+``score``        a candidate scorer ``score(moves) -> float`` (without a cost model): the search
+                 keeps every distinct solution it meets within the budget and returns the one
+                 scored lowest (see :mod:`solver.engines.twophase.candidates`)
+``score_slack``  with ``score``: candidates may be this many moves longer than the shortest
+                 solution found (default 2; ``max_length`` still bounds them)
+``score_descent`` with ``score``: the share of the budget (0 <= x < 1, default 0) the search
+                 first spends as the plain shortest-solution search before it collects
+                 candidates at the length reached (when length dominates the score)
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from solver.cube.notation import Move
 from solver.engines.common.settings import (
     check_int,
     check_one_of,
@@ -30,12 +39,14 @@ from solver.errors import OptionError
 
 __all__ = [
     "DEFAULT_DIRECTIONS",
+    "DEFAULT_SCORE_SLACK",
     "DEFAULT_THREADS",
     "DEFAULT_TIMEOUT_S",
     "DIRECTIONS",
     "MAX_LENGTH_LIMIT",
     "MAX_THREADS",
     "ROBOT_SEARCHES",
+    "Scorer",
     "TwoPhaseSettings",
 ]
 
@@ -50,6 +61,9 @@ MAX_THREADS = 6
 DEFAULT_THREADS = min(MAX_THREADS, os.cpu_count() or 1)
 #: the longest solution (and phase-2 part) the C kernel searches (its MAX_DEPTH - 1)
 MAX_LENGTH_LIMIT = 30
+DEFAULT_SCORE_SLACK = 2
+#: a candidate scorer: the solution's moves -> its score (lower is better)
+Scorer = Callable[[Sequence[Move]], float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +77,9 @@ class TwoPhaseSettings:
     robot_search: str = "groups"
     threads: int = DEFAULT_THREADS
     progress: Progress | None = None
+    score: Scorer | None = None
+    score_slack: int = DEFAULT_SCORE_SLACK
+    score_descent: float = 0.0
 
     def __post_init__(self) -> None:
         if self.cache_dir is not None:
@@ -81,6 +98,20 @@ class TwoPhaseSettings:
             raise OptionError(
                 "progress",
                 f"progress must be a callable (task, done, total), got {self.progress!r}",
+            )
+        if self.score is not None and not callable(self.score):
+            raise OptionError(
+                "score", f"score must be a callable (moves) -> float, got {self.score!r}"
+            )
+        check_int("score_slack", self.score_slack, 0, MAX_LENGTH_LIMIT)
+        descent = self.score_descent
+        if (
+            isinstance(descent, bool)
+            or not isinstance(descent, int | float)
+            or not 0 <= descent < 1
+        ):
+            raise OptionError(
+                "score_descent", f"score_descent must be a share from 0 to below 1, got {descent!r}"
             )
 
     @classmethod
