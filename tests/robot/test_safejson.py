@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robot.safejson import DEFAULT_LIMITS, JsonLimits, PayloadError, parse_object
@@ -69,7 +69,7 @@ json_values = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
     lambda children: st.lists(children) | st.dictionaries(st.text(), children),
-    max_leaves=30,
+    max_leaves=15,
 )
 
 
@@ -88,7 +88,7 @@ def test_json_shaped_noise_gives_a_dict_or_a_payload_error(text: str) -> None:
 
 
 @given(st.dictionaries(st.text(max_size=10), json_values, max_size=5))
-@settings(max_examples=150)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 def test_valid_objects_within_limits_parse_like_json(value: dict[str, Any]) -> None:
     text = json.dumps(value)
     try:

@@ -68,7 +68,7 @@ class ScriptedHost:
         self.firmware.port_bytes(data)
 
     async def expect(
-        self, kind: type[M], where: Callable[[M], bool] = lambda m: True, timeout: float = 1.0
+        self, kind: type[M], where: Callable[[M], bool] = lambda m: True, timeout: float = 5.0
     ) -> M:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
