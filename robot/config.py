@@ -48,6 +48,7 @@ __all__ = [
     "MqttConfig",
     "RobotConfig",
     "RobotSection",
+    "ScanConfig",
     "SerialConfig",
     "SimulationConfig",
     "SolverConfig",
@@ -375,6 +376,19 @@ class SimulationConfig(_Section):
         return value
 
 
+class ScanConfig(_Section):
+    """``[scan]``: what the robot does when a read is in doubt, and the check after a solve."""
+
+    #: reads of the same view when a read is not a valid cube as is
+    attempts: Annotated[int, Field(ge=1, le=5)] = 2
+    #: face turns (each read, then undone) to see doubtful stickers from another view
+    rescan_turns: Annotated[int, Field(ge=0, le=12)] = 4
+    #: read the cube after execution; it must read as solved
+    verify: bool = True
+    #: solves started again from the state seen when the check finds a misread
+    corrections: Annotated[int, Field(ge=0, le=5)] = 2
+
+
 class RobotConfig(_Section):
     """A whole robot profile. ``source`` is the file it came from (for messages)."""
 
@@ -384,6 +398,7 @@ class RobotConfig(_Section):
     cameras: tuple[CameraConfig, ...] = ()
     colours: ColoursConfig = ColoursConfig()
     solver: SolverConfig = SolverConfig()
+    scan: ScanConfig = ScanConfig()
     mqtt: MqttConfig = MqttConfig()
     journal: JournalConfig = JournalConfig()
     web: WebConfig = WebConfig()

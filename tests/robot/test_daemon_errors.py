@@ -135,7 +135,8 @@ async def _scan_invalid(fast_tmp: Path) -> None:
 @scenario(ErrorCode.SCAN_REFUSED)
 async def _scan_refused(fast_tmp: Path) -> None:
     """Vision reads a possible cube but refuses it as too uncertain (here: an acceptance bar
-    no read can clear): rescanned, then the job fails naming the stickers; nothing moves."""
+    no read can clear): read again, then active re-scans (face turns, each undone), then the
+    job fails naming the stickers; the cube is left as it was found."""
     import dataclasses
 
     import vision.scan
@@ -153,10 +154,14 @@ async def _scan_refused(fast_tmp: Path) -> None:
             await rig.job("start")
             error = _job_failed(rig, ErrorCode.SCAN_REFUSED)
             assert "not sure enough" in error["message"] and "in_doubt" in error
-            assert rig.cameras.captures == 2
+            turns = rig.daemon.config.scan.rescan_turns
+            rescans = rig.sink.of(EventName.RESCAN)
+            assert len(rescans) == turns and rig.cameras.captures == 2 + turns
+            assert all(r["verdict"] == "refused" for r in rescans)
             scanned = rig.sink.of(EventName.SCAN_COMPLETE)[-1]
             assert scanned["verdict"] == "refused" and scanned["valid"] is True
-            assert rig.firmware.executed == [] and rig.sink.of(EventName.SOLUTION) == []
+            assert len(rig.firmware.executed) == 2 * turns  # every turn undone
+            assert rig.firmware.cube == scrambled() and rig.sink.of(EventName.SOLUTION) == []
     finally:
         vision.scan.read_cube = real  # type: ignore[assignment]
 
