@@ -21,12 +21,16 @@ import numpy.typing as npt
 from solver.cube.geometry import Face
 from vision.calibration import Calibration
 
-__all__ = ["WARM", "Spotlight"]
+__all__ = ["AMBIGUOUS", "STRONG_WARM", "WARM", "Spotlight"]
 
 UInt8Image = npt.NDArray[np.uint8]
 
 #: Gains (B, G, R on the image) of a warm lamp: green and blue dimmed, red kept.
 WARM = (0.55, 0.7, 1.0)
+#: A lamp warm enough that orange reads as red and yellow as orange under it: on the simulated
+#: robot most single reads of a scrambled cube with a dozen stickers under it are refused, and
+#: some are wrong with full confidence (bench/robot_vision.py measures it).
+STRONG_WARM = (0.3, 0.35, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +76,24 @@ class Spotlight:
             scaled[mask > 0] *= gains
             lit[view.name] = np.clip(scaled, 0, 255).astype(np.uint8)
         return lit
+
+
+#: The ambiguous lighting of the simulated robot's tests and benchmark: a strong warm lamp over
+#: twelve positions of the faces the upper corner camera sees (U, F, R).
+AMBIGUOUS = Spotlight.over(
+    [
+        (Face.F, 0, 0),
+        (Face.F, 0, 1),
+        (Face.F, 1, 0),
+        (Face.F, 2, 2),
+        (Face.R, 0, 1),
+        (Face.R, 1, 1),
+        (Face.R, 1, 2),
+        (Face.R, 2, 0),
+        (Face.U, 2, 2),
+        (Face.U, 1, 2),
+        (Face.U, 0, 0),
+        (Face.U, 2, 1),
+    ],
+    STRONG_WARM,
+)

@@ -38,7 +38,7 @@ from robot.daemon.events import (
 from robot.daemon.execution import Executor
 from robot.daemon.ports import Cameras, Solver
 from robot.daemon.recovery import Recovery
-from robot.daemon.rescan import Rescanner
+from robot.daemon.rescan import Rescanner, sure
 from robot.daemon.verify import Verifier
 from robot.errors import JobError, PlanError
 from robot.journal import JobRecord
@@ -270,13 +270,14 @@ class Pipeline:
         evidence = Evidence(self.ctx.n, scheme=self.scheme)
         evidence.add(result.classification)
         self.evidence, self.reference = evidence, job.moves_done
-        if result.accepted or self.rescanner.limit == 0 or not result.classification.repair_backed:
+        read = result.classification
+        if sure(read) or self.rescanner.limit == 0 or not read.repair_backed:
             return result  # sure already, or an impossible cube (a twisted corner) as read
         journal = self.ctx.journal
         facelets = result.cube.to_facelets("scheme")
         await journal.call(journal.sync.record_scan, job.id, facelets, result.to_json())
         job.physical = result.cube  # tracked through the turns (each one undone)
-        combined = await self.rescanner.settle(job, evidence, result.classification, [], "scan")
+        combined = await self.rescanner.settle(job, evidence, read, [], "scan")
         return ScanResult(combined, result.samples, result.sites, result.timings_ms)
 
     async def _journal_state(self, job: Job, state: JobState) -> None:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # vision (and OpenCV) load when the daemon first reads the ca
     from vision.classify import Classification
     from vision.evidence import Evidence
 
-__all__ = ["Rescanner", "choose_turn"]
+__all__ = ["Rescanner", "choose_turn", "doubtful", "sure"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,19 @@ def choose_turn(
     return best[1] if best is not None else None
 
 
+def sure(read: Classification) -> bool:
+    """A reading the robot acts on: accepted by vision, and a valid cube without repairs."""
+    return read.accepted and read.valid and not read.repairs
+
+
+def doubtful(read: Classification) -> list[int]:
+    """The stickers (flat indices) to look at again: those in doubt and those repaired."""
+    n = read.n
+    flat = {s.flat(n) for s in read.in_doubt}
+    flat |= {s.flat(n) for r in read.repairs for s in r.stickers}
+    return sorted(flat)
+
+
 class Rescanner:
     """Turns, reads and combines for one pipeline (see the module docstring)."""
 
@@ -109,9 +122,9 @@ class Rescanner:
         bad: set[int] = set()
         _note_doubt(bad, combined, since, n)
         for attempt in range(1, self.limit + 1):
-            if combined.accepted:
+            if sure(combined):
                 break
-            doubt = [s.flat(n) for s in combined.in_doubt]
+            doubt = doubtful(combined)
             turn = choose_turn(doubt, evidence.positions_seen(), bad, self.faces, since, n, tried)
             if turn is None:
                 logger.info("job %s: no turn shows the doubtful stickers anew", job.id)
@@ -120,7 +133,7 @@ class Rescanner:
             result = await self._look(job, turn)
             view = [*since, turn]
             evidence.add(result.classification, view)
-            bad.update(s.flat(n) for s in result.classification.in_doubt)  # positions now
+            bad.update(doubtful(result.classification))  # positions now
             combined = evidence.combined()
             job.rescans += 1
             payload: RescanPayload = {
@@ -198,4 +211,4 @@ class Rescanner:
 def _note_doubt(bad: set[int], read: Classification, since: Sequence[Move], n: int) -> None:
     """Add the positions (now) of the stickers ``read`` (of the reference state) doubts."""
     here = np.argsort(sequence_permutation(since, n))
-    bad.update(int(here[s.flat(n)]) for s in read.in_doubt)
+    bad.update(int(here[s]) for s in doubtful(read))

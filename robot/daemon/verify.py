@@ -20,7 +20,7 @@ import numpy as np
 
 from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, EventName, VerifyPayload
-from robot.daemon.rescan import Reader, Rescanner
+from robot.daemon.rescan import Reader, Rescanner, sure
 from robot.errors import JobError
 from solver.cube.facelets import ColourScheme, Cube
 from solver.cube.notation import Move
@@ -70,7 +70,7 @@ class Verifier:
             combined = await self.rescanner.settle(
                 job, evidence, evidence.combined(), since, "verify"
             )
-            if not combined.accepted:
+            if not sure(combined):
                 job.verified = False
                 raise _unsure(combined)
             now = self._state_now(combined, result.classification, since)
@@ -114,7 +114,7 @@ class Verifier:
         """The cube now: the combined reading moved on; a sure read of the cube as it is now
         that disagrees wins (it sees the state itself, not a history)."""
         now = combined.cube.apply(since)
-        if latest.accepted and latest.cube != now:
+        if sure(latest) and latest.cube != now:
             logger.info("the read after execution disagrees with the combined reads; taking it")
             return latest.cube
         return now
