@@ -71,8 +71,9 @@ def choose_turn(
             after = np.argsort(move_permutation(move, n))  # position -> position after the turn
             score = 0.0
             for sticker in stickers:
-                place = int(after[here[sticker]])
-                if place not in seen[sticker]:
+                now = int(here[sticker])
+                place = int(after[now])
+                if place != now and place not in seen[sticker]:
                     score += DOUBTFUL_PLACE if place in bad else 1.0
             if score > 0 and (best is None or score > best[0]):
                 best = (score, move)
