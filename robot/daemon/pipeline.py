@@ -195,7 +195,7 @@ class Pipeline:
             )
         started = time.perf_counter()
         try:
-            result = await self._settle(job, await self._read(cameras))
+            result, views = await self._settle(job, await self._read(cameras))
         finally:
             await self.ctx.record_stage_time(job, "scan", started)
         summary = result.to_json()
@@ -215,6 +215,9 @@ class Pipeline:
             "in_doubt": summary["in_doubt"],
         }
         self.ctx.out.event(EventName.SCAN_COMPLETE, scanned)
+        if sure(result.classification, views):
+            sure_cube: Cube = result.cube
+            return sure_cube
         if not result.valid or result.repairs:
             raise _scan_invalid(summary)
         if not result.accepted:
@@ -222,12 +225,14 @@ class Pipeline:
         cube: Cube = result.cube
         return cube
 
-    async def _read(self, cameras: Cameras) -> Any:
-        """Read the cube, once more (``[scan] attempts``) if a read is not a valid cube as is."""
-        result: Any = None
+    async def _read(self, cameras: Cameras) -> list[Any]:
+        """Read the cube, once more (``[scan] attempts``) if a read is not a valid cube as is;
+        every read made."""
+        reads: list[Any] = []
         attempts = self.ctx.config.scan.attempts
         for attempt in range(1, attempts + 1):
             result = await self._read_once()
+            reads.append(result)
             if result.valid and not result.repairs and result.accepted:
                 break
             logger.info(
@@ -240,7 +245,7 @@ class Pipeline:
                 else f"too uncertain (confidence {result.cube_confidence:.3f})",
                 "reading again" if attempt < attempts else "done with this view",
             )
-        return result
+        return reads
 
     async def _read_once(self) -> Any:
         """One read of the cube as it is now (a :class:`vision.scan.ScanResult`)."""
@@ -259,26 +264,30 @@ class Pipeline:
         self.ctx.last_scan = (frames, result)
         return result
 
-    async def _settle(self, job: Job, result: Any) -> Any:
-        """Keep the read as the job's evidence; a read in doubt gets active re-scans and
-        becomes the combined reading of all reads (a ScanResult either way)."""
+    async def _settle(self, job: Job, reads: list[Any]) -> tuple[Any, int]:
+        """Keep the reads (of a cube's colours) as the job's evidence; if they are not sure,
+        active re-scans. Returns the reading of all reads combined (a ScanResult) and how many
+        reads it combines."""
         from vision.evidence import Evidence
         from vision.scan import ScanResult
 
-        if not result.classification.distinct:
-            return result  # not a cube's colours: nothing to look at again
+        distinct = [r for r in reads if r.classification.distinct]
+        if not distinct:
+            return reads[-1], 1  # not a cube's colours: nothing to look at again
         evidence = Evidence(self.ctx.n, scheme=self.scheme)
-        evidence.add(result.classification)
+        for read in distinct:
+            evidence.add(read.classification)
         self.evidence, self.reference = evidence, job.moves_done
-        read = result.classification
-        if sure(read) or self.rescanner.limit == 0 or not read.repair_backed:
-            return result  # sure already, or an impossible cube (a twisted corner) as read
+        last = distinct[-1]
+        combined = evidence.combined() if len(distinct) > 1 else last.classification
+        if sure(combined, len(evidence)) or self.rescanner.limit == 0:
+            return ScanResult(combined, last.samples, last.sites, last.timings_ms), len(evidence)
         journal = self.ctx.journal
-        facelets = result.cube.to_facelets("scheme")
-        await journal.call(journal.sync.record_scan, job.id, facelets, result.to_json())
-        job.physical = result.cube  # tracked through the turns (each one undone)
-        combined = await self.rescanner.settle(job, evidence, read, [], "scan")
-        return ScanResult(combined, result.samples, result.sites, result.timings_ms)
+        facelets = combined.cube.to_facelets("scheme")
+        await journal.call(journal.sync.record_scan, job.id, facelets, last.to_json())
+        job.physical = combined.cube  # tracked through the turns (each one undone)
+        combined = await self.rescanner.settle(job, evidence, combined, [], "scan")
+        return ScanResult(combined, last.samples, last.sites, last.timings_ms), len(evidence)
 
     async def _journal_state(self, job: Job, state: JobState) -> None:
         """Keep the journal's job state with the daemon's, so that after a crash the journal

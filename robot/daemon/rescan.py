@@ -80,8 +80,13 @@ def choose_turn(
     return best[1] if best is not None else None
 
 
-def sure(read: Classification) -> bool:
-    """A reading the robot acts on: accepted by vision, and a valid cube without repairs."""
+def sure(read: Classification, views: int = 1) -> bool:
+    """A reading the robot acts on: accepted by vision; a single read also without repairs.
+    (Several reads combined may support a repaired reading: a close call between an
+    impossible cube and a legal one that every other legal reading is far behind; the check
+    after execution catches a cube assembled wrong.)"""
+    if views > 1:
+        return read.accepted
     return read.accepted and read.valid and not read.repairs
 
 
@@ -123,7 +128,7 @@ class Rescanner:
         bad: set[int] = set()
         _note_doubt(bad, combined, since, n)
         for attempt in range(1, self.limit + 1):
-            if sure(combined):
+            if sure(combined, len(evidence)):
                 break
             doubt = doubtful(combined)
             turn = choose_turn(doubt, evidence.positions_seen(), bad, self.faces, since, n, tried)
@@ -133,7 +138,8 @@ class Rescanner:
             tried.add(turn)
             result = await self._look(job, turn)
             view = [*since, turn]
-            evidence.add(result.classification, view)
+            if result.classification.distinct:  # else not a cube's colours: no evidence
+                evidence.add(result.classification, view)
             bad.update(doubtful(result.classification))  # positions now
             combined = evidence.combined()
             job.rescans += 1

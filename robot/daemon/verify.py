@@ -66,11 +66,15 @@ class Verifier:
         for attempt in range(1, limit + 2):
             since = list(job.face_moves[reference : job.moves_done])
             result = await self.read()
-            evidence.add(result.classification, since)
+            if result.classification.distinct:
+                evidence.add(result.classification, since)
+            if not len(evidence):
+                job.verified = False
+                raise _unsure(result.classification)
             combined = await self.rescanner.settle(
                 job, evidence, evidence.combined(), since, "verify"
             )
-            if not sure(combined):
+            if not sure(combined, len(evidence)):
                 job.verified = False
                 raise _unsure(combined)
             now = self._state_now(combined, result.classification, since)

@@ -116,17 +116,23 @@ async def _scan_failed(fast_tmp: Path) -> None:
 
 @scenario(ErrorCode.SCAN_INVALID)
 async def _scan_invalid(fast_tmp: Path) -> None:
-    """A twisted corner, scanned (read twice, then refused) or given: the robot never moves."""
+    """A twisted corner, scanned (read twice, looked at again from other views: every face
+    turn undone, then refused) or given (refused at once): the cube is never solved from it and
+    is left as it was found."""
     twisted = _twisted(scrambled())
     async with running(fast_tmp / "j.sqlite", twisted) as rig:
         await rig.job("start")
         error = _job_failed(rig, ErrorCode.SCAN_INVALID)
         assert error["stickers"] and "low_confidence" in error and "problems" in error
-        assert rig.cameras.captures == 2 and len(rig.sink.of(EventName.SCAN_COMPLETE)) == 1
+        turns = len(rig.sink.of(EventName.RESCAN))
+        assert 1 <= turns <= rig.daemon.config.scan.rescan_turns
+        assert rig.cameras.captures == 2 + turns
+        assert len(rig.sink.of(EventName.SCAN_COMPLETE)) == 1
+        assert len(rig.firmware.executed) == 2 * turns and rig.firmware.cube == twisted
         await rig.job("solve", {"facelets": twisted.to_facelets("scheme")})
         given = rig.sink.of(EventName.ERROR)[-1]
         assert given["code"] == ErrorCode.SCAN_INVALID and given["stickers"]
-        assert rig.firmware.executed == [] and rig.sink.of(EventName.SOLUTION) == []
+        assert len(rig.firmware.executed) == 2 * turns and rig.sink.of(EventName.SOLUTION) == []
     _journal_finished(
         fast_tmp / "j.sqlite", error["job_id"], ErrorCode.SCAN_INVALID, JobState.ERROR
     )
