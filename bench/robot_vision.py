@@ -96,15 +96,24 @@ class _FirstRead:
 
 
 async def run_job(
-    config: RobotConfig, seed: int, workdir: Path, spotlight: Spotlight = AMBIGUOUS
+    config: RobotConfig,
+    seed: int,
+    workdir: Path,
+    spotlight: Spotlight = AMBIGUOUS,
+    rig_seed: int = 0,
 ) -> JobOutcome:
-    """One start job on the simulated robot under ``spotlight``."""
+    """One start job on the simulated robot under ``spotlight`` (``rig_seed``: of the cameras'
+    light colour and noise)."""
     start = Cube.solved(3).apply(random_moves(3, 25, seed))
     outcome = JobOutcome(seed)
     started = time.perf_counter()
     async with contextlib.AsyncExitStack() as stack:
         parts = await assemble(
-            config, stack, journal_path=workdir / f"journal-{seed}.sqlite", sim_start=start
+            config,
+            stack,
+            journal_path=workdir / f"journal-{seed}.sqlite",
+            sim_start=start,
+            seed=rig_seed,
         )
         rig = parts.daemon.pipeline.cameras
         assert isinstance(rig, CameraRig)

@@ -119,10 +119,12 @@ class Rescanner:
         combined: Classification,
         since: Sequence[Move],
         stage: str,
+        history: tuple[Evidence, Sequence[Move]] | None = None,
     ) -> Classification:
         """Turn, read, turn back and combine until ``combined`` is accepted or the turns run
         out; returns the last combined reading. ``since``: the moves from the evidence's
-        reference state to the cube as it is now (the cube is left as it is now)."""
+        reference state to the cube as it is now (the cube is left as it is now).
+        ``history``: other evidence the reads are added to too, with its own ``since``."""
         n = evidence.n
         tried: set[Move] = set()
         bad: set[int] = set()
@@ -140,6 +142,8 @@ class Rescanner:
             view = [*since, turn]
             if result.classification.distinct:  # else not a cube's colours: no evidence
                 evidence.add(result.classification, view)
+                if history is not None:
+                    history[0].add(result.classification, [*history[1], turn])
             bad.update(doubtful(result.classification))  # positions now
             combined = evidence.combined()
             job.rescans += 1

@@ -3,11 +3,13 @@ read as solved; a job never reports ``done`` on the tracked state alone.
 
 The read after execution is evidence about the same physical stickers as the job's first read:
 the moves executed since (rescan turns and their undos included) map every sticker of the final
-view back to the first (:class:`vision.evidence.Evidence`). Combined, the reads give the state
-the moves were really applied to; if that, moved on by the executed moves, is not solved, the
-first reading had a misread: the misread stickers are named in a ``verify`` event and the job
-solves again from the state it now sees (at most ``[scan] corrections`` times). A combined read
-still in doubt gets active re-scans (:mod:`robot.daemon.rescan`) like the first one.
+view back to the first (:class:`vision.evidence.Evidence`). Only reads of the cube *as it is
+now* (with active re-scans, :mod:`robot.daemon.rescan`, when they are in doubt) can pass the
+check: a history that says "solved" while the cube now reads otherwise, or unsure, is not
+trusted. When the cube now is not solved (read surely, or, when the reads of now stay unsure, as
+all reads combined and moved on by the executed moves say), the first reading had a misread:
+the stickers it got wrong are named in a ``verify`` event and the job solves again from the
+state it sees (at most ``[scan] corrections`` times).
 """
 
 from __future__ import annotations
@@ -55,7 +57,11 @@ class Verifier:
     async def check(self, job: Job, evidence: Evidence | None, reference: int) -> None:
         """Read the cube after execution until it reads as solved (correcting misreads);
         ``evidence`` holds the reads of the state after job move ``reference`` (None: no
-        reads yet: the check starts from the state now)."""
+        reads yet: the check starts from the state now).
+
+        Only reads of the cube as it is now can say it is solved: the history (``evidence``)
+        finds the misread and, when the reads of now are not sure, estimates the state now
+        for a new solve, but never passes the check."""
         from vision.evidence import Evidence
 
         if evidence is None:
@@ -65,19 +71,8 @@ class Verifier:
         limit = self.ctx.config.scan.corrections
         for attempt in range(1, limit + 2):
             since = list(job.face_moves[reference : job.moves_done])
-            result = await self.read()
-            if result.classification.distinct:
-                evidence.add(result.classification, since)
-            if not len(evidence):
-                job.verified = False
-                raise _unsure(result.classification)
-            combined = await self.rescanner.settle(
-                job, evidence, evidence.combined(), since, "verify"
-            )
-            if not sure(combined, len(evidence)):
-                job.verified = False
-                raise _unsure(combined)
-            now = self._state_now(combined, result.classification, since)
+            current, views = await self._read_now(job, evidence, since)
+            now = self._state_now(job, current, views, evidence, since)
             if now.is_solved():
                 job.verified = True
                 job.physical = now
@@ -99,7 +94,7 @@ class Verifier:
                 "job_id": job.id,
                 "attempt": attempt,
                 "solved": False,
-                "confidence": round(combined.cube_confidence, 4),
+                "confidence": round(current.cube_confidence, 4),
                 "misread": misread,
                 "facelets": now.to_facelets("scheme"),
             }
@@ -112,16 +107,48 @@ class Verifier:
             job.physical = now
             await self.resolve(job, now, job.moves_done)
 
+    async def _read_now(
+        self, job: Job, history: Evidence, since: Sequence[Move]
+    ) -> tuple[Classification, int]:
+        """The reads of the cube as it is now, combined (with active re-scans), and how many
+        they are; every read is added to ``history`` too (mapped back through ``since``)."""
+        from vision.evidence import Evidence
+
+        result = await self.read()
+        read: Classification = result.classification
+        now = Evidence(self.ctx.n, scheme=self.scheme)
+        if read.distinct:
+            now.add(read)
+            history.add(read, since)
+        # a solved cube can show too little colour contrast to read (no evidence): a turn
+        # mixes the faces, so the re-scans still look
+        start = now.combined() if len(now) else read
+        combined = await self.rescanner.settle(
+            job, now, start, [], "verify", history=(history, since)
+        )
+        return (combined, len(now)) if len(now) else (read, 1)
+
     def _state_now(
-        self, combined: Classification, latest: Classification, since: Sequence[Move]
+        self,
+        job: Job,
+        current: Classification,
+        views: int,
+        history: Evidence,
+        since: Sequence[Move],
     ) -> Cube:
-        """The cube now: the combined reading moved on; a sure read of the cube as it is now
-        that disagrees wins (it sees the state itself, not a history)."""
-        now = combined.cube.apply(since)
-        if sure(latest) and latest.cube != now:
-            logger.info("the read after execution disagrees with the combined reads; taking it")
-            return latest.cube
-        return now
+        """The cube now: what the reads of now say when they are sure; else what all reads
+        together say, moved on by the executed moves, if that is not solved (a misread to
+        correct); else the check cannot be passed: ``scan_refused``."""
+        if sure(current, views):
+            return current.cube
+        combined = history.combined()
+        if sure(combined, len(history)):
+            now = combined.cube.apply(since)
+            if not now.is_solved():
+                logger.info("job %s: the reads of now are unsure; all reads say unsolved", job.id)
+                return now
+        job.verified = False
+        raise _unsure(current)
 
 
 def _undo(moves: Sequence[Move]) -> list[Move]:
