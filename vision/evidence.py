@@ -117,6 +117,12 @@ class Evidence:
             Observation(costs, seen_at, float(read.separation), read.references)
         )
 
+    @property
+    def viewpoints(self) -> int:
+        """How many different placings of the stickers the reads saw (reads after the same
+        moves, or after moves that leave every sticker where it was, count once)."""
+        return len({obs.seen_at.tobytes() for obs in self.observations})
+
     def positions_seen(self) -> list[set[int]]:
         """For every reference sticker, the positions it has been read at."""
         m = 6 * self.n * self.n

@@ -267,7 +267,7 @@ class Pipeline:
     async def _settle(self, job: Job, reads: list[Any]) -> tuple[Any, int]:
         """Keep the reads (of a cube's colours) as the job's evidence; if they are not sure,
         active re-scans. Returns the reading of all reads combined (a ScanResult) and how many
-        reads it combines."""
+        viewpoints it combines (:attr:`vision.evidence.Evidence.viewpoints`)."""
         from vision.evidence import Evidence
         from vision.scan import ScanResult
 
@@ -280,14 +280,15 @@ class Pipeline:
         self.evidence, self.reference = evidence, job.moves_done
         last = distinct[-1]
         combined = evidence.combined() if len(distinct) > 1 else last.classification
-        if sure(combined, len(evidence)) or self.rescanner.limit == 0:
-            return ScanResult(combined, last.samples, last.sites, last.timings_ms), len(evidence)
+        views = evidence.viewpoints
+        if sure(combined, views) or self.rescanner.limit == 0:
+            return ScanResult(combined, last.samples, last.sites, last.timings_ms), views
         journal = self.ctx.journal
         facelets = combined.cube.to_facelets("scheme")
         await journal.call(journal.sync.record_scan, job.id, facelets, last.to_json())
         job.physical = combined.cube  # tracked through the turns (each one undone)
         combined = await self.rescanner.settle(job, evidence, combined, [], "scan")
-        return ScanResult(combined, last.samples, last.sites, last.timings_ms), len(evidence)
+        return ScanResult(combined, last.samples, last.sites, last.timings_ms), evidence.viewpoints
 
     async def _journal_state(self, job: Job, state: JobState) -> None:
         """Keep the journal's job state with the daemon's, so that after a crash the journal

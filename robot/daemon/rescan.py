@@ -81,8 +81,9 @@ def choose_turn(
 
 
 def sure(read: Classification, views: int = 1) -> bool:
-    """A reading the robot acts on: accepted by vision; a single read also without repairs.
-    (Several reads combined may support a repaired reading: a close call between an
+    """A reading the robot acts on: accepted by vision; from a single viewpoint (``views``:
+    :attr:`vision.evidence.Evidence.viewpoints`) also without repairs. (Reads from several
+    viewpoints combined may support a repaired reading: a close call between an
     impossible cube and a legal one that every other legal reading is far behind; the check
     after execution catches a cube assembled wrong.)"""
     if views > 1:
@@ -130,7 +131,7 @@ class Rescanner:
         bad: set[int] = set()
         _note_doubt(bad, combined, since, n)
         for attempt in range(1, self.limit + 1):
-            if sure(combined, len(evidence)):
+            if sure(combined, evidence.viewpoints):
                 break
             doubt = doubtful(combined)
             turn = choose_turn(doubt, evidence.positions_seen(), bad, self.faces, since, n, tried)

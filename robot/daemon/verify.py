@@ -126,7 +126,7 @@ class Verifier:
         combined = await self.rescanner.settle(
             job, now, start, [], "verify", history=(history, since)
         )
-        return (combined, len(now)) if len(now) else (read, 1)
+        return (combined, now.viewpoints) if len(now) else (read, 1)
 
     def _state_now(
         self,
@@ -142,7 +142,7 @@ class Verifier:
         if sure(current, views):
             return current.cube
         combined = history.combined()
-        if sure(combined, len(history)):
+        if sure(combined, history.viewpoints):
             now = combined.cube.apply(since)
             if not now.is_solved():
                 logger.info("job %s: the reads of now are unsure; all reads say unsolved", job.id)

@@ -141,3 +141,13 @@ def test_bad_use_is_a_clear_error() -> None:
     )
     with pytest.raises(ScanInputError, match="N=4"):
         Evidence(3).add(four.classification)
+
+
+def test_viewpoints_count_placings_not_reads() -> None:
+    evidence = Evidence(3)
+    evidence.add(_read(START, 30))
+    evidence.add(_read(START, 31))
+    assert len(evidence) == 2 and evidence.viewpoints == 1
+    evidence.add(_read(START.apply("U"), 32), "U")
+    evidence.add(_read(START.apply("U U'"), 33), "U U'")  # back where it was: the same placing
+    assert len(evidence) == 4 and evidence.viewpoints == 2
