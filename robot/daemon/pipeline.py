@@ -221,7 +221,7 @@ class Pipeline:
         if not result.valid or result.repairs:
             raise _scan_invalid(summary)
         if not result.accepted:
-            raise _scan_refused(summary)
+            raise _scan_refused(summary, job.rescans)
         cube: Cube = result.cube
         return cube
 
@@ -471,13 +471,15 @@ class Pipeline:
         self.ctx.set_state(state)
 
 
-def _scan_refused(summary: dict[str, Any]) -> JobError:
-    """A possible cube, read with too little confidence to run the motors on."""
+def _scan_refused(summary: dict[str, Any], turns: int = 0) -> JobError:
+    """A possible cube, read with too little confidence to run the motors on (after ``turns``
+    active re-scans)."""
     doubt = [d["sticker"] for d in summary["in_doubt"]]
     named = ", ".join(doubt[:12]) + (f" and {len(doubt) - 12} more" if len(doubt) > 12 else "")
+    looked = f", also after {turns} face turn(s) that showed them from other views" if turns else ""
     return JobError(
         ErrorCode.SCAN_REFUSED,
-        f"the scan read a possible cube but is not sure enough to act on it (confidence "
+        f"the scan read a possible cube but is not sure enough to act on it{looked} (confidence "
         f"{summary['confidence']:.3f}, needs {summary['accept_threshold']:.3f}); stickers in "
         f"doubt: {named or 'none named'}; improve the light on those faces, then start again",
         {"in_doubt": summary["in_doubt"], "confidence": summary["confidence"]},
