@@ -29,8 +29,9 @@ from solver.cube.facelets import Cube
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
 from vision.errors import CaptureError
+from vision.spotlight import Spotlight
 
-__all__ = ["CameraRig", "state_file_source"]
+__all__ = ["CameraRig", "SpotlitCameras", "state_file_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -134,3 +135,21 @@ class CameraRig:
             else:
                 frames[name] = source.read()
         return frames
+
+
+class SpotlitCameras:
+    """A camera rig's frames under an extra local light (:class:`vision.spotlight.Spotlight`):
+    the simulated robot's deliberately ambiguous lighting (``tests/robot/test_e2e_vision.py``,
+    ``bench/robot_vision.py``)."""
+
+    def __init__(self, rig: CameraRig, spotlight: Spotlight) -> None:
+        self.rig = rig
+        self.spotlight = spotlight
+        self.calibration = rig.calibration
+        self.missing_calibration = rig.missing_calibration
+
+    def capture(self) -> dict[str, UInt8Image]:
+        frames = self.rig.capture()
+        if self.calibration is None:
+            return frames
+        return self.spotlight.apply(frames, self.calibration)

@@ -49,6 +49,7 @@ __all__ = [
     "MqttConfig",
     "RobotConfig",
     "RobotSection",
+    "ScanConfig",
     "SerialConfig",
     "SimulationConfig",
     "SolverConfig",
@@ -376,6 +377,19 @@ class SimulationConfig(_Section):
         return value
 
 
+class ScanConfig(_Section):
+    """``[scan]``: what the robot does when a read is in doubt, and the check after a solve."""
+
+    #: reads of the same view when a read is not a valid cube as is
+    attempts: Annotated[int, Field(ge=1, le=5)] = 2
+    #: face turns (each read, then undone) to see doubtful stickers from another view
+    rescan_turns: Annotated[int, Field(ge=0, le=12)] = 4
+    #: read the cube after execution; it must read as solved
+    verify: bool = True
+    #: solves started again from the state seen when the check finds a misread
+    corrections: Annotated[int, Field(ge=0, le=5)] = 2
+
+
 class RobotConfig(_Section):
     """A whole robot profile. ``source`` is the file it came from (for messages); ``folder``,
     when set, is the folder its relative paths are resolved against instead of the file's own
@@ -387,6 +401,7 @@ class RobotConfig(_Section):
     cameras: tuple[CameraConfig, ...] = ()
     colours: ColoursConfig = ColoursConfig()
     solver: SolverConfig = SolverConfig()
+    scan: ScanConfig = ScanConfig()
     mqtt: MqttConfig = MqttConfig()
     journal: JournalConfig = JournalConfig()
     web: WebConfig = WebConfig()

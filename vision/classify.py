@@ -70,6 +70,7 @@ __all__ = [
     "Repair",
     "StickerRef",
     "classify",
+    "make_repair",
 ]
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,13 @@ class Classification:
     margins: FloatArray | None = None  # (6, N, N) cost gap to the nearest rival reading
     accept_confidence: float = ACCEPT_CONFIDENCE
     separation: float = float("inf")  # see vision.references.separation
+    #: (6, N, N, 6) cost of each scheme colour for every sticker (twice a negative
+    #: log-likelihood, leave-one-out, up to a constant): the evidence :mod:`vision.evidence`
+    #: combines over views
+    colour_costs: FloatArray | None = None
+    #: (6, N, N) the stickers the second opinion (no per-face light) reads as another colour:
+    #: this read supports two cubes there, so it is no evidence for either
+    disputed: npt.NDArray[np.bool_] | None = None
 
     @property
     def distinct(self) -> bool:
@@ -303,10 +311,11 @@ def classify(
     rival, _, _ = _refine(flat, start, n, level, face_light=False)
     rival_lab = means(lab_flat, rival.labels, lab_flat[:6])
     rival_colour = np.array(name_frame(rival_lab, scheme, target), dtype=np.intp)
-    margins[colour_of[assignment.labels] != rival_colour[rival.labels]] = 0.0
+    disputed = colour_of[assignment.labels] != rival_colour[rival.labels]
+    margins[disputed] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
-        _make_repair(kind, where, colour_of[before], colour_of[after], value, n)
+        make_repair(kind, where, colour_of[before], colour_of[after], value, n)
         for kind, where, before, after, value in assignment.repairs
     )
     repaired = {s.flat(n) for r in repairs for s in r.stickers}
@@ -330,7 +339,16 @@ def classify(
         margins=margins.reshape(6, n, n),
         accept_confidence=accept_confidence,
         separation=separation(adjusted, assignment.labels, refs),
+        colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
+        disputed=disputed.reshape(6, n, n),
     )
+
+
+def _by_colour(label_costs: FloatArray, colour_of: IntArray) -> FloatArray:
+    """Costs per frame label → costs per scheme colour (column ``colour_of[label]``)."""
+    costs = np.empty_like(label_costs)
+    costs[:, colour_of] = label_costs
+    return costs
 
 
 #: Colours closer than this (CIE76 units) across the whole scan cannot be told apart.
@@ -347,9 +365,10 @@ def _check_spread(flat: FloatArray) -> None:
         )
 
 
-def _make_repair(
+def make_repair(
     kind: str, where: str, before: IntArray, after: IntArray, cost: float, n: int
 ) -> Repair:
+    """A :class:`Repair` from the assignment's raw repair, colours already named."""
     changed = np.flatnonzero(before != after)
     return Repair(
         kind,

@@ -50,6 +50,9 @@ class Job:
     face_moves: tuple[Move, ...] = ()  # every face turn of the job, executed ones first
     stage_times: dict[str, float] = field(default_factory=dict)
     abort_requested: bool = False
+    rescans: int = 0  # face turns made to read doubtful stickers from another view
+    corrections: int = 0  # solves started again after the check after execution
+    verified: bool | None = None  # the cube read as solved after execution
 
 
 def face_move(face: str, turns: int) -> Move:
@@ -209,4 +212,9 @@ class Context:
             "cube_size": self.n,
             "journal": self.journal_problem,
             "preparing": self.preparing,
+            "vision": (
+                {"rescans": job.rescans, "corrections": job.corrections, "verified": job.verified}
+                if job
+                else None
+            ),
         }

@@ -37,11 +37,14 @@ __all__ = [
     "JobState",
     "MoveExecutedPayload",
     "RecoveredPayload",
+    "RescanPayload",
     "ResumableInfo",
     "ScanCompletePayload",
     "ScanInvalidDetail",
     "SolutionPayload",
     "StatusPayload",
+    "VerifyPayload",
+    "VisionChecks",
 ]
 
 #: the name under which listeners receive the status (it is a topic of its own, not an event)
@@ -279,6 +282,39 @@ class DonePayload(TypedDict):
     stage_times_s: dict[str, float]
     total_s: float
     solved: bool | None
+    #: the cube read as solved after execution (None: not checked: no cameras, or a scan job)
+    verified: bool | None
+    #: face turns made to look at doubtful stickers from another view (each undone)
+    rescans: int
+    #: solves started again because the check after execution saw a misread
+    corrections: int
+
+
+class RescanPayload(TypedDict):
+    """A ``rescan`` event: a face was turned to read doubtful stickers from another view, and
+    turned back; the reads so far were combined per physical sticker."""
+
+    job_id: str
+    stage: Literal["scan", "verify"]
+    attempt: int  # 1-based within the stage
+    turn: str  # the face turn made (and undone)
+    reads: int  # reads combined so far
+    verdict: str  # of the combined reading
+    confidence: float
+    in_doubt: list[str]  # stickers still in doubt (reference positions)
+
+
+class VerifyPayload(TypedDict):
+    """A ``verify`` event: the check after execution did not see a solved cube; the misread
+    stickers (of the reading the job solved from) were found and the solve goes on from the
+    state seen now."""
+
+    job_id: str
+    attempt: int
+    solved: bool  # what the combined reading says of the cube now
+    confidence: float
+    misread: list[str]  # stickers the reading the moves were planned from got wrong
+    facelets: str  # the cube as it is now (scheme letters)
 
 
 class ScanInvalidDetail(TypedDict):
@@ -337,6 +373,8 @@ class EventName(StrEnum):
     ABORTED = "aborted"
     FIRMWARE_RESET = "firmware_reset"
     RECOVERED = "recovered"
+    RESCAN = "rescan"
+    VERIFY = "verify"
 
     @property
     def description(self) -> str:
@@ -360,6 +398,14 @@ _EVENT_DESCRIPTIONS: Final[dict[EventName, tuple[str, type[Any]]]] = {
     EventName.ABORTED: ("a job was stopped by abort or an emergency stop", AbortedPayload),
     EventName.FIRMWARE_RESET: ("the firmware reset mid-job", FirmwareResetPayload),
     EventName.RECOVERED: ("at start, an unfinished job was found in the journal", RecoveredPayload),
+    EventName.RESCAN: (
+        "a face was turned to read doubtful stickers from another view, and turned back",
+        RescanPayload,
+    ),
+    EventName.VERIFY: (
+        "the check after execution saw a misread; the solve goes on from the state seen",
+        VerifyPayload,
+    ),
 }
 
 
@@ -400,6 +446,15 @@ class FirmwareSummary(TypedDict):
     boot_id: int | None
 
 
+class VisionChecks(TypedDict):
+    """What the job's reads took: rescans (face turns to see doubtful stickers again),
+    corrections (solves restarted after the check after execution), and that check's result."""
+
+    rescans: int
+    corrections: int
+    verified: bool | None
+
+
 class StatusPayload(TypedDict):
     """The retained ``status`` (the bridge adds ``timestamp``)."""
 
@@ -417,3 +472,4 @@ class StatusPayload(TypedDict):
     cube_size: int
     journal: JournalStatus | None
     preparing: PreparingStatus | None
+    vision: VisionChecks | None

@@ -1,10 +1,13 @@
-"""The job pipeline: scan → validate → solve → execute, and how a job ends (DONE, ERROR with a
-code, or ABORTED).
+"""The job pipeline: scan → validate → solve → execute → check, and how a job ends (DONE,
+ERROR with a code, or ABORTED).
 
 CPU work (reading the cameras and the colours, the solver's search) runs in threads. The robot
-never moves on a state that is not a valid cube: a scan that vision had to repair, or that is
-still impossible, ends the job with code ``scan_invalid`` naming the stickers at fault and the
-low-confidence ones. Every step is journaled before the next one starts.
+never solves a state that is not a valid cube read with confidence: a read in doubt gets active
+re-scans (:mod:`robot.daemon.rescan`: face turns that show the doubtful stickers from another
+view, each undone); a scan that is still repaired or impossible ends the job with code
+``scan_invalid``, one still in doubt with ``scan_refused``, naming the stickers. After
+execution the cube is read again and must read as solved (:mod:`robot.daemon.verify`). Every
+step is journaled before the next one starts.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.moves import Move as WireMove
@@ -35,6 +38,8 @@ from robot.daemon.events import (
 from robot.daemon.execution import Executor
 from robot.daemon.ports import Cameras, Solver
 from robot.daemon.recovery import Recovery
+from robot.daemon.rescan import Rescanner, sure
+from robot.daemon.verify import Verifier
 from robot.errors import JobError, PlanError
 from robot.journal import JobRecord
 from robot.planner import Planner
@@ -45,14 +50,15 @@ from solver.cube.validate import validate
 from solver.errors import CubeError
 from solver.solution import Solution
 
+if TYPE_CHECKING:
+    from vision.evidence import Evidence
+
 __all__ = ["Pipeline"]
 
 logger = logging.getLogger(__name__)
 
 
 class Pipeline:
-    scan_attempts = 2
-
     def __init__(
         self, ctx: Context, cameras: Cameras | None, solver: Solver, recovery: Recovery
     ) -> None:
@@ -63,6 +69,14 @@ class Pipeline:
         self.executor = Executor(ctx)
         self.scheme = SCHEMES[ctx.config.colours.scheme]
         self.planner = Planner(ctx.config.motors, ctx.config.cost_model, ctx.n)
+        self.rescanner = Rescanner(ctx, self.executor, self.planner, self._read_once)
+        self.verifier = Verifier(
+            ctx, self.rescanner, self._read_once, self._solve_and_execute, self.scheme
+        )
+        #: the reads of the job's first state (for the check after execution) and the job
+        #: move they were taken after
+        self.evidence: Evidence | None = None
+        self.reference = 0
 
     # === a job from start to end ==================================================================
 
@@ -93,6 +107,7 @@ class Pipeline:
             await self._fail(job, JobError(ErrorCode.INTERNAL, f"internal error: {exc!r}"))
 
     async def _job_body(self, job: Job, given: Cube | None) -> None:
+        self.evidence = None
         if given is None:
             cube = await self._scan(job)
             if job.kind == "scan":
@@ -105,7 +120,8 @@ class Pipeline:
             )
         self._validate(job, cube)
         job.physical = cube
-        await self._solve_and_execute(job, cube, offset=0)
+        await self._solve_and_execute(job, cube, offset=job.moves_done)
+        await self._check(job)
 
     async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
         try:
@@ -126,11 +142,13 @@ class Pipeline:
         if rescan:
             self.ctx.rescan_required = False
         job.moves_done = record.executed
+        self.evidence = None
         if rescan:
             cube = await self._scan(job)
             self._validate(job, cube)
             job.physical = cube
-            await self._solve_and_execute(job, cube, offset=record.executed)
+            await self._solve_and_execute(job, cube, offset=job.moves_done)
+            await self._check(job)
             return
         journal = self.ctx.journal
         moves = await journal.call(journal.sync.moves, record.id)
@@ -144,6 +162,19 @@ class Pipeline:
         self.ctx.set_state(JobState.EXECUTING)
         await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, remaining, offset=record.executed)
+        await self._check(job)
+
+    async def _check(self, job: Job) -> None:
+        """The check after execution (when the robot has cameras and it is configured)."""
+        if self.cameras is None or self.cameras.calibration is None:
+            return
+        if not self.ctx.config.scan.verify or job.physical is None:
+            return
+        started = time.perf_counter()
+        try:
+            await self.verifier.check(job, self.evidence, self.reference)
+        finally:
+            await self.ctx.record_stage_time(job, "scan", started)
 
     def _reversed(self, face: str) -> bool:
         cfg = self.ctx.config.motors.motor_of(Face[face])
@@ -164,11 +195,9 @@ class Pipeline:
             )
         started = time.perf_counter()
         try:
-            result = await self._read(cameras)
-        except JobError:
+            result, views = await self._settle(job, await self._read(cameras))
+        finally:
             await self.ctx.record_stage_time(job, "scan", started)
-            raise
-        await self.ctx.record_stage_time(job, "scan", started)
         summary = result.to_json()
         facelets = result.cube.to_facelets("scheme")
         journal = self.ctx.journal
@@ -186,28 +215,24 @@ class Pipeline:
             "in_doubt": summary["in_doubt"],
         }
         self.ctx.out.event(EventName.SCAN_COMPLETE, scanned)
+        if sure(result.classification, views):
+            sure_cube: Cube = result.cube
+            return sure_cube
         if not result.valid or result.repairs:
             raise _scan_invalid(summary)
         if not result.accepted:
-            raise _scan_refused(summary)
+            raise _scan_refused(summary, job.rescans)
         cube: Cube = result.cube
         return cube
 
-    async def _read(self, cameras: Cameras) -> Any:
-        """Read the cube, once more if the first read is not a valid cube as is."""
-        from vision.errors import VisionError
-        from vision.scan import read_cube
-
-        result: Any = None
-        for attempt in range(1, self.scan_attempts + 1):
-            try:
-                frames = await asyncio.to_thread(cameras.capture)
-                result = await asyncio.to_thread(
-                    read_cube, frames, cameras.calibration, self.ctx.n, scheme=self.scheme
-                )
-                self.ctx.last_scan = (frames, result)
-            except VisionError as exc:
-                raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
+    async def _read(self, cameras: Cameras) -> list[Any]:
+        """Read the cube, once more (``[scan] attempts``) if a read is not a valid cube as is;
+        every read made."""
+        reads: list[Any] = []
+        attempts = self.ctx.config.scan.attempts
+        for attempt in range(1, attempts + 1):
+            result = await self._read_once()
+            reads.append(result)
             if result.valid and not result.repairs and result.accepted:
                 break
             logger.info(
@@ -218,9 +243,52 @@ class Pipeline:
                 else "valid only after repairs"
                 if result.repairs
                 else f"too uncertain (confidence {result.cube_confidence:.3f})",
-                "rescanning" if attempt < self.scan_attempts else "giving up",
+                "reading again" if attempt < attempts else "done with this view",
             )
+        return reads
+
+    async def _read_once(self) -> Any:
+        """One read of the cube as it is now (a :class:`vision.scan.ScanResult`)."""
+        from vision.errors import VisionError
+        from vision.scan import read_cube
+
+        cameras = self.cameras
+        assert cameras is not None and cameras.calibration is not None
+        try:
+            frames = await asyncio.to_thread(cameras.capture)
+            result = await asyncio.to_thread(
+                read_cube, frames, cameras.calibration, self.ctx.n, scheme=self.scheme
+            )
+        except VisionError as exc:
+            raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
+        self.ctx.last_scan = (frames, result)
         return result
+
+    async def _settle(self, job: Job, reads: list[Any]) -> tuple[Any, int]:
+        """Keep the reads (of a cube's colours) as the job's evidence; if they are not sure,
+        active re-scans. Returns the reading of all reads combined (a ScanResult) and how many
+        viewpoints it combines (:attr:`vision.evidence.Evidence.viewpoints`)."""
+        from vision.evidence import Evidence
+        from vision.scan import ScanResult
+
+        distinct = [r for r in reads if r.classification.distinct]
+        if not distinct:
+            return reads[-1], 1  # not a cube's colours: nothing to look at again
+        evidence = Evidence(self.ctx.n, scheme=self.scheme)
+        for read in distinct:
+            evidence.add(read.classification)
+        self.evidence, self.reference = evidence, job.moves_done
+        last = distinct[-1]
+        combined = evidence.combined() if len(distinct) > 1 else last.classification
+        views = evidence.viewpoints
+        if sure(combined, views) or self.rescanner.limit == 0:
+            return ScanResult(combined, last.samples, last.sites, last.timings_ms), views
+        journal = self.ctx.journal
+        facelets = combined.cube.to_facelets("scheme")
+        await journal.call(journal.sync.record_scan, job.id, facelets, last.to_json())
+        job.physical = combined.cube  # tracked through the turns (each one undone)
+        combined = await self.rescanner.settle(job, evidence, combined, [], "scan")
+        return ScanResult(combined, last.samples, last.sites, last.timings_ms), evidence.viewpoints
 
     async def _journal_state(self, job: Job, state: JobState) -> None:
         """Keep the journal's job state with the daemon's, so that after a crash the journal
@@ -353,6 +421,9 @@ class Pipeline:
             "stage_times_s": stage_times,
             "total_s": elapsed,
             "solved": job.physical.is_solved() if job.physical is not None else None,
+            "verified": job.verified,
+            "rescans": job.rescans,
+            "corrections": job.corrections,
         }
         self.ctx.out.event(EventName.DONE, done)
         if job.kind != "solve":  # a job that scanned the cube: its state is known again
@@ -400,13 +471,15 @@ class Pipeline:
         self.ctx.set_state(state)
 
 
-def _scan_refused(summary: dict[str, Any]) -> JobError:
-    """A possible cube, read with too little confidence to run the motors on."""
+def _scan_refused(summary: dict[str, Any], turns: int = 0) -> JobError:
+    """A possible cube, read with too little confidence to run the motors on (after ``turns``
+    active re-scans)."""
     doubt = [d["sticker"] for d in summary["in_doubt"]]
     named = ", ".join(doubt[:12]) + (f" and {len(doubt) - 12} more" if len(doubt) > 12 else "")
+    looked = f", also after {turns} face turn(s) that showed them from other views" if turns else ""
     return JobError(
         ErrorCode.SCAN_REFUSED,
-        f"the scan read a possible cube but is not sure enough to act on it (confidence "
+        f"the scan read a possible cube but is not sure enough to act on it{looked} (confidence "
         f"{summary['confidence']:.3f}, needs {summary['accept_threshold']:.3f}); stickers in "
         f"doubt: {named or 'none named'}; improve the light on those faces, then start again",
         {"in_doubt": summary["in_doubt"], "confidence": summary["confidence"]},

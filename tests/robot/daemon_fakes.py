@@ -51,6 +51,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move
 from tests.robot.helpers import sim_config
 from vision.errors import VisionError
+from vision.spotlight import Spotlight
 
 PORT = "fake://firmware"
 FaultKind = Literal[
@@ -330,7 +331,8 @@ def _planned(moves: Sequence[WireMove], base: int, start: int) -> tuple[PlannedM
 
 
 class FakeCameras:
-    """The cameras of the simulated profile, rendering ``cube_source()`` at 320×240."""
+    """The cameras of the simulated profile, rendering ``cube_source()`` at 320×240; under
+    ``spotlight`` (when set) some sticker positions are lit by a coloured lamp."""
 
     def __init__(self, config: RobotConfig, cube_source: Callable[[], Cube]) -> None:
         self._rig = CameraRig(config, cube_source, seed=3)
@@ -342,6 +344,7 @@ class FakeCameras:
         self.hold = False
         self.capturing = threading.Event()
         self.release = threading.Event()
+        self.spotlight: Spotlight | None = None
 
     def capture(self) -> dict[str, Any]:
         self.captures += 1
@@ -350,7 +353,10 @@ class FakeCameras:
             self.release.wait(10.0)
         if self.failure is not None:
             raise self.failure
-        return dict(self._rig.capture())
+        frames = dict(self._rig.capture())
+        if self.spotlight is not None and self.calibration is not None:
+            frames = self.spotlight.apply(frames, self.calibration)
+        return frames
 
 
 class MemorySink:
@@ -439,11 +445,13 @@ async def running(
     sink: MemorySink | None = None,
     cameras: bool = True,
     wait_ready: bool = True,
+    spotlight: Spotlight | None = None,
 ) -> AsyncIterator[Rig]:
     """A daemon on fakes, running; stopped (and its journal closed) at the end."""
     config = config or fast_config()
     fw = firmware or FakeFirmware(start if start is not None else scrambled())
     fake_cameras = FakeCameras(config, lambda: fw.cube)
+    fake_cameras.spotlight = spotlight
     sink = sink or MemorySink()
     sync_journal, problem = open_journal(journal_path)
     journal = AsyncJournal(sync_journal)

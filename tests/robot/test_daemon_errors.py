@@ -117,17 +117,23 @@ async def _scan_failed(fast_tmp: Path) -> None:
 
 @scenario(ErrorCode.SCAN_INVALID)
 async def _scan_invalid(fast_tmp: Path) -> None:
-    """A twisted corner, scanned (read twice, then refused) or given: the robot never moves."""
+    """A twisted corner, scanned (read twice, looked at again from other views: every face
+    turn undone, then refused) or given (refused at once): the cube is never solved from it and
+    is left as it was found."""
     twisted = _twisted(scrambled())
     async with running(fast_tmp / "j.sqlite", twisted) as rig:
         await rig.job("start")
         error = _job_failed(rig, ErrorCode.SCAN_INVALID)
         assert error["stickers"] and "low_confidence" in error and "problems" in error
-        assert rig.cameras.captures == 2 and len(rig.sink.of(EventName.SCAN_COMPLETE)) == 1
+        turns = len(rig.sink.of(EventName.RESCAN))
+        assert 1 <= turns <= rig.daemon.config.scan.rescan_turns
+        assert rig.cameras.captures == 2 + turns
+        assert len(rig.sink.of(EventName.SCAN_COMPLETE)) == 1
+        assert len(rig.firmware.executed) == 2 * turns and rig.firmware.cube == twisted
         await rig.job("solve", {"facelets": twisted.to_facelets("scheme")})
         given = rig.sink.of(EventName.ERROR)[-1]
         assert given["code"] == ErrorCode.SCAN_INVALID and given["stickers"]
-        assert rig.firmware.executed == [] and rig.sink.of(EventName.SOLUTION) == []
+        assert len(rig.firmware.executed) == 2 * turns and rig.sink.of(EventName.SOLUTION) == []
     _journal_finished(
         fast_tmp / "j.sqlite", error["job_id"], ErrorCode.SCAN_INVALID, JobState.ERROR
     )
@@ -136,7 +142,8 @@ async def _scan_invalid(fast_tmp: Path) -> None:
 @scenario(ErrorCode.SCAN_REFUSED)
 async def _scan_refused(fast_tmp: Path) -> None:
     """Vision reads a possible cube but refuses it as too uncertain (here: an acceptance bar
-    no read can clear): rescanned, then the job fails naming the stickers; nothing moves."""
+    no read can clear): read again, then active re-scans (face turns, each undone), then the
+    job fails naming the stickers; the cube is left as it was found."""
     import dataclasses
 
     import vision.scan
@@ -154,10 +161,14 @@ async def _scan_refused(fast_tmp: Path) -> None:
             await rig.job("start")
             error = _job_failed(rig, ErrorCode.SCAN_REFUSED)
             assert "not sure enough" in error["message"] and "in_doubt" in error
-            assert rig.cameras.captures == 2
+            turns = rig.daemon.config.scan.rescan_turns
+            rescans = rig.sink.of(EventName.RESCAN)
+            assert len(rescans) == turns and rig.cameras.captures == 2 + turns
+            assert all(r["verdict"] == "refused" for r in rescans)
             scanned = rig.sink.of(EventName.SCAN_COMPLETE)[-1]
             assert scanned["verdict"] == "refused" and scanned["valid"] is True
-            assert rig.firmware.executed == [] and rig.sink.of(EventName.SOLUTION) == []
+            assert len(rig.firmware.executed) == 2 * turns  # every turn undone
+            assert rig.firmware.cube == scrambled() and rig.sink.of(EventName.SOLUTION) == []
     finally:
         vision.scan.read_cube = real  # type: ignore[assignment]
 

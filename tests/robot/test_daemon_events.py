@@ -27,7 +27,10 @@ WIRE = {
         "journal_corrupt firmware_unavailable internal unknown_command malformed busy rate_limited "
         "not_running not_resumable"
     ),
-    EventName: ("scan_complete solution move_executed done error aborted firmware_reset recovered"),
+    EventName: (
+        "scan_complete solution move_executed done error aborted firmware_reset recovered "
+        "rescan verify"
+    ),
 }
 MEMBERS = [*JobState, *ErrorCode, *EventName]
 

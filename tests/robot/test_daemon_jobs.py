@@ -83,7 +83,10 @@ def test_solve_given_state_skips_the_scan(fast_tmp: Path) -> None:
 
     rig = run(body(), 30)
     assert rig.sink.states() == [JobState.IDLE, V, SO, E, JobState.DONE]
-    assert rig.sink.names()[0] == "solution" and rig.cameras.captures == 0
+    # no scan before solving; one read after execution: the check that the cube is solved
+    assert rig.sink.names()[0] == "solution" and rig.cameras.captures == 1
+    assert "scan_complete" not in rig.sink.names()
+    assert rig.sink.of(EventName.DONE)[0]["verified"] is True
     assert rig.firmware.cube.is_solved()
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from robot.assemble import Assembly, assemble
+from robot.cameras import CameraRig, SpotlitCameras
 from robot.config import RobotConfig
 from robot.daemon.events import JobState
 from robot.journal import Journal
@@ -22,6 +23,7 @@ from solver.cube.notation import parse
 from solver.scramble import random_moves
 from tests.conftest import Broker
 from tests.robot.helpers import Recorder, run, sim_config
+from vision.spotlight import AMBIGUOUS, Spotlight
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("solver_tables")]
 
@@ -39,6 +41,7 @@ async def _with_daemon(
     start: Cube,
     body: Any,
     config: RobotConfig | None = None,
+    spotlight: Spotlight | None = None,
 ) -> tuple[Assembly, Recorder]:
     config = config or sim_config(speed_factor=4.0)
     async with (
@@ -53,6 +56,10 @@ async def _with_daemon(
             sim_start=start,
             seed=5,
         )
+        if spotlight is not None:  # a lamp over some stickers, on top of the profile's light
+            rig = parts.daemon.pipeline.cameras
+            assert isinstance(rig, CameraRig)
+            parts.daemon.pipeline.cameras = SpotlitCameras(rig, spotlight)
         task = asyncio.create_task(parts.daemon.run())
         await parts.daemon.firmware_ready.wait()
         assert parts.daemon.mqtt is not None
@@ -184,7 +191,7 @@ def _twisted(cube: Cube) -> Cube:
     return Cube(flat, 3)
 
 
-def test_impossible_scan_never_moves(mqtt_broker: Broker, tmp_path: Path) -> None:
+def test_impossible_scan_is_never_solved(mqtt_broker: Broker, tmp_path: Path) -> None:
     start = _twisted(scrambled(14))
 
     async def body(parts: Assembly, rec: Recorder) -> None:
@@ -199,8 +206,11 @@ def test_impossible_scan_never_moves(mqtt_broker: Broker, tmp_path: Path) -> Non
     assert error["code"] == "scan_invalid"
     assert error["stickers"], "the error names the stickers at fault"
     assert "low_confidence" in error
-    assert rec.events("move_executed") == [] and rec.events("solution") == []
-    assert parts.sim.firmware.records == []  # the robot never moved
+    assert rec.events("solution") == []  # never solved from an impossible reading
+    # the active re-scans turned faces to look again, each turn undone: the cube is as found
+    turns = len(rec.events("rescan"))
+    assert len(rec.events("move_executed")) == 2 * turns
+    assert len([r for r in parts.sim.firmware.records if r.outcome == "executed"]) == 2 * turns
     assert parts.sim.cube_state() == start
     assert rec.on(f"{TOPIC}/status")[-1]["state"] == "ERROR"
 
@@ -349,3 +359,39 @@ def test_unacknowledged_events_are_replayed_after_a_crash(
     journal.close()
     # the replays were acknowledged before the resume: the mark moved past them
     assert record is not None and record.state == "DONE" and record.reported >= 4
+
+
+#: scrambles whose first read under AMBIGUOUS on this rig is refused (1, 4: a possible cube in
+#: doubt) or refused and wrong (2, 9, 13)
+AMBIGUOUS_SEEDS = (1, 2, 4, 9, 13)
+
+
+@pytest.mark.parametrize("seed", AMBIGUOUS_SEEDS)
+def test_ambiguous_light_every_job_ends_solved(
+    mqtt_broker: Broker, tmp_path: Path, seed: int
+) -> None:
+    """A strong warm lamp over twelve stickers of the upper camera (orange reads as red there,
+    yellow as orange): the first read alone is not good enough; the active re-scans (and the
+    check after execution) end the job solved, reported as such over MQTT."""
+    start = Cube.solved(3).apply(random_moves(3, 25, seed))
+
+    async def body(parts: Assembly, rec: Recorder) -> None:
+        await rec.publish(f"{TOPIC}/cmd/start", "{}")
+        await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+
+    parts, rec = run(_with_daemon(mqtt_broker, tmp_path, start, body, spotlight=AMBIGUOUS), 150)
+    assert parts.sim is not None and parts.sim.cube_state().is_solved()
+    assert rec.events("error") == []
+    done = rec.events("done")[0]
+    assert done["solved"] is True and done["verified"] is True
+    rescans, verify = rec.events("rescan"), rec.events("verify")
+    assert rescans or verify  # the light did fool a single read
+    assert done["rescans"] == len(rescans) and done["corrections"] == len(verify)
+    assert rec.events("scan_complete")[0]["verdict"] == "accepted"
+    # every move journaled exactly once, rescan turns and their undos included
+    executed, total, idx = _journal_moves(tmp_path, done["job_id"])
+    assert executed == total == len(rec.events("move_executed")) and idx == list(range(total))
+    fw = [r for r in parts.sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == total
+    status = rec.on(f"{TOPIC}/status")[-1]
+    assert status["state"] == "DONE" and status["vision"]["verified"] is True
