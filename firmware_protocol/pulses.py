@@ -141,9 +141,13 @@ class _Reader:
             self.record.min_pulse_s = min(self.record.min_pulse_s, width)
 
 
-def read_record(path: Path) -> PulseRecord:
-    """Parse a harness record file."""
-    lines = path.read_text(encoding="ascii").splitlines()
+def read_record(path: Path, *, growing: bool = False) -> PulseRecord:
+    """Parse a harness record file. ``growing``: the harness is still writing it, so a last
+    line without its newline is left for the next read."""
+    text = path.read_text(encoding="ascii")
+    if growing and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]
+    lines = text.splitlines()
     if not lines or not lines[0].startswith("# board"):
         raise ValueError(f"{path}: not a harness record (no '# board' header)")
     reader = _Reader(_parse_header(lines[0]))

@@ -21,7 +21,7 @@ from robot.daemon import Daemon, link_config
 from robot.daemon.prepare import solver_tables
 from robot.journal import AsyncJournal
 from robot.journal_guard import open_journal
-from robot.simrobot import SimulatedRobot
+from robot.simrobot import EmulatedRobot, SimulatedRobot
 from solver.cube.facelets import Cube
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def sw_version() -> str:
 @dataclass(frozen=True, slots=True)
 class Assembly:
     daemon: Daemon
-    sim: SimulatedRobot | None
+    sim: SimulatedRobot | EmulatedRobot | None
     broker: EmbeddedBroker | None
     mqtt_address: str  # "host:port", or "off"
     web: WebServer | None = None
@@ -57,10 +57,14 @@ async def assemble(
     seed: int = 0,
 ) -> Assembly:
     """Start the parts of a daemon (not the daemon itself: ``await assembly.daemon.run()``)."""
-    sim = None
+    sim: SimulatedRobot | EmulatedRobot | None = None
     port = config.serial.url
     if config.simulated:
-        sim = SimulatedRobot(config, sim_start, seed=seed)
+        assert config.simulation is not None
+        if config.simulation.emulator == "avr":
+            sim = EmulatedRobot(config, sim_start, seed=seed)
+        else:
+            sim = SimulatedRobot(config, sim_start, seed=seed)
         port = await sim.start()
         stack.push_async_callback(sim.stop)
     cameras = CameraRig(config, sim.cube_state if sim is not None else None, seed=seed)

@@ -367,6 +367,9 @@ class SimulationConfig(_Section):
     noise: Annotated[float, Field(ge=0, le=1)] = 0.3
     faults: str = ""
     queue_depth: Annotated[int, Field(ge=2, le=255)] = 16
+    #: the firmware: the Python simulation, or the reference C firmware in simavr
+    emulator: Literal["python", "avr"] = "python"
+    board: Literal["mega2560_ramps", "uno_cnc"] = "mega2560_ramps"
 
     @field_validator("faults")
     @classmethod

@@ -8,8 +8,12 @@ that its motors turn. The cameras (:mod:`robot.cameras`) render that cube throug
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
 from robot.config import RobotConfig
@@ -17,7 +21,7 @@ from robot.errors import ConfigError
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
-__all__ = ["SimulatedRobot"]
+__all__ = ["EmulatedRobot", "SimulatedRobot"]
 
 logger = logging.getLogger(__name__)
 
@@ -74,3 +78,67 @@ class SimulatedRobot:
     async def stop(self) -> None:
         await self.endpoint.close()
         await self.firmware.stop()
+
+
+class EmulatedRobot:
+    """The reference C firmware in simavr (:mod:`firmware_protocol.emulator`) as the robot's
+    motor board, the virtual cube following what its motors did.
+
+    The harness records every STEP/DIR edge; :meth:`cube_state` (the cameras' source, called when
+    the motors are idle) turns the starting cube by every whole turn recorded so far
+    (:mod:`firmware_protocol.pulses`), so the cameras see exactly what the firmware moved.
+    """
+
+    def __init__(self, config: RobotConfig, start: Cube | None = None, *, seed: int = 0) -> None:
+        sim = config.simulation
+        if sim is None:
+            raise ConfigError(
+                "an emulated robot needs a [simulation] section",
+                file=config.source,
+                section="simulation",
+            )
+        self.config = config
+        self.start_cube = start if start is not None else Cube.solved(config.robot.cube_size)
+        self.seed = seed
+        self.port = ""
+        self._board: Any = None
+        self._folder = tempfile.TemporaryDirectory(prefix="cuberobot-avr-")
+        self.record = Path(self._folder.name) / "pulses.txt"
+
+    async def start(self) -> str:
+        from firmware_protocol.emulator import start_emulator
+
+        sim = self.config.simulation
+        assert sim is not None
+        self._board = await asyncio.to_thread(
+            start_emulator, sim.board, record=self.record, seed=self.seed
+        )
+        self.port = str(self._board.port)
+        logger.info("emulated %s on %s", sim.board, self.port)
+        return self.port
+
+    def cube_state(self) -> Cube:
+        from firmware_protocol.moves import Face
+        from firmware_protocol.pulses import extract_turns, read_record
+
+        if not self.record.exists() or self.record.stat().st_size == 0:
+            return self.start_cube
+        time.sleep(0.05)  # the harness flushes its record every 20 ms: the last turn is in it
+        try:
+            record = read_record(self.record, growing=True)
+        except (ValueError, OSError) as exc:  # the header not written yet
+            logger.debug("pulse record not readable yet: %s", exc)
+            return self.start_cube
+        suffix = {1: "", -1: "'", 2: "2", -2: "2"}
+        moves = [
+            Face(turn.motor).name + suffix[turn.quarter_turns]
+            for turn in extract_turns(record)
+            if turn.complete and turn.quarter_turns in suffix
+        ]
+        return self.start_cube.apply(" ".join(moves)) if moves else self.start_cube
+
+    async def stop(self) -> None:
+        if self._board is not None:
+            await asyncio.to_thread(self._board.stop)
+            self._board = None
+        self._folder.cleanup()

@@ -44,6 +44,7 @@
 
 #define FIFO_SIZE 65536u
 #define SERVICE_US 100u /* pty, stdin and pacing every 100 us of emulated time */
+#define FLUSH_NS 20000000u /* the pulse record flushed every 20 ms of wall time */
 
 struct fifo {
     uint8_t data[FIFO_SIZE];
@@ -310,6 +311,7 @@ int main(int argc, char **argv)
     uint64_t start = wall_ns();
     uint64_t service_every = BOARD_F_CPU / 1000000u * SERVICE_US;
     uint64_t next_service = 0;
+    uint64_t next_flush = 0;
     int state = cpu_Running;
     while (!stopping && state != cpu_Done && state != cpu_Crashed) {
         state = record_step(&h.rec);
@@ -321,6 +323,12 @@ int main(int argc, char **argv)
             service_pty();
             service_stdin();
             pace(start);
+            /* the record is read while it grows (the simulated robot's cameras follow the
+             * motors): whole lines reach the file at least every FLUSH_NS of wall time */
+            if (rec_out && wall_ns() >= next_flush) {
+                fflush(rec_out);
+                next_flush = wall_ns() + FLUSH_NS;
+            }
         }
     }
     if (rec_out) {

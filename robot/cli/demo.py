@@ -39,6 +39,7 @@ from robot.cli.args import host_port, new_file
 from robot.cli.exits import CommandFailed, UsageError
 from robot.config import RobotConfig
 from robot.errors import RobotError
+from robot.simrobot import EmulatedRobot
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
 from solver.scramble import random_moves
@@ -79,6 +80,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--speed", type=float, default=None, help="motor speed factor (default 1)")
     p.add_argument(
+        "--emulator",
+        choices=("python", "avr"),
+        default=None,
+        help="the motor firmware: the Python simulation (default) or the reference C firmware "
+        "in simavr (needs gcc-avr, avr-libc, simavr)",
+    )
+    p.add_argument(
         "--journal",
         type=new_file,
         default=None,
@@ -110,6 +118,12 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
             raise UsageError(f"--speed must be > 0, got {args.speed}")
         assert config.simulation is not None
         updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
+    if args.emulator is not None:
+        if args.emulator == "avr" and args.speed is not None:
+            raise UsageError("--speed goes with the Python simulation, not --emulator avr")
+        simulation = updates.get("simulation", config.simulation)
+        assert simulation is not None
+        updates["simulation"] = simulation.model_copy(update={"emulator": args.emulator})
     return config.model_copy(update=updates) if updates else config
 
 
@@ -185,7 +199,12 @@ def _milestone(name: str, payload: dict[str, Any]) -> str:
 def _introduce(console: Console, parts: Assembly, config: RobotConfig, head: str) -> None:
     assert parts.sim is not None
     console.print(head)
-    console.print(f"firmware: simulated, on pty {parts.sim.port}")
+    kind = (
+        "the reference C firmware in simavr"
+        if isinstance(parts.sim, EmulatedRobot)
+        else ("simulated")
+    )
+    console.print(f"firmware: {kind}, on pty {parts.sim.port}")
     address = parts.mqtt_address
     host, _, mport = address.rpartition(":")
     console.print(f"MQTT: {address}, topics {config.topic('#')}")
