@@ -329,6 +329,13 @@ class Intake:
             # the motors were stopped when the firmware could not be trusted: clear the stop
             await self._fresh_session()
             await self.ctx.link.home()
+        elif self.ctx.last_error is not None and (
+            self.ctx.last_error["code"] == ErrorCode.FIRMWARE_RESET
+        ):
+            # the job ended on one reset too many: as after a recovered reset, allow executions
+            # again and home (resume reconciles the moves with the firmware's counters)
+            self.ctx.link.acknowledge_reset()
+            await self.ctx.link.home()
         job = Job(record.id, record.kind, command.id, time.monotonic())
         job.stage_times = dict(record.stage_times)
         self.ctx.out.sources[job.id] = command.source or None
