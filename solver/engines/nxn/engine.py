@@ -9,11 +9,12 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
-3. ``edges``: wings by centre-keeping 3-cycles (:mod:`solver.engines.nxn.wings`). Even N:
-   before the 3x3, the innermost orbit is paired into dedges (any edge, any flip: fewest wings
-   moved), with even total flip and a dedge permutation of the corners' parity, so neither
-   OLL nor PLL parity reaches the 3x3; the other orbits follow it. Odd N: after the 3x3,
-   every wing to its slot beside its middle edge.
+3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
+   (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
+   (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: the innermost orbit is
+   paired into dedges (any edge, any flip: fewest wings moved), with even total flip and a
+   dedge permutation of the corners' parity, so neither OLL nor PLL parity reaches the 3x3;
+   the other orbits follow it. Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges).
@@ -40,8 +41,9 @@ from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
+from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
-from solver.engines.nxn.wings import dedge_targets, parity_fixes, solve_wings
+from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
@@ -131,17 +133,18 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     start = time.perf_counter()
     state, stages, _ = reduce_centres(cube)
     if not options.extra.get("stages_only"):
-        if n % 2 == 0:  # pair the wings first: the edges of the reduced 3x3 are dedges
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        edges = pair_edges(state, n)  # freeslice pairing, then 3-cycles for the rest
+        if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
             targets = dedge_targets(state, n, _corner_parity(state, n))
-            _timed(stages, "edges", solve_wings(state, n, targets), t0, n)
+        else:  # every wing beside the middle edge now in its edge
+            targets = midge_targets(state, n)
+        edges += solve_wings(state, n, targets)
+        _timed(stages, "edges", edges, t0, n)
         t0 = time.perf_counter()
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
-        if n % 2:  # the middle edges are in place now: every wing to its slot
-            t0 = time.perf_counter()
-            _timed(stages, "edges", solve_wings(state, n), t0, n)
     raw = [m for stage in stages for m in stage.moves]
     moves = tuple(optimize(raw, n))
     check = cube.flat.copy()

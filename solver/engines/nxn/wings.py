@@ -34,12 +34,20 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from solver.cube.cubie import cubie_layout
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, invert
 from solver.cube.validate_nxn import orbit_wings
 from solver.engines.nxn.sim import Geometry, IntArray, geometry
 
-__all__ = ["dedge_targets", "orbit_slots", "parity_fixes", "solve_wings", "wing_parity"]
+__all__ = [
+    "dedge_targets",
+    "midge_targets",
+    "orbit_slots",
+    "parity_fixes",
+    "solve_wings",
+    "wing_parity",
+]
 
 _BASE_N = 6
 _OUTER = tuple(Move.outer(f, t) for f in Face for t in (1, 2, -1))
@@ -317,4 +325,23 @@ def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
     targets = [0] * 24
     for e, (k, f) in dedge.items():
         targets[2 * e], targets[2 * e + 1] = 2 * k + f, 2 * k + 1 - f
+    return targets
+
+
+def midge_targets(state: Colours, n: int) -> list[int]:
+    """Odd N: the wing that pairs with the middle edge now in each slot's edge (the same for
+    every orbit), so that the wings can be paired before the 3x3 is solved."""
+    nn = n * n
+    prim, sec = orbit_slots(n, 1)
+    home = {(int(p) // nn, int(s) // nn): k for k, (p, s) in enumerate(zip(prim, sec, strict=True))}
+    mid = (n - 2) // 2
+    colour_on: dict[frozenset[int], dict[int, int]] = {}
+    for wings in cubie_layout(n).edges:
+        a, b = (int(x) for x in wings[mid])
+        colour_on[frozenset((a // nn, b // nn))] = {a // nn: int(state[a]), b // nn: int(state[b])}
+    targets = []
+    for p, s in zip(prim, sec, strict=True):
+        fp, fs = int(p) // nn, int(s) // nn
+        midge = colour_on[frozenset((fp, fs))]
+        targets.append(home[(midge[fp], midge[fs])])
     return targets
