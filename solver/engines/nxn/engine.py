@@ -23,15 +23,22 @@ Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is a
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
 colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity).
 
-Engine option: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages). ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM)
-is checked on the result.
+The centre stages are run on the cube as given and on whole-cube rotations of it
+(:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
+says otherwise); the rotation with the shortest centres is kept and every move found on it
+is mapped back to the faces of the cube as given (a rotation only renames faces).
+
+Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
+stages), ``centre_tries``. ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage;
+``max_length`` (OBTM) is checked on the result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -39,7 +46,8 @@ import numpy.typing as npt
 
 from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
-from solver.cube.notation import Metric, Move, count
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
@@ -105,6 +113,51 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     return state, stages, targets
 
 
+#: whole-cube rotations tried for the centre stage (each puts another face first)
+ROTATIONS = ("", "x", "x'", "z", "z'", "x2", "y", "x y", "z y")
+
+
+def centre_tries(n: int) -> int:
+    """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
+    varies a lot with the face solved first, and a try costs more as N grows."""
+    return 8 if n == 4 else 5 if n == 5 else 2 if n <= 7 else 1
+
+
+@cache
+def _face_map(rotation: str) -> tuple[Face, ...]:
+    """For each face X, the face Y with ``rotation X == Y rotation``: a move found on the
+    rotated cube is that move on face Y of the cube as given."""
+    g = geometry(3)
+    out = []
+    for face in Face:
+        ref = np.arange(54)
+        g.apply(ref, [*parse(rotation), Move.outer(face, 1)])
+        for other in Face:
+            trial = np.arange(54)
+            g.apply(trial, [Move.outer(other, 1), *parse(rotation)])
+            if np.array_equal(ref, trial):
+                out.append(other)
+    return tuple(out)
+
+
+def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
+    fmap = _face_map(rotation)
+    return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
+
+
+def _best_centres(cube: Cube, tries: int) -> tuple[str, Colours, list[Stage]]:
+    """The rotation (of the first ``tries``) whose centre stages are shortest, the state
+    after them (rotated frame, relabelled) and the stages (moves in the rotated frame)."""
+    best: tuple[int, str, Colours, list[Stage]] | None = None
+    for rotation in ROTATIONS[: max(1, tries)]:
+        state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
+        cost = sum(count(stage.moves, Metric.HTM, cube.n) for stage in stages)
+        if best is None or cost < best[0]:
+            best = (cost, rotation, state, stages)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
 def _solved(state: Colours, n: int) -> bool:
     faces = state.reshape(6, -1)
     return bool(np.all(faces == faces[:, :1]))
@@ -127,11 +180,12 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     n = cube.n
     if n < 4:
         raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
-    unknown = set(options.extra) - {"stages_only"}
+    unknown = set(options.extra) - {"stages_only", "centre_tries"}
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()
-    state, stages, _ = reduce_centres(cube)
+    tries = int(options.extra.get("centre_tries", centre_tries(n)))
+    rotation, state, stages = _best_centres(cube, tries)
     if not options.extra.get("stages_only"):
         t0 = time.perf_counter()
         edges = pair_edges(state, n)  # freeslice pairing, then 3-cycles for the rest
@@ -145,6 +199,7 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
+    stages = [dataclasses.replace(st, moves=_unrotate(st.moves, rotation)) for st in stages]
     raw = [m for stage in stages for m in stage.moves]
     moves = tuple(optimize(raw, n))
     check = cube.flat.copy()

@@ -238,3 +238,25 @@ def test_freeslice_pairing_keeps_centres_and_pairs_most_wings(n: int) -> None:
 def test_midge_targets_pair_each_wing_with_its_middle_edge() -> None:
     cube = Cube.solved(5).apply("R U F' D2 L B' U' R2")  # outer turns keep every pair
     assert wings.midge_targets(cube.flat, 5) == wings._homes(cube.flat, 5, 1)
+
+
+@pytest.mark.parametrize("rotation", engine.ROTATIONS)
+def test_moves_found_on_a_rotated_cube_map_back_to_the_cube_as_given(rotation: str) -> None:
+    cube = random_state_nxn(4, 5)
+    moves = parse("R 2U' Fw2 3L D' 2B")
+    mapped = engine._unrotate(tuple(moves), rotation)
+    # rotation, then the moves == the mapped moves, then the rotation
+    assert np.array_equal(
+        cube.apply([*parse(rotation), *moves]).flat, cube.apply([*mapped, *parse(rotation)]).flat
+    )
+
+
+def test_more_centre_tries_never_cost_more_centre_moves() -> None:
+    cube = random_state_nxn(4, 1)
+    one = api.solve(cube, stages_only=True, centre_tries=1)
+    many = api.solve(cube, stages_only=True, centre_tries=9)
+    assert sum(s.detail["obtm"] for s in many.stages) <= sum(s.detail["obtm"] for s in one.stages)
+    state = cube.apply(many.moves).stickers
+    for face in Face:
+        inner = state[face, 1:-1, 1:-1]
+        assert (inner == inner[0, 0]).all()
