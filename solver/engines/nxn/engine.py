@@ -11,10 +11,10 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
 3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
-   (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: the innermost orbit is
-   paired into dedges (any edge, any flip: fewest wings moved), with even total flip and a
-   dedge permutation of the corners' parity, so neither OLL nor PLL parity reaches the 3x3;
-   the other orbits follow it. Odd N: every wing beside the middle edge now in its edge.
+   (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
+   into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
+   total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
+   reaches the 3x3. Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges).

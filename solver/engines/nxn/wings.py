@@ -283,17 +283,18 @@ def solve_wings(state: Colours, n: int, targets: Sequence[int] | None = None) ->
 
 
 def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
-    """Even N: where the innermost orbit's wings should go so that every edge holds a paired
-    dedge (two partner wings, pieces 2k and 2k+1), moving as few wings as possible.
+    """Even N: where each orbit's wings should go so that every edge holds a paired dedge
+    (partner wings, pieces 2k and 2k+1, the same in every orbit), moving as few wings (of all
+    orbits) as possible.
 
     Pairing, not placing: the dedges may end in any edges, flipped or not, so long as the
     total flip is even (the wings' permutation stays even) and the dedge permutation has
     parity ``edge_parity`` (the corners' parity: no PLL parity on the reduced 3x3). Greedy by
     wings already in place, then the cheapest re-flip and swap for the two parities."""
-    pieces = _homes(state, n, (n - 2) // 2)
+    orbits = [_homes(state, n, j) for j in range(1, (n - 2) // 2 + 1)]
 
     def weight(e: int, k: int, f: int) -> int:
-        return int(pieces[2 * e] == 2 * k + f) + int(pieces[2 * e + 1] == 2 * k + 1 - f)
+        return sum(int(p[2 * e] == 2 * k + f) + int(p[2 * e + 1] == 2 * k + 1 - f) for p in orbits)
 
     ranked = sorted(
         ((weight(e, k, f), e, k, f) for e in range(12) for k in range(12) for f in (0, 1)),
