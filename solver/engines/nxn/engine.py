@@ -120,7 +120,7 @@ ROTATIONS = ("", "x", "x'", "z", "z'", "x2", "y", "x y", "z y")
 def centre_tries(n: int) -> int:
     """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
     varies a lot with the face solved first, and a try costs more as N grows."""
-    return 8 if n == 4 else 5 if n == 5 else 2 if n <= 7 else 1
+    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
 
 
 @cache
