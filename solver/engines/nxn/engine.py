@@ -25,7 +25,8 @@ colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity)
 
 The centre stages are run on the cube as given and on whole-cube rotations of it
 (:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
-says otherwise); the rotation with the shortest centres is kept and every move found on it
+says otherwise); on small cubes the edges are solved after the best :func:`edge_tries` of
+them too. The rotation with the shortest centres (+ edges) is kept and every move found on it
 is mapped back to the faces of the cube as given (a rotation only renames faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
@@ -123,6 +124,12 @@ def centre_tries(n: int) -> int:
     return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
 
 
+def edge_tries(n: int) -> int:
+    """Of the best centre rotations, how many also get their edges solved (the shortest
+    centres + edges is kept): edges are cheap to try on small cubes."""
+    return 2 if n <= 5 else 1
+
+
 @cache
 def _face_map(rotation: str) -> tuple[Face, ...]:
     """For each face X, the face Y with ``rotation X == Y rotation``: a move found on the
@@ -145,15 +152,40 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
     return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
 
 
-def _best_centres(cube: Cube, tries: int) -> tuple[str, Colours, list[Stage]]:
-    """The rotation (of the first ``tries``) whose centre stages are shortest, the state
-    after them (rotated frame, relabelled) and the stages (moves in the rotated frame)."""
-    best: tuple[int, str, Colours, list[Stage]] | None = None
+def _best_centres(cube: Cube, tries: int, keep: int) -> list[tuple[int, str, Colours, list[Stage]]]:
+    """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
+    as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
+    moves in the rotated frame), shortest first."""
+    found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
         cost = sum(count(stage.moves, Metric.HTM, cube.n) for stage in stages)
-        if best is None or cost < best[0]:
-            best = (cost, rotation, state, stages)
+        found.append((cost, rotation, state, stages))
+    found.sort(key=lambda item: item[0])
+    return found[: max(1, keep)]
+
+
+def _edges(state: Colours, n: int) -> list[Move]:
+    """Freeslice pairing, then 3-cycles for the rest (turns ``state``)."""
+    edges = pair_edges(state, n)
+    if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
+        targets = dedge_targets(state, n, _corner_parity(state, n))
+    else:  # every wing beside the middle edge now in its edge
+        targets = midge_targets(state, n)
+    return edges + solve_wings(state, n, targets)
+
+
+def _best_reduction(cube: Cube, tries: int, edge_tries: int) -> tuple[str, Colours, list[Stage]]:
+    """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
+    state and stages (centres, edges) of the shortest centres + edges."""
+    best: tuple[int, str, Colours, list[Stage]] | None = None
+    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries):
+        start = time.perf_counter()
+        edges = _edges(state, cube.n)
+        _timed(stages, "edges", edges, start, cube.n)
+        total = cost + count(edges, Metric.HTM, cube.n)
+        if best is None or total < best[0]:
+            best = (total, rotation, state, stages)
     assert best is not None
     return best[1], best[2], best[3]
 
@@ -185,16 +217,10 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
-    rotation, state, stages = _best_centres(cube, tries)
-    if not options.extra.get("stages_only"):
-        t0 = time.perf_counter()
-        edges = pair_edges(state, n)  # freeslice pairing, then 3-cycles for the rest
-        if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
-            targets = dedge_targets(state, n, _corner_parity(state, n))
-        else:  # every wing beside the middle edge now in its edge
-            targets = midge_targets(state, n)
-        edges += solve_wings(state, n, targets)
-        _timed(stages, "edges", edges, t0, n)
+    if options.extra.get("stages_only"):
+        _, rotation, state, stages = _best_centres(cube, tries, 1)[0]
+    else:
+        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n))
         t0 = time.perf_counter()
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
