@@ -23,6 +23,9 @@ finished.
   piece falls as N grows. A run that starts at layer 2 (or ends at N-1) is turned together
   with the outer layer (a wide move, 1 in OBTM instead of 2): during the centre stage edges and
   corners do not matter, and the outer face's centres come back when ``m'`` undoes ``m``.
+* **Open end**: the closing ``T'`` is left out (7 moves, not 8): it only turns the target
+  face, whose centre pieces stay on it, and no other face's centre; the piece count per face
+  is what the stage works on.
 * **Setup**: the source face may be turned first (any outer turn keeps every face's centre
   colours); it is not undone — edges are paired after the centres.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
@@ -196,7 +199,8 @@ def _commutator(cfg: _Config, n: int, layers: list[int], line: int, setup: int) 
     m2 = _block(n, cfg.axis, line, line, cfg.e)
     t = Move.outer(cfg.target, cfg.t)
     moves = [Move.outer(cfg.source, {1: 1, 2: 2, 3: -1}[setup])] if setup else []
-    moves += [*a, t, m2, t.inverse(), *[m.inverse() for m in a], t, m2.inverse(), t.inverse()]
+    # the closing T' is left out: it only turns the target face (its pieces stay on it)
+    moves += [*a, t, m2, t.inverse(), *[m.inverse() for m in a], t, m2.inverse()]
     return moves
 
 
@@ -243,13 +247,13 @@ def _line_plan(
     keep = run_good[run]
     sl, su, sg, start = sl[keep], su[keep], sg[keep], start[keep]
     gain = np.bincount(sl, weights=sg, minlength=n + 1).astype(np.int64)
-    # cost of each line: 4 target turns, m2 twice, each run of m twice, the setup
+    # cost of each line: 3 target turns, m2 twice, each run of m twice, the setup
     runs = np.bincount(sl[start], minlength=n + 1)
     cheap = np.bincount(sl[su == 2], minlength=n + 1) + np.bincount(
         sl[su == n - 1], minlength=n + 1
     )
     m2 = np.where((np.arange(n + 1) == 2) | (np.arange(n + 1) == n - 1), 1, 2)
-    cost = 4 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
+    cost = 3 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
     ratio = np.where(gain > 0, gain / cost, -1.0)
     line = int(np.argmax(ratio))
     chosen = [int(v) for v in su[sl == line]]

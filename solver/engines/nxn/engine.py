@@ -9,11 +9,12 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
-3. ``edges``: wings by centre-keeping 3-cycles (:mod:`solver.engines.nxn.wings`). Even N:
-   before the 3x3, the innermost orbit is paired into dedges (any edge, any flip: fewest wings
-   moved), with even total flip and a dedge permutation of the corners' parity, so neither
-   OLL nor PLL parity reaches the 3x3; the other orbits follow it. Odd N: after the 3x3,
-   every wing to its slot beside its middle edge.
+3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
+   (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
+   (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
+   into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
+   total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
+   reaches the 3x3. Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges).
@@ -22,15 +23,23 @@ Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is a
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
 colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity).
 
-Engine option: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages). ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM)
-is checked on the result.
+The centre stages are run on the cube as given and on whole-cube rotations of it
+(:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
+says otherwise); on small cubes the edges are solved after the best :func:`edge_tries` of
+them too. The rotation with the shortest centres (+ edges) is kept and every move found on it
+is mapped back to the faces of the cube as given (a rotation only renames faces).
+
+Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
+stages), ``centre_tries``. ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage;
+``max_length`` (OBTM) is checked on the result.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -38,10 +47,12 @@ import numpy.typing as npt
 
 from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
-from solver.cube.notation import Metric, Move, count
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
+from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
-from solver.engines.nxn.wings import dedge_targets, parity_fixes, solve_wings
+from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
@@ -103,6 +114,82 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     return state, stages, targets
 
 
+#: whole-cube rotations tried for the centre stage (each puts another face first)
+ROTATIONS = ("", "x", "x'", "z", "z'", "x2", "y", "x y", "z y")
+
+
+def centre_tries(n: int) -> int:
+    """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
+    varies a lot with the face solved first, and a try costs more as N grows."""
+    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
+
+
+def edge_tries(n: int) -> int:
+    """Of the best centre rotations, how many also get their edges solved (the shortest
+    centres + edges is kept): edges are cheap to try on small cubes."""
+    return 2 if n <= 5 else 1
+
+
+@cache
+def _face_map(rotation: str) -> tuple[Face, ...]:
+    """For each face X, the face Y with ``rotation X == Y rotation``: a move found on the
+    rotated cube is that move on face Y of the cube as given."""
+    g = geometry(3)
+    out = []
+    for face in Face:
+        ref = np.arange(54)
+        g.apply(ref, [*parse(rotation), Move.outer(face, 1)])
+        for other in Face:
+            trial = np.arange(54)
+            g.apply(trial, [Move.outer(other, 1), *parse(rotation)])
+            if np.array_equal(ref, trial):
+                out.append(other)
+    return tuple(out)
+
+
+def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
+    fmap = _face_map(rotation)
+    return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
+
+
+def _best_centres(cube: Cube, tries: int, keep: int) -> list[tuple[int, str, Colours, list[Stage]]]:
+    """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
+    as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
+    moves in the rotated frame), shortest first."""
+    found = []
+    for rotation in ROTATIONS[: max(1, tries)]:
+        state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
+        cost = sum(count(stage.moves, Metric.HTM, cube.n) for stage in stages)
+        found.append((cost, rotation, state, stages))
+    found.sort(key=lambda item: item[0])
+    return found[: max(1, keep)]
+
+
+def _edges(state: Colours, n: int) -> list[Move]:
+    """Freeslice pairing, then 3-cycles for the rest (turns ``state``)."""
+    edges = pair_edges(state, n)
+    if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
+        targets = dedge_targets(state, n, _corner_parity(state, n))
+    else:  # every wing beside the middle edge now in its edge
+        targets = midge_targets(state, n)
+    return edges + solve_wings(state, n, targets)
+
+
+def _best_reduction(cube: Cube, tries: int, edge_tries: int) -> tuple[str, Colours, list[Stage]]:
+    """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
+    state and stages (centres, edges) of the shortest centres + edges."""
+    best: tuple[int, str, Colours, list[Stage]] | None = None
+    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries):
+        start = time.perf_counter()
+        edges = _edges(state, cube.n)
+        _timed(stages, "edges", edges, start, cube.n)
+        total = cost + count(edges, Metric.HTM, cube.n)
+        if best is None or total < best[0]:
+            best = (total, rotation, state, stages)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
 def _solved(state: Colours, n: int) -> bool:
     faces = state.reshape(6, -1)
     return bool(np.all(faces == faces[:, :1]))
@@ -125,23 +212,20 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     n = cube.n
     if n < 4:
         raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
-    unknown = set(options.extra) - {"stages_only"}
+    unknown = set(options.extra) - {"stages_only", "centre_tries"}
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()
-    state, stages, _ = reduce_centres(cube)
-    if not options.extra.get("stages_only"):
-        if n % 2 == 0:  # pair the wings first: the edges of the reduced 3x3 are dedges
-            t0 = time.perf_counter()
-            targets = dedge_targets(state, n, _corner_parity(state, n))
-            _timed(stages, "edges", solve_wings(state, n, targets), t0, n)
+    tries = int(options.extra.get("centre_tries", centre_tries(n)))
+    if options.extra.get("stages_only"):
+        _, rotation, state, stages = _best_centres(cube, tries, 1)[0]
+    else:
+        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n))
         t0 = time.perf_counter()
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
-        if n % 2:  # the middle edges are in place now: every wing to its slot
-            t0 = time.perf_counter()
-            _timed(stages, "edges", solve_wings(state, n), t0, n)
+    stages = [dataclasses.replace(st, moves=_unrotate(st.moves, rotation)) for st in stages]
     raw = [m for stage in stages for m in stage.moves]
     moves = tuple(optimize(raw, n))
     check = cube.flat.copy()

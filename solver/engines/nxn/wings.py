@@ -34,12 +34,20 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from solver.cube.cubie import cubie_layout
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, invert
 from solver.cube.validate_nxn import orbit_wings
 from solver.engines.nxn.sim import Geometry, IntArray, geometry
 
-__all__ = ["dedge_targets", "orbit_slots", "parity_fixes", "solve_wings", "wing_parity"]
+__all__ = [
+    "dedge_targets",
+    "midge_targets",
+    "orbit_slots",
+    "parity_fixes",
+    "solve_wings",
+    "wing_parity",
+]
 
 _BASE_N = 6
 _OUTER = tuple(Move.outer(f, t) for f in Face for t in (1, 2, -1))
@@ -275,17 +283,18 @@ def solve_wings(state: Colours, n: int, targets: Sequence[int] | None = None) ->
 
 
 def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
-    """Even N: where the innermost orbit's wings should go so that every edge holds a paired
-    dedge (two partner wings, pieces 2k and 2k+1), moving as few wings as possible.
+    """Even N: where each orbit's wings should go so that every edge holds a paired dedge
+    (partner wings, pieces 2k and 2k+1, the same in every orbit), moving as few wings (of all
+    orbits) as possible.
 
     Pairing, not placing: the dedges may end in any edges, flipped or not, so long as the
     total flip is even (the wings' permutation stays even) and the dedge permutation has
     parity ``edge_parity`` (the corners' parity: no PLL parity on the reduced 3x3). Greedy by
     wings already in place, then the cheapest re-flip and swap for the two parities."""
-    pieces = _homes(state, n, (n - 2) // 2)
+    orbits = [_homes(state, n, j) for j in range(1, (n - 2) // 2 + 1)]
 
     def weight(e: int, k: int, f: int) -> int:
-        return int(pieces[2 * e] == 2 * k + f) + int(pieces[2 * e + 1] == 2 * k + 1 - f)
+        return sum(int(p[2 * e] == 2 * k + f) + int(p[2 * e + 1] == 2 * k + 1 - f) for p in orbits)
 
     ranked = sorted(
         ((weight(e, k, f), e, k, f) for e in range(12) for k in range(12) for f in (0, 1)),
@@ -317,4 +326,23 @@ def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
     targets = [0] * 24
     for e, (k, f) in dedge.items():
         targets[2 * e], targets[2 * e + 1] = 2 * k + f, 2 * k + 1 - f
+    return targets
+
+
+def midge_targets(state: Colours, n: int) -> list[int]:
+    """Odd N: the wing that pairs with the middle edge now in each slot's edge (the same for
+    every orbit), so that the wings can be paired before the 3x3 is solved."""
+    nn = n * n
+    prim, sec = orbit_slots(n, 1)
+    home = {(int(p) // nn, int(s) // nn): k for k, (p, s) in enumerate(zip(prim, sec, strict=True))}
+    mid = (n - 2) // 2
+    colour_on: dict[frozenset[int], dict[int, int]] = {}
+    for wings in cubie_layout(n).edges:
+        a, b = (int(x) for x in wings[mid])
+        colour_on[frozenset((a // nn, b // nn))] = {a // nn: int(state[a]), b // nn: int(state[b])}
+    targets = []
+    for p, s in zip(prim, sec, strict=True):
+        fp, fs = int(p) // nn, int(s) // nn
+        midge = colour_on[frozenset((fp, fs))]
+        targets.append(home[(midge[fp], midge[fs])])
     return targets

@@ -10,7 +10,7 @@ from solver.api import SolveOptions
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move, parse
-from solver.engines.nxn import centres, engine, wings
+from solver.engines.nxn import centres, engine, pairing, wings
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
 from solver.scramble import random_moves, random_state_nxn
@@ -193,7 +193,7 @@ def test_unknown_option_and_small_sizes_are_refused() -> None:
 def test_stages_carry_moves_and_metrics() -> None:
     solution = _solves(random_state_nxn(5, 3))
     names = [s.name for s in solution.stages]
-    assert names == ["first centre", "wing parity", "centres", "3x3", "edges"]
+    assert names == ["first centre", "wing parity", "centres", "edges", "3x3"]
     assert [s.name for s in _solves(random_state_nxn(4, 3)).stages][-2:] == ["edges", "3x3"]
     for stage in solution.stages:
         assert {"obtm", "ms"} <= set(stage.detail)
@@ -216,6 +216,47 @@ def test_stages_only_stops_after_the_centres() -> None:
     solution = api.solve(cube, stages_only=True)
     assert [s.name for s in solution.stages] == ["first centre", "wing parity", "centres"]
     state = cube.apply(solution.moves).stickers
+    for face in Face:
+        inner = state[face, 1:-1, 1:-1]
+        assert (inner == inner[0, 0]).all()
+
+
+@pytest.mark.parametrize("n", [4, 5, 6, 7])
+def test_freeslice_pairing_keeps_centres_and_pairs_most_wings(n: int) -> None:
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 11))
+    centres_before = [state[centres.interior(n, f)].copy() for f in Face]
+    before = pairing.paired_count(state, n)
+    moves = pairing.pair_edges(state, n)
+    for face, old in zip(Face, centres_before, strict=True):
+        assert np.array_equal(state[centres.interior(n, face)], old)
+    assert pairing.paired_count(state, n) >= max(before + 1, 12 * (n - 2) - 8)
+    check = engine.reduce_centres(random_state_nxn(n, 11))[0]
+    geometry(n).apply(check, moves)
+    assert np.array_equal(check, state)  # the moves returned are the moves applied
+
+
+def test_midge_targets_pair_each_wing_with_its_middle_edge() -> None:
+    cube = Cube.solved(5).apply("R U F' D2 L B' U' R2")  # outer turns keep every pair
+    assert wings.midge_targets(cube.flat, 5) == wings._homes(cube.flat, 5, 1)
+
+
+@pytest.mark.parametrize("rotation", engine.ROTATIONS)
+def test_moves_found_on_a_rotated_cube_map_back_to_the_cube_as_given(rotation: str) -> None:
+    cube = random_state_nxn(4, 5)
+    moves = parse("R 2U' Fw2 3L D' 2B")
+    mapped = engine._unrotate(tuple(moves), rotation)
+    # rotation, then the moves == the mapped moves, then the rotation
+    assert np.array_equal(
+        cube.apply([*parse(rotation), *moves]).flat, cube.apply([*mapped, *parse(rotation)]).flat
+    )
+
+
+def test_more_centre_tries_never_cost_more_centre_moves() -> None:
+    cube = random_state_nxn(4, 1)
+    one = api.solve(cube, stages_only=True, centre_tries=1)
+    many = api.solve(cube, stages_only=True, centre_tries=9)
+    assert sum(s.detail["obtm"] for s in many.stages) <= sum(s.detail["obtm"] for s in one.stages)
+    state = cube.apply(many.moves).stickers
     for face in Face:
         inner = state[face, 1:-1, 1:-1]
         assert (inner == inner[0, 0]).all()
