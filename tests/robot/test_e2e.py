@@ -117,7 +117,7 @@ def test_full_job_over_mqtt(mqtt_broker: Broker, tmp_path: Path) -> None:
     assert statuses[-1]["moves_done"] == statuses[-1]["moves_total"] == n
     # the retained status carries the latest state (a quick VALIDATING may be coalesced away),
     # always in the documented order
-    order = ["IDLE", "SCANNING", "VALIDATING", "SOLVING", "EXECUTING", "DONE"]
+    order = ["PREPARING", "IDLE", "SCANNING", "VALIDATING", "SOLVING", "EXECUTING", "DONE"]
     seen = [order.index(s["state"]) for s in statuses]
     assert seen == sorted(seen) and {"EXECUTING", "DONE"} <= {s["state"] for s in statuses}
     assert rec.on(f"{TOPIC}/availability")[0] == "online"
