@@ -36,8 +36,10 @@ read's costs moved to physical positions, only the camera's face carrying eviden
 with the whole-cube rotation from the reference as its moves; so :class:`Evidence` sees which
 physical place (which part of the image) each sticker was read at, and two looks at a sticker
 from the same place are averaged, from different places summed. ``Evidence.viewpoints``
-therefore counts captures; :attr:`KindScan.looks_per_sticker` counts the places the
-least-seen sticker was read at (1 after a single pass).
+therefore counts frames, and ``Evidence.positions_seen`` also lists where a sticker was while
+out of view; :meth:`KindScan.places_read` lists only where it was read, and
+:attr:`KindScan.looks_per_sticker` counts the places of the least-seen sticker (1 after a
+single pass).
 """
 
 from __future__ import annotations
@@ -409,17 +411,20 @@ class KindScan:
         """Frames taken after the first pass."""
         return sum(len(p.looks) for p in self.passes[1:])
 
+    def places_read(self) -> list[set[int]]:
+        """Per model sticker (flat index), the places in the machine (physical flat indices:
+        cells of the camera's face) it was read at. Unlike ``Evidence.positions_seen`` this
+        leaves out the frames in which the sticker was out of view."""
+        places: list[set[int]] = [set() for _ in range(6 * self.n * self.n)]
+        for obs in self.evidence.observations:
+            for sticker in np.flatnonzero(np.any(obs.costs != 0.0, axis=1)).tolist():
+                places[sticker].add(int(obs.seen_at[sticker]))
+        return places
+
     @property
     def looks_per_sticker(self) -> int:
         """The number of places (parts of the image) the least-seen sticker was read at."""
-        costs = [obs.costs for obs in self.evidence.observations]
-        counts = np.zeros(6 * self.n * self.n, dtype=np.intp)
-        places: list[set[int]] = [set() for _ in counts]
-        for obs, cost in zip(self.evidence.observations, costs, strict=True):
-            carries = np.flatnonzero(np.any(cost != 0.0, axis=1))
-            for sticker in carries.tolist():
-                places[sticker].add(int(obs.seen_at[sticker]))
-        return min(len(p) for p in places)
+        return min(len(p) for p in self.places_read())
 
     def scan_result(self) -> ScanResult:
         """The read as a :class:`vision.scan.ScanResult` (what the daemon's camera read gives)."""
@@ -564,6 +569,7 @@ async def run_scan(
     for look, values in first:
         _place(samples, look, values, camera)
     read = await asyncio.to_thread(classify, samples, scheme=scheme)
+    current = samples.copy()
     evidence = Evidence(n, scheme=scheme)
     for look, _ in first:
         evidence.add(_as_seen(read, look.orientation, camera), rotation_moves(n, look.orientation))
@@ -583,14 +589,15 @@ async def run_scan(
         except PlanError as exc:
             logger.info("scan: no new view of %s: %s", " ".join(f.name for f in doubt), exc)
             break
-        for look, values in await scanner.run(again):
-            now = samples.copy()
-            _place(now, look, values, camera)
-            other = await asyncio.to_thread(classify, now, scheme=scheme)
-            if other.distinct:  # else not a cube's colours: no evidence
+        looks = await scanner.run(again)
+        for look, values in looks:  # the latest view of every face
+            _place(current, look, values, camera)
+        other = await asyncio.to_thread(classify, current, scheme=scheme)
+        if other.distinct:  # else not a cube's colours: no evidence
+            for look, _ in looks:
                 observation = _as_seen(other, look.orientation, camera)
                 evidence.add(observation, rotation_moves(n, look.orientation))
-            taken.append((look.face, look.turn))
+        taken.extend((look.face, look.turn) for look, _ in looks)
         passes.append(again)
         state = again.end
         read = evidence.combined()
