@@ -50,7 +50,7 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -282,48 +282,62 @@ def choreograph(
     start by default) that shows the camera each of ``faces`` (model faces) once in a view not
     in ``taken`` ((face, turn) pairs already captured). :class:`PlanError` if the camera sits
     where it cannot see, ``start`` is a state the machine never reaches, or some face cannot
-    be shown."""
+    be shown. Results are cached per mechanism object and arguments."""
     camera = default_camera(mechanism) if camera is None else camera
     _check_camera(mechanism, camera)
     if capture_s < 0:
         raise ValueError(f"capture_s must be 0 or more seconds, got {capture_s}")
-    graph = _graph(mechanism, camera)
     start = start or MachineState(0, mechanism.start)
     if not 0 <= start.orientation < N_ORIENTATIONS:
         raise PlanError(f"orientation {start.orientation} is not one of 0..{N_ORIENTATIONS - 1}")
-    if start.parts not in graph.index:
+    if start.parts not in _graph(mechanism, camera).index:
         raise PlanError(
             f"the parts' state {start.parts} is not one this {type(mechanism).__name__} reaches "
             f"from its start {mechanism.start}; home the machine first"
         )
-    wanted = sorted(set(faces))
+    return _choreograph(mechanism, camera, start, frozenset(faces), frozenset(taken), capture_s)
+
+
+_Node = tuple[int, int, int]  # orientation, parts index, bit mask of the wanted faces seen
+
+
+@lru_cache(maxsize=256)
+def _choreograph(
+    mechanism: Mechanism,
+    camera: Face,
+    start: MachineState,
+    faces: frozenset[Face],
+    taken: frozenset[View],
+    capture_s: float,
+) -> Choreography:
+    """Uniform-cost search over (orientation, parts, faces seen); a frame is taken on
+    arriving where a wanted face not seen yet shows in a new view (taking it then is never
+    slower than later: every frame costs the same)."""
+    graph = _graph(mechanism, camera)
+    wanted = sorted(faces)
     bit = {face: 1 << i for i, face in enumerate(wanted)}
-    skip = set(taken)
     full = (1 << len(wanted)) - 1
 
     def gain(o: int, p: int, mask: int) -> int:
         view = graph.views[o]
-        if not graph.capture[p] or view in skip:
+        if not graph.capture[p] or view in taken:
             return 0
         return bit.get(view[0], 0) & ~mask
 
-    Node = tuple[int, int, int]
     p0 = graph.index[start.parts]
     first = gain(start.orientation, p0, 0)
-    begin: Node = (start.orientation, p0, first)
-    best: dict[Node, tuple[float, int]] = {begin: (capture_s if first else 0.0, 0)}
-    back: dict[Node, tuple[Node, Step]] = {}
+    begin: _Node = (start.orientation, p0, first)
+    best: dict[_Node, tuple[float, int]] = {begin: (capture_s if first else 0.0, 0)}
+    back: dict[_Node, tuple[_Node, Step]] = {}
     counter = itertools.count()
     heap = [(best[begin][0], 0, next(counter), begin)]
-    end: Node | None = None
     while heap:
         cost, count, _, node = heapq.heappop(heap)
         if (cost, count) > best[node]:
             continue
         o, p, mask = node
         if mask == full:
-            end = node
-            break
+            return _spell_out(graph, begin, node, back, cost)
         for move in graph.moves[p]:
             o2 = int(graph.frames.after[o, move.rotation])
             new = gain(o2, move.after, mask)
@@ -333,20 +347,18 @@ def choreograph(
                 best[nxt] = score
                 back[nxt] = (node, move.step)
                 heapq.heappush(heap, (score[0], score[1], next(counter), nxt))
-    if end is None:
-        missing = ", ".join(f.name for f in wanted)
-        raise PlanError(
-            f"this {type(mechanism).__name__} cannot show the camera at {camera.name} every one "
-            f"of {missing} (in a view not taken yet); check the profile's flip and camera"
-        )
-    return _spell_out(graph, begin, end, back, best[end][0])
+    names = ", ".join(f.name for f in wanted)
+    raise PlanError(
+        f"this {type(mechanism).__name__} cannot show the camera at {camera.name} every one "
+        f"of {names} (in a view not taken yet); check the profile's flip and camera"
+    )
 
 
 def _spell_out(
     graph: _Graph,
-    begin: tuple[int, int, int],
-    end: tuple[int, int, int],
-    back: dict[tuple[int, int, int], tuple[tuple[int, int, int], Step]],
+    begin: _Node,
+    end: _Node,
+    back: dict[_Node, tuple[_Node, Step]],
     seconds: float,
 ) -> Choreography:
     nodes = [end]
