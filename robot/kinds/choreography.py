@@ -402,9 +402,10 @@ class KindScan:
 
     ``read`` is the reading to act on (only if ``read.accepted``): vision's classification of
     the first pass, or, after second looks, :meth:`Evidence.combined` of every look.
-    ``samples`` are the L*a*b* samples of the first pass in the model's LTR layout; ``evidence``
-    holds one observation per frame (see the module docstring); ``state`` is where the planner
-    starts from; ``seconds`` is the machine time of every choreography run (captures included).
+    ``samples`` are the L*a*b* samples of the latest view of every sticker (model, LTR
+    layout); ``evidence`` holds one observation per frame of a cube's colours (see the module
+    docstring); ``state`` is where the planner starts from; ``seconds`` is the machine time of
+    every choreography run (captures included).
     """
 
     read: Classification
@@ -499,22 +500,82 @@ def _doubtful_faces(read: Classification) -> list[Face]:
 
 @dataclass(eq=False)
 class _Scanner:
-    """One scan in progress: acts choreographies and keeps what the frames showed."""
+    """One scan in progress: acts choreographies, places what the frames show in the model
+    (``current``: the latest view of every sticker) and keeps the evidence."""
 
     mechanism: Mechanism
     camera: Face
     act: Act
     capture: Capture
     sites: Sequence[StickerSite]
-    cells: list[int]
+    scheme: ColourScheme
+    capture_s: float
 
-    async def run(self, chore: Choreography) -> list[tuple[Look, npt.NDArray[np.float64]]]:
-        """Act ``chore``, taking its frames: per look, the L*a*b* of the camera's cells
-        (``row * N + col`` of the physical face)."""
+    def __post_init__(self) -> None:
+        from vision.evidence import Evidence
+
+        n = self.mechanism.n
+        self.cells = _check_sites(self.sites, n, self.camera)
+        self.current = np.full((6, n, n, 3), np.nan)
+        self.evidence = Evidence(n, scheme=self.scheme)
+        self.passes: list[Choreography] = []
+        self.taken: list[View] = []
+
+    @property
+    def state(self) -> MachineState:
+        return self.passes[-1].end
+
+    async def scan(self, start: MachineState | None) -> Classification:
+        """The first pass: every face once; vision's read of it."""
+        chore = choreograph(self.mechanism, self.camera, start=start, capture_s=self.capture_s)
+        return await self._pass(chore)
+
+    async def look_again(self, read: Classification) -> Classification | None:
+        """Show the faces with doubtful stickers in new views; the reading all looks support
+        (None: no doubtful sticker, or no new view of them)."""
+        doubt = _doubtful_faces(read)
+        if not doubt:
+            return None
+        try:
+            chore = choreograph(
+                self.mechanism,
+                self.camera,
+                start=self.state,
+                faces=doubt,
+                taken=self.taken,
+                capture_s=self.capture_s,
+            )
+        except PlanError as exc:
+            logger.info("scan: no new view of %s: %s", " ".join(f.name for f in doubt), exc)
+            return None
+        await self._pass(chore)
+        combined = self.evidence.combined()
+        logger.info(
+            "scan: second look at %s: %s, confidence %.4f",
+            " ".join(f.name for f in doubt),
+            combined.verdict,
+            combined.cube_confidence,
+        )
+        return combined
+
+    async def _pass(self, chore: Choreography) -> Classification:
+        """Act ``chore``; classify the latest view of every face; one observation per frame."""
+        from vision.classify import classify
+
+        looks = await self._frames(chore)
+        self.passes.append(chore)
+        read = await asyncio.to_thread(classify, self.current, scheme=self.scheme)
+        if read.distinct:  # else not a cube's colours: no evidence
+            for look in looks:
+                observation = _as_seen(read, look.orientation, self.camera)
+                self.evidence.add(observation, rotation_moves(self.mechanism.n, look.orientation))
+        return read
+
+    async def _frames(self, chore: Choreography) -> list[Look]:
+        """Act ``chore``, taking its frames and placing their samples in ``current``."""
         from vision.locate import sample_sites
 
         n = self.mechanism.n
-        taken: list[tuple[Look, npt.NDArray[np.float64]]] = []
         looks = {look.after: look for look in chore.looks}
         for i in range(len(chore.actions) + 1):
             look = looks.get(i)
@@ -523,20 +584,13 @@ class _Scanner:
                 lab = await asyncio.to_thread(sample_sites, image, self.sites)
                 values = np.empty((n * n, 3))
                 values[self.cells] = lab
-                taken.append((look, values))
+                grid = camera_grid(n, look.orientation, self.camera).reshape(-1)
+                self.current.reshape(-1, 3)[grid] = values
+                self.taken.append((look.face, look.turn))
                 logger.debug("scan: %s seen turned %d", look.face.name, look.turn)
             if i < len(chore.actions):
                 await self.act(chore.actions[i].action)
-        return taken
-
-
-def _place(
-    samples: npt.NDArray[np.float64], look: Look, values: npt.NDArray[np.float64], camera: Face
-) -> None:
-    """Put one frame's samples where the bookkeeping says they belong in the model."""
-    n = samples.shape[1]
-    grid = camera_grid(n, look.orientation, camera).reshape(-1)
-    samples.reshape(-1, 3)[grid] = values
+        return list(chore.looks)
 
 
 async def run_scan(
@@ -566,61 +620,23 @@ async def run_scan(
     :class:`~vision.errors.ScanInputError` / :class:`~vision.errors.NoCubeError` (frames that
     are no cube), and whatever ``act`` and ``capture`` raise.
     """
-    from vision.classify import classify
-    from vision.evidence import Evidence
-
     camera = default_camera(mechanism) if camera is None else camera
-    n = mechanism.n
     if second_looks < 0:
         raise ValueError(f"second_looks must be 0 or more, got {second_looks}")
-    cells = _check_sites(sites, n, camera)
-    chore = choreograph(mechanism, camera, start=start, capture_s=capture_s)
-    scanner = _Scanner(mechanism, camera, act, capture, sites, cells)
-    samples = np.full((6, n, n, 3), np.nan)
-    first = await scanner.run(chore)
-    for look, values in first:
-        _place(samples, look, values, camera)
-    read = await asyncio.to_thread(classify, samples, scheme=scheme)
-    current = samples.copy()
-    evidence = Evidence(n, scheme=scheme)
-    for look, _ in first:
-        evidence.add(_as_seen(read, look.orientation, camera), rotation_moves(n, look.orientation))
-    passes = [chore]
-    taken = [(look.face, look.turn) for look, _ in first]
-    state = chore.end
+    scanner = _Scanner(mechanism, camera, act, capture, sites, scheme, capture_s)
+    read = await scanner.scan(start)
+    sure = _sure(read)
     for _ in range(second_looks):
-        if (_sure(read) if len(passes) == 1 else read.accepted) or not read.distinct:
+        if sure or not read.distinct:
             break
-        doubt = _doubtful_faces(read)
-        if not doubt:
+        combined = await scanner.look_again(read)
+        if combined is None:
             break
-        try:
-            again = choreograph(
-                mechanism, camera, start=state, faces=doubt, taken=taken, capture_s=capture_s
-            )
-        except PlanError as exc:
-            logger.info("scan: no new view of %s: %s", " ".join(f.name for f in doubt), exc)
-            break
-        looks = await scanner.run(again)
-        for look, values in looks:  # the latest view of every face
-            _place(current, look, values, camera)
-        other = await asyncio.to_thread(classify, current, scheme=scheme)
-        if other.distinct:  # else not a cube's colours: no evidence
-            for look, _ in looks:
-                observation = _as_seen(other, look.orientation, camera)
-                evidence.add(observation, rotation_moves(n, look.orientation))
-        taken.extend((look.face, look.turn) for look, _ in looks)
-        passes.append(again)
-        state = again.end
-        read = evidence.combined()
-        logger.info(
-            "scan: second look at %s: %s, confidence %.4f",
-            " ".join(f.name for f in doubt),
-            read.verdict,
-            read.cube_confidence,
-        )
-    seconds = sum(p.seconds for p in passes)
-    return KindScan(read, samples, evidence, tuple(passes), state, seconds)
+        read, sure = combined, combined.accepted  # several views: the daemon's rule too
+    seconds = sum(p.seconds for p in scanner.passes)
+    return KindScan(
+        read, scanner.current, scanner.evidence, tuple(scanner.passes), scanner.state, seconds
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -310,3 +310,18 @@ def test_a_second_look_settles_a_washed_out_face() -> None:
     assert all(len(places[i]) == 2 for i in range(first, first + n * n))
     q = frames(n).perms[scan.state.orientation]
     assert np.array_equal(rig.cube.flat, truth.flat[q])
+
+
+def test_frames_that_show_no_cube_are_a_typed_error() -> None:
+    from vision.errors import NoCubeError
+
+    mechanism = TwoGripper(n=3)
+    rig = SimulatedScanRig(mechanism, Cube.solved(3), params=SMALL)
+
+    async def grey() -> np.ndarray:
+        return np.full((SMALL.height, SMALL.width, 3), 128, dtype=np.uint8)
+
+    with pytest.raises(NoCubeError):
+        asyncio.run(run_scan(mechanism, rig.act, grey, rig.sites))
+    with pytest.raises(ValueError, match="second_looks"):
+        asyncio.run(run_scan(mechanism, rig.act, grey, rig.sites, second_looks=-1))
