@@ -13,6 +13,7 @@ from robot.errors import PlanError
 from robot.kinds import Mechanism, Turntable, TurntableTiming, TwoGripper, replay
 from robot.kinds.choreography import (
     DEFAULT_CAPTURE_S,
+    Choreography,
     MachineState,
     SimulatedScanRig,
     camera_grid,
@@ -148,38 +149,66 @@ def test_camera_grid_is_the_model_face_turned(n: int) -> None:
         assert np.array_equal(camera_grid(n, o, Face.U), turn_grid(own, turn))
 
 
+def _sized(base: Mechanism, n: int) -> Mechanism:
+    if isinstance(base, Turntable):
+        return Turntable(n=n, table_positions=base.table_positions)
+    assert isinstance(base, TwoGripper)
+    return TwoGripper(n=n, angles=base.angles)
+
+
+def _replay_looks(mechanism: Mechanism, chore: Choreography, model: Cube) -> Cube:
+    """Replay ``chore`` on the physical cube (``model`` held in ``chore.start``) as the
+    machine moves it; at every look the camera's face, placed by the bookkeeping, must be
+    exactly the model's stickers; the physical cube at the end must sit as ``chore.end`` says.
+    Returns the cube as it sits at the end."""
+    n = model.n
+    camera = default_camera(mechanism)
+    physical = Cube(model.flat[frames(n).perms[chore.start.orientation]], n)
+    parts = chore.start.parts
+    for i in range(len(chore.actions) + 1):
+        for look in (lk for lk in chore.looks if lk.after == i):
+            grid = camera_grid(n, look.orientation, camera).reshape(-1)
+            assert np.array_equal(physical.stickers[camera].reshape(-1), model.flat[grid])
+            assert view_of(n, look.orientation, camera) == (look.face, look.turn)
+        if i < len(chore.actions):
+            physical, parts = replay(mechanism, physical, [chore.actions[i].action], parts)
+    assert np.array_equal(physical.flat, model.flat[frames(n).perms[chore.end.orientation]])
+    assert parts == chore.end.parts
+    return physical
+
+
 @pytest.mark.parametrize("name", MECHANISMS)
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
 def test_every_face_seen_once_and_every_sticker_placed_right(name: str, n: int) -> None:
     """Replay the choreography on a scrambled facelet cube as the machine moves it; at every
     look the camera's face, placed by the bookkeeping, is exactly the model's stickers."""
-    base = MECHANISMS[name]
-    mechanism: Mechanism
-    if isinstance(base, Turntable):
-        mechanism = Turntable(n=n, table_positions=base.table_positions)
-    else:
-        assert isinstance(base, TwoGripper)
-        mechanism = TwoGripper(n=n, angles=base.angles)
-    camera = default_camera(mechanism)
-    chore = choreograph(mechanism, camera)
+    mechanism = _sized(MECHANISMS[name], n)
+    chore = choreograph(mechanism)
     assert sorted(look.face for look in chore.looks) == list(Face)
-    model = _scrambled(n, seed=n)
-    physical, parts = model, mechanism.start
-    placed = np.full(6 * n * n, -1)
-    for i in range(len(chore.actions) + 1):
-        for look in (lk for lk in chore.looks if lk.after == i):
-            seen = physical.stickers[camera].reshape(-1)
-            placed[camera_grid(n, look.orientation, camera).reshape(-1)] = seen
-        if i < len(chore.actions):
-            physical, parts = replay(mechanism, physical, [chore.actions[i].action], parts)
-    assert np.array_equal(placed, model.flat)
-    # the orientation the choreography ends in is how the cube really sits
-    q = frames(n).perms[chore.end.orientation]
-    assert np.array_equal(physical.flat, model.flat[q])
-    assert parts == chore.end.parts
+    _replay_looks(mechanism, chore, _scrambled(n, seed=n))
     assert sum(a.seconds for a in chore.actions) + 6 * DEFAULT_CAPTURE_S == pytest.approx(
         chore.seconds
     )
+
+
+@pytest.mark.parametrize("name", MECHANISMS)
+def test_from_any_state_and_for_second_looks_the_bookkeeping_holds(name: str) -> None:
+    rng = np.random.default_rng(7)
+    mechanism = _sized(MECHANISMS[name], 4)
+    states = mechanism.states()
+    for trial in range(6):
+        parts = states[int(rng.integers(len(states)))]
+        start = MachineState(int(rng.integers(24)), parts)
+        model = _scrambled(4, seed=100 + trial)
+        chore = choreograph(mechanism, start=start)
+        assert sorted(look.face for look in chore.looks) == list(Face)
+        _replay_looks(mechanism, chore, model)
+        faces = [Face(int(f)) for f in rng.choice(6, size=2, replace=False)]
+        taken = [(look.face, look.turn) for look in chore.looks]
+        again = choreograph(mechanism, start=chore.end, faces=faces, taken=taken)
+        assert sorted(look.face for look in again.looks) == sorted(faces)
+        assert not {(look.face, look.turn) for look in again.looks} & set(taken)
+        _replay_looks(mechanism, again, model)
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])
