@@ -424,6 +424,13 @@ class KindScan:
         """Frames taken after the first pass."""
         return sum(len(p.looks) for p in self.passes[1:])
 
+    def cube_as_held(self) -> Cube:
+        """The read cube as it sits in the machine now: the model in the frame whose
+        orientation is the identity after the scan, which is where
+        :meth:`robot.kinds.planner.KindPlanner.plan` starts (with ``parts=state.parts``)."""
+        q = frames(self.n).perms[self.state.orientation]
+        return Cube(self.read.cube.flat[q], self.n)
+
     def places_read(self) -> list[set[int]]:
         """Per model sticker (flat index), the places in the machine (physical flat indices:
         cells of the camera's face) it was read at. Unlike ``Evidence.positions_seen`` this

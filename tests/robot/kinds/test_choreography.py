@@ -284,6 +284,7 @@ def test_simulated_scan_reads_the_cube(kind: str, n: int) -> None:
     q = frames(n).perms[scan.state.orientation]
     assert np.array_equal(rig.cube.flat, truth.flat[q])
     assert scan.state.parts == rig.parts
+    assert scan.cube_as_held() == rig.cube
     # every sticker's evidence was read on the camera's face
     cam = int(rig.camera) * n * n
     for places in scan.places_read():
@@ -354,3 +355,19 @@ def test_frames_that_show_no_cube_are_a_typed_error() -> None:
         asyncio.run(run_scan(mechanism, rig.act, grey, rig.sites))
     with pytest.raises(ValueError, match="second_looks"):
         asyncio.run(run_scan(mechanism, rig.act, grey, rig.sites, second_looks=-1))
+
+
+def test_the_planner_continues_from_the_scan() -> None:
+    """Scan, solve the read as the cube sits, plan from the scan's parts' state: the plan
+    replayed on the rig's cube solves it."""
+    from robot.kinds import KindPlanner
+    from solver.api import solve
+
+    mechanism = Turntable()
+    rig = SimulatedScanRig(mechanism, _scrambled(3, seed=42), params=SMALL, seed=1)
+    scan = asyncio.run(simulate_scan(rig))
+    assert scan.read.accepted
+    solution = solve(scan.cube_as_held(), budget_s=0.05)
+    plan = KindPlanner(mechanism).plan(solution.moves, start=scan.state.parts)
+    final, _ = replay(mechanism, rig.cube, [a.action for a in plan.actions], rig.parts)
+    assert final.is_solved()
