@@ -117,7 +117,11 @@ class RobotSection(_Section):
     @property
     def mechanism_table(self) -> TurntableConfig | TwoGripperConfig | None:
         """The kind's own table (None for six-face)."""
-        return self.turntable if self.kind == "turntable" else self.two_gripper
+        if self.kind == "turntable":
+            return self.turntable
+        if self.kind == "two-gripper":
+            return self.two_gripper
+        return None
 
 
 class SerialConfig(_Section):
@@ -480,6 +484,11 @@ class RobotConfig(_Section):
         kind = self.robot.kind
         if kind == "six-face":
             return
+        if self.simulation is not None and self.simulation.emulator == "avr":
+            raise ValueError(
+                f'@simulation.emulator: the AVR emulator drives face motors only; a {kind} '
+                'robot runs on the Python simulation (emulator = "python")'
+            )
         if "motors" in self.model_fields_set:
             table = "turntable" if kind == "turntable" else "two_gripper"
             raise ValueError(

@@ -34,11 +34,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from robot.errors import PlanError
 from robot.kinds.gripper import GripperTiming, TwoGripper
 from robot.kinds.mechanism import Mechanism
 from robot.kinds.turntable import Turntable, TurntableTiming
 from solver.cube.geometry import Face
-from solver.cube.notation import OPPOSITE
+from solver.cube.notation import OPPOSITE, Move
 
 __all__ = [
     "KIND_NAMES",
@@ -206,8 +207,7 @@ def largest_n(kind: Kind, table: TurntableConfig | TwoGripperConfig | None) -> i
     """The largest cube (up to :data:`MAX_SIZE`) the mechanism can solve; 0 if none."""
     if kind == "six-face" or table is None:
         return MAX_SIZE
-    depths = table.cover_depths if isinstance(table, TurntableConfig) else (table.depth,)
-    sizes = [n for n in range(2, MAX_SIZE + 1) if depths_reach(depths, n)]
+    sizes = [n for n in range(2, MAX_SIZE + 1) if depths_reach(_depths(table), n)]
     return max(sizes, default=0)
 
 
@@ -242,3 +242,74 @@ def table_defaults(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ += ["table_defaults"]
+
+
+def describe(kind: Kind, table: TurntableConfig | TwoGripperConfig | None, n: int) -> list[str]:
+    """What the mechanism is and can do, for ``cuberobot config check`` (one line each, no
+    leading label): its parts and motors, its actions and their times, the cube sizes it
+    solves, and the planned robot time of a face turn on this profile's cube (a sample of
+    random solutions; :class:`PlanError` if some face turn cannot be made)."""
+    from robot.kinds.planner import KindPlanner
+    from robot.kinds.wire import block_moves
+    from solver.cube.notation import invert
+    from solver.scramble import random_moves
+
+    largest = largest_n(kind, table)
+    if kind == "six-face" or table is None:
+        return [f"six-face: a motor turns each face; cubes N = 2..{largest}"]
+    lines: list[str] = []
+    if isinstance(table, TurntableConfig):
+        reach = (
+            "any angle (stepper)"
+            if not table.table_positions
+            else f"{min(table.table_positions):+d}..{max(table.table_positions):+d} quarter turns"
+        )
+        depths = ", ".join(str(k) for k in sorted(table.cover_depths))
+        lines += [
+            f"turntable: table motor {table.table_motor} ({reach}), flipper motor "
+            f"{table.flipper_motor} (flip {table.flip}), cover motor {table.cover_motor} "
+            f"(leaves {depths} layer(s) free)",
+            f"actions: spin {table.spin_quarter_s}/{table.spin_half_s} s, held spin "
+            f"{table.held_quarter_s}/{table.held_half_s} s (quarter/half), flip {table.flip_s} s, "
+            f"cover close {table.cover_close_s} s / open {table.cover_open_s} s",
+        ]
+    else:
+        reach = (
+            "unlimited"
+            if not table.angles
+            else f"{min(table.angles):+d}..{max(table.angles):+d} quarter turns"
+        )
+        lines += [
+            f"two-gripper: arms on {table.faces[0]} (rotate motor {table.rotate_motors[0]}, grip "
+            f"motor {table.grip_motors[0]}) and {table.faces[1]} (rotate motor "
+            f"{table.rotate_motors[1]}, grip motor {table.grip_motors[1]}), {reach}, "
+            f"{table.depth} layer(s) each",
+            f"actions: rotate {table.rotate_quarter_s}/{table.rotate_half_s} s (quarter/half), "
+            f"open {table.open_s} s, close {table.close_s} s",
+        ]
+    sizes = [m for m in range(2, MAX_SIZE + 1) if depths_reach(_depths(table), m)]
+    lines.append(
+        f"solves: N = {', '.join(str(m) for m in sizes)} (largest N = {largest})"
+        if sizes
+        else "solves: no cube size (add depths)"
+    )
+    planner = KindPlanner(build_mechanism(kind, table, n))
+    for face in Face:
+        for turns in (1, 2, -1):
+            move = Move.block(face, 1, 1, turns)
+            if not planner.can_make(move):
+                raise PlanError(f"this {kind} robot cannot make {move} on an N={n} cube")
+    samples = [invert(random_moves(n, 20, seed)) for seed in range(3)]
+    seconds = sum(planner.home(planner.plan(block_moves(s, n))).seconds for s in samples)
+    lines.append(
+        f"plans: {seconds / (20 * len(samples)):.2f} s per solution move on N={n} (the fastest "
+        "actions for 3 random 20-move sequences)"
+    )
+    return lines
+
+
+def _depths(table: TurntableConfig | TwoGripperConfig) -> tuple[int, ...]:
+    return table.cover_depths if isinstance(table, TurntableConfig) else (table.depth,)
+
+
+__all__ += ["describe"]

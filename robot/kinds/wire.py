@@ -74,23 +74,24 @@ class WireAction:
         return self.label
 
     def token(self) -> str:
-        """The journal's form: ``label;effect;orientation;parts`` (``flip;x;7;0,1``)."""
+        """The journal's form: ``label;effect;orientation;parts;seconds`` (``flip;x;7;0,1;0.7``)."""
         parts = ",".join(str(p) for p in self.parts)
-        return f"{self.label};{format_moves(list(self.effect))};{self.orientation};{parts}"
+        effect = format_moves(list(self.effect))
+        return f"{self.label};{effect};{self.orientation};{parts};{self.seconds:g}"
 
     @classmethod
-    def from_token(cls, token: str, motor: int, turns: int, seconds: float = 0.0) -> WireAction:
+    def from_token(cls, token: str, motor: int, turns: int) -> WireAction:
         """The inverse of :meth:`token` (ValueError if ``token`` is not one)."""
         fields = token.split(";")
-        if len(fields) != 4:
+        if len(fields) != 5:
             raise ValueError(f"not a mechanism action: {token!r}")
-        label, effect, orientation, parts = fields
+        label, effect, orientation, parts, seconds = fields
         return cls(
             label,
             motor,
             turns,
             tuple(parse(effect)) if effect else (),
-            seconds,
+            float(seconds),
             int(orientation),
             tuple(int(p) for p in parts.split(",")) if parts else (),
         )
