@@ -102,8 +102,8 @@ class RobotSection(_Section):
         for key, kind in (("turntable", "turntable"), ("two_gripper", "two-gripper")):
             if getattr(self, key) is not None and self.kind != kind:
                 raise ValueError(
-                    f"@robot.{key}: this table is for kind = \"{kind}\", but kind is "
-                    f"\"{self.kind}\"; set kind or remove the table"
+                    f'@robot.{key}: this table is for kind = "{kind}", but kind is '
+                    f'"{self.kind}"; set kind or remove the table'
                 )
         largest = largest_n(self.kind, self.mechanism_table)
         if self.cube_size > largest:
@@ -486,7 +486,7 @@ class RobotConfig(_Section):
             return
         if self.simulation is not None and self.simulation.emulator == "avr":
             raise ValueError(
-                f'@simulation.emulator: the AVR emulator drives face motors only; a {kind} '
+                f"@simulation.emulator: the AVR emulator drives face motors only; a {kind} "
                 'robot runs on the Python simulation (emulator = "python")'
             )
         if "motors" in self.model_fields_set:

@@ -3,8 +3,8 @@
 :class:`SimulatedRobot` is what ``serial.url = "sim"`` starts: the simulated firmware from
 :mod:`firmware_protocol` on a real pseudo-terminal, holding a :class:`~robot.simcube.SolverCube`
 that its motors turn (or, for a turntable or two-gripper profile, a
-:class:`~robot.kinds.simulated.MechanismCube` that its motors carry). The cameras (:mod:`robot.cameras`) render that cube through
-:meth:`SimulatedRobot.cube_state`.
+:class:`~robot.kinds.simulated.MechanismCube` that its motors carry). The cameras
+(:mod:`robot.cameras`) render that cube through :meth:`SimulatedRobot.cube_state`.
 """
 
 from __future__ import annotations

@@ -141,6 +141,7 @@ class Executor:
             )
         idx = base_offset + event.position
         move = job.advance(idx)
+        assert job.physical is not None
         journal = self.ctx.journal
         await journal.call(
             journal.sync.record_executed,

@@ -211,7 +211,9 @@ def largest_n(kind: Kind, table: TurntableConfig | TwoGripperConfig | None) -> i
     return max(sizes, default=0)
 
 
-def build_mechanism(kind: Kind, table: TurntableConfig | TwoGripperConfig | None, n: int) -> Mechanism:
+def build_mechanism(
+    kind: Kind, table: TurntableConfig | TwoGripperConfig | None, n: int
+) -> Mechanism:
     """The mechanism of a profile's kind for an ``n`` cube (ValueError for six-face, which
     has no :class:`Mechanism`: :mod:`robot.planner` plans it)."""
     if isinstance(table, TurntableConfig) and kind == "turntable":

@@ -121,7 +121,9 @@ def effect_moves(effect: Perm | None, n: int) -> tuple[Move, ...]:
     try:
         return (_effect_names(n)[key(effect)],)
     except KeyError:  # pragma: no cover - every mechanism's steps are rotations or block turns
-        raise PlanError("a mechanism step is neither a whole-cube rotation nor a block turn") from None
+        raise PlanError(
+            "a mechanism step is neither a whole-cube rotation nor a block turn"
+        ) from None
 
 
 def block_moves(moves: Iterable[Move], n: int) -> list[Move]:
