@@ -70,6 +70,19 @@ class MechanismCube:
         self.closed = [True, True]  # two-gripper: each arm holds the cube
         self.angles = [0, 0]
 
+    @property
+    def parts(self) -> tuple[int, ...]:
+        """The parts' positions as the kind's planner numbers them (its ``PartsState``):
+        turntable (cover, table angle); two-gripper (closed, angle) of each arm."""
+        if isinstance(self.table, TurntableConfig):
+            return (self.cover, self.table_angle)
+        return (
+            int(self.closed[0]),
+            self.angles[0],
+            int(self.closed[1]),
+            self.angles[1],
+        )
+
     def facelets(self) -> str:
         """The facelet string, faces U R F D L B (the physical cube as it sits)."""
         return self.cube.to_facelets(self.facelets_by)
@@ -77,6 +90,7 @@ class MechanismCube:
     def apply(self, face: str, quarter_turns: int) -> None:
         """Motor ``face`` (its wire name) finished a move of ``quarter_turns``."""
         motor = _MOTOR_NAMES.index(face)
+        logger.debug("simulated mechanism: motor %d moved %+d", motor, quarter_turns)
         if isinstance(self.table, TurntableConfig):
             self._turntable(self.table, motor, quarter_turns)
         else:
