@@ -13,13 +13,14 @@ import asyncio
 import logging
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
 from robot.config import RobotConfig
 from robot.errors import ConfigError
-from robot.kinds.simulated import MechanismCube
+from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
@@ -60,6 +61,8 @@ class SimulatedRobot:
             else MechanismCube(initial, table, facelets_by="scheme")
         )
         fw_config = FirmwareConfig(queue_depth=sim.queue_depth)
+        if table is not None:  # the parts move at the pace of the profile's actions
+            fw_config = replace(fw_config, motors=motor_profiles(table))
         if sim.speed_factor != 1.0:
             fw_config = fw_config.with_speed(sim.speed_factor)
         faults = parse_fault_spec(sim.faults) if sim.faults else None

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import logging
 
+from firmware_protocol.sim.motors import MotorProfile
 from robot.kinds.profile import TurntableConfig, TwoGripperConfig
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, MoveKind, parse
 
-__all__ = ["MechanismCube"]
+__all__ = ["MechanismCube", "motor_profiles"]
 
 logger = logging.getLogger(__name__)
 
@@ -150,3 +151,30 @@ class MechanismCube:
             self.closed[g] = close
         else:
             self._refuse(f"motor {motor} is not connected")
+
+
+def _timed(quarter_s: float, half_s: float | None = None) -> MotorProfile:
+    """A motor whose quarter turn takes ``quarter_s`` and half turn ``half_s`` (trapezoidal:
+    ``t = θ/v + v/a``); without ``half_s``, or with one no shorter than two quarters, a motor
+    at constant speed (a half turn takes two quarters)."""
+    if half_s is not None and quarter_s < half_s < 2 * quarter_s:
+        speed = 90.0 / (half_s - quarter_s)
+        return MotorProfile(speed, speed / (2 * quarter_s - half_s), 0.0)
+    return MotorProfile(90.0 / quarter_s, 1e12, 0.0)
+
+
+def motor_profiles(table: TurntableConfig | TwoGripperConfig) -> tuple[MotorProfile, ...]:
+    """The simulated firmware's six motors timed like the profile's actions (a move of a part
+    takes the action's time: the table's quarter and half turns those of a held spin, a flip
+    stroke ``flip_s``, a cover step ``cover_close_s``; an arm's rotation and grip theirs);
+    motors no part uses keep the default face-motor timing."""
+    motors = [MotorProfile()] * 6
+    if isinstance(table, TurntableConfig):
+        motors[table.table_motor] = _timed(table.held_quarter_s, table.held_half_s)
+        motors[table.flipper_motor] = _timed(table.flip_s)
+        motors[table.cover_motor] = _timed(table.cover_close_s)
+    else:
+        for g in (0, 1):
+            motors[table.rotate_motors[g]] = _timed(table.rotate_quarter_s, table.rotate_half_s)
+            motors[table.grip_motors[g]] = _timed(table.close_s)
+    return tuple(motors)

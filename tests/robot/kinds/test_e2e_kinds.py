@@ -127,10 +127,6 @@ def test_daemon_dies_mid_job_and_resumes(name: str, mqtt_broker: Broker, tmp_pat
     state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
     base = load_config(CONFIGS / name)
-    assert base.simulation is not None  # real-time motors: the job outlasts the daemon's death
-    base = base.model_copy(
-        update={"simulation": base.simulation.model_copy(update={"speed_factor": 1.0})}
-    )
     topic = f"cuberobot/{base.robot.id}"
 
     async def scenario() -> tuple[Recorder, SimulatedRobot, int]:

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from firmware_protocol.moves import Face as WireFace
+from firmware_protocol.sim.motors import turn_time_s
 from robot.kinds import KindPlanner
 from robot.kinds.frames import frames, key
 from robot.kinds.profile import TurntableConfig, TwoGripperConfig, build_mechanism
-from robot.kinds.simulated import MechanismCube
+from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.kinds.wire import WireAction, block_moves, wire_program
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
@@ -153,3 +154,16 @@ def test_simulated_grippers_drop_nothing() -> None:
     assert sim.cube == cube.apply("D y")
     sim.apply("R", 1)  # rotate the open B arm: nothing moves
     assert sim.cube == cube.apply("D y") and sim.faults == 1
+
+
+def test_simulated_parts_move_at_the_profiles_pace() -> None:
+    table = TurntableConfig()
+    motors = motor_profiles(table)
+    assert turn_time_s(motors[table.table_motor], 1) == pytest.approx(table.held_quarter_s)
+    assert turn_time_s(motors[table.table_motor], -2) == pytest.approx(table.held_half_s)
+    assert turn_time_s(motors[table.flipper_motor], 1) == pytest.approx(table.flip_s)
+    arms = TwoGripperConfig(rotate_quarter_s=0.3, rotate_half_s=0.7, close_s=0.2)
+    motors = motor_profiles(arms)
+    assert turn_time_s(motors[0], 1) == pytest.approx(0.3)
+    assert turn_time_s(motors[1], 2) == pytest.approx(0.6)  # 0.7 s asked: two quarters
+    assert turn_time_s(motors[3], -1) == pytest.approx(0.2)
