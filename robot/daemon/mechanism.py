@@ -24,9 +24,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from functools import cache
 from typing import Any
 
 from firmware_protocol.moves import Move as WireMove
+from robot.config import RobotConfig
 from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, EventName, JobState, SolutionPayload
 from robot.daemon.execution import Executor
@@ -36,19 +38,40 @@ from robot.journal import JobRecord, MoveRecord
 from robot.kinds.cooptimise import DEFAULT_DESCENT, DEFAULT_SLACK, DESCENT_CAP_S
 from robot.kinds.mechanism import Mechanism, PartsState
 from robot.kinds.planner import KindPlanner
-from robot.kinds.profile import TurntableConfig, TwoGripperConfig, build_mechanism
+from robot.kinds.profile import Kind, TurntableConfig, TwoGripperConfig, build_mechanism
 from robot.kinds.wire import WireAction, block_moves, wire_program
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
 from solver.errors import CubeError
 from solver.solution import Solution
 
-__all__ = ["KindMechanism", "mechanism_for"]
+__all__ = ["KindMechanism", "mechanism_for", "planner_for", "prepare_planner"]
 
 logger = logging.getLogger(__name__)
 
 #: the longest solution asked of the co-optimising search (the engine's own default)
 _COOPT_MAX_LENGTH = 20
+
+
+@cache
+def planner_for(
+    kind: Kind, table: TurntableConfig | TwoGripperConfig, n: int
+) -> tuple[Mechanism, KindPlanner]:
+    """The mechanism of a profile and its planner, one per process (its tables are built once:
+    :func:`prepare_planner` at the daemon's start, else on the first solve)."""
+    mechanism = build_mechanism(kind, table, n)
+    return mechanism, KindPlanner(mechanism)
+
+
+def prepare_planner(config: RobotConfig) -> None:
+    """Build the planner tables of the profile's kind now (blocking; nothing for six-face)."""
+    table = config.robot.mechanism_table
+    if table is None:
+        return
+    _, planner = planner_for(config.robot.kind, table, config.robot.cube_size)
+    planner.prepare()
+    if config.robot.cube_size == 3:
+        planner.prepare_seconds()
 
 
 def mechanism_for(ctx: Context, solver: Solver, executor: Executor) -> KindMechanism | None:
@@ -70,8 +93,7 @@ class KindMechanism:
         assert table is not None  # the profile's validation adds the kind's table
         self.kind = robot.kind
         self.table: TurntableConfig | TwoGripperConfig = table
-        self.mechanism: Mechanism = build_mechanism(robot.kind, table, ctx.n)
-        self.planner = KindPlanner(self.mechanism)
+        self.mechanism, self.planner = planner_for(robot.kind, table, ctx.n)
 
     # === solve, plan, execute =====================================================================
 
