@@ -4,18 +4,19 @@ No new message is needed (``firmware_protocol/PROTOCOL.md``, "Mechanism kinds"):
 of a mechanism is one of the wire's six motors, and an action is a MOVES entry of that motor
 with a signed count whose meaning the part defines.
 
-==============  ================  ==================================================
-kind            action            wire move (motor, quarter turns)
-==============  ================  ==================================================
-turntable       ``spin(d)``       ``table_motor``, ``d`` (the table turns like D)
-turntable       ``held_spin(d)``  ``table_motor``, ``d`` (the same motion, cover closed)
-turntable       ``flip``          ``flipper_motor``, ``+1`` (one stroke out and back)
-turntable       ``cover(k)``      ``cover_motor``, ``k - c`` position steps from the
-                                  cover's position ``c`` (0 = open, ``k`` = leaving ``k``
-                                  layers free), in steps of at most 2 (several moves)
-two-gripper     ``rotate[g](d)``  ``rotate_motors[g]``, ``d``
-two-gripper     ``grip[g](0|1)``  ``grip_motors[g]``, ``-1`` open / ``+1`` close
-==============  ================  ==================================================
+==============  ======================  ============================================
+kind            action                  wire move (motor, quarter turns)
+==============  ======================  ============================================
+turntable       ``spin(d)``             ``table_motor``, ``d`` (the table turns like D)
+turntable       ``held_spin(d)``        ``table_motor``, ``d`` (the same, cover closed)
+turntable       ``flip``                ``flipper_motor``, ``+1`` (a stroke out and back)
+turntable       ``cover_close(k)``,     ``cover_motor``, ``k - c`` position steps from
+                ``cover_open``          the cover's position ``c`` (0 = open, ``k`` =
+                                        leaving ``k`` layers free), at most 2 a move
+two-gripper     ``rotate[g](d)``        ``rotate_motors[g]``, ``d``
+two-gripper     ``open[g]``,            ``grip_motors[g]``, ``-1`` / ``+1``
+                ``close[g]``
+==============  ======================  ============================================
 
 :func:`wire_program` turns a plan into :class:`WireAction` s: the wire move, the effect on the
 cube in the physical frame (face turns and whole-cube rotations, for the daemon's tracked
@@ -35,7 +36,7 @@ import numpy as np
 from firmware_protocol.moves import Move as WireMove
 from robot.errors import PlanError
 from robot.kinds.frames import Perm, frames, key
-from robot.kinds.mechanism import Mechanism, PartsState, Step
+from robot.kinds.mechanism import Action, Mechanism, PartsState, Step
 from robot.kinds.planner import PlannedAction
 from robot.kinds.profile import TurntableConfig, TwoGripperConfig
 from solver.cube.facelets import Cube, move_permutation
@@ -190,6 +191,17 @@ def _motor_moves(
     raise PlanError(f"{type(mechanism).__name__}: no motor for action {action}")
 
 
+def _label(action: Action) -> str:
+    """An action as the events and the journal name it: ``spin(+1)``, ``held_spin(-1)``,
+    ``flip``, ``cover_close(1)`` / ``cover_open``, ``rotate[D](+1)``, ``close[B]`` /
+    ``open[B]``."""
+    if action.name == "cover":
+        return f"cover_close({action.value})" if action.value else "cover_open"
+    if action.name == "grip":
+        return f"{'close' if action.value else 'open'}[{action.part}]"
+    return str(action)
+
+
 def _find_step(mechanism: Mechanism, parts: PartsState, planned: PlannedAction) -> Step:
     steps = mechanism.turn_steps(parts) if planned.move is not None else mechanism.free_steps(parts)
     for step in steps:
@@ -223,7 +235,7 @@ def wire_program(
             last = i == len(moves) - 1
             out.append(
                 WireAction(
-                    str(planned.action),
+                    _label(planned.action),
                     motor,
                     turns,
                     effect if last else (),

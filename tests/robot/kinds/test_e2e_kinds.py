@@ -121,8 +121,16 @@ def test_job_over_mqtt(name: str, mqtt_broker: Broker, tmp_path: Path) -> None:
     assert actions[-1].parts == mechanism.start
 
 
-@pytest.mark.parametrize("name", PROFILES)
-def test_daemon_dies_mid_job_and_resumes(name: str, mqtt_broker: Broker, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "rescan"),
+    [("turntable.toml", False), ("two_gripper.toml", False), ("turntable.toml", True)],
+    ids=["turntable", "two-gripper", "turntable-rescan"],
+)
+def test_daemon_dies_mid_job_and_resumes(
+    name: str, rescan: bool, mqtt_broker: Broker, tmp_path: Path
+) -> None:
+    """``rescan``: resume with a fresh scan, a new plan from where the journal says the parts
+    are (the cover may be closed, the table turned)."""
     start = scrambled(43)
     state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
@@ -147,7 +155,8 @@ def test_daemon_dies_mid_job_and_resumes(name: str, mqtt_broker: Broker, tmp_pat
 
                 async def second() -> None:
                     await rec.wait(lambda: bool(rec.events("recovered")), 20)
-                    await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
+                    resume = {"id": "again", "rescan": rescan}
+                    await rec.publish(f"{topic}/cmd/resume", json.dumps(resume))
                     await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
 
                 await _daemon(config, mqtt_broker, journal, second)
@@ -170,6 +179,7 @@ def test_daemon_dies_mid_job_and_resumes(name: str, mqtt_broker: Broker, tmp_pat
     # the firmware ran each wire move exactly once across the restart
     fw = [r for r in sim.firmware.records if r.outcome == "executed"]
     assert len(fw) == total
+    assert len(rec.events("solution")) == (2 if rescan else 1)
     # the journal alone replays the job: its wire moves carry a fresh simulated mechanism from
     # the scanned cube to solved, and each row's parts' state is where the motors left them
     table = base.robot.mechanism_table

@@ -202,3 +202,13 @@ def test_config_check_states_what_the_mechanism_can_do(tmp_path: Path) -> None:
     bad.write_text('[robot]\nkind = "turntable"\ncube_size = 5\n')
     result = cli("config", "check", str(bad))
     assert result.returncode == 2 and "[robot] cube_size" in result.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_demo_of_the_big_cube_gripper_solves_a_4x4() -> None:
+    result = cli("demo", "--profile", "bigcube_gripper", "--seed", "5", "--speed", "40")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(seed 5, N=4)" in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("virtual cube solved: yes")

@@ -86,7 +86,8 @@ def test_turntable_actions_on_the_documented_motors() -> None:
         by_label.setdefault(a.label.split("(")[0], set()).add((a.motor, a.turns))
     assert {m for m, _ in by_label["held_spin"]} == {5}
     assert by_label["flip"] == {(2, 1)}
-    assert by_label["cover"] == {(4, 1), (4, -1)}  # close leaving 1 layer free, open
+    assert by_label["cover_close"] == {(4, 1)}  # leaving 1 layer free
+    assert by_label["cover_open"] == {(4, -1)}
 
 
 def test_a_deep_cover_move_is_split_into_wire_moves() -> None:
@@ -95,8 +96,13 @@ def test_a_deep_cover_move_is_split_into_wire_moves() -> None:
     planner = KindPlanner(mechanism)
     plan = planner.home(planner.plan([Move.block(Face.U, 1, 1, 1)]))
     actions = wire_program(table, mechanism, plan.actions, mechanism.start)
-    cover = [(a.motor, a.turns) for a in actions if a.label.startswith("cover")]
-    assert cover == [(0, 2), (0, 1), (0, -2), (0, -1)]
+    cover = [(a.label, a.motor, a.turns) for a in actions if a.label.startswith("cover")]
+    assert cover == [
+        ("cover_close(3)", 0, 2),
+        ("cover_close(3)", 0, 1),
+        ("cover_open", 0, -2),
+        ("cover_open", 0, -1),
+    ]
 
 
 def test_gripper_actions_on_the_documented_motors() -> None:
@@ -106,8 +112,8 @@ def test_gripper_actions_on_the_documented_motors() -> None:
     plan = planner.home(planner.plan(parse("R U")))
     actions = wire_program(table, mechanism, plan.actions, mechanism.start)
     for a in actions:
-        if a.label.startswith("grip"):
-            assert a.motor in (0, 1) and a.turns == (1 if a.label.endswith("(+1)") else -1)
+        if a.label.startswith(("open", "close")):
+            assert a.motor in (0, 1) and a.turns == (1 if a.label.startswith("close") else -1)
         else:
             assert a.label.startswith("rotate") and a.motor in (2, 5)
 
