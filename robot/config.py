@@ -644,11 +644,13 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
     config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(
-        "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",
+        "profile %s (format %d): robot %s, %s, N=%d, engine %s",
         p,
         CONFIG_VERSION,
         config.robot.id,
-        len(config.motors.faces),
+        f"{len(config.motors.faces)}-motor"
+        if config.robot.kind == "six-face"
+        else config.robot.kind,
         config.robot.cube_size,
         config.solver.engine,
     )
