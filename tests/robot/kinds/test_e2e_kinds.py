@@ -79,11 +79,19 @@ def _rows(journal_path: Path, job_id: str) -> tuple[str, int, int, list[WireActi
     return str(record.state), record.executed, record.total_moves, actions
 
 
-@pytest.mark.parametrize("name", PROFILES)
-def test_job_over_mqtt(name: str, mqtt_broker: Broker, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "faults"),
+    [("turntable.toml", ""), ("two_gripper.toml", ""), ("turntable.toml", "reset@20")],
+    ids=["turntable", "two-gripper", "turntable-firmware-reset"],
+)
+def test_job_over_mqtt(name: str, faults: str, mqtt_broker: Broker, tmp_path: Path) -> None:
+    """``faults``: the simulated firmware resets mid-job; the job homes and goes on."""
     start = scrambled(41)
     state_file = tmp_path / "cube.txt"
     base = load_config(CONFIGS / name)
+    assert base.simulation is not None
+    simulation = base.simulation.model_copy(update={"faults": faults})
+    base = base.model_copy(update={"simulation": simulation})
     topic = f"cuberobot/{base.robot.id}"
 
     async def scenario() -> tuple[Recorder, SimulatedRobot]:
@@ -106,7 +114,9 @@ def test_job_over_mqtt(name: str, mqtt_broker: Broker, tmp_path: Path) -> None:
     rec, sim = run(scenario(), 150)
     assert rec.events("error") == []
     n = len(rec.events("move_executed"))
-    assert rec.event_names() == ["scan_complete", "solution"] + ["move_executed"] * n + ["done"]
+    names = [e for e in rec.event_names() if e != "firmware_reset"]
+    assert names == ["scan_complete", "solution"] + ["move_executed"] * n + ["done"]
+    assert len(rec.events("firmware_reset")) == (1 if faults else 0)
     solution = rec.events("solution")[0]
     program = solution["program"]
     assert program["kind"] == base.robot.kind and program["count"] == n
