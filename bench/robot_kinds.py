@@ -13,8 +13,11 @@ On the same uniformly random 3x3 states, for each mechanism kind and solver budg
   keeps the fastest; ``ratio`` is its mean robot time over the baseline's (below 1 is faster).
 
 Every plan is replayed through the simulated mechanism (:func:`robot.kinds.replay`) on the
-facelet cube and must end solved (``replayed``). ``plan_ms`` is the planner's time per
-solution (the full plan with its actions); ``score_ms`` the time per candidate scored
+facelet cube and must end solved (``replayed``); ``wire_replayed``: the plan with the parts
+brought home, as the daemon sends it (:func:`robot.kinds.wire.wire_program`: motor moves, timed
+per solution in ``wire_ms``), drives the simulated mechanism motor by motor
+(:class:`robot.kinds.simulated.MechanismCube`) to a solved cube. ``plan_ms`` is the planner's
+time per solution (the full plan with its actions); ``score_ms`` the time per candidate scored
 (:meth:`~robot.kinds.KindPlanner.seconds`, coopt only) and ``scored_mean`` how many were
 scored per solve; ``search_ms_median`` the solver's time (coopt: scoring included).
 Kinds: ``turntable`` (CUBOTino-like servo turntable, flipper and cover), ``turntable-stepper``
@@ -31,8 +34,12 @@ import sys
 import time
 from typing import Any
 
+from firmware_protocol.moves import Face as WireFace
 from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper, replay
 from robot.kinds.cooptimise import fastest_plan
+from robot.kinds.profile import TurntableConfig, TwoGripperConfig
+from robot.kinds.simulated import MechanismCube
+from robot.kinds.wire import wire_program
 from solver.api import solve
 from solver.cube.cubie import CubieCube
 
@@ -40,6 +47,12 @@ KINDS: dict[str, Mechanism] = {
     "turntable": Turntable(),
     "turntable-stepper": Turntable(table_positions=None),
     "two-gripper": TwoGripper(),
+}
+#: the same mechanisms as profile tables (their motors, for the wire replay)
+TABLES: dict[str, TurntableConfig | TwoGripperConfig] = {
+    "turntable": TurntableConfig(),
+    "turntable-stepper": TurntableConfig(table_positions=()),
+    "two-gripper": TwoGripperConfig(),
 }
 
 MODES = ("baseline", "coopt")
@@ -50,11 +63,13 @@ FIELDS = (
     "budget_s",
     "states",
     "replayed",
+    "wire_replayed",
     "actions_mean",
     "robot_s_mean",
     "face_turns_mean",
     "ratio",
     "plan_ms",
+    "wire_ms",
     "score_ms",
     "scored_mean",
     "search_ms_median",
@@ -80,7 +95,8 @@ def run(
     kind: str, budget: float, states: list[Any], mode: str, planner: KindPlanner
 ) -> dict[str, Any]:
     mechanism = planner.mechanism
-    replayed = 0
+    replayed = wire_replayed = 0
+    wire_s = 0.0
     seconds, actions, turns, search = [], [], [], []
     plan_s = score_s = 0.0
     scored = 0
@@ -101,6 +117,13 @@ def run(
             plan_s += time.perf_counter() - started
         final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
         replayed += final.is_solved()
+        started = time.perf_counter()
+        wired = wire_program(TABLES[kind], mechanism, planner.home(plan).actions, mechanism.start)
+        wire_s += time.perf_counter() - started
+        sim = MechanismCube(cube, TABLES[kind])
+        for action in wired:
+            sim.apply(WireFace(action.motor).name, action.turns)
+        wire_replayed += sim.cube.is_solved() and sim.faults == 0
         seconds.append(plan.seconds)
         actions.append(len(plan))
         turns.append(len(solution.moves))
@@ -110,6 +133,8 @@ def run(
         "budget_s": budget,
         "states": len(states),
         "replayed": replayed,
+        "wire_replayed": wire_replayed,
+        "wire_ms": round(wire_s / len(states) * 1000, 2),
         "actions_mean": round(statistics.fmean(actions), 1),
         "robot_s_mean": round(statistics.fmean(seconds), 3),
         "face_turns_mean": round(statistics.fmean(turns), 2),
@@ -169,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"... {kind} {mode} {budget}s done", file=sys.stderr, flush=True)
     if not args.json:
         _table(rows)
-    return 0 if all(r["replayed"] == r["states"] for r in rows) else 1
+    solved = all(r["replayed"] == r["wire_replayed"] == r["states"] for r in rows)
+    return 0 if solved else 1
 
 
 if __name__ == "__main__":

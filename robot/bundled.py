@@ -6,7 +6,8 @@ so the wheel and the sdist carry the files as package data of ``robot.profiles``
 installed ``cuberobot`` reads them with :mod:`importlib.resources`, wherever it runs from.
 
 A command's ``--config`` (and ``config check FILE``) takes either a file path or the name of a
-bundled profile (``simulated``, ``six_motor``, ``five_motor``); an existing file wins over a
+bundled profile (``simulated``, ``six_motor``, ``five_motor``, ``turntable``,
+``bigcube_gripper``, ``two_gripper``); an existing file wins over a
 name. A bundled profile's relative paths (its journal file) are resolved against the current
 directory, since the package's own folder is not the user's to write in.
 """

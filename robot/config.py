@@ -31,6 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from robot.config_errors import format_errors
 from robot.errors import ConfigError
+from robot.kinds.profile import (
+    Kind,
+    TurntableConfig,
+    TwoGripperConfig,
+    largest_n,
+    table_defaults,
+)
 from solver.api import engine_names
 from solver.cost import CostModel
 from solver.cube.facelets import SCHEMES
@@ -72,11 +79,49 @@ class _Section(BaseModel):
 
 
 class RobotSection(_Section):
-    """``[robot]``: identity and the cube it solves."""
+    """``[robot]``: identity, the cube it solves and its mechanism kind (``kind``; a
+    turntable's or two-gripper's own parameters in ``[robot.turntable]`` /
+    ``[robot.two_gripper]``: :mod:`robot.kinds.profile`)."""
 
     id: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")] = "cuberobot"
     name: str = "Cube robot"
     cube_size: Annotated[int, Field(ge=2, le=7)] = 3
+    kind: Kind = "six-face"
+    turntable: TurntableConfig | None = None
+    two_gripper: TwoGripperConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_table(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return table_defaults(str(data.get("kind", "six-face")), data)
+        return data
+
+    @model_validator(mode="after")
+    def _kind(self) -> RobotSection:
+        for key, kind in (("turntable", "turntable"), ("two_gripper", "two-gripper")):
+            if getattr(self, key) is not None and self.kind != kind:
+                raise ValueError(
+                    f'@robot.{key}: this table is for kind = "{kind}", but kind is '
+                    f'"{self.kind}"; set kind or remove the table'
+                )
+        largest = largest_n(self.kind, self.mechanism_table)
+        if self.cube_size > largest:
+            raise ValueError(
+                f"@robot.cube_size: a {self.kind} robot with these depths solves cubes up to "
+                f"N={largest}, not N={self.cube_size}; add cover or gripper depths or lower "
+                "cube_size"
+            )
+        return self
+
+    @property
+    def mechanism_table(self) -> TurntableConfig | TwoGripperConfig | None:
+        """The kind's own table (None for six-face)."""
+        if self.kind == "turntable":
+            return self.turntable
+        if self.kind == "two-gripper":
+            return self.two_gripper
+        return None
 
 
 class SerialConfig(_Section):
@@ -430,7 +475,33 @@ class RobotConfig(_Section):
             raise ValueError(
                 '@serial.url: "sim" (the simulated firmware) needs a [simulation] section'
             )
+        self._check_kind()
         return self
+
+    def _check_kind(self) -> None:
+        """A turntable or two-gripper robot has no face motors and cannot turn one face to
+        look again: its motors are in its own table, and ``[scan] rescan_turns`` is 0."""
+        kind = self.robot.kind
+        if kind == "six-face":
+            return
+        if self.simulation is not None and self.simulation.emulator == "avr":
+            raise ValueError(
+                f"@simulation.emulator: the AVR emulator drives face motors only; a {kind} "
+                'robot runs on the Python simulation (emulator = "python")'
+            )
+        if "motors" in self.model_fields_set:
+            table = "turntable" if kind == "turntable" else "two_gripper"
+            raise ValueError(
+                f"@motors: a {kind} robot has no face motors; its motor numbers are in "
+                f"[robot.{table}]; remove the [motors] section"
+            )
+        if self.scan.rescan_turns:
+            if "rescan_turns" in self.scan.model_fields_set:
+                raise ValueError(
+                    f"@scan.rescan_turns: a {kind} robot cannot turn single faces to look at "
+                    "doubtful stickers again; set rescan_turns = 0"
+                )
+            object.__setattr__(self, "scan", self.scan.model_copy(update={"rescan_turns": 0}))
 
     @property
     def simulated(self) -> bool:
@@ -573,11 +644,13 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
     config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(
-        "profile %s (format %d): robot %s, %d-motor, N=%d, engine %s",
+        "profile %s (format %d): robot %s, %s, N=%d, engine %s",
         p,
         CONFIG_VERSION,
         config.robot.id,
-        len(config.motors.faces),
+        f"{len(config.motors.faces)}-motor"
+        if config.robot.kind == "six-face"
+        else config.robot.kind,
         config.robot.cube_size,
         config.solver.engine,
     )

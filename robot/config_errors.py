@@ -29,11 +29,11 @@ def _locate(loc: tuple[int | str, ...], root: type[BaseModel]) -> tuple[str, str
     if parts[0] == "cameras" and len(parts) > 1:
         section = f"cameras[{parts[1]}]"
         return section, ".".join(parts[2:])
-    sub = {"motors", "solver", "mqtt"}
+    sub = {"motors", "solver", "mqtt", "robot"}
     if (
         parts[0] in sub
         and len(parts) > 2
-        and parts[1] in (*_FACE_NAMES, "cost", "tls", "discovery")
+        and parts[1] in (*_FACE_NAMES, "cost", "tls", "discovery", "turntable", "two_gripper")
     ):
         return f"{parts[0]}.{parts[1]}", ".".join(parts[2:])
     if len(parts) == 1:

@@ -2,8 +2,9 @@
 
 :class:`SimulatedRobot` is what ``serial.url = "sim"`` starts: the simulated firmware from
 :mod:`firmware_protocol` on a real pseudo-terminal, holding a :class:`~robot.simcube.SolverCube`
-that its motors turn. The cameras (:mod:`robot.cameras`) render that cube through
-:meth:`SimulatedRobot.cube_state`.
+that its motors turn (or, for a turntable or two-gripper profile, a
+:class:`~robot.kinds.simulated.MechanismCube` that its motors carry). The cameras
+(:mod:`robot.cameras`) render that cube through :meth:`SimulatedRobot.cube_state`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import asyncio
 import logging
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
 from robot.config import RobotConfig
 from robot.errors import ConfigError
+from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
@@ -50,8 +53,16 @@ class SimulatedRobot:
             )
         self.config = config
         initial = start if start is not None else Cube.solved(config.robot.cube_size)
-        self.cube = SolverCube(initial, facelets_by="scheme")
+        table = config.robot.mechanism_table
+        #: the virtual cube the motors move: turned face by face, or carried by a mechanism
+        self.cube: SolverCube | MechanismCube = (
+            SolverCube(initial, facelets_by="scheme")
+            if table is None
+            else MechanismCube(initial, table, facelets_by="scheme")
+        )
         fw_config = FirmwareConfig(queue_depth=sim.queue_depth)
+        if table is not None:  # the parts move at the pace of the profile's actions
+            fw_config = replace(fw_config, motors=motor_profiles(table))
         if sim.speed_factor != 1.0:
             fw_config = fw_config.with_speed(sim.speed_factor)
         faults = parse_fault_spec(sim.faults) if sim.faults else None

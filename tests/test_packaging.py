@@ -130,4 +130,8 @@ def test_bundled_profiles_from_the_wheel(installed: Installed) -> None:
     )
     assert str(installed.outside / "six-motor-journal.sqlite") in journal
     missing = installed.run("config", "check", "configs/simulated.toml")
-    assert missing.returncode == 2 and "bundled profile (five_motor, simulated" in missing.stderr
+    assert missing.returncode == 2 and "bundled profile (bigcube_gripper, five_motor, " in (
+        missing.stderr
+    )
+    for kind in ("turntable", "two_gripper"):  # the mechanism kinds' profiles ship too
+        assert installed.run("config", "check", kind).returncode == 0

@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
 
 
 def _config_check(args: argparse.Namespace) -> int:
+    from robot.kinds.profile import describe
     from robot.planner import Planner
 
     try:
@@ -66,10 +67,19 @@ def _config_check(args: argparse.Namespace) -> int:
     print(f"{args.file}: OK")
     print(f"  robot      {config.robot.id} ({config.robot.name}), N={config.robot.cube_size}")
     print(f"  serial     {config.serial.url} at {config.serial.baud} baud")
-    print(
-        f"  motors     {len(config.motors.faces)} ({faces}), simultaneous pairs "
-        f"{'on' if config.motors.simultaneous else 'off'}"
-    )
+    robot = config.robot
+    try:
+        mechanism = describe(robot.kind, robot.mechanism_table, robot.cube_size)
+    except RobotError as exc:
+        raise UsageError(f"{args.file}: {exc}") from exc
+    print(f"  kind       {mechanism[0]}")
+    for line in mechanism[1:]:
+        print(f"             {line}")
+    if robot.kind == "six-face":
+        print(
+            f"  motors     {len(config.motors.faces)} ({faces}), simultaneous pairs "
+            f"{'on' if config.motors.simultaneous else 'off'}"
+        )
     for face in sorted(config.motors.missing):
         for q, name in ((1, face.name), (2, face.name + "2")):
             moves, groups, seconds = planner.cost_of_face_turn(face, q)
@@ -84,11 +94,19 @@ def _config_check(args: argparse.Namespace) -> int:
             f"{''.join(cam.faces)}, calibration {calib}"
         )
     cm = config.cost_model
-    print(
-        f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: quarter "
-        f"{cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, settle "
-        f"{cm.settle_s} s"
-    )
+    table = robot.mechanism_table
+    if table is not None:
+        how = "co-optimised with" if table.cooptimise else "then planned by"
+        print(
+            f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; {how} the "
+            f"{robot.kind}'s planner"
+        )
+    else:
+        print(
+            f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: "
+            f"quarter {cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, "
+            f"settle {cm.settle_s} s"
+        )
     mq = config.mqtt
     where = (
         f"embedded broker on {mq.embedded_host}:{mq.embedded_port}"

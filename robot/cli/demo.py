@@ -72,6 +72,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--config",
+        "--profile",
+        dest="config",
         type=Path,
         default=Path(DEFAULT_DEMO_CONFIG),
         metavar="FILE",

@@ -24,13 +24,14 @@ from robot.daemon.events import (
     StatusPayload,
 )
 from robot.daemon.ports import EventSink, FirmwarePort, Listener
-from robot.journal import AsyncJournal, JobRecord
+from robot.journal import AsyncJournal, JobRecord, MoveRecord
+from robot.kinds.wire import WireAction
 from robot.planner import MotorProgram
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
 
-__all__ = ["Context", "Job", "Outbox", "face_move"]
+__all__ = ["Context", "Job", "Outbox", "apply_journaled", "face_move", "journaled"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +54,44 @@ class Job:
     rescans: int = 0  # face turns made to read doubtful stickers from another view
     corrections: int = 0  # solves started again after the check after execution
     verified: bool | None = None  # the cube read as solved after execution
+    #: a mechanism kind's job (turntable, two-gripper): every wire move of the job as an
+    #: action with its effect in the physical frame (:mod:`robot.daemon.mechanism`); empty
+    #: for a face-turning robot, whose moves are ``face_moves``
+    actions: tuple[WireAction, ...] = ()
+
+    def advance(self, idx: int) -> str:
+        """Job move ``idx`` executed: turn the tracked cube by it; its text for the events."""
+        assert self.physical is not None
+        if self.actions:
+            action = self.actions[idx]
+            self.physical = action.apply(self.physical)
+            return str(action)
+        move = self.face_moves[idx]
+        self.physical = self.physical.apply([move])
+        return str(move)
+
+    def moved(self, start: int, stop: int) -> list[Move]:
+        """What job moves ``start`` to ``stop - 1`` did to the cube, as moves."""
+        if self.actions:
+            return [m for action in self.actions[start:stop] for m in action.effect]
+        return list(self.face_moves[start:stop])
 
 
 def face_move(face: str, turns: int) -> Move:
     """A journaled move (face letter, signed quarter turns) as a face turn."""
     return Move.outer(Face[face], turns)
+
+
+def journaled(move: MoveRecord) -> Move | WireAction:
+    """A journaled move: a face turn, or a mechanism kind's action (its token in ``face``)."""
+    if ";" in move.face:
+        return WireAction.from_token(move.face, move.motor, move.turns)
+    return face_move(move.face, move.turns)
+
+
+def apply_journaled(cube: Cube, move: Move | WireAction) -> Cube:
+    """``cube`` after a journaled move (:func:`journaled`)."""
+    return move.apply(cube) if isinstance(move, WireAction) else cube.apply([move])
 
 
 class Outbox:
@@ -180,7 +214,9 @@ class Context:
         else:
             progress = 0
         eta: float | None = None
-        if job is not None and self.state is JobState.EXECUTING and job.face_moves:
+        if job is not None and self.state is JobState.EXECUTING and job.actions:
+            eta = round(sum(a.seconds for a in job.actions[done:]), 2)
+        elif job is not None and self.state is JobState.EXECUTING and job.face_moves:
             eta = round(self.config.cost_model.estimate(job.face_moves[done:]), 2)
         elif self.state is JobState.DONE:
             eta = 0.0

@@ -140,9 +140,8 @@ class Executor:
                 f"the firmware reported move {event.position + 1} after {expected}; stopping",
             )
         idx = base_offset + event.position
-        move = job.face_moves[idx]
+        move = job.advance(idx)
         assert job.physical is not None
-        job.physical = job.physical.apply([move])
         journal = self.ctx.journal
         await journal.call(
             journal.sync.record_executed,
@@ -158,7 +157,7 @@ class Executor:
                 "job_id": job.id,
                 "index": idx + 1,
                 "total": job.moves_total,
-                "move": str(move),
+                "move": move,
                 "motor": event.move.motor,
                 "fw_index": event.index,
                 "progress": round(100 * job.moves_done / job.moves_total),

@@ -36,6 +36,7 @@ from robot.daemon.events import (
     SolutionPayload,
 )
 from robot.daemon.execution import Executor
+from robot.daemon.mechanism import mechanism_for
 from robot.daemon.ports import Cameras, Solver
 from robot.daemon.recovery import Recovery
 from robot.daemon.rescan import Rescanner, sure
@@ -67,6 +68,8 @@ class Pipeline:
         self.solver = solver
         self.recovery = recovery
         self.executor = Executor(ctx)
+        #: a turntable or two-gripper robot's solve, plan and resume (None: six face motors)
+        self.mechanism = mechanism_for(ctx, solver, self.executor)
         self.scheme = SCHEMES[ctx.config.colours.scheme]
         self.planner = Planner(ctx.config.motors, ctx.config.cost_model, ctx.n)
         self.rescanner = Rescanner(ctx, self.executor, self.planner, self._read_once)
@@ -150,15 +153,18 @@ class Pipeline:
             await self._solve_and_execute(job, cube, offset=job.moves_done)
             await self._check(job)
             return
-        journal = self.ctx.journal
-        moves = await journal.call(journal.sync.moves, record.id)
-        job.physical = Cube.from_facelets(record.physical or "", record.size)
-        job.face_moves = tuple(face_move(m.face, m.turns) for m in moves)
-        job.moves_total = record.total_moves
-        remaining = [
-            WireMove(m.motor, -m.turns if self._reversed(m.face) else m.turns, m.simultaneous)
-            for m in moves[record.executed :]
-        ]
+        if self.mechanism is not None:
+            remaining = await self.mechanism.restore(job, record)
+        else:
+            journal = self.ctx.journal
+            moves = await journal.call(journal.sync.moves, record.id)
+            job.physical = Cube.from_facelets(record.physical or "", record.size)
+            job.face_moves = tuple(face_move(m.face, m.turns) for m in moves)
+            job.moves_total = record.total_moves
+            remaining = [
+                WireMove(m.motor, -m.turns if self._reversed(m.face) else m.turns, m.simultaneous)
+                for m in moves[record.executed :]
+            ]
         self.ctx.set_state(JobState.EXECUTING)
         await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, remaining, offset=record.executed)
@@ -319,6 +325,9 @@ class Pipeline:
     # === solve and execute ========================================================================
 
     async def _solve_and_execute(self, job: Job, cube: Cube, offset: int) -> None:
+        if self.mechanism is not None:
+            await self.mechanism.solve_and_execute(job, cube, offset)
+            return
         self.ctx.set_state(JobState.SOLVING)
         await self._journal_state(job, JobState.SOLVING)
         started = time.perf_counter()

@@ -28,6 +28,12 @@ def solver_tables(config: RobotConfig) -> Prepare:
 
     def prepare(progress: Callable[[str, int, int], None]) -> None:
         n = config.robot.cube_size
+        if config.robot.kind != "six-face":  # a turntable's or two-gripper's planner tables
+            from robot.daemon.mechanism import prepare_planner
+
+            progress(f"{config.robot.kind} planner", 0, 1)
+            prepare_planner(config)
+            progress(f"{config.robot.kind} planner", 1, 1)
         if n == 2:
             from solver.engines.pocket import load_pocket_table
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from robot.daemon.context import Context, face_move
+from robot.daemon.context import Context, apply_journaled, journaled
 from robot.daemon.events import ErrorCode, EventName, JobState, RecoveredPayload
 from robot.errors import JobError
 from robot.journal import JobRecord
@@ -130,8 +130,8 @@ class Recovery:
         cube = Cube.from_facelets(record.physical or "", record.size)
         for idx in range(record.executed, upto):
             m = moves[idx]
-            move = face_move(m.face, m.turns)
-            cube = cube.apply([move])
+            move = journaled(m)
+            cube = apply_journaled(cube, move)
             await journal.call(
                 journal.sync.record_executed,
                 record.id,
@@ -165,7 +165,7 @@ class Recovery:
                     "job_id": record.id,
                     "index": m.idx + 1,
                     "total": record.total_moves,
-                    "move": str(face_move(m.face, m.turns)),
+                    "move": str(journaled(m)),
                     "motor": m.motor,
                     "fw_index": m.fw_index,
                     "replayed": True,

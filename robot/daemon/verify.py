@@ -70,7 +70,7 @@ class Verifier:
         believed = evidence.combined().cube if len(evidence) else None
         limit = self.ctx.config.scan.corrections
         for attempt in range(1, limit + 2):
-            since = list(job.face_moves[reference : job.moves_done])
+            since = job.moved(reference, job.moves_done)
             current, views = await self._read_now(job, evidence, since)
             now = self._state_now(job, current, views, evidence, since)
             if now.is_solved():

@@ -319,6 +319,28 @@ class KindPlanner:
         end = min(frontier, key=frontier.__getitem__)
         return self._reconstruct(end, frontier[end], layers)
 
+    def home(self, plan: ActionPlan) -> ActionPlan:
+        """``plan`` followed by the fastest free steps that bring the parts back to the
+        mechanism's start (any orientation: the cube is not turned, only carried), so that the
+        next job starts where every job starts."""
+        start = self._index[self.mechanism.start]
+        end = self._index[plan.parts]
+        if end == start:
+            return plan
+        cost, _ = self._closure
+        relative = int(np.argmin(cost[end, start]))
+        if not np.isfinite(cost[end, start, relative]):
+            raise PlanError(
+                f"this {type(self.mechanism).__name__} cannot bring its parts back to the start "
+                f"from {plan.parts}"
+            )
+        source = self._state(plan.orientation, end)
+        orientation = int(self.frames.after[plan.orientation, relative])
+        steps = self._free_path(source, self._state(orientation, start))
+        extra = tuple(PlannedAction(s.action, s.seconds) for s in steps)
+        seconds = plan.seconds + sum(s.seconds for s in steps)
+        return ActionPlan(plan.actions + extra, seconds, orientation, self.mechanism.start)
+
     def prepare_seconds(self) -> None:
         """Build the time-only tables of the outer face turns now (:meth:`seconds` otherwise
         builds each on first use, which a search budget should not pay for)."""

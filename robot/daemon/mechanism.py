@@ -1,0 +1,224 @@
+"""The daemon's hook for mechanism kinds other than six face motors (``[robot] kind``).
+
+:func:`mechanism_for` gives the pipeline a :class:`KindMechanism` for a turntable or
+two-gripper profile (None for a face-turning robot, which the pipeline plans with
+:class:`robot.planner.Planner` as before). It owns, for such a robot:
+
+* **solve and plan**: the configured engine, with the kind's co-optimisation where the profile
+  asks for it (3x3 two-phase: every candidate solution scored by the kind's exact robot time,
+  :mod:`robot.kinds.cooptimise`), then the kind's fastest plan from where the parts are, ending
+  with the parts back at their start (:meth:`robot.kinds.KindPlanner.home`);
+* **the wire**: each action as motor moves (:mod:`robot.kinds.wire`), executed by the same
+  executor as face turns;
+* **the journal**: each wire move's row carries the action, its effect on the cube, the cube's
+  orientation and the parts' state after it (:meth:`robot.kinds.wire.WireAction.token`), so a
+  restart resumes with the remaining moves as planned, or (resume with rescan, a correction)
+  plans again from the parts' state the last executed move left.
+
+The tracked cube (``job.physical``) is the cube as it sits in the machine (the physical
+frame: what the cameras see), so the check after execution and a rescan need nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from functools import cache
+from typing import Any
+
+from firmware_protocol.moves import Move as WireMove
+from robot.config import RobotConfig
+from robot.daemon.context import Context, Job
+from robot.daemon.events import ErrorCode, EventName, JobState, SolutionPayload
+from robot.daemon.execution import Executor
+from robot.daemon.ports import Solver
+from robot.errors import JobError, PlanError
+from robot.journal import JobRecord, MoveRecord
+from robot.kinds.cooptimise import DEFAULT_DESCENT, DEFAULT_SLACK, DESCENT_CAP_S
+from robot.kinds.mechanism import Mechanism, PartsState
+from robot.kinds.planner import KindPlanner
+from robot.kinds.profile import Kind, TurntableConfig, TwoGripperConfig, build_mechanism
+from robot.kinds.wire import WireAction, block_moves, wire_program
+from solver.cube.facelets import Cube
+from solver.cube.notation import format_moves
+from solver.errors import CubeError
+from solver.solution import Solution
+
+__all__ = ["KindMechanism", "mechanism_for", "planner_for", "prepare_planner"]
+
+logger = logging.getLogger(__name__)
+
+#: the longest solution asked of the co-optimising search (the engine's own default)
+_COOPT_MAX_LENGTH = 20
+
+
+@cache
+def planner_for(
+    kind: Kind, table: TurntableConfig | TwoGripperConfig, n: int
+) -> tuple[Mechanism, KindPlanner]:
+    """The mechanism of a profile and its planner, one per process (its tables are built once:
+    :func:`prepare_planner` at the daemon's start, else on the first solve)."""
+    mechanism = build_mechanism(kind, table, n)
+    return mechanism, KindPlanner(mechanism)
+
+
+def prepare_planner(config: RobotConfig) -> None:
+    """Build the planner tables of the profile's kind now (blocking; nothing for six-face)."""
+    table = config.robot.mechanism_table
+    if table is None:
+        return
+    _, planner = planner_for(config.robot.kind, table, config.robot.cube_size)
+    planner.prepare()
+    if config.robot.cube_size == 3:
+        planner.prepare_seconds()
+
+
+def mechanism_for(ctx: Context, solver: Solver, executor: Executor) -> KindMechanism | None:
+    """The hook for the profile's kind (None: six face motors, the pipeline's own planner)."""
+    if ctx.config.robot.kind == "six-face":
+        return None
+    return KindMechanism(ctx, solver, executor)
+
+
+class KindMechanism:
+    """Solve, plan, journal and execute for a turntable or two-gripper robot."""
+
+    def __init__(self, ctx: Context, solver: Solver, executor: Executor) -> None:
+        self.ctx = ctx
+        self.solver = solver
+        self.executor = executor
+        robot = ctx.config.robot
+        table = robot.mechanism_table
+        assert table is not None  # the profile's validation adds the kind's table
+        self.kind = robot.kind
+        self.table: TurntableConfig | TwoGripperConfig = table
+        self.mechanism, self.planner = planner_for(robot.kind, table, ctx.n)
+
+    # === solve, plan, execute =====================================================================
+
+    async def solve_and_execute(self, job: Job, cube: Cube, offset: int) -> None:
+        """Solve ``cube`` (as it sits in the machine), plan it from the parts' state the job's
+        first ``offset`` moves left, journal the program and execute it."""
+        ctx, journal = self.ctx, self.ctx.journal
+        ctx.set_state(JobState.SOLVING)
+        await journal.call(journal.sync.set_state, job.id, JobState.SOLVING)
+        if len(job.actions) < offset:  # resumed with a rescan: the executed rows say where
+            rows = await journal.call(journal.sync.moves, job.id)
+            job.actions = self._actions(rows[:offset])
+        parts = job.actions[offset - 1].parts if offset else self.mechanism.start
+        started = time.perf_counter()
+        solution, actions, seconds = await asyncio.to_thread(self._solve_and_plan, cube, parts)
+        await ctx.record_stage_time(job, "solve", started)
+        job.actions = job.actions[:offset] + tuple(actions)
+        job.face_moves = ()
+        job.moves_total = offset + len(actions)
+        job.moves_done = offset
+        program = self._program(actions, seconds)
+        await journal.call(
+            journal.sync.record_plan,
+            job.id,
+            format_moves(solution.moves),
+            {**solution.to_dict(), "program": program},
+            program["moves"],
+            [(a.token(), a.turns, a.motor, False) for a in actions],
+        )
+        solved: SolutionPayload = {
+            "job_id": job.id,
+            "moves": format_moves(solution.moves),
+            "engine": solution.engine,
+            "htm": solution.htm,
+            "qtm": solution.qtm,
+            "robot_time_s": round(seconds, 4),
+            "program": program,
+        }
+        ctx.out.event(EventName.SOLUTION, solved)
+        if not actions:
+            return
+        ctx.set_state(JobState.EXECUTING)
+        await journal.call(journal.sync.set_state, job.id, JobState.EXECUTING)
+        await self.executor.execute(job, [a.wire for a in actions], offset)
+
+    def _program(self, actions: list[WireAction], seconds: float) -> dict[str, Any]:
+        """The ``program`` of the solution event: the six-face fields, and the kind's."""
+        return {
+            "moves": " ".join(a.label for a in actions if a.seconds or a.effect),
+            "count": len(actions),
+            "groups": len(actions),
+            "replaced_turns": 0,
+            "estimate_s": round(seconds, 4),
+            "kind": self.kind,
+            "actions": sum(1 for a in actions if a.seconds),
+            "orientation": actions[-1].orientation if actions else 0,
+        }
+
+    def _solve_and_plan(
+        self, cube: Cube, parts: PartsState
+    ) -> tuple[Solution, list[WireAction], float]:
+        """(In a worker thread.) The solution, its wire program and the plan's seconds."""
+        solution = self._solve(cube)
+        moves = block_moves(solution.moves, self.ctx.n)
+        try:
+            plan = self.planner.home(self.planner.plan(moves, start=parts))
+            actions = wire_program(self.table, self.mechanism, plan.actions, parts)
+        except PlanError as exc:
+            raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
+        logger.info(
+            "%s: %d solution moves as %d actions (%d wire moves), %.2f s",
+            self.kind,
+            len(solution.moves),
+            len(plan.actions),
+            len(actions),
+            plan.seconds,
+        )
+        return solution, actions, plan.seconds
+
+    def _solve(self, cube: Cube) -> Solution:
+        cfg = self.ctx.config.solver
+        options: dict[str, Any] = {"budget_s": cfg.budget_s, "max_length": cfg.max_length}
+        if self.table.cooptimise and cfg.engine == "twophase" and self.ctx.n == 3:
+            self.planner.prepare_seconds()
+            budget = cfg.budget_s
+            options.update(
+                max_length=cfg.max_length or _COOPT_MAX_LENGTH,
+                score=self.planner.seconds,
+                score_slack=DEFAULT_SLACK,
+                score_descent=min(DEFAULT_DESCENT, DESCENT_CAP_S / budget) if budget > 0 else 1.0,
+            )
+        try:
+            return self.solver(cube, cfg.engine, **options)
+        except CubeError as exc:
+            raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
+
+    # === resume ===================================================================================
+
+    def _actions(self, rows: list[MoveRecord]) -> tuple[WireAction, ...]:
+        try:
+            return tuple(WireAction.from_token(m.face, m.motor, m.turns) for m in rows)
+        except ValueError as exc:
+            raise JobError(
+                ErrorCode.INTERNAL,
+                f"the journal's moves are not {self.kind} actions ({exc}): the job was planned "
+                "for another robot profile; resume with rescan, or start a new job",
+            ) from exc
+
+    async def restore(self, job: Job, record: JobRecord) -> list[WireMove]:
+        """The interrupted job's actions from the journal (the cube as the last executed one
+        left it); the wire moves still to execute."""
+        journal = self.ctx.journal
+        rows = await journal.call(journal.sync.moves, record.id)
+        job.physical = Cube.from_facelets(record.physical or "", record.size)
+        job.actions = self._actions(rows)
+        job.face_moves = ()
+        job.moves_total = record.total_moves
+        if record.executed:
+            last = job.actions[record.executed - 1]
+            logger.info(
+                "job %s resumes after move %d (%s): orientation %d, parts %s",
+                record.id,
+                record.executed,
+                last.label,
+                last.orientation,
+                last.parts,
+            )
+        return [a.wire for a in job.actions[record.executed :]]

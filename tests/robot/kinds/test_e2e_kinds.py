@@ -1,0 +1,203 @@
+"""End to end on a simulated turntable and a simulated two-gripper robot: the simulated firmware
+on a real pty carrying the cube in the simulated mechanism, rendered cameras, a real MQTT broker,
+the daemon; a job from start to DONE, and a daemon that dies mid-job and resumes from the journal
+(the journal's rows say the action, the cube's orientation and the parts' state after each)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from firmware_protocol.moves import Face as WireFace
+from robot.assemble import assemble
+from robot.config import RobotConfig, load_config
+from robot.journal import Journal
+from robot.kinds.profile import build_mechanism
+from robot.kinds.simulated import MechanismCube
+from robot.kinds.wire import WireAction
+from robot.simrobot import SimulatedRobot
+from tests.conftest import Broker
+from tests.robot.helpers import CONFIGS, Recorder, run
+from tests.robot.test_e2e import scrambled
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.usefixtures("solver_tables")]
+
+PROFILES = ["turntable.toml", "two_gripper.toml"]
+
+
+def _profile(base: RobotConfig, port: str, state_file: Path) -> RobotConfig:
+    """``base`` on the firmware at ``port``, its cameras reading ``state_file``."""
+    cameras = tuple(
+        c.model_copy(update={"source": f"simulated:{state_file}"}) for c in base.cameras
+    )
+    serial = base.serial.model_copy(update={"url": port})
+    return base.model_copy(update={"serial": serial, "cameras": cameras})
+
+
+async def _daemon(
+    config: RobotConfig,
+    broker: Broker,
+    journal: Path,
+    body: Callable[[], Awaitable[None]],
+    *,
+    crash: bool = False,
+) -> None:
+    """A daemon on ``config`` while ``body`` runs; ``crash``: then it dies (its task cancelled,
+    its port closed, nothing stopped in order), else it stops."""
+    async with contextlib.AsyncExitStack() as stack:
+        parts = await assemble(config, stack, mqtt=(broker.host, broker.port), journal_path=journal)
+        task = asyncio.create_task(parts.daemon.run())
+        await parts.daemon.firmware_ready.wait()
+        assert parts.daemon.mqtt is not None
+        await asyncio.wait_for(parts.daemon.mqtt.connected.wait(), 10)
+        try:
+            await body()
+        finally:
+            if crash:
+                task.cancel()
+            else:
+                await parts.daemon.mqtt.flush(5)
+                parts.daemon.stop()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            if crash:  # as the process's death would: the port closes, no heartbeat follows
+                await parts.daemon.link.close()  # type: ignore[attr-defined]
+
+
+def _rows(journal_path: Path, job_id: str) -> tuple[str, int, int, list[WireAction]]:
+    journal = Journal(journal_path)
+    record = journal.job(job_id)
+    moves = journal.moves(job_id)
+    journal.close()
+    assert record is not None
+    actions = [WireAction.from_token(m.face, m.motor, m.turns) for m in moves]
+    return str(record.state), record.executed, record.total_moves, actions
+
+
+@pytest.mark.parametrize(
+    ("name", "faults"),
+    [("turntable.toml", ""), ("two_gripper.toml", ""), ("turntable.toml", "reset@20")],
+    ids=["turntable", "two-gripper", "turntable-firmware-reset"],
+)
+def test_job_over_mqtt(name: str, faults: str, mqtt_broker: Broker, tmp_path: Path) -> None:
+    """``faults``: the simulated firmware resets mid-job; the job homes and goes on."""
+    start = scrambled(41)
+    state_file = tmp_path / "cube.txt"
+    base = load_config(CONFIGS / name)
+    assert base.simulation is not None
+    simulation = base.simulation.model_copy(update={"faults": faults})
+    base = base.model_copy(update={"simulation": simulation})
+    topic = f"cuberobot/{base.robot.id}"
+
+    async def scenario() -> tuple[Recorder, SimulatedRobot]:
+        sim = SimulatedRobot(base, start, seed=2, state_file=state_file)
+        state_file.write_text(start.to_facelets("scheme") + "\n")
+        port = await sim.start()
+        config = _profile(base, port, state_file)
+        try:
+            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+
+                async def job() -> None:
+                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "job-1"}))
+                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+
+                await _daemon(config, mqtt_broker, tmp_path / "journal.sqlite", job)
+        finally:
+            await sim.stop()
+        return rec, sim
+
+    rec, sim = run(scenario(), 150)
+    assert rec.events("error") == []
+    n = len(rec.events("move_executed"))
+    names = [e for e in rec.event_names() if e != "firmware_reset"]
+    assert names == ["scan_complete", "solution"] + ["move_executed"] * n + ["done"]
+    assert len(rec.events("firmware_reset")) == (1 if faults else 0)
+    solution = rec.events("solution")[0]
+    program = solution["program"]
+    assert program["kind"] == base.robot.kind and program["count"] == n
+    assert solution["robot_time_s"] == program["estimate_s"] > 0
+    assert rec.events("done")[0]["solved"] is True and rec.events("done")[0]["verified"] is True
+    assert sim.cube.cube.is_solved() and sim.cube.faults == 0  # type: ignore[union-attr]
+    state, executed, total, actions = _rows(tmp_path / "journal.sqlite", solution["job_id"])
+    assert state == "DONE" and executed == total == n
+    assert [e["move"] for e in rec.events("move_executed")] == [a.label for a in actions]
+    table = base.robot.mechanism_table
+    mechanism = build_mechanism(base.robot.kind, table, 3)
+    assert actions[-1].parts == mechanism.start
+
+
+@pytest.mark.parametrize(
+    ("name", "rescan"),
+    [("turntable.toml", False), ("two_gripper.toml", False), ("turntable.toml", True)],
+    ids=["turntable", "two-gripper", "turntable-rescan"],
+)
+def test_daemon_dies_mid_job_and_resumes(
+    name: str, rescan: bool, mqtt_broker: Broker, tmp_path: Path
+) -> None:
+    """``rescan``: resume with a fresh scan, a new plan from where the journal says the parts
+    are (the cover may be closed, the table turned)."""
+    start = scrambled(43)
+    state_file = tmp_path / "cube.txt"
+    journal = tmp_path / "journal.sqlite"
+    base = load_config(CONFIGS / name)
+    topic = f"cuberobot/{base.robot.id}"
+
+    async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
+        sim = SimulatedRobot(base, start, seed=3, state_file=state_file)
+        state_file.write_text(start.to_facelets("scheme") + "\n")
+        port = await sim.start()
+        config = _profile(base, port, state_file)
+        try:
+            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+
+                async def first() -> None:
+                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                    await rec.wait(lambda: len(rec.events("move_executed")) >= 12, 60)
+
+                await _daemon(config, mqtt_broker, journal, first, crash=True)
+                seen = len(rec.events("move_executed"))
+                await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
+
+                async def second() -> None:
+                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                    resume = {"id": "again", "rescan": rescan}
+                    await rec.publish(f"{topic}/cmd/resume", json.dumps(resume))
+                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+
+                await _daemon(config, mqtt_broker, journal, second)
+        finally:
+            await sim.stop()
+        return rec, sim, seen
+
+    rec, sim, seen = run(scenario(), 200)
+    assert rec.events("error") == []
+    recovered = rec.events("recovered")[0]
+    assert recovered["resumable"] is True and seen <= recovered["moves_done"]
+    done_before = recovered["moves_done"]
+    assert 0 < done_before < recovered["moves_total"]
+    assert rec.events("done")[0]["solved"] is True
+    assert sim.cube.cube.is_solved() and sim.cube.faults == 0  # type: ignore[union-attr]
+    state, executed, total, actions = _rows(journal, recovered["job_id"])
+    assert state == "DONE" and executed == total == recovered["moves_total"]
+    events = rec.events("move_executed")
+    assert {e["index"] for e in events} == set(range(1, total + 1))  # nothing lost
+    # the firmware ran each wire move exactly once across the restart
+    fw = [r for r in sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == total
+    assert len(rec.events("solution")) == (2 if rescan else 1)
+    # the journal alone replays the job: its wire moves carry a fresh simulated mechanism from
+    # the scanned cube to solved, and each row's parts' state is where the motors left them
+    table = base.robot.mechanism_table
+    assert table is not None
+    again, tracked = MechanismCube(start, table), start
+    for number, action in enumerate(actions, 1):
+        again.apply(WireFace(action.motor).name, action.turns)
+        tracked = action.apply(tracked)  # the effect the row journals
+        assert again.parts == action.parts and again.cube == tracked, number
+    assert again.cube.is_solved() and again.faults == 0
+    assert 0 <= actions[done_before - 1].orientation < 24
