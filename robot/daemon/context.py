@@ -55,9 +55,10 @@ class Job:
     verified: bool | None = None  # the cube read as solved after execution
 
 
-def face_move(face: str, turns: int) -> Move:
-    """A journaled move (face letter, signed quarter turns) as a face turn."""
-    return Move.outer(Face[face], turns)
+def face_move(face: str, turns: int, depth: int = 1) -> Move:
+    """A journaled move (face letter, signed quarter turns, layers the gripper held) as the
+    turn of that outer block."""
+    return Move.block(Face[face], 1, depth, turns)
 
 
 class Outbox:
@@ -181,7 +182,9 @@ class Context:
             progress = 0
         eta: float | None = None
         if job is not None and self.state is JobState.EXECUTING and job.face_moves:
-            eta = round(self.config.cost_model.estimate(job.face_moves[done:]), 2)
+            # a turn takes as long whatever the layers its gripper holds
+            rest = [Move.outer(m.face, m.turns) for m in job.face_moves[done:]]
+            eta = round(self.config.cost_model.estimate(rest), 2)
         elif self.state is JobState.DONE:
             eta = 0.0
         info = self.link.info

@@ -130,7 +130,7 @@ class Recovery:
         cube = Cube.from_facelets(record.physical or "", record.size)
         for idx in range(record.executed, upto):
             m = moves[idx]
-            move = face_move(m.face, m.turns)
+            move = face_move(m.face, m.turns, m.depth)
             cube = cube.apply([move])
             await journal.call(
                 journal.sync.record_executed,
@@ -165,7 +165,7 @@ class Recovery:
                     "job_id": record.id,
                     "index": m.idx + 1,
                     "total": record.total_moves,
-                    "move": str(face_move(m.face, m.turns)),
+                    "move": str(face_move(m.face, m.turns, m.depth)),
                     "motor": m.motor,
                     "fw_index": m.fw_index,
                     "replayed": True,
