@@ -113,7 +113,7 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             "solver",
             "engine",
             "engine 'twophase' does not solve the profile's 2x2x2 cube ([robot] cube_size = 2); "
-            'set engine = "auto" (the engine for the cube size: \'pocket\' for N=2)',
+            "set engine = \"auto\" (the engine for the cube size: 'pocket' for N=2)",
             id="engine-cannot-solve-size",
         ),
         pytest.param(
