@@ -198,9 +198,7 @@ class Planner:
         """Whether a turn of ``depth`` outer layers of ``face`` can run (a face without a motor
         only at depth 1: pass 3 replaces its turns)."""
         cfg = self.motors.motor_of(face)
-        if cfg is None:
-            return depth == 1 and bool(self.motors.missing)
-        return depth in cfg.depths(self.n)
+        return depth == 1 if cfg is None else depth in cfg.depths(self.n)
 
     def _grip_text(self, face: Face) -> str:
         cfg = self.motors.motor_of(face)
