@@ -129,6 +129,13 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
         assert config.simulation is not None
         updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
     if args.emulator is not None:
+        n = args.size if args.size is not None else config.robot.cube_size
+        if args.emulator == "avr" and n >= 4:
+            raise UsageError(
+                f"--emulator avr cannot solve a {n}x{n}x{n} cube: its wide and inner-slice "
+                "turns need grippers holding several layers, and the reference C firmware has "
+                "no depth actuator (it refuses depth moves); use the Python simulation"
+            )
         if args.emulator == "avr" and args.speed is not None:
             raise UsageError("--speed goes with the Python simulation, not --emulator avr")
         simulation = updates.get("simulation", config.simulation)

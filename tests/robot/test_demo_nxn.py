@@ -57,3 +57,10 @@ def test_demo_refuses_moves_deeper_than_the_grippers(tmp_path: Path) -> None:
     assert error["code"] == "plan_failed"
     assert "this robot cannot execute" in error["message"] and "max_depth = 1" in error["message"]
     assert result["events"].get("move_executed", 0) == 0
+
+
+def test_demo_on_the_c_firmware_refuses_big_cubes_up_front() -> None:
+    code, out, err = run(demo("--size", "4", "--emulator", "avr", "--format", "json"), timeout=60)
+    assert code == 2, out + err
+    message = json.loads(out)["error"]["message"]
+    assert "--emulator avr cannot solve a 4x4x4 cube" in message and "depth" in message
