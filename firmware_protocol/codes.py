@@ -6,6 +6,8 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 __all__ = [
+    "MAX_MOVE_DEPTH",
+    "MOVE_DEPTH_SHIFT",
     "SEQUENCED_TYPES",
     "ErrorCode",
     "FirmwareState",
@@ -13,6 +15,7 @@ __all__ = [
     "MoveFlags",
     "NakReason",
     "StatusFlags",
+    "move_flags",
 ]
 
 
@@ -80,6 +83,26 @@ class MoveFlags(IntFlag):
     #: This move starts together with the next one (which must be on the opposite face and in
     #: the same MOVES frame); the pair completes when both motors have finished.
     SIMULTANEOUS_WITH_NEXT = 0x01
+    #: Bits 1..4: layers the motor's gripper holds, minus one (0 = the outer layer alone, as
+    #: before this field existed; 15 = sixteen layers). A firmware without a depth actuator
+    #: refuses a nonzero depth with NAK BAD_MOVE. Bits 5..7 are reserved (0).
+    DEPTH_MASK = 0x1E
+
+
+#: The lowest bit of the depth field of :class:`MoveFlags`.
+MOVE_DEPTH_SHIFT = 1
+#: The most layers a move's depth field can say.
+MAX_MOVE_DEPTH = (int(MoveFlags.DEPTH_MASK) >> MOVE_DEPTH_SHIFT) + 1
+
+
+def move_flags(*, simultaneous_with_next: bool = False, depth: int = 1) -> MoveFlags:
+    """The flags byte of a move: the simultaneous bit and the gripper depth (1..16 layers)."""
+    if not 1 <= depth <= MAX_MOVE_DEPTH:
+        raise ValueError(f"a move's depth must be 1..{MAX_MOVE_DEPTH} layers, got {depth}")
+    flags = MoveFlags((depth - 1) << MOVE_DEPTH_SHIFT)
+    if simultaneous_with_next:
+        flags |= MoveFlags.SIMULTANEOUS_WITH_NEXT
+    return flags
 
 
 class StatusFlags(IntFlag):

@@ -39,6 +39,7 @@ from typing import ClassVar
 
 from firmware_protocol.codec import Frame, encode_frame
 from firmware_protocol.codes import (
+    MOVE_DEPTH_SHIFT,
     SEQUENCED_TYPES,
     ErrorCode,
     FirmwareState,
@@ -182,7 +183,8 @@ class Hello(Message):
 
 @dataclass(frozen=True, slots=True)
 class WireMove:
-    """One move as it travels: firmware move index, motor (face code), signed quarter turns."""
+    """One move as it travels: firmware move index, motor (face code), signed quarter turns,
+    flags (the simultaneous bit and the gripper depth, see ``codes.move_flags``)."""
 
     index: int
     motor: int
@@ -197,12 +199,17 @@ class WireMove:
             raise ValueError(f"motor must be 0..{MOTOR_COUNT - 1}, got {self.motor}")
         if self.quarter_turns not in (-2, -1, 1, 2):
             raise ValueError(f"quarter turns must be ±1 or ±2, got {self.quarter_turns}")
-        if int(self.flags) & ~int(MoveFlags.SIMULTANEOUS_WITH_NEXT):
+        if int(self.flags) & ~int(MoveFlags.SIMULTANEOUS_WITH_NEXT | MoveFlags.DEPTH_MASK):
             raise ValueError(f"unknown move flags 0x{int(self.flags):02X}")
 
     @property
     def simultaneous_with_next(self) -> bool:
         return bool(self.flags & MoveFlags.SIMULTANEOUS_WITH_NEXT)
+
+    @property
+    def depth(self) -> int:
+        """Layers the motor's gripper turns (1: the outer layer alone)."""
+        return ((int(self.flags) & int(MoveFlags.DEPTH_MASK)) >> MOVE_DEPTH_SHIFT) + 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,6 @@
-"""Moves as the firmware knows them: a motor (face code), signed quarter turns, a simultaneous flag.
+"""Moves as the firmware knows them: a motor (face code), signed quarter turns, a simultaneous
+flag, and the depth (layers the motor's gripper holds: 1, the outer layer, unless the robot
+turns big cubes).
 
 Face codes on the wire (motor numbers)::
 
@@ -13,7 +15,8 @@ This module knows nothing else of cubes: slices, wide turns and rotations are th
 business (it re-expresses them as moves of motorised faces before they reach the link).
 
 Text form, used by ``cuberobot send`` and the tests: whitespace-separated face turns
-``U R' F2 B2'``; two opposite-face turns joined by ``+`` run at the same time (``U+D'``).
+``U R' F2 B2'``; two opposite-face turns joined by ``+`` run at the same time (``U+D'``). A
+deeper grip is written as SiGN writes a wide turn: ``Rw`` (two layers), ``3Rw'`` (three).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from firmware_protocol.codes import MAX_MOVE_DEPTH
 from firmware_protocol.errors import InvalidMoveError
 
 __all__ = [
@@ -62,6 +66,8 @@ class Move:
     motor: int
     quarter_turns: int
     simultaneous_with_next: bool = False
+    #: layers the motor's gripper turns (1: the outer layer alone)
+    depth: int = 1
 
     def __post_init__(self) -> None:
         if not 0 <= self.motor <= 5:
@@ -70,6 +76,11 @@ class Move:
             raise InvalidMoveError(
                 f"motor {self.face_name}: quarter turns must be ±1 or ±2, got {self.quarter_turns}"
             )
+        if not 1 <= self.depth <= MAX_MOVE_DEPTH:
+            raise InvalidMoveError(
+                f"motor {self.face_name}: depth must be 1..{MAX_MOVE_DEPTH} layers, "
+                f"got {self.depth}"
+            )
 
     @property
     def face_name(self) -> str:
@@ -77,25 +88,38 @@ class Move:
 
     @property
     def notation(self) -> str:
-        """``U``, ``U'``, ``U2`` or ``U2'`` (without the ``+`` of a simultaneous pair)."""
+        """``U``, ``U'``, ``U2`` or ``U2'`` (without the ``+`` of a simultaneous pair); a deeper
+        grip as a wide turn: ``Uw`` (two layers), ``3Uw'`` (three)."""
         suffix = {1: "", -1: "'", 2: "2", -2: "2'"}[self.quarter_turns]
-        return self.face_name + suffix
+        if self.depth == 1:
+            return self.face_name + suffix
+        prefix = "" if self.depth == 2 else str(self.depth)
+        return f"{prefix}{self.face_name}w{suffix}"
 
     def __str__(self) -> str:
         return self.notation + ("+" if self.simultaneous_with_next else "")
 
 
-_TOKEN = re.compile(r"^([URFDLB])(2'|2|'|)$")
+_TOKEN = re.compile(r"^(?:(\d+)(?=[URFDLB]w))?([URFDLB])(w?)(2'|2|'|)$")
 
 
 def _parse_turn(token: str, column: int) -> Move:
     match = _TOKEN.match(token)
     if match is None:
         raise InvalidMoveError(
-            f"column {column}: {token!r} is not a face turn; use U R F D L B with '' ' 2 or 2'"
+            f"column {column}: {token!r} is not a face turn; use U R F D L B with '' ' 2 or 2' "
+            "(Rw, 3Rw: a gripper holding 2, 3 layers)"
         )
-    turns = {"": 1, "'": -1, "2": 2, "2'": -2}[match.group(2)]
-    return Move(Face[match.group(1)], turns)
+    turns = {"": 1, "'": -1, "2": 2, "2'": -2}[match.group(4)]
+    depth = int(match.group(1)) if match.group(1) else 2 if match.group(3) else 1
+    if depth < 2 and match.group(3):
+        raise InvalidMoveError(
+            f"column {column}: {token!r}: a wide turn holds at least 2 layers, got {depth}"
+        )
+    try:
+        return Move(Face[match.group(2)], turns, depth=depth)
+    except InvalidMoveError as exc:
+        raise InvalidMoveError(f"column {column}: {exc}") from None
 
 
 def parse_moves(text: str) -> list[Move]:
@@ -110,7 +134,14 @@ def parse_moves(text: str) -> list[Move]:
             column += len(part) + 1
         for k, move in enumerate(parsed):
             last = k == len(parsed) - 1
-            moves.append(Move(move.motor, move.quarter_turns, simultaneous_with_next=not last))
+            moves.append(
+                Move(
+                    move.motor,
+                    move.quarter_turns,
+                    simultaneous_with_next=not last,
+                    depth=move.depth,
+                )
+            )
     validate_moves(moves)
     return moves
 

@@ -6,10 +6,12 @@ A profile describes one robot (every key is in the README's "The robot daemon" s
     [robot]    id, name, cube_size
     [serial]   url (a device path, a pty path, socket://host:port, or "sim" for the simulated
                firmware started by the daemon itself), baud, timeouts
-    [motors]   simultaneous; one table per face that has a motor: [motors.U] motor = 0, ...
+    [motors]   simultaneous; one table per face that has a motor: [motors.U] motor = 0, ...,
+               max_depth (layers its gripper can hold, for big cubes)
     [[cameras]] name, source, width/height, view ("face" | "corner"), faces, calibration
     [colours]  scheme, calibration_file
-    [solver]   engine, budget_s, max_length; [solver.cost] the robot-time cost model
+    [solver]   engine ("auto": the engine for the cube size), budget_s, max_length;
+               [solver.cost] the robot-time cost model
     [mqtt]     host ("" = embedded broker), port, base_topic, credentials;
                [mqtt.tls], [mqtt.discovery]
     [journal]  path
@@ -38,7 +40,7 @@ from robot.kinds.profile import (
     largest_n,
     table_defaults,
 )
-from solver.api import engine_names
+from solver.api import AUTO, SIZED_ENGINES, engine_for_size, engine_names
 from solver.cost import CostModel
 from solver.cube.facelets import SCHEMES
 from solver.cube.geometry import Face
@@ -62,6 +64,7 @@ __all__ = [
     "SolverConfig",
     "TlsConfig",
     "WebConfig",
+    "engine_solves",
     "load_config",
     "parse_config",
 ]
@@ -143,8 +146,28 @@ class MotorConfig(_Section):
     max_speed_dps: Annotated[float, Field(gt=0)] = 1500.0
     accel_dps2: Annotated[float, Field(gt=0)] = 40000.0
     settle_s: Annotated[float, Field(ge=0)] = 0.005
+    #: a fixed gripper that always turns this many layers (legacy; see ``max_depth``)
     depth_layers: Annotated[int, Field(ge=1)] = 1
+    #: layers the gripper can hold: it turns 1..max_depth outer layers, chosen move by move
+    #: (big cubes; at most N-1 are used on an N cube)
+    max_depth: Annotated[int, Field(ge=1, le=16)] = 1
     reversed: bool = False
+
+    @model_validator(mode="after")
+    def _depths(self) -> MotorConfig:
+        if self.depth_layers != 1 and self.max_depth != 1:
+            raise ValueError(
+                f"depth_layers = {self.depth_layers} (a gripper fixed at that depth) and "
+                f"max_depth = {self.max_depth} (a gripper that holds 1..max_depth layers) "
+                "exclude each other; keep one of them"
+            )
+        return self
+
+    def depths(self, n: int) -> tuple[int, ...]:
+        """The layer counts this motor can turn on an ``n`` cube (never the whole cube)."""
+        if self.max_depth > 1:
+            return tuple(range(1, min(self.max_depth, n - 1) + 1))
+        return (self.depth_layers,)
 
 
 class MotorsConfig(_Section):
@@ -280,9 +303,26 @@ class SolverConfig(_Section):
     @field_validator("engine")
     @classmethod
     def _engine(cls, value: str) -> str:
-        if value not in engine_names():
-            raise ValueError(f"unknown engine {value!r}; choose one of {engine_names()}")
+        if value != AUTO and value not in engine_names():
+            raise ValueError(
+                f"unknown engine {value!r}; choose one of {[AUTO, *engine_names()]} "
+                f"({AUTO!r}: the engine for the cube size)"
+            )
         return value
+
+    def solves(self, n: int) -> bool:
+        """Whether :attr:`engine` solves an ``n`` cube (``auto``: any N >= 2; the engines
+        without a size rule in :data:`solver.api.SIZED_ENGINES` solve 3x3 cubes only)."""
+        return engine_solves(self.engine, n)
+
+
+def engine_solves(engine: str, n: int) -> bool:
+    """Whether ``engine`` (a name of :func:`solver.api.engine_names`, or ``auto``) solves an
+    ``n`` cube."""
+    if engine == AUTO:
+        return n >= 2
+    accepts = SIZED_ENGINES.get(engine)
+    return accepts(n) if accepts is not None else n == 3
 
 
 class TlsConfig(_Section):
@@ -502,6 +542,17 @@ class RobotConfig(_Section):
                     "doubtful stickers again; set rescan_turns = 0"
                 )
             object.__setattr__(self, "scan", self.scan.model_copy(update={"rescan_turns": 0}))
+
+    @model_validator(mode="after")
+    def _engine_fits_size(self) -> RobotConfig:
+        n = self.robot.cube_size
+        if not self.solver.solves(n):
+            raise ValueError(
+                f"@solver.engine: engine {self.solver.engine!r} does not solve the profile's "
+                f'{n}x{n}x{n} cube ([robot] cube_size = {n}); set engine = "{AUTO}" (the engine '
+                f"for the cube size: {engine_for_size(n, AUTO)!r} for N={n}) or change cube_size"
+            )
+        return self
 
     @property
     def simulated(self) -> bool:

@@ -49,7 +49,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -86,6 +86,7 @@ CREATE TABLE IF NOT EXISTS moves (
     motor       INTEGER NOT NULL,
     simultaneous INTEGER NOT NULL,
     fw_index    INTEGER,
+    depth       INTEGER NOT NULL DEFAULT 1,
     executed_at REAL,
     PRIMARY KEY (job_id, idx)
 );
@@ -113,6 +114,8 @@ class MoveRecord:
     simultaneous: bool
     fw_index: int | None
     executed_at: float | None
+    #: layers the motor's gripper turns (1: the outer layer; journals before schema 3: 1)
+    depth: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +215,10 @@ class Journal:
             # schema 2: jobs.reported (events the broker acknowledged, re-announced after a crash)
             self._db.execute("ALTER TABLE jobs ADD COLUMN reported INTEGER NOT NULL DEFAULT 0")
             logger.info("journal %s migrated from schema %d to 2", self.path, version)
+        if version < 3:
+            # schema 3: moves.depth (layers the gripper turns; every older move turned one)
+            self._db.execute("ALTER TABLE moves ADD COLUMN depth INTEGER NOT NULL DEFAULT 1")
+            logger.info("journal %s migrated from schema %d to 3", self.path, version)
 
     def close(self) -> None:
         with self._lock:
@@ -290,10 +297,10 @@ class Journal:
         solution: str,
         solution_detail: Mapping[str, Any],
         program: str,
-        moves: Sequence[tuple[str, int, int, bool]],
+        moves: Sequence[tuple[str, int, int, bool] | tuple[str, int, int, bool, int]],
     ) -> None:
         """Store the solution and the motor program: ``moves`` are (face, turns, motor,
-        simultaneous_with_next) in execution order."""
+        simultaneous_with_next[, depth]) in execution order (no depth: the outer layer)."""
         now = time.time()
 
         def run(db: sqlite3.Connection) -> None:
@@ -302,11 +309,11 @@ class Journal:
                 db.execute("SELECT COUNT(*) FROM moves WHERE job_id = ?", (job_id,)).fetchone()[0]
             )
             db.executemany(
-                "INSERT INTO moves (job_id, idx, face, turns, motor, simultaneous) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO moves (job_id, idx, face, turns, motor, simultaneous, depth) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (job_id, done + k, face, turns, motor, int(sim))
-                    for k, (face, turns, motor, sim) in enumerate(moves)
+                    (job_id, done + k, m[0], m[1], m[2], int(m[3]), m[4] if len(m) > 4 else 1)
+                    for k, m in enumerate(moves)
                 ],
             )
             db.execute(
@@ -428,6 +435,7 @@ class Journal:
                 bool(r["simultaneous"]),
                 r["fw_index"],
                 r["executed_at"],
+                int(r["depth"]),
             )
             for r in rows
         ]

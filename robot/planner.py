@@ -1,33 +1,41 @@
 """The move planner: a solver's sequence → this robot's motor program.
 
-A face-turning robot holds the six centres still, so it can only turn outer blocks of the faces
-that have motors (each motor turns ``depth_layers`` layers). The planner re-expresses every move
-in those terms, in four passes:
+A face-turning robot holds the cube still, so it can only turn outer blocks of the faces that
+have motors: each motor's gripper holds 1..``max_depth`` layers, chosen move by move (or a
+fixed ``depth_layers``). The planner re-expresses every move in those terms, in four passes:
 
 1. **Fixed centres** (seed 001's fixed-orientation rule). The solver's notation frame turns with
    ``x y z`` rotations and with slice and wide moves (which move centres); the robot's frame never
    does. An *orientation* maps each face name of the notation frame to the physical face that
    currently shows it (identity at the start). A rotation only updates the orientation. A block
-   of layers ``lo..hi`` seen from face ``F`` turned ``t`` equals the whole-cube rotation about
-   ``F`` by ``t`` combined with undoing the layers outside the block::
+   of layers ``lo..hi`` seen from face ``F`` (opposite face ``O``) turned ``t`` can run as
 
-       block(F, lo..hi, t) = rot(F, t) · block(F, 1..lo-1, -t) · block(opp F, 1..N-hi, +t)
+   * ``lo = 1``: motor ``F`` gripping ``hi`` layers; or motor ``O`` gripping the other
+     ``N - hi`` layers and turning them back, the frame turning with ``F`` (``Rw = L x``):
+     ``block(F, 1..hi, t) = rot(F, t) · block(O, 1..N-hi, t)``;
+   * an inner block (``lo > 1``, e.g. ``2R``, ``M``): two turns of motor ``F`` (``1..hi`` by
+     ``t``, ``1..lo-1`` back); or two of motor ``O`` (``1..N-lo+1`` by ``-t``, ``1..N-hi`` by
+     ``t``); or one turn of each, the frame turning with ``F`` (``M = R L' x'``):
+     ``block(F, lo..hi, t) = rot(F, t) · block(F, 1..lo-1, -t) · block(O, 1..N-hi, t)``
 
-   (all on one axis, so they commute). So ``M = R L' x'`` and ``Rw = L x``: the outer turns are
-   executed (mapped through the orientation to physical faces) and the rotation is tracked. (The
-   seed's example "orange top, green front: U becomes L'" has the direction wrong: with orange on
-   top, U turns the orange face clockwise seen from outside it, which is L; the facelet model
-   confirms ``z U z' == L``.)
+   (all on one axis, so they commute). Of the ways the grippers allow, the cheapest under the
+   cost model runs (the last is one simultaneous pair where the profile allows pairs); a move
+   no gripper can hold is refused with :class:`~robot.errors.PlanError` naming the move and the
+   ``max_depth`` it needs. (The seed's example "orange top, green front: U becomes L'" has the
+   direction wrong: with orange on top, U turns the orange face clockwise seen from outside
+   it, which is L; the facelet model confirms ``z U z' == L``.)
 2. **Simplify**: consecutive turns on one axis commute; each run is merged into at most one turn
-   per face (``R L R' L`` → ``L2``), in the order U R F before D L B.
+   per face and depth (``R L R' L`` → ``L2``), in the order U R F before D L B.
 3. **Missing faces**: a turn of a face with no motor is replaced by the cheapest shortest
    sequence over the other five faces (:mod:`robot.replacements`; 13 turns in 7 motion groups
    for any D turn), then simplified again.
-4. **Group**: the two turns of an axis run become a simultaneous pair when the profile allows it.
+4. **Group**: the two turns of an axis run become a simultaneous pair when the profile allows it
+   and their grips do not overlap (depths summing to at most N).
 
-The result, :class:`MotorProgram`, holds the motor moves (wire form, for the firmware link), the
-same moves as physical outer face turns (to track the physical cube move by move), the final
-orientation and the estimated robot time under the profile's cost model.
+The result, :class:`MotorProgram`, holds the motor moves (wire form with each move's depth, for
+the firmware link), the same moves as physical outer-block turns (to track the physical cube
+move by move), the final orientation and the estimated robot time under the profile's cost
+model.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ import itertools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from firmware_protocol.moves import Move as WireMove
 from robot.config import MotorsConfig
@@ -57,6 +66,8 @@ logger = logging.getLogger(__name__)
 
 #: notation frame face -> physical face
 Orientation = dict[Face, Face]
+#: one outer-block turn a candidate needs: physical face, layers, signed quarter turns
+_Turn = tuple[Face, int, int]
 
 _AXIS = {Face.U: 0, Face.D: 0, Face.R: 1, Face.L: 1, Face.F: 2, Face.B: 2}
 
@@ -109,15 +120,17 @@ class PlannedMove:
 
     def to_wire(self) -> WireMove:
         turns = -self.turns if self.reversed else self.turns
-        return WireMove(self.motor, turns, self.simultaneous_with_next)
+        return WireMove(self.motor, turns, self.simultaneous_with_next, self.depth)
 
     def as_move(self) -> Move:
         """The physical turn (outer, or the gripper's block of layers), to track the cube."""
         return Move.block(self.face, 1, self.depth, self.turns)
 
     def __str__(self) -> str:
-        name = self.face.name + {1: "", 2: "2", -1: "'", -2: "2'"}[self.turns]
-        return name + ("+" if self.simultaneous_with_next else "")
+        suffix = {1: "", 2: "2", -1: "'", -2: "2'"}[self.turns]
+        wide = f"{'' if self.depth == 2 else self.depth}{self.face.name}w"
+        name = self.face.name if self.depth == 1 else wide
+        return name + suffix + ("+" if self.simultaneous_with_next else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +194,70 @@ class Planner:
             )
 
     # --- pass 1: fixed centres ----------------------------------------------------------------
-    def _depth(self, face: Face) -> int:
+    def _grips(self, face: Face, depth: int) -> bool:
+        """Whether a turn of ``depth`` outer layers of ``face`` can run (a face without a motor
+        only at depth 1: pass 3 replaces its turns)."""
         cfg = self.motors.motor_of(face)
-        return cfg.depth_layers if cfg is not None else 1
+        return depth == 1 if cfg is None else depth in cfg.depths(self.n)
+
+    def _grip_text(self, face: Face) -> str:
+        cfg = self.motors.motor_of(face)
+        if cfg is None:
+            return f"{face.name} has no motor ([motors.{face.name}] missing)"
+        if cfg.max_depth > 1:
+            return f"[motors.{face.name}] max_depth = {cfg.max_depth}"
+        return f"[motors.{face.name}] max_depth = 1" + (
+            f" (depth_layers = {cfg.depth_layers})" if cfg.depth_layers != 1 else ""
+        )
+
+    def _candidate_cost(self, turns: Sequence[_Turn]) -> float:
+        """Robot seconds of a candidate (a face without a motor: the cost of its replacement)."""
+        moves: list[Move] = []
+        for face, _, q in turns:
+            if face in self._faces:
+                moves.append(Move.outer(face, q))
+            else:
+                moves.extend(replacement_for(face, q, self._faces, self.cost_model))
+        return self.cost_model.estimate(moves)
+
+    def _block_candidates(
+        self, physical: Face, lo: int, hi: int, turns: int
+    ) -> list[tuple[list[_Turn], bool]]:
+        """Ways to turn layers ``lo..hi`` (from ``physical``, ``hi < N``) with outer-block
+        turns: ``(turns, rotates)``, ``rotates`` when the notation frame turns with the block's
+        face (the motors turned the complement instead)."""
+        n, opposite = self.n, OPPOSITE[physical]
+        if lo == 1:
+            return [([(physical, hi, turns)], False), ([(opposite, n - hi, turns)], True)]
+        return [
+            # the same motor twice: layers 1..hi turned, layers 1..lo-1 back
+            ([(physical, hi, turns), (physical, lo - 1, -turns)], False),
+            # the opposite motor twice, seen from its side
+            ([(opposite, n - lo + 1, -turns), (opposite, n - hi, turns)], False),
+            # both motors (a simultaneous pair where allowed): the rotation, less both sides
+            ([(physical, lo - 1, -turns), (opposite, n - hi, turns)], True),
+        ]
+
+    def _refuse(
+        self, move: Move, physical: Face, options: list[tuple[list[_Turn], bool]]
+    ) -> NoReturn:
+        needs = "; or ".join(
+            " and ".join(f"motor {f.name} gripping {d} layer{'s' * (d > 1)}" for f, d, _ in t)
+            for t, _ in options
+        )
+        faces = (physical, OPPOSITE[physical])
+        raise PlanError(
+            f"this robot cannot execute {move} on the {self.n}x{self.n}x{self.n} cube: it needs "
+            f"{needs}; the profile gives {', '.join(self._grip_text(f) for f in faces)}. Raise "
+            "max_depth of those motors in the profile (a gripper holding more layers), or solve "
+            "with a robot that grips deeper"
+        )
 
     def to_physical(self, moves: Iterable[Move]) -> tuple[list[Move], Orientation]:
-        """Outer-block turns of physical faces (depth = that face's gripper depth; faces without
-        a motor included, to be replaced later), and the final orientation."""
+        """Outer-block turns of physical faces (``Move.block(face, 1, depth, turns)``, depth
+        within what that face's gripper holds; faces without a motor included at depth 1, to
+        be replaced later), and the final orientation. Of the ways to turn a block, the
+        cheapest under the cost model runs."""
         n = self.n
         orient: Orientation = {f: f for f in Face}
         out: list[Move] = []
@@ -200,67 +270,51 @@ class Planner:
             orient.clear()
             orient.update(new)
 
-        def outer_block(face: Face, depth: int, turns: int, move: Move) -> None:
-            """Turn layers 1..depth of notation face ``face``."""
-            if depth <= 0 or turns % 4 == 0:
-                return
-            physical = orient[face]
-            if depth == self._depth(physical):
-                out.append(Move.outer(physical, _norm_turns(turns)))
-                return
-            opposite = OPPOSITE[face]
-            if n - depth == self._depth(orient[opposite]):
-                # layers 1..d of F = rotation about F, then the other N-d layers back
-                out.append(Move.outer(orient[opposite], _norm_turns(turns)))
-                rotate(face, turns)
-                return
-            raise PlanError(
-                f"{move} needs layers 1..{depth} of {physical.name} turned, but motor "
-                f"{physical.name} turns {self._depth(physical)} layer(s) and its opposite "
-                f"{orient[opposite].name} turns {self._depth(orient[opposite])}; this robot "
-                "cannot execute it"
-            )
-
         for move in moves:
-            lo, hi = move.layers(n)
+            face, (lo, hi), turns = move.face, move.layers(n), move.turns
             if lo == 1 and hi == n:
-                rotate(move.face, move.turns)
+                rotate(face, turns)
                 continue
-            if lo == 1:
-                outer_block(move.face, hi, move.turns, move)
-                continue
-            # inner block: rotation, then undo the outer layers on both sides
-            outer_block(move.face, lo - 1, -move.turns, move)
-            outer_block(OPPOSITE[move.face], n - hi, move.turns, move)
-            rotate(move.face, move.turns)
+            if hi == n:  # a block that holds the far face: the outer block seen from there
+                face, lo, hi, turns = OPPOSITE[face], 1, n - lo + 1, -turns
+            options = self._block_candidates(orient[face], lo, hi, turns)
+            feasible = [
+                (self._candidate_cost(t), k, t, r)
+                for k, (t, r) in enumerate(options)
+                if all(self._grips(f, d) for f, d, _ in t)
+            ]
+            if not feasible:
+                self._refuse(move, orient[face], options)
+            _, _, chosen, rotates = min(feasible)
+            out.extend(Move.block(f, 1, d, _norm_turns(q)) for f, d, q in chosen)
+            if rotates:
+                rotate(face, turns)
         return out, orient
 
     # --- pass 2: simplify ---------------------------------------------------------------------
     @staticmethod
     def simplify(moves: Sequence[Move]) -> list[Move]:
-        """Merge each run of same-axis outer turns into at most one turn per face."""
+        """Merge each run of same-axis outer-block turns into at most one turn per face and
+        depth (turns of one axis commute)."""
         out: list[Move] = []
         i = 0
         while i < len(moves):
             axis = _AXIS[moves[i].face]
             j = i
-            totals: dict[Face, int] = {}
-            order: list[Face] = []
+            totals: dict[tuple[Face, int], int] = {}
             while j < len(moves) and _AXIS[moves[j].face] == axis:
-                face = moves[j].face
-                if face not in totals:
-                    order.append(face)
-                    totals[face] = 0
-                totals[face] += moves[j].turns
+                key = (moves[j].face, moves[j].hi)
+                totals[key] = totals.get(key, 0) + moves[j].turns
                 j += 1
-            for face in sorted(order, key=int):  # canonical: U R F before D L B
-                q = _norm_turns(totals[face])
+            # canonical: U R F before D L B, shallower first
+            for face, depth in sorted(totals, key=lambda k: (int(k[0]), k[1])):
+                q = _norm_turns(totals[face, depth])
                 if q:
-                    out.append(Move.outer(face, q))
+                    out.append(Move.block(face, 1, depth, q))
             i = j
         # merging can make new neighbours of one axis meet: repeat until stable
         if len(out) < len(moves) and any(
-            _AXIS[a.face] == _AXIS[b.face] and a.face is b.face for a, b in itertools.pairwise(out)
+            a.face is b.face and a.hi == b.hi for a, b in itertools.pairwise(out)
         ):
             return Planner.simplify(out)
         return out
@@ -279,6 +333,8 @@ class Planner:
 
     # --- pass 4: group and map to motors ------------------------------------------------------
     def _motor_moves(self, moves: Sequence[Move]) -> list[PlannedMove]:
+        """Motor moves; two turns of opposite faces in a row start together when the profile
+        allows it and their grips do not overlap (depths summing to at most N)."""
         planned: list[PlannedMove] = []
         for k, move in enumerate(moves):
             cfg = self.motors.motor_of(move.face)
@@ -288,14 +344,27 @@ class Planner:
                 self.motors.simultaneous
                 and k + 1 < len(moves)
                 and moves[k + 1].face is OPPOSITE[move.face]
+                and move.hi + moves[k + 1].hi <= self.n
                 and not (planned and planned[-1].simultaneous_with_next)
             )
             planned.append(
-                PlannedMove(
-                    move.face, move.turns, cfg.motor, together, cfg.reversed, cfg.depth_layers
-                )
+                PlannedMove(move.face, move.turns, cfg.motor, together, cfg.reversed, move.hi)
             )
         return planned
+
+    def _estimate(self, planned: Sequence[PlannedMove]) -> float:
+        """Seconds under the cost model, grouped as the motors run (a turn's time does not
+        depend on how many layers its gripper holds)."""
+        cost = self.cost_model
+        total, group, groups = 0.0, 0.0, 0
+        for i, move in enumerate(planned):
+            group = max(group, cost.move_time(Move.outer(move.face, move.turns)))
+            if move.simultaneous_with_next:
+                continue
+            paired = i > 0 and planned[i - 1].simultaneous_with_next
+            total += group + (cost.pair_extra_s if paired else 0.0)
+            group, groups = 0.0, groups + 1
+        return total + cost.settle_s * max(groups - 1, 0)
 
     def plan(self, moves: Iterable[Move]) -> MotorProgram:
         """The motor program for a solver sequence."""
@@ -309,7 +378,7 @@ class Planner:
             simple = self.simplify(simple)
         planned = self._motor_moves(simple)
         groups = sum(1 for m in planned if not m.simultaneous_with_next)
-        estimate = self.cost_model.estimate(simple)
+        estimate = self._estimate(planned)
         notes: list[str] = []
         if replaced_total:
             notes.append(

@@ -1,7 +1,9 @@
 """The solver's cube inside the simulated firmware.
 
 The simulated firmware (:mod:`firmware_protocol`) knows no cube model: it is handed an object
-with ``apply(face, quarter_turns)`` and ``facelets()`` and turns it as its motors move.
+with ``apply(face, quarter_turns, depth)`` and ``facelets()`` and turns it as its motors move:
+a move's depth (the layers its gripper holds, from the MOVES flags byte) turns that many outer
+layers of the N×N cube.
 :class:`SolverCube` is that object for the solver's immutable :class:`~solver.cube.facelets.Cube`;
 ``cuberobot firmware-sim`` and the simulated robot (:mod:`robot.simrobot`) both use it.
 """
@@ -9,11 +11,10 @@ with ``apply(face, quarter_turns)`` and ``facelets()`` and turns it as its motor
 from __future__ import annotations
 
 from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
 
 __all__ = ["SolverCube"]
-
-#: Quarter turns as the firmware counts them (+ clockwise) → the notation's suffix.
-_SUFFIX = {1: "", -1: "'", 2: "2", -2: "2'"}
 
 
 class SolverCube:
@@ -27,9 +28,13 @@ class SolverCube:
         self.cube = cube
         self.facelets_by = facelets_by
 
-    def apply(self, face: str, quarter_turns: int) -> None:
-        """Turn ``face`` (one of ``URFDLB``) by ``quarter_turns`` (±1, ±2)."""
-        self.cube = self.cube.apply(face + _SUFFIX[quarter_turns])
+    def apply(self, face: str, quarter_turns: int, depth: int = 1) -> None:
+        """Turn the ``depth`` outer layers of ``face`` (one of ``URFDLB``) by ``quarter_turns``
+        (±1, ±2). A gripper cannot hold the whole cube: ``depth`` is 1..N-1."""
+        n = self.cube.n
+        if not 1 <= depth < n:
+            raise ValueError(f"a gripper turns 1..{n - 1} layers of an N={n} cube, not {depth}")
+        self.cube = self.cube.apply([Move.block(Face[face], 1, depth, quarter_turns)])
 
     def facelets(self) -> str:
         """The facelet string, faces U R F D L B."""

@@ -24,16 +24,27 @@ from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
-__all__ = ["EmulatedRobot", "SimulatedRobot"]
+__all__ = ["EmulatedRobot", "SimulatedRobot", "grip_depth"]
 
 logger = logging.getLogger(__name__)
+
+
+def grip_depth(config: RobotConfig) -> int:
+    """The most layers a gripper of the profile's robot holds on its cube (the simulated
+    firmware's depth limit): the deepest motor's ``max_depth`` or ``depth_layers``, at most
+    N - 1."""
+    n = config.robot.cube_size
+    motors = (config.motors.motor_of(f) for f in sorted(config.motors.faces))
+    depths = [max(m.depths(n)) for m in motors if m is not None]
+    return max(1, min(max(depths, default=1), n - 1))
 
 
 class SimulatedRobot:
     """The simulated firmware on a real pty, turning a :class:`SolverCube`.
 
     ``start()`` returns the pty path the daemon's firmware link opens. The motor speed, queue
-    depth and fault injection come from the profile's ``[simulation]`` section.
+    depth and fault injection come from the profile's ``[simulation]`` section; the layers its
+    grippers may hold from the profile's motors (:func:`grip_depth`).
     """
 
     def __init__(
@@ -60,7 +71,7 @@ class SimulatedRobot:
             if table is None
             else MechanismCube(initial, table, facelets_by="scheme")
         )
-        fw_config = FirmwareConfig(queue_depth=sim.queue_depth)
+        fw_config = FirmwareConfig(queue_depth=sim.queue_depth, max_depth=grip_depth(config))
         if table is not None:  # the parts move at the pace of the profile's actions
             fw_config = replace(fw_config, motors=motor_profiles(table))
         if sim.speed_factor != 1.0:

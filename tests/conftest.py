@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,14 +222,18 @@ class FirmwareProcess:
 
 @pytest.fixture
 def firmware_process(tmp_path: Path) -> Iterator[Callable[..., FirmwareProcess]]:
-    """Factory: ``firmware_process(start=FACELETS, faults=SPEC, speed=1.0)``."""
+    """Factory: ``firmware_process(start=FACELETS, faults=SPEC, speed=1.0, extra=())``
+    (``extra``: more ``firmware-sim`` options, e.g. ``("--size", "4", "--max-depth", "3")``)."""
     running: list[FirmwareProcess] = []
 
     def start(
-        start: str | None = None, faults: str | None = None, speed: float = 1.0
+        start: str | None = None,
+        faults: str | None = None,
+        speed: float = 1.0,
+        extra: Sequence[str] = (),
     ) -> FirmwareProcess:
         state_file = tmp_path / f"cube{len(running)}.txt"
-        cmd = [*CUBEROBOT, "firmware-sim", "--pty", "--state-file", str(state_file)]
+        cmd = [*CUBEROBOT, "firmware-sim", "--pty", "--state-file", str(state_file), *extra]
         if start:
             cmd += ["--from", start]
         if faults:

@@ -114,7 +114,8 @@ static uint8_t check_moves(const struct fw *fw, const uint8_t *p, uint8_t count)
     }
     for (uint8_t k = 0; k < count; k++) {
         const uint8_t *m = p + 7u * k;
-        if (!(fw->enabled_mask & (1u << m[4]))) {
+        /* a disabled motor, or a deeper grip than the outer layer (no depth actuator) */
+        if (!(fw->enabled_mask & (1u << m[4])) || (m[6] & FW_MOVE_DEPTH_MASK)) {
             return refuse(NAK_BAD_MOVE, wire_get32(m));
         }
         if (!(m[6] & FW_MOVE_SIMULTANEOUS)) {
@@ -236,7 +237,7 @@ static uint8_t moves_valid(const uint8_t *payload, uint8_t len)
         uint32_t index = wire_get32(m);
         int8_t turns = (int8_t)m[5];
         uint8_t turns_ok = turns == 1 || turns == -1 || turns == 2 || turns == -2;
-        if (index == 0 || m[4] >= FW_MOTOR_CODES || !turns_ok || (m[6] & 0xFEu)) {
+        if (index == 0 || m[4] >= FW_MOTOR_CODES || !turns_ok || (m[6] & FW_MOVE_RESERVED)) {
             return 0;
         }
         if (k > 0 && index != wire_get32(m - 7) + 1u) {

@@ -28,6 +28,8 @@
 #define FW_NAK_HOLDOFF_MS 20u
 #define FW_NO_MOTOR 0xFFu
 #define FW_MOVE_SIMULTANEOUS 0x01u
+#define FW_MOVE_DEPTH_MASK 0x1Eu /* gripper layers - 1: no depth actuator here, refused */
+#define FW_MOVE_RESERVED 0xE0u   /* reserved flag bits: a frame with one is malformed */
 
 enum fw_msg_type {
     MSG_HELLO = 0x01, MSG_MOVES = 0x02, MSG_HOME = 0x03, MSG_ENABLE = 0x04, MSG_CLEAR = 0x05,

@@ -192,6 +192,34 @@ static void test_golden_replies(void)
     CHECK(ack && ack->len == a->payload_len && memcmp(ack->payload, a->payload, 7) == 0);
 }
 
+/* A move gripping more than the outer layer (flags bits 1..4): this board has no depth
+ * actuator, so the frame is refused whole with BAD_MOVE naming the move; a reserved flag bit
+ * (5..7) makes the frame malformed (BAD_PAYLOAD). Nothing is queued either way. */
+static void test_depth_moves_refused(void)
+{
+    open_session();
+    const struct golden *g = find_golden("moves_depth");
+    feed(g->wire, g->wire_len);
+    CHECK(last_nak() && last_nak()->payload[2] == NAK_BAD_MOVE);
+    CHECK(last_nak() && wire_get32(last_nak()->payload + 3) == 1);
+    CHECK(fw.q_count == 0 && nv.last_received == 0);
+    now += 50;
+    int second_deep[] = {1, 0, 1, 0, 2, 1, 1, 0x02};
+    moves(257, 2, second_deep);
+    CHECK(last_nak() && last_nak()->payload[2] == NAK_BAD_MOVE);
+    CHECK(last_nak() && wire_get32(last_nak()->payload + 3) == 2);
+    CHECK(fw.q_count == 0);
+    now += 50;
+    int reserved[] = {1, 0, 1, 0x20};
+    moves(257, 1, reserved);
+    CHECK(last_nak() && last_nak()->payload[2] == NAK_BAD_PAYLOAD);
+    CHECK(fw.q_count == 0);
+    now += 50;
+    int outer[] = {1, 0, 1, 0};
+    moves(257, 1, outer);
+    CHECK(fake_last(MSG_ACK) && fw.q_count == 1);
+}
+
 static void test_sequencing(void)
 {
     open_session();
@@ -401,6 +429,7 @@ int main(int argc, char **argv)
     load_golden(argv[1]);
     test_golden_encode_decode();
     test_golden_replies();
+    test_depth_moves_refused();
     test_sequencing();
     test_move_refusals();
     test_execution_and_pairs();

@@ -12,13 +12,13 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from firmware_protocol.codes import move_flags
 from firmware_protocol.errors import ExecutionError
 from firmware_protocol.link.data import ExecutionReport, MoveExecuted, PlannedMove
 from firmware_protocol.messages import (
     MAX_MOVES_PER_FRAME,
     ErrorCode,
     FirmwareState,
-    MoveFlags,
     Moves,
     WireMove,
 )
@@ -201,5 +201,5 @@ def next_moves_frame(
 
 
 def _wire_move(index: int, move: Move) -> WireMove:
-    flags = MoveFlags.SIMULTANEOUS_WITH_NEXT if move.simultaneous_with_next else MoveFlags.NONE
+    flags = move_flags(simultaneous_with_next=move.simultaneous_with_next, depth=move.depth)
     return WireMove(index, move.motor, move.quarter_turns, flags)

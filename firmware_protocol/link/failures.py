@@ -31,7 +31,8 @@ _MOTOR_ERRORS = (ErrorCode.STALL, ErrorCode.DRIVER_FAULT, ErrorCode.LIMIT)
 _NAK_HINTS = {
     NakReason.BUSY: "wait until the moves in progress have finished",
     NakReason.STOPPED: "run `cuberobot home` to clear the stop",
-    NakReason.BAD_MOVE: "a motor is disabled or does not exist; check the robot profile",
+    NakReason.BAD_MOVE: "a motor is disabled or does not exist, or the move grips more layers "
+    "than this firmware's grippers hold; check the robot profile (its motors and max_depth)",
 }
 
 

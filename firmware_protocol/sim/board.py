@@ -17,8 +17,9 @@ NO_MOTOR = 0xFF
 class TurnableCube(Protocol):
     """What the simulated firmware needs of a cube: turn a face, show the facelets."""
 
-    def apply(self, face: str, quarter_turns: int) -> None:
-        """Turn ``face`` (one of ``URFDLB``) by ``quarter_turns`` (±1, ±2; + is clockwise)."""
+    def apply(self, face: str, quarter_turns: int, depth: int = 1) -> None:
+        """Turn the ``depth`` outer layers of ``face`` (one of ``URFDLB``) by ``quarter_turns``
+        (±1, ±2; + is clockwise)."""
 
     def facelets(self) -> str:
         """The facelet string, faces U R F D L B (Kociemba order)."""
@@ -55,6 +56,8 @@ class FirmwareConfig:
     home_time_s: float = 0.3
     nak_holdoff_s: float = 0.02
     firmware_version: tuple[int, int, int] = (1, 0, 0)
+    #: the most layers a gripper holds (a move's depth field); deeper moves get NAK BAD_MOVE
+    max_depth: int = 1
 
     def __post_init__(self) -> None:
         if len(self.motors) != 6:
@@ -65,6 +68,8 @@ class FirmwareConfig:
             raise ValueError(f"max_batch must be 1..36, got {self.max_batch}")
         if not 10 <= self.watchdog_ms <= 65535:
             raise ValueError(f"watchdog_ms must be 10..65535, got {self.watchdog_ms}")
+        if not 1 <= self.max_depth <= 16:
+            raise ValueError(f"max_depth must be 1..16 layers, got {self.max_depth}")
 
     def with_speed(self, factor: float) -> FirmwareConfig:
         """Every motor ``factor`` times faster (for quick tests)."""
@@ -80,6 +85,7 @@ class MoveRecord:
     quarter_turns: int
     boot_id: int
     received_at: float
+    depth: int = 1
     started_at: float | None = None
     finished_at: float | None = None
     group_time_s: float = 0.0

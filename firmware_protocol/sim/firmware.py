@@ -379,7 +379,7 @@ class SimulatedFirmware(MotionControl):
         if moves[-1].simultaneous_with_next:
             return NakReason.BAD_GROUP, moves[-1].index
         for k, move in enumerate(moves):
-            if not self._enabled_mask & (1 << move.motor):
+            if not self._enabled_mask & (1 << move.motor) or move.depth > self.config.max_depth:
                 return NakReason.BAD_MOVE, move.index
             if move.simultaneous_with_next:
                 nxt = moves[k + 1]
@@ -396,7 +396,12 @@ class SimulatedFirmware(MotionControl):
         now = asyncio.get_running_loop().time()
         for move in new:
             record = MoveRecord(
-                move.index, move.motor, move.quarter_turns, self.nv.boot_id, received_at=now
+                move.index,
+                move.motor,
+                move.quarter_turns,
+                self.nv.boot_id,
+                received_at=now,
+                depth=move.depth,
             )
             self.records.append(record)
             self._queue.append((move, record))

@@ -196,7 +196,7 @@ class MotionControl(ABC):
             record.finished_at = finished
             record.outcome = "executed"
             if self.cube is not None:
-                self.cube.apply(Face(move.motor).name, move.quarter_turns)
+                self.cube.apply(Face(move.motor).name, move.quarter_turns, move.depth)
         self.nv.last_executed = moves[-1].index
         self._group = None
         if self.state_file is not None:

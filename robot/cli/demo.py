@@ -6,6 +6,13 @@ embedded MQTT broker (or uses ``--mqtt HOST:PORT``) and the daemon; scrambles th
 progress bar and a per-stage timing table, and exits 0 only if the virtual cube ends solved
 (the last line says so). Exit 1 otherwise; 2 for a profile that cannot be used.
 
+``--size N`` (2..7) runs an N×N virtual cube: rendered N×N faces read by the real vision
+pipeline; when the profile's ``[solver] engine`` does not solve that size, the engine for the
+size runs instead (``auto``: pocket for 2x2, two-phase for 3x3, reduction for N >= 4). The
+bundled profile's grippers hold up to 3 layers (``max_depth``), enough for every wide and
+inner-slice turn of N <= 7; a profile whose grippers hold too few fails the job with
+``plan_failed`` naming the move and the ``max_depth`` it needs.
+
 Output: on a terminal, a live progress bar; otherwise (``cuberobot demo | cat``) plain lines,
 none wrapped. ``--format json`` prints one result object on stdout (:func:`_result`: solved,
 seed, scramble, solution, stage times, events) and the human output on stderr; a demo that
@@ -40,6 +47,7 @@ from robot.cli.exits import CommandFailed, UsageError
 from robot.config import RobotConfig
 from robot.errors import RobotError
 from robot.simrobot import EmulatedRobot
+from solver.api import AUTO
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
 from solver.scramble import random_moves
@@ -115,12 +123,21 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
         if not 2 <= args.size <= 7:
             raise UsageError(f"--size must be 2..7, got {args.size}")
         updates["robot"] = config.robot.model_copy(update={"cube_size": args.size})
+        if not config.solver.solves(args.size):  # e.g. the profile's twophase for a 2x2
+            updates["solver"] = config.solver.model_copy(update={"engine": AUTO})
     if args.speed is not None:
         if not args.speed > 0:
             raise UsageError(f"--speed must be > 0, got {args.speed}")
         assert config.simulation is not None
         updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
     if args.emulator is not None:
+        n = args.size if args.size is not None else config.robot.cube_size
+        if args.emulator == "avr" and n >= 4:
+            raise UsageError(
+                f"--emulator avr cannot solve a {n}x{n}x{n} cube: its wide and inner-slice "
+                "turns need grippers holding several layers, and the reference C firmware has "
+                "no depth actuator (it refuses depth moves); use the Python simulation"
+            )
         if args.emulator == "avr" and args.speed is not None:
             raise UsageError("--speed goes with the Python simulation, not --emulator avr")
         simulation = updates.get("simulation", config.simulation)

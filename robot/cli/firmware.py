@@ -64,6 +64,14 @@ def register(sub: Any) -> None:
     where.add_argument("--tcp", type=_port, metavar="PORT", help="listen on 127.0.0.1:PORT")
     p.add_argument("--size", type=_size, default=3, help="virtual cube size N (default 3)")
     p.add_argument(
+        "--max-depth",
+        type=int,
+        default=1,
+        metavar="K",
+        help="layers a gripper holds: moves of depth 1..K run, deeper ones get NAK BAD_MOVE "
+        "(default 1; at most N-1)",
+    )
+    p.add_argument(
         "--faults",
         type=_faults,
         default=None,
@@ -162,6 +170,11 @@ def _faults(text: str) -> Any:
 
 def _firmware_sim(args: argparse.Namespace) -> int:
     if args.emulator == "avr":
+        if args.max_depth != 1:
+            raise UsageError(
+                "--max-depth goes with the Python simulation: the reference C firmware has no "
+                "depth actuator (it refuses depth moves with NAK BAD_MOVE)"
+            )
         return _emulated(args)
     if args.record is not None or args.board != "mega2560_ramps":
         raise UsageError("--board and --record go with --emulator avr")
@@ -173,11 +186,16 @@ def _firmware_sim(args: argparse.Namespace) -> int:
         )
     except CubeError as err:
         raise UsageError(f"--from: {err}") from err
+    if not 1 <= args.max_depth < max(args.size, 2):
+        raise UsageError(
+            f"--max-depth must be 1..{max(args.size - 1, 1)} for an N={args.size} cube "
+            f"(a gripper never holds the whole cube), got {args.max_depth}"
+        )
     return asyncio.run(_run_sim(args, SolverCube(cube)))
 
 
 async def _run_sim(args: argparse.Namespace, cube: SolverCube) -> int:
-    config = FirmwareConfig()
+    config = FirmwareConfig(max_depth=args.max_depth)
     if args.speed != 1.0:
         config = config.with_speed(args.speed)
     firmware = SimulatedFirmware(

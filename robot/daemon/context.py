@@ -77,16 +77,17 @@ class Job:
         return list(self.face_moves[start:stop])
 
 
-def face_move(face: str, turns: int) -> Move:
-    """A journaled move (face letter, signed quarter turns) as a face turn."""
-    return Move.outer(Face[face], turns)
+def face_move(face: str, turns: int, depth: int = 1) -> Move:
+    """A journaled move (face letter, signed quarter turns, layers the gripper held) as the
+    turn of that outer block."""
+    return Move.block(Face[face], 1, depth, turns)
 
 
 def journaled(move: MoveRecord) -> Move | WireAction:
     """A journaled move: a face turn, or a mechanism kind's action (its token in ``face``)."""
     if ";" in move.face:
         return WireAction.from_token(move.face, move.motor, move.turns)
-    return face_move(move.face, move.turns)
+    return face_move(move.face, move.turns, move.depth)
 
 
 def apply_journaled(cube: Cube, move: Move | WireAction) -> Cube:
@@ -217,7 +218,9 @@ class Context:
         if job is not None and self.state is JobState.EXECUTING and job.actions:
             eta = round(sum(a.seconds for a in job.actions[done:]), 2)
         elif job is not None and self.state is JobState.EXECUTING and job.face_moves:
-            eta = round(self.config.cost_model.estimate(job.face_moves[done:]), 2)
+            # a turn takes as long whatever the layers its gripper holds
+            rest = [Move.outer(m.face, m.turns) for m in job.face_moves[done:]]
+            eta = round(self.config.cost_model.estimate(rest), 2)
         elif self.state is JobState.DONE:
             eta = 0.0
         info = self.link.info

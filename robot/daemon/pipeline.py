@@ -44,6 +44,7 @@ from robot.daemon.verify import Verifier
 from robot.errors import JobError, PlanError
 from robot.journal import JobRecord
 from robot.planner import Planner
+from solver.api import engine_for_size
 from solver.cube.facelets import SCHEMES, Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import format_moves
@@ -159,10 +160,15 @@ class Pipeline:
             journal = self.ctx.journal
             moves = await journal.call(journal.sync.moves, record.id)
             job.physical = Cube.from_facelets(record.physical or "", record.size)
-            job.face_moves = tuple(face_move(m.face, m.turns) for m in moves)
+            job.face_moves = tuple(face_move(m.face, m.turns, m.depth) for m in moves)
             job.moves_total = record.total_moves
             remaining = [
-                WireMove(m.motor, -m.turns if self._reversed(m.face) else m.turns, m.simultaneous)
+                WireMove(
+                    m.motor,
+                    -m.turns if self._reversed(m.face) else m.turns,
+                    m.simultaneous,
+                    m.depth,
+                )
                 for m in moves[record.executed :]
             ]
         self.ctx.set_state(JobState.EXECUTING)
@@ -344,16 +350,18 @@ class Pipeline:
         journal = self.ctx.journal
         if offset:
             previous = await journal.call(journal.sync.moves, job.id)
-            job.face_moves = (
-                tuple(face_move(m.face, m.turns) for m in previous[:offset]) + program.face_moves
-            )
+            done = tuple(face_move(m.face, m.turns, m.depth) for m in previous[:offset])
+            job.face_moves = done + program.face_moves
         await journal.call(
             journal.sync.record_plan,
             job.id,
             format_moves(solution.moves),
             {**solution.to_dict(), "program": program.to_dict()},
             str(program),
-            [(m.face.name, m.turns, m.motor, m.simultaneous_with_next) for m in program.moves],
+            [
+                (m.face.name, m.turns, m.motor, m.simultaneous_with_next, m.depth)
+                for m in program.moves
+            ],
         )
         solved: SolutionPayload = {
             "job_id": job.id,
@@ -378,6 +386,10 @@ class Pipeline:
         replaces the turns."""
         config = self.ctx.config
         cfg = config.solver
+        try:  # "auto": the engine for the cube size (the profile check made a named one fit)
+            engine = engine_for_size(cube.n, cfg.engine)
+        except CubeError as exc:
+            raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
         options: dict[str, Any] = {
             "budget_s": cfg.budget_s,
             "max_length": cfg.max_length,
@@ -389,21 +401,21 @@ class Pipeline:
                 "faces": [f.name for f in sorted(config.motors.faces)],
                 "max_length": cfg.max_length or 26,
             }
-            if cfg.engine == "twophase":
+            if engine == "twophase":
                 restricted["timeout_s"] = max(2.0, 4 * cfg.budget_s)
             try:
-                return self.solver(cube, cfg.engine, **restricted)
+                return self.solver(cube, engine, **restricted)
             except CubeError as exc:
                 logger.info(
                     "engine %s found no solution avoiding %s (%s); the planner replaces its turns",
-                    cfg.engine,
+                    engine,
                     "".join(f.name for f in config.motors.missing),
                     exc,
                 )
         try:
-            return self.solver(cube, cfg.engine, **options)
+            return self.solver(cube, engine, **options)
         except CubeError as exc:
-            raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
+            raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({engine}): {exc}") from exc
 
     # === the end of a job =========================================================================
 

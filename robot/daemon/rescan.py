@@ -203,7 +203,7 @@ class Rescanner:
         solution = record.solution if record is not None and record.solution else ""
         detail = dict(record.solution_detail) if record is not None else {}
         moves = [
-            (m.face.name, m.turns, m.motor, m.simultaneous_with_next)
+            (m.face.name, m.turns, m.motor, m.simultaneous_with_next, m.depth)
             for program in programs
             for m in program.moves
         ]

@@ -88,9 +88,14 @@ class MechanismCube:
         """The facelet string, faces U R F D L B (the physical cube as it sits)."""
         return self.cube.to_facelets(self.facelets_by)
 
-    def apply(self, face: str, quarter_turns: int) -> None:
-        """Motor ``face`` (its wire name) finished a move of ``quarter_turns``."""
+    def apply(self, face: str, quarter_turns: int, depth: int = 1) -> None:
+        """Motor ``face`` (its wire name) finished a move of ``quarter_turns``; a mechanism's
+        parts have no grip depth on the wire (the kind's own depths are actions), so a move with
+        ``depth`` > 1 moves nothing."""
         motor = _MOTOR_NAMES.index(face)
+        if depth != 1:
+            self._refuse(f"motor {motor} was sent a grip depth of {depth}, which no part has")
+            return
         logger.debug("simulated mechanism: motor %d moved %+d", motor, quarter_turns)
         if isinstance(self.table, TurntableConfig):
             self._turntable(self.table, motor, quarter_turns)

@@ -31,9 +31,12 @@ class RecordingCube:
 
     def __init__(self) -> None:
         self.turns: list[tuple[str, int]] = []
+        #: the depth of every turn (1: the outer layer alone)
+        self.depths: list[int] = []
 
-    def apply(self, face: str, quarter_turns: int) -> None:
+    def apply(self, face: str, quarter_turns: int, depth: int = 1) -> None:
         self.turns.append((face, quarter_turns))
+        self.depths.append(depth)
 
     def facelets(self) -> str:
         return " ".join(f"{face}{turns:+d}" for face, turns in self.turns)

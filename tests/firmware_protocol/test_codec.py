@@ -22,6 +22,7 @@ from firmware_protocol.codec import (
     decode_frame,
     encode_frame,
 )
+from firmware_protocol.codes import move_flags
 from firmware_protocol.errors import (
     BadChecksum,
     BadCobs,
@@ -71,6 +72,15 @@ GOLDEN_MESSAGES: dict[str, tuple[Message, int]] = {
                 WireMove(1, 1, 1),
                 WireMove(2, 0, -1, MoveFlags.SIMULTANEOUS_WITH_NEXT),
                 WireMove(3, 3, 2),
+            )
+        ),
+        257,
+    ),
+    "moves_depth": (
+        Moves(
+            (
+                WireMove(1, 1, 1, move_flags(simultaneous_with_next=True, depth=2)),
+                WireMove(2, 4, -1, move_flags(depth=3)),
             )
         ),
         257,

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from firmware_protocol.codec import Frame, decode_frame
+from firmware_protocol.codes import MAX_MOVE_DEPTH, move_flags
 from firmware_protocol.errors import MalformedMessage
 from firmware_protocol.messages import (
     MAX_MOVES_PER_FRAME,
@@ -27,7 +28,6 @@ from firmware_protocol.messages import (
     Ident,
     Message,
     MessageType,
-    MoveFlags,
     Moves,
     Nak,
     NakReason,
@@ -52,7 +52,9 @@ def move_batches(draw: st.DrawFn) -> Moves:
     first = draw(st.integers(1, 0xFFFF_FFFF - count))
     moves = []
     for k in range(count):
-        flags = draw(st.sampled_from(list(MoveFlags)))
+        flags = move_flags(
+            simultaneous_with_next=draw(st.booleans()), depth=draw(st.integers(1, MAX_MOVE_DEPTH))
+        )
         moves.append(WireMove(first + k, draw(st.integers(0, 5)), draw(turns), flags))
     return Moves(tuple(moves))
 
@@ -134,7 +136,8 @@ MALFORMED = [
     pytest.param(MessageType.MOVES, _moves_payload((1, 6, 1, 0)), id="moves-motor-6"),
     pytest.param(MessageType.MOVES, _moves_payload((1, 0, 0, 0)), id="moves-zero-turns"),
     pytest.param(MessageType.MOVES, _moves_payload((1, 0, 3, 0)), id="moves-three-turns"),
-    pytest.param(MessageType.MOVES, _moves_payload((1, 0, 1, 2)), id="moves-unknown-flag"),
+    pytest.param(MessageType.MOVES, _moves_payload((1, 0, 1, 0x20)), id="moves-unknown-flag"),
+    pytest.param(MessageType.MOVES, _moves_payload((1, 0, 1, 0x80)), id="moves-reserved-bit-7"),
     pytest.param(
         MessageType.MOVES, _moves_payload((1, 0, 1, 0), (3, 1, 1, 0)), id="moves-index-gap"
     ),
@@ -179,3 +182,22 @@ def test_moves_frame_limits() -> None:
         Moves(tuple(WireMove(i + 1, 0, 1) for i in range(MAX_MOVES_PER_FRAME + 1)))
     biggest = Moves(tuple(WireMove(i + 1, 0, 1) for i in range(MAX_MOVES_PER_FRAME)))
     assert len(encode_message(biggest, 1)) <= 264
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 7, MAX_MOVE_DEPTH])
+def test_move_depth_travels_in_flags_bits_1_to_4(depth: int) -> None:
+    """The gripper depth is bits 1..4 of the flags byte (layers - 1), beside bit 0."""
+    first = WireMove(7, 1, -1, move_flags(simultaneous_with_next=True, depth=depth))
+    moves = Moves((first, WireMove(8, 4, 2, move_flags(depth=depth))))
+    payload = moves.pack()
+    assert payload[1 + 6] == ((depth - 1) << 1) | 1 and payload[1 + 7 + 6] == (depth - 1) << 1
+    back = parse_message(Frame(int(MessageType.MOVES), 3, payload))
+    assert isinstance(back, Moves) and back == moves
+    assert [m.depth for m in back.moves] == [depth, depth]
+    assert back.moves[0].simultaneous_with_next and not back.moves[1].simultaneous_with_next
+
+
+@pytest.mark.parametrize("depth", [0, MAX_MOVE_DEPTH + 1])
+def test_move_depth_out_of_range_is_refused(depth: int) -> None:
+    with pytest.raises(ValueError, match=r"depth must be 1\.\.16"):
+        move_flags(depth=depth)

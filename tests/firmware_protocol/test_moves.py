@@ -38,6 +38,19 @@ def test_parse_moves() -> None:
     assert format_moves(moves) == "R U' F2 B2' U+D'"
 
 
+def test_parse_depths_as_wide_turns() -> None:
+    """A gripper holding k layers is written as SiGN writes the wide turn: Rw, 3Rw'."""
+    moves = parse_moves("Rw 3Lw' U+4Dw2")
+    assert [(m.motor, m.quarter_turns, m.depth) for m in moves] == [
+        (Face.R, 1, 2),
+        (Face.L, -1, 3),
+        (Face.U, 1, 1),
+        (Face.D, 2, 4),
+    ]
+    assert moves[2].simultaneous_with_next
+    assert format_moves(moves) == "Rw 3Lw' U+4Dw2"
+
+
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
@@ -48,6 +61,9 @@ def test_parse_moves() -> None:
         pytest.param("U+R", "not opposite", id="adjacent-pair"),
         pytest.param("U+D+U", "group of 3", id="triple"),
         pytest.param("U+", "column 3", id="dangling-plus"),
+        pytest.param("R 2R", "column 3", id="inner-slice"),
+        pytest.param("1Rw", "at least 2 layers", id="wide-of-one"),
+        pytest.param("U 17Rw", "column 3: motor R: depth must be 1..16", id="too-deep"),
     ],
 )
 def test_parse_rejects(text: str, fragment: str) -> None:

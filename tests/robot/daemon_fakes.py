@@ -117,7 +117,8 @@ class FakeFirmware:
 
     def apply(self, move: WireMove, index: int) -> None:
         face = Face[WireFace(move.motor).name]
-        self.cube = self.cube.apply([Move.outer(face, move.quarter_turns)])
+        # the gripper turns ``depth`` outer layers (big cubes), like the simulated firmware
+        self.cube = self.cube.apply([Move.block(face, 1, move.depth, move.quarter_turns)])
         self.executed.append(move)
         self.last_executed = self.started_upto = index
 

@@ -108,6 +108,35 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             "[serial]\nurl = 'sim'\n", "serial", "url", "[simulation]", id="sim-needs-section"
         ),
         pytest.param("[robot]\nid = 'Has Space'\n", "robot", "id", "pattern", id="robot-id"),
+        pytest.param(
+            "[robot]\ncube_size = 2\n[solver]\nengine = 'twophase'\n",
+            "solver",
+            "engine",
+            "engine 'twophase' does not solve the profile's 2x2x2 cube ([robot] cube_size = 2); "
+            "set engine = \"auto\" (the engine for the cube size: 'pocket' for N=2)",
+            id="engine-cannot-solve-size",
+        ),
+        pytest.param(
+            "[robot]\ncube_size = 5\n[solver]\nengine = 'pocket'\n",
+            "solver",
+            "engine",
+            "'nxn' for N=5",
+            id="pocket-for-5x5",
+        ),
+        pytest.param(
+            "[motors.U]\nmotor = 0\nmax_depth = 17\n",
+            "motors.U",
+            "max_depth",
+            "less than or equal to 16",
+            id="max-depth-range",
+        ),
+        pytest.param(
+            "[motors.U]\nmotor = 0\nmax_depth = 3\ndepth_layers = 2\n",
+            "motors",
+            "U",
+            "exclude each other",
+            id="max-depth-and-depth-layers",
+        ),
     ],
 )
 def test_errors_name_section_and_key(
@@ -142,3 +171,20 @@ def test_topics_and_password_file(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.topic("status") == "cuberobot/r1/status"
     assert config.mqtt_password() == "s3cret"
+
+
+@pytest.mark.parametrize(("n", "engine"), [(2, "auto"), (3, "auto"), (4, "auto"), (6, "nxn")])
+def test_engine_fits_the_cube_size(tmp_path: Path, n: int, engine: str) -> None:
+    path = tmp_path / "robot.toml"
+    path.write_text(f"[robot]\ncube_size = {n}\n[solver]\nengine = '{engine}'\n")
+    config = load_config(path)
+    assert config.solver.engine == engine and config.solver.solves(n)
+    assert not config.solver.solves(1)
+
+
+def test_simulated_profile_grips_three_layers() -> None:
+    config = load_config(CONFIGS / "simulated.toml")
+    for face in Face:
+        motor = config.motors.motor_of(face)
+        assert motor is not None and motor.max_depth == 3
+        assert motor.depths(7) == (1, 2, 3) and motor.depths(3) == (1, 2)

@@ -185,8 +185,9 @@ async def _solve_failed(fast_tmp: Path) -> None:
 
 @scenario(ErrorCode.PLAN_FAILED)
 async def _plan_failed(fast_tmp: Path) -> None:
-    """The R gripper holds two layers: an R turn needs the whole cube turned."""
-    config = fast_config(R={"depth_layers": 2})
+    """The R gripper is fixed at two layers and L holds one: an R turn needs R's outer layer
+    or L's two; neither gripper gives it."""
+    config = fast_config(R={"depth_layers": 2, "max_depth": 1}, L={"max_depth": 1})
     async with running(fast_tmp / "j.sqlite", scrambled("R"), config=config) as rig:
         await rig.job("start")
         error = _job_failed(rig, ErrorCode.PLAN_FAILED)

@@ -130,9 +130,10 @@ def test_schema_1_file_is_migrated(tmp_path: Path) -> None:
     job = journal.create_job("solve", 3)
     journal.record_plan(job, "R", {}, "R", [("R", 1, 1, False), ("U", 1, 0, False)])
     journal.close()
-    # what schema 1 was: no jobs.reported
+    # what schema 1 was: no jobs.reported (nor moves.depth, schema 3)
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE jobs DROP COLUMN reported")
+    db.execute("ALTER TABLE moves DROP COLUMN depth")
     db.execute("PRAGMA user_version=1")
     db.commit()
     db.close()
@@ -142,7 +143,39 @@ def test_schema_1_file_is_migrated(tmp_path: Path) -> None:
     journal.record_executed(job, 0, "x" * 54, None, 0)
     journal.close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    db.close()
+
+
+def test_schema_2_file_is_migrated_and_moves_keep_their_depth(tmp_path: Path) -> None:
+    """A schema-2 journal (no moves.depth) opens with depth 1 for its moves; a new plan keeps
+    each move's depth (the layers its gripper turns), so a resume replays the right ones."""
+    path = tmp_path / "old.sqlite"
+    journal = Journal(path)
+    old = journal.create_job("solve", 3)
+    journal.record_plan(old, "R U", {}, "R U", [("R", 1, 1, False), ("U", -1, 0, False)])
+    journal.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE moves DROP COLUMN depth")
+    db.execute("PRAGMA user_version=2")
+    db.commit()
+    db.close()
+    journal = Journal(path)
+    assert [(m.face, m.turns, m.depth) for m in journal.moves(old)] == [("R", 1, 1), ("U", -1, 1)]
+    big = journal.create_job("solve", 5)
+    journal.record_plan(
+        big, "Rw 3Lw'", {}, "Rw+3Lw'", [("R", 1, 1, True, 2), ("L", -1, 4, False, 3)]
+    )
+    journal.close()
+    journal = Journal(path)
+    moves = journal.moves(big)
+    assert [(m.face, m.turns, m.motor, m.simultaneous, m.depth) for m in moves] == [
+        ("R", 1, 1, True, 2),
+        ("L", -1, 4, False, 3),
+    ]
+    journal.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     db.close()
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
 from firmware_protocol.codec import Frame, FrameDecoder
+from firmware_protocol.codes import move_flags
 from firmware_protocol.messages import (
     Ack,
     Clear,
@@ -416,6 +418,40 @@ def test_estop_in_the_same_instant_as_completion_counts_as_interrupted() -> None
         assert cube.turns == []
         assert (firmware.nv.last_executed, firmware.nv.started_upto) == (0, 1)
         assert not any(isinstance(m, Executed) for m in host.inbox)
+        await firmware.stop()
+
+    run(scenario())
+
+
+def test_depth_moves_turn_that_many_layers_up_to_the_configured_grip() -> None:
+    """A board whose grippers hold 3 layers runs depths 1..3 and hands each to the cube; a
+    depth of 4 is refused whole with NAK BAD_MOVE (detail: that move's index); a board of
+    the default configuration (no depth actuator) refuses any depth above 1 the same way."""
+
+    async def scenario() -> None:
+        deep = replace(FAST, max_depth=3)
+        firmware, host, cube = await booted(deep)
+        await host.hello(seq=20)
+        depths = [
+            WireMove(1, 1, 1, move_flags(depth=2)),
+            WireMove(2, 4, -1, move_flags(depth=3, simultaneous_with_next=True)),
+            WireMove(3, 1, 2, move_flags(depth=1)),
+        ]
+        host.send(Moves(tuple(depths)), seq=21)
+        await host.expect(Executed, lambda m: m.last_executed == 3)
+        assert cube.turns == [("R", 1), ("L", -1), ("R", 2)] and cube.depths == [2, 3, 1]
+        assert [r.depth for r in firmware.records] == [2, 3, 1]
+        host.send(Moves((WireMove(4, 0, 1), WireMove(5, 2, 1, move_flags(depth=4)))), seq=22)
+        nak = await host.expect(Nak)
+        assert (nak.reason, nak.detail) == (NakReason.BAD_MOVE, 5)
+        assert len(firmware.records) == 3  # nothing of the refused frame was queued
+        await firmware.stop()
+
+        firmware, host, cube = await booted()
+        await host.hello(seq=30)
+        host.send(Moves((WireMove(1, 0, 1, move_flags(depth=2)),)), seq=31)
+        nak = await host.expect(Nak)
+        assert (nak.reason, nak.detail) == (NakReason.BAD_MOVE, 1) and cube.turns == []
         await firmware.stop()
 
     run(scenario())
