@@ -54,7 +54,7 @@ from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_insertion
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["ORDER", "centre_targets", "solve_centres"]
+__all__ = ["ORDER", "centre_targets", "orientation_colours", "solve_centres"]
 
 ORDER = (Face.U, Face.D, Face.F, Face.R, Face.B, Face.L)
 _ROTATIONS = [
@@ -76,7 +76,7 @@ def interior(n: int, face: Face) -> IntArray:
 
 
 @cache
-def _orientation_colours() -> tuple[tuple[int, ...], ...]:
+def orientation_colours() -> tuple[tuple[int, ...], ...]:
     """The colour on each face for each of the 24 ways of holding a solved cube."""
     return tuple(
         tuple(int(Cube.solved(3).apply(rot).flat[f * 9 + 4]) for f in range(6))
@@ -92,7 +92,7 @@ def centre_targets(state: Colours, n: int) -> tuple[int, ...]:
         return tuple(int(state[f * n * n + mid * n + mid]) for f in range(6))
     best: tuple[int, ...] = tuple(range(6))
     best_score = -1
-    for colours in _orientation_colours():
+    for colours in orientation_colours():
         score = sum(int((state[interior(n, Face(f))] == colours[f]).sum()) for f in range(6))
         if score > best_score:
             best, best_score = colours, score

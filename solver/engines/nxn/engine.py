@@ -52,6 +52,7 @@ from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
+from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
@@ -62,6 +63,8 @@ __all__ = ["reduce_centres", "reduced_3x3", "solve_nxn"]
 log = logging.getLogger(__name__)
 
 Colours = npt.NDArray[np.uint8]
+#: a centre solution: (OBTM, rotation, state after it relabelled, stages in the rotated frame)
+_Reduced = tuple[int, str, Colours, list[Stage]]
 
 
 def _corner_parity(state: Colours, n: int) -> int:
@@ -127,7 +130,7 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
-    return 2 if n <= 5 else 1
+    return 6 if n == 4 else 2 if n <= 5 else 1
 
 
 @cache
@@ -152,10 +155,38 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
     return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
 
 
-def _best_centres(cube: Cube, tries: int, keep: int) -> list[tuple[int, str, Colours, list[Stage]]]:
+def _staged(cube: Cube, keep: int, cache_dir: str | None) -> list[_Reduced]:
+    """4x4: the ``keep`` shortest centre solutions of the staged search, each as the
+    rotation-free (OBTM, "", state after them relabelled, [centres stage])."""
+    start = time.perf_counter()
+    found = staged_centres(cube.flat, keep, cache_dir)
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    out: list[_Reduced] = []
+    for option in found:
+        state = cube.flat.copy()
+        geometry(cube.n).apply(state, option.moves)
+        relabel = np.zeros(6, dtype=np.uint8)
+        for face, colour in enumerate(option.targets):
+            relabel[colour] = face
+        detail = {"obtm": option.length, "ms": ms, "stages": [len(s) for s in option.stages]}
+        out.append((option.length, "", relabel[state], [Stage("centres", option.moves, detail)]))
+    return out
+
+
+def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Reduced]:
     """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
     as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
-    moves in the rotated frame), shortest first."""
+    moves in the rotated frame), shortest first. A 4x4 gets the staged search instead
+    (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N)."""
+    method = str(options.extra.get("centres", "auto"))
+    if method not in ("auto", "staged", "commutators"):
+        raise UnsupportedError(
+            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 only) or 'commutators'"
+        )
+    if method == "staged" and cube.n != 4:
+        raise UnsupportedError(f"the staged centre search is for 4x4 cubes, not {cube.n}x{cube.n}")
+    if method == "staged" or (method == "auto" and cube.n == 4):
+        return _staged(cube, keep, options.extra.get("cache_dir"))
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
@@ -175,11 +206,13 @@ def _edges(state: Colours, n: int) -> list[Move]:
     return edges + solve_wings(state, n, targets)
 
 
-def _best_reduction(cube: Cube, tries: int, edge_tries: int) -> tuple[str, Colours, list[Stage]]:
+def _best_reduction(
+    cube: Cube, tries: int, edge_tries: int, options: Any
+) -> tuple[str, Colours, list[Stage]]:
     """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
     state and stages (centres, edges) of the shortest centres + edges."""
     best: tuple[int, str, Colours, list[Stage]] | None = None
-    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries):
+    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
         start = time.perf_counter()
         edges = _edges(state, cube.n)
         _timed(stages, "edges", edges, start, cube.n)
@@ -212,15 +245,15 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     n = cube.n
     if n < 4:
         raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
-    unknown = set(options.extra) - {"stages_only", "centre_tries"}
+    unknown = set(options.extra) - {"stages_only", "centre_tries", "centres", "cache_dir"}
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
     if options.extra.get("stages_only"):
-        _, rotation, state, stages = _best_centres(cube, tries, 1)[0]
+        _, rotation, state, stages = _best_centres(cube, tries, 1, options)[0]
     else:
-        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n))
+        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n), options)
         t0 = time.perf_counter()
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)
