@@ -11,6 +11,7 @@ from solver import api
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, count
+from solver.cube.validate import validate
 from solver.engines.nxn import staged, tables
 from solver.engines.nxn.centres import interior, orientation_colours
 from solver.engines.nxn.sim import geometry
@@ -101,3 +102,26 @@ def test_table_cache_in_an_unwritable_place_is_a_typed_error(tmp_path: Path) -> 
     blocker.write_text("not a folder")
     with pytest.raises(tables.TableError, match="CUBEROBOT_CACHE_DIR"):
         tables.load_table("probe", 3, lambda: np.zeros(3, dtype=np.int8), blocker)
+
+
+@pytest.mark.parametrize("n", [4, 6, 8])
+def test_pll_parity_alg_swaps_dedge_parity_and_keeps_the_reduction(n: int) -> None:
+    from solver.engines.nxn import engine, pairing
+
+    moves = engine.pll_parity(n)
+    assert count(moves, Metric.HTM, n) == 9
+    state = Cube.solved(n).apply(list(moves)).flat
+    for face in Face:
+        assert (state[interior(n, face)] == face).all()
+    assert pairing.paired_count(state, n) == 12 * (n - 2)
+    assert all(wing_parity(state, n, j) == 0 for j in range(1, n // 2))
+    assert engine._corner_parity(state, n) == 0
+    assert validate(engine.reduced_3x3(state, n))  # corners even, dedges odd: not a 3x3
+
+
+def test_even_cube_pairing_takes_a_setup_turn_when_no_macro_pairs() -> None:
+    from solver.engines.nxn import engine, pairing
+
+    state = engine._staged(random_state_nxn(4, 3), 1, None)[0][2].copy()
+    pairing.pair_edges(state, 4)
+    assert pairing.paired_count(state, 4) == 24  # before the setups: stuck at 22
