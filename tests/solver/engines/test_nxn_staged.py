@@ -125,3 +125,36 @@ def test_even_cube_pairing_takes_a_setup_turn_when_no_macro_pairs() -> None:
     state = engine._staged(random_state_nxn(4, 3), 1, None)[0][2].copy()
     pairing.pair_edges(state, 4)
     assert pairing.paired_count(state, 4) == 24  # before the setups: stuck at 22
+
+
+@pytest.mark.parametrize(("n", "seed"), [(6, 1), (7, 2), (12, 3), (13, 4)])
+def test_half_insertion_changes_only_target_and_feeder_and_gains_as_planned(
+    n: int, seed: int
+) -> None:
+    from solver.engines.nxn import insert
+
+    state = random_state_nxn(n, seed).flat.copy()
+    for target, done in ((Face.U, ()), (Face.F, (Face.U, Face.D))):
+        found = insert.best_half_insertion(state, n, target, int(target), done)
+        assert found is not None and found.gain > 0
+        before = {f: state[interior(n, f)].copy() for f in Face}
+        geometry(n).apply(state, found.moves)
+        gained = int((state[interior(n, target)] == target).sum()) - int(
+            (before[target] == target).sum()
+        )
+        assert gained == found.gain
+        changed = {f for f in Face if not np.array_equal(state[interior(n, f)], before[f])}
+        assert target in changed and len(changed) == 2 and not changed & set(done)
+
+
+@pytest.mark.parametrize("n", [9, 16])
+def test_rectangle_commutators_keep_finished_faces(n: int) -> None:
+    """Centres of big cubes with m2 block moves: every commutator is checked as it is applied
+    (gain as planned, finished faces untouched); the result has every face one colour."""
+    from solver.engines.nxn import centres
+
+    state = random_state_nxn(n, 5).flat.copy()
+    targets = centres.centre_targets(state, n)
+    centres.solve_centres(state, n, targets, centres.ORDER)
+    for face in Face:
+        assert (state[interior(n, face)] == targets[face]).all()
