@@ -130,7 +130,7 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
-    return 10 if n == 4 else 2 if n <= 5 else 1
+    return 40 if n == 4 else 2 if n <= 5 else 1
 
 
 @cache
@@ -223,10 +223,13 @@ def _finish(state: Colours, n: int) -> list[Move]:
     return solve_wings(state, n, targets)
 
 
-def _edges(state: Colours, n: int) -> list[Move]:
+def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
     """Freeslice pairing, then 3-cycles for the rest (turns ``state``). Even N: also tried
-    with :func:`pll_parity` first; the shorter finish is kept."""
-    edges = pair_edges(state, n)
+    with :func:`pll_parity` first; the shorter finish is kept. None when the pairing alone
+    reaches ``limit`` (OBTM)."""
+    edges = pair_edges(state, n, limit)
+    if edges is None:
+        return None
     best: tuple[int, list[Move], Colours] | None = None
     for prefix in ([], list(pll_parity(n))) if n % 2 == 0 else ([],):
         trial = state.copy()
@@ -248,7 +251,9 @@ def _best_reduction(
     best: tuple[int, str, Colours, list[Stage]] | None = None
     for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
         start = time.perf_counter()
-        edges = _edges(state, cube.n)
+        edges = _edges(state, cube.n, None if best is None else best[0] - cost)
+        if edges is None:  # already longer than the best
+            continue
         _timed(stages, "edges", edges, start, cube.n)
         total = cost + count(edges, Metric.HTM, cube.n)
         if best is None or total < best[0]:

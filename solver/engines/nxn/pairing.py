@@ -159,8 +159,9 @@ def paired_count(state: Colours, n: int) -> int:
     return int(_score(_wing_codes(state, n)[cells][None], n)[0])
 
 
-def pair_edges(state: Colours, n: int) -> list[Move]:
-    """Greedy freeslice pairing (turns ``state``); centres must be solved and stay solved."""
+def pair_edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
+    """Greedy freeslice pairing (turns ``state``); centres must be solved and stay solved.
+    None as soon as the moves reach ``limit`` (OBTM; the caller has a shorter way already)."""
     if n > MAX_N:
         return []
     g = geometry(n)
@@ -170,6 +171,8 @@ def pair_edges(state: Colours, n: int) -> list[Move]:
         base = paired_count(state, n)
         if base == full:
             break
+        if limit is not None and count(moves, Metric.HTM, n) >= limit:
+            return None
         step = _best_step(state, n, base, [])
         if step is None:  # none pairs anything as the edges stand: an outer turn first
             for setup in (Move.outer(f, t) for f in Face for t in (1, 2, -1)):
