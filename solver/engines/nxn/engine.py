@@ -130,7 +130,7 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
-    return 40 if n == 4 else 2 if n <= 5 else 1
+    return 40 if n == 4 else centre_tries(n) if n <= 7 else 1
 
 
 @cache
