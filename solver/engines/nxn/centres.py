@@ -33,7 +33,13 @@ finished.
 
 Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
 face with the best ratio of pieces to moves; for N ≤ 8 plain slice turns and insertions
-(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio.
+(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio, and for every N
+the line insertions ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+
+* **Rectangles**: the best commutator of each source face then grows ``m2`` over adjacent
+  lines (one range move, so no extra moves) as long as the added cells gain pieces
+  (:func:`_widen`): every cell in the rectangle of the ``m`` layers × the ``m2`` lines is
+  cycled, each as if alone, because ``m`` and ``m2`` never share a layer.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """

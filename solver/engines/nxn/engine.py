@@ -9,12 +9,18 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
+
+A 4x4 has one ``centres`` stage instead of these three: the staged search of
+:mod:`solver.engines.nxn.staged` (exact tables; it also makes the wings even), its three
+stage lengths in the stage's ``stages`` detail (engine option ``centres``: ``auto``,
+``staged`` or ``commutators``).
 3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
-   reaches the 3x3. Odd N: every wing beside the middle edge now in its edge.
+   reaches the 3x3 (PLL parity is fixed by :func:`pll_parity` when that is shorter than the
+   3-cycles). Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges).
@@ -26,12 +32,15 @@ colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity)
 The centre stages are run on the cube as given and on whole-cube rotations of it
 (:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
 says otherwise); on small cubes the edges are solved after the best :func:`edge_tries` of
-them too. The rotation with the shortest centres (+ edges) is kept and every move found on it
-is mapped back to the faces of the cube as given (a rotation only renames faces).
+them too (4x4: the shortest staged centre solutions); an edge try stops as soon as it is
+longer than the best one. The rotation with the shortest centres (+ edges) is kept and every
+move found on it is mapped back to the faces of the cube as given (a rotation only renames
+faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages), ``centre_tries``. ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage;
-``max_length`` (OBTM) is checked on the result.
+stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 tables).
+``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
+checked on the result.
 """
 
 from __future__ import annotations
