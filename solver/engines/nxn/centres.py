@@ -271,9 +271,8 @@ def _line_plan(
     ratio = np.where(gain > 0, gain / cost, -1.0)
     line = int(np.argmax(ratio))
     chosen = [int(v) for v in su[sl == line]]
-    if not rectangle:
-        moves = _commutator(cfg, n, chosen, (line, line), setup)
-        return _Plan(int(gain[line]), int(cost[line]), tuple(moves))
+    if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
+        return _Plan(int(gain[line]), int(cost[line]), ())
     lo, hi, extra = _widen(cfg, n, wanted, brings, chosen, line)
     m2_cost = 1 if lo == 2 or hi == n - 1 else 2
     total = int(cost[line]) - 2 * int(m2[line]) + 2 * m2_cost

@@ -96,6 +96,7 @@ def best_insertion(
     return best
 
 
+@cache
 def _feeder(n: int, m: Move, target: Face) -> Face:
     """The face whose line ``m`` turns onto ``target``."""
     g = geometry(n)
@@ -117,10 +118,24 @@ def _layers_of(n: int, face: Face, axis: Face) -> IntArray:
     return layers
 
 
-def _per_layer(state: Colours, n: int, face: Face, axis: Face, colour: int) -> IntArray:
+@cache
+def _turned_cells(n: int, face: Face, setup: int) -> IntArray:
+    """The stickers whose colours a face's centre cells (LTR order) show after ``setup``
+    quarter turns of that face: reading them spares turning a copy of the whole cube."""
     idx = np.arange(1, n - 1)
     cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1)
-    hits = state[cells] == colour
+    lab = np.arange(6 * n * n, dtype=np.int64)
+    if setup:
+        geometry(n).apply_move(lab, Move.outer(face, setup))
+    out: IntArray = lab[cells]
+    return out
+
+
+def _per_layer(
+    state: Colours, n: int, face: Face, axis: Face, colour: int, setup: int = 0
+) -> IntArray:
+    """Pieces of ``colour`` per layer of ``axis`` on ``face`` (after ``setup`` turns of it)."""
+    hits = state[_turned_cells(n, face, setup)] == colour
     return np.bincount(_layers_of(n, face, axis)[hits], minlength=n + 1)
 
 
@@ -129,7 +144,6 @@ def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insert
     after an optional setup turn of the face it brings in, that gains most target pieces per
     move. Gains are counted per layer (a turn carries the feeding face's layer onto the
     target's), so every size is cheap. The middle layer of odd N is never turned."""
-    g = geometry(n)
     mid = (n + 1) // 2 if n % 2 else 0
     best: Insertion | None = None
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
@@ -138,11 +152,7 @@ def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insert
             m = Move.block(axis, 2, 2, d)
             feeder = _feeder(n, m, target)
             for setup in (0, 1, 2, -1):
-                turned = state
-                if setup:
-                    turned = state.copy()
-                    g.apply_move(turned, Move.outer(feeder, setup))
-                gains = _per_layer(turned, n, feeder, axis, colour) - out
+                gains = _per_layer(state, n, feeder, axis, colour, setup) - out
                 for lo, hi, gain in _best_ranges(gains, n, mid):
                     block = Move.block(axis, 1 if lo == 2 else lo, hi, d)
                     if hi == n - 1 and lo > 2:
@@ -182,7 +192,6 @@ def best_half_insertion(
     where ``m`` had put them. Net: the target gets the feeder's lines ``A`` in its lines
     ``N+1-a`` and the feeder gets what was there; nothing else changes, so the feeder must not
     be a finished face. 3 to 5 moves in OBTM (+1 for the setup)."""
-    g = geometry(n)
     half = n // 2
     best: Insertion | None = None
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
@@ -194,11 +203,7 @@ def best_half_insertion(
             if feeder in done:
                 continue
             for setup in (0, 1, 2, -1):
-                turned = state
-                if setup:
-                    turned = state.copy()
-                    g.apply_move(turned, Move.outer(feeder, setup))
-                gains = _per_layer(turned, n, feeder, axis, colour) - mirrored
+                gains = _per_layer(state, n, feeder, axis, colour, setup) - mirrored
                 for lo, hi, gain in _half_ranges(gains, n, half):
                     if lo == 2:
                         m = Move.block(axis, 1, hi, d)
