@@ -15,8 +15,8 @@ face turn); the edge flip ``A B A' C A' C' A`` (``C`` a ring face beside ``A``).
 applies every candidate to the state at once (numpy) and keeps the one that pairs most wing
 stickers per move (OBTM); it stops when none gains. Pairing is counted per edge: the wings
 that match the middle edge (odd N) or the most common of the two innermost wings (even N).
-Odd N: when no macro gains, one outer turn before the macro is tried too (on even N that
-only trades the last edges for parity cases that cost more to fix: measured).
+When no macro gains, one outer turn before the macro is tried too (every N: on even N the
+PLL parity that this may leave is fixed afterwards by a 9-move algorithm, see the engine).
 The wings' permutation parity is kept (``s`` and ``s'`` are two odd or two even
 permutations of each orbit, outer turns are even), so the 3-cycles of
 :mod:`solver.engines.nxn.wings` finish every orbit afterwards.
