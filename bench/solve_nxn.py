@@ -11,6 +11,8 @@ seeds 0, 1, 2, ... Each solution is applied to its state and must solve it (``ve
 Moves are counted in OBTM (a block turn with an outer layer 1, an inner slice 2);
 ``stage_moves`` is the mean OBTM of each stage; ``centre_per_piece`` is the OBTM of the two
 centre stages per centre piece (6·(N-2)²). Times are wall-clock per state on this machine;
+``cpu_ms_median`` the median CPU time of this process per state (what the wall-clock time
+would be on an idle machine; the development machine is shared);
 ``rss_mb`` is the process's peak resident memory after the size. Exit status 1 if any state
 was not solved.
 """
@@ -64,13 +66,15 @@ def run_size(n: int, count: int) -> dict[str, Any]:
     """Solve ``count`` random states of size ``n``; one JSON row."""
     obtm: list[int] = []
     times: list[float] = []
+    cpu: list[float] = []
     stage_totals: dict[str, float] = {}
     verified = 0
     for seed in range(count):
         cube = _state(n, seed)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         solution = api.solve(cube)
         times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - cpu_start) * 1000)
         verified += cube.apply(solution.moves).is_solved() if n <= 12 else _check_big(solution)
         obtm.append(solution.htm)
         for stage in solution.stages:
@@ -88,6 +92,7 @@ def run_size(n: int, count: int) -> dict[str, Any]:
         "centre_per_piece": round(centre / (6 * (n - 2) ** 2), 3) if n >= 4 else None,
         "ms_median": round(statistics.median(times), 1),
         "ms_p95": round(_percentile(times, 0.95), 1),
+        "cpu_ms_median": round(statistics.median(cpu), 1),
         "rss_mb": round(rss, 1),
     }
 
@@ -107,7 +112,7 @@ def _counts(args: argparse.Namespace) -> dict[int, int]:
 
 def _table(rows: list[dict[str, Any]]) -> str:
     head = f"{'N':>4} {'states':>6} {'ok':>5} {'OBTM':>8} {'max':>6} {'c/piece':>7} "
-    head += f"{'ms med':>8} {'ms p95':>8} {'MB':>6}  stages (mean OBTM)"
+    head += f"{'ms med':>8} {'ms p95':>8} {'cpu med':>8} {'MB':>6}  stages (mean OBTM)"
     lines = [head]
     for r in rows:
         stages = ", ".join(f"{k} {v}" for k, v in r["stage_moves"].items())
@@ -115,6 +120,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"{r['n']:>4} {r['states']:>6} {r['verified']:>5} {r['obtm_mean']:>8} "
             f"{r['obtm_max']:>6} {cpp:>7} {r['ms_median']:>8} {r['ms_p95']:>8} "
+            f"{r['cpu_ms_median']:>8} "
             f"{r['rss_mb']:>6}  {stages}"
         )
     return "\n".join(lines)

@@ -33,7 +33,13 @@ finished.
 
 Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
 face with the best ratio of pieces to moves; for N ≤ 8 plain slice turns and insertions
-(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio.
+(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio, and for every N
+the line insertions ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+
+* **Rectangles**: the best commutator of each source face then grows ``m2`` over adjacent
+  lines (one range move, so no extra moves) as long as the added cells gain pieces
+  (:func:`_widen`): every cell in the rectangle of the ``m`` layers × the ``m2`` lines is
+  cycled, each as if alone, because ``m`` and ``m2`` never share a layer.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """
@@ -51,10 +57,10 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
-from solver.engines.nxn.insert import best_block_turn, best_insertion
+from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["ORDER", "centre_targets", "solve_centres"]
+__all__ = ["ORDER", "centre_targets", "orientation_colours", "solve_centres"]
 
 ORDER = (Face.U, Face.D, Face.F, Face.R, Face.B, Face.L)
 _ROTATIONS = [
@@ -76,7 +82,7 @@ def interior(n: int, face: Face) -> IntArray:
 
 
 @cache
-def _orientation_colours() -> tuple[tuple[int, ...], ...]:
+def orientation_colours() -> tuple[tuple[int, ...], ...]:
     """The colour on each face for each of the 24 ways of holding a solved cube."""
     return tuple(
         tuple(int(Cube.solved(3).apply(rot).flat[f * 9 + 4]) for f in range(6))
@@ -92,7 +98,7 @@ def centre_targets(state: Colours, n: int) -> tuple[int, ...]:
         return tuple(int(state[f * n * n + mid * n + mid]) for f in range(6))
     best: tuple[int, ...] = tuple(range(6))
     best_score = -1
-    for colours in _orientation_colours():
+    for colours in orientation_colours():
         score = sum(int((state[interior(n, Face(f))] == colours[f]).sum()) for f in range(6))
         if score > best_score:
             best, best_score = colours, score
@@ -194,9 +200,11 @@ def _block(n: int, axis: Face, lo: int, hi: int, turns: int) -> Move:
     return Move.block(axis, lo, hi, turns)
 
 
-def _commutator(cfg: _Config, n: int, layers: list[int], line: int, setup: int) -> list[Move]:
+def _commutator(
+    cfg: _Config, n: int, layers: list[int], lines: tuple[int, int], setup: int
+) -> list[Move]:
     a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in _runs(layers)]
-    m2 = _block(n, cfg.axis, line, line, cfg.e)
+    m2 = _block(n, cfg.axis, lines[0], lines[1], cfg.e)
     t = Move.outer(cfg.target, cfg.t)
     moves = [Move.outer(cfg.source, {1: 1, 2: 2, 3: -1}[setup])] if setup else []
     # the closing T' is left out: it only turns the target face (its pieces stay on it)
@@ -210,6 +218,7 @@ def _best_plan(
     """The commutator from ``source`` with the most target cells per move."""
     g = geometry(n)
     best: _Plan | None = None
+    best_ctx: tuple[_Config, npt.NDArray[np.bool_], npt.NDArray[np.bool_], int] | None = None
     for setup in range(4):
         turned = state.copy()
         if setup:
@@ -221,7 +230,10 @@ def _best_plan(
                 continue
             plan = _line_plan(cfg, n, wanted, brings, setup)
             if best is None or plan.gain * best.cost > best.gain * plan.cost:
-                best = plan
+                best, best_ctx = plan, (cfg, wanted, brings, setup)
+    if best is not None and best_ctx is not None:
+        cfg, wanted, brings, setup = best_ctx
+        best = _line_plan(cfg, n, wanted, brings, setup, rectangle=True)
     return best
 
 
@@ -231,11 +243,13 @@ def _line_plan(
     wanted: npt.NDArray[np.bool_],
     brings: npt.NDArray[np.bool_],
     setup: int,
+    rectangle: bool = False,
 ) -> _Plan:
     """The best line for one configuration. A cell of the line may be taken when it does not
     lose a target piece (it is wanted, or its source has the colour too); taking such "neutral"
     cells joins runs of gaining cells into one range move. Runs without a gaining cell are
-    left out."""
+    left out. With ``rectangle`` the line then grows into a block of adjacent lines (``m2`` a
+    range move: no extra moves) as far as that gains pieces, see :func:`_widen`."""
     usable = wanted | brings
     lines, layers, good = cfg.u2[usable], cfg.u[usable], (wanted & brings)[usable]
     order = np.lexsort((layers, lines))
@@ -257,8 +271,42 @@ def _line_plan(
     ratio = np.where(gain > 0, gain / cost, -1.0)
     line = int(np.argmax(ratio))
     chosen = [int(v) for v in su[sl == line]]
-    moves = _commutator(cfg, n, chosen, line, setup)
-    return _Plan(int(gain[line]), int(cost[line]), tuple(moves))
+    if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
+        return _Plan(int(gain[line]), int(cost[line]), ())
+    lo, hi, extra = _widen(cfg, n, wanted, brings, chosen, line)
+    m2_cost = 1 if lo == 2 or hi == n - 1 else 2
+    total = int(cost[line]) - 2 * int(m2[line]) + 2 * m2_cost
+    moves = _commutator(cfg, n, chosen, (lo, hi), setup)
+    return _Plan(int(gain[line]) + extra, total, tuple(moves))
+
+
+def _widen(
+    cfg: _Config,
+    n: int,
+    wanted: npt.NDArray[np.bool_],
+    brings: npt.NDArray[np.bool_],
+    layers: list[int],
+    line: int,
+) -> tuple[int, int, int]:
+    """Rectangle commutator: ``m2`` turns the lines ``lo..hi`` around ``line``, so every cell
+    (a, b) with ``a`` in ``layers`` and ``b`` in lo..hi is cycled (cells as if alone: ``m`` and
+    ``m2`` never share a layer). A line's net gain is its gaining cells minus the cells that
+    would lose a target piece; on each side the prefix of lines with the largest positive
+    total is added. Returns (lo, hi, the extra gain)."""
+    net = np.zeros((n + 1, n + 1), dtype=np.int64)
+    net[cfg.u, cfg.u2] = (wanted & brings).astype(np.int64) - (~wanted & ~brings)
+    per_line = net[layers].sum(axis=0)
+    taken = set(layers)
+    bounds, extra = [line, line], 0
+    for side, step in ((0, -1), (1, 1)):
+        run, best, b = 0, 0, line + step
+        while 2 <= b <= n - 1 and b not in taken:
+            run += int(per_line[b])
+            if run > best:
+                best, bounds[side] = run, b
+            b += step
+        extra += best
+    return bounds[0], bounds[1], extra
 
 
 def _apply_checked(
@@ -306,6 +354,9 @@ def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: l
         found = best_insertion(state, n, target, colour, done, cells)
         if found:
             plans.append(_Plan(found.gain, found.cost, found.moves))
+    half = best_half_insertion(state, n, target, colour, done)
+    if half:
+        plans.append(_Plan(half.gain, half.cost, half.moves))
     if not done:
         turn = best_block_turn(state, n, target, colour)
         if turn:

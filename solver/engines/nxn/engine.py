@@ -9,12 +9,18 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
+
+A 4x4 has one ``centres`` stage instead of these three: the staged search of
+:mod:`solver.engines.nxn.staged` (exact tables; it also makes the wings even), its three
+stage lengths in the stage's ``stages`` detail (engine option ``centres``: ``auto``,
+``staged`` or ``commutators``).
 3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
-   reaches the 3x3. Odd N: every wing beside the middle edge now in its edge.
+   reaches the 3x3 (PLL parity is fixed by :func:`pll_parity` when that is shorter than the
+   3-cycles). Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges).
@@ -26,12 +32,15 @@ colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity)
 The centre stages are run on the cube as given and on whole-cube rotations of it
 (:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
 says otherwise); on small cubes the edges are solved after the best :func:`edge_tries` of
-them too. The rotation with the shortest centres (+ edges) is kept and every move found on it
-is mapped back to the faces of the cube as given (a rotation only renames faces).
+them too (4x4: the shortest staged centre solutions); an edge try stops as soon as it is
+longer than the best one. The rotation with the shortest centres (+ edges) is kept and every
+move found on it is mapped back to the faces of the cube as given (a rotation only renames
+faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages), ``centre_tries``. ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage;
-``max_length`` (OBTM) is checked on the result.
+stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 tables).
+``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
+checked on the result.
 """
 
 from __future__ import annotations
@@ -52,6 +61,7 @@ from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
+from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
@@ -62,6 +72,8 @@ __all__ = ["reduce_centres", "reduced_3x3", "solve_nxn"]
 log = logging.getLogger(__name__)
 
 Colours = npt.NDArray[np.uint8]
+#: a centre solution: (OBTM, rotation, state after it relabelled, stages in the rotated frame)
+_Reduced = tuple[int, str, Colours, list[Stage]]
 
 
 def _corner_parity(state: Colours, n: int) -> int:
@@ -127,7 +139,7 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
-    return 2 if n <= 5 else 1
+    return 40 if n == 4 else centre_tries(n) if n <= 7 else 1
 
 
 @cache
@@ -152,10 +164,38 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
     return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
 
 
-def _best_centres(cube: Cube, tries: int, keep: int) -> list[tuple[int, str, Colours, list[Stage]]]:
+def _staged(cube: Cube, keep: int, cache_dir: str | None) -> list[_Reduced]:
+    """4x4: the ``keep`` shortest centre solutions of the staged search, each as the
+    rotation-free (OBTM, "", state after them relabelled, [centres stage])."""
+    start = time.perf_counter()
+    found = staged_centres(cube.flat, keep, cache_dir)
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    out: list[_Reduced] = []
+    for option in found:
+        state = cube.flat.copy()
+        geometry(cube.n).apply(state, option.moves)
+        relabel = np.zeros(6, dtype=np.uint8)
+        for face, colour in enumerate(option.targets):
+            relabel[colour] = face
+        detail = {"obtm": option.length, "ms": ms, "stages": [len(s) for s in option.stages]}
+        out.append((option.length, "", relabel[state], [Stage("centres", option.moves, detail)]))
+    return out
+
+
+def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Reduced]:
     """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
     as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
-    moves in the rotated frame), shortest first."""
+    moves in the rotated frame), shortest first. A 4x4 gets the staged search instead
+    (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N)."""
+    method = str(options.extra.get("centres", "auto"))
+    if method not in ("auto", "staged", "commutators"):
+        raise UnsupportedError(
+            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 only) or 'commutators'"
+        )
+    if method == "staged" and cube.n != 4:
+        raise UnsupportedError(f"the staged centre search is for 4x4 cubes, not {cube.n}x{cube.n}")
+    if method == "staged" or (method == "auto" and cube.n == 4):
+        return _staged(cube, keep, options.extra.get("cache_dir"))
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
@@ -165,23 +205,64 @@ def _best_centres(cube: Cube, tries: int, keep: int) -> list[tuple[int, str, Col
     return found[: max(1, keep)]
 
 
-def _edges(state: Colours, n: int) -> list[Move]:
-    """Freeslice pairing, then 3-cycles for the rest (turns ``state``)."""
-    edges = pair_edges(state, n)
+@cache
+def pll_parity(n: int) -> tuple[Move, ...]:
+    """Even N: ``r2 U2 r2 Uw2 r2 Uw2`` with ``r`` the inner layers 2..N/2 of R (9 OBTM). It
+    keeps centres, paired dedges and every wing orbit's parity and turns the corners by an even
+    permutation, but exchanges two dedges: it flips the dedges' permutation parity against the
+    corners' (PLL parity) for far less than the two wing 3-cycles it otherwise costs."""
+    h = n // 2
+    r2 = Move.block(Face.R, 2, h, 2)
+    return (
+        r2,
+        Move.outer(Face.U, 2),
+        r2,
+        Move.block(Face.U, 1, h, 2),
+        r2,
+        Move.block(Face.U, 1, h, 2),
+    )
+
+
+def _finish(state: Colours, n: int) -> list[Move]:
+    """The wing 3-cycles after pairing (turns ``state``)."""
     if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
         targets = dedge_targets(state, n, _corner_parity(state, n))
     else:  # every wing beside the middle edge now in its edge
         targets = midge_targets(state, n)
-    return edges + solve_wings(state, n, targets)
+    return solve_wings(state, n, targets)
 
 
-def _best_reduction(cube: Cube, tries: int, edge_tries: int) -> tuple[str, Colours, list[Stage]]:
+def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
+    """Freeslice pairing, then 3-cycles for the rest (turns ``state``). Even N: also tried
+    with :func:`pll_parity` first; the shorter finish is kept. None when the pairing alone
+    reaches ``limit`` (OBTM)."""
+    edges = pair_edges(state, n, limit)
+    if edges is None:
+        return None
+    best: tuple[int, list[Move], Colours] | None = None
+    for prefix in ([], list(pll_parity(n))) if n % 2 == 0 else ([],):
+        trial = state.copy()
+        geometry(n).apply(trial, prefix)
+        moves = prefix + _finish(trial, n)
+        cost = count(moves, Metric.HTM, n)
+        if best is None or cost < best[0]:
+            best = (cost, moves, trial)
+    assert best is not None
+    state[:] = best[2]
+    return edges + best[1]
+
+
+def _best_reduction(
+    cube: Cube, tries: int, edge_tries: int, options: Any
+) -> tuple[str, Colours, list[Stage]]:
     """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
     state and stages (centres, edges) of the shortest centres + edges."""
     best: tuple[int, str, Colours, list[Stage]] | None = None
-    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries):
+    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
         start = time.perf_counter()
-        edges = _edges(state, cube.n)
+        edges = _edges(state, cube.n, None if best is None else best[0] - cost)
+        if edges is None:  # already longer than the best
+            continue
         _timed(stages, "edges", edges, start, cube.n)
         total = cost + count(edges, Metric.HTM, cube.n)
         if best is None or total < best[0]:
@@ -212,15 +293,15 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     n = cube.n
     if n < 4:
         raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
-    unknown = set(options.extra) - {"stages_only", "centre_tries"}
+    unknown = set(options.extra) - {"stages_only", "centre_tries", "centres", "cache_dir"}
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
     if options.extra.get("stages_only"):
-        _, rotation, state, stages = _best_centres(cube, tries, 1)[0]
+        _, rotation, state, stages = _best_centres(cube, tries, 1, options)[0]
     else:
-        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n))
+        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n), options)
         t0 = time.perf_counter()
         small = _solve_3x3(reduced_3x3(state, n), options)
         geometry(n).apply(state, small.moves)

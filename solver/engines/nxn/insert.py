@@ -14,6 +14,7 @@ state; it is kept only if no finished face changes, and the one bringing most pi
 (OBTM) wins; this is done for N up to :data:`MAX_N` (the number of candidates grows as N²).
 :func:`best_block_turn` finds block turns of several layers for every N without trying them:
 a turn carries the feeding face's layers onto the target's, so gains are counted per layer.
+:func:`best_half_insertion` does the same for ``m T2 m'`` at every stage and every N.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["MAX_N", "Insertion", "best_block_turn", "best_insertion"]
+__all__ = ["MAX_N", "Insertion", "best_block_turn", "best_half_insertion", "best_insertion"]
 
 MAX_N = 8
 Colours = npt.NDArray[np.uint8]
@@ -95,6 +96,7 @@ def best_insertion(
     return best
 
 
+@cache
 def _feeder(n: int, m: Move, target: Face) -> Face:
     """The face whose line ``m`` turns onto ``target``."""
     g = geometry(n)
@@ -116,10 +118,24 @@ def _layers_of(n: int, face: Face, axis: Face) -> IntArray:
     return layers
 
 
-def _per_layer(state: Colours, n: int, face: Face, axis: Face, colour: int) -> IntArray:
+@cache
+def _turned_cells(n: int, face: Face, setup: int) -> IntArray:
+    """The stickers whose colours a face's centre cells (LTR order) show after ``setup``
+    quarter turns of that face: reading them spares turning a copy of the whole cube."""
     idx = np.arange(1, n - 1)
     cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1)
-    hits = state[cells] == colour
+    lab = np.arange(6 * n * n, dtype=np.int64)
+    if setup:
+        geometry(n).apply_move(lab, Move.outer(face, setup))
+    out: IntArray = lab[cells]
+    return out
+
+
+def _per_layer(
+    state: Colours, n: int, face: Face, axis: Face, colour: int, setup: int = 0
+) -> IntArray:
+    """Pieces of ``colour`` per layer of ``axis`` on ``face`` (after ``setup`` turns of it)."""
+    hits = state[_turned_cells(n, face, setup)] == colour
     return np.bincount(_layers_of(n, face, axis)[hits], minlength=n + 1)
 
 
@@ -128,7 +144,6 @@ def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insert
     after an optional setup turn of the face it brings in, that gains most target pieces per
     move. Gains are counted per layer (a turn carries the feeding face's layer onto the
     target's), so every size is cheap. The middle layer of odd N is never turned."""
-    g = geometry(n)
     mid = (n + 1) // 2 if n % 2 else 0
     best: Insertion | None = None
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
@@ -137,11 +152,7 @@ def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insert
             m = Move.block(axis, 2, 2, d)
             feeder = _feeder(n, m, target)
             for setup in (0, 1, 2, -1):
-                turned = state
-                if setup:
-                    turned = state.copy()
-                    g.apply_move(turned, Move.outer(feeder, setup))
-                gains = _per_layer(turned, n, feeder, axis, colour) - out
+                gains = _per_layer(state, n, feeder, axis, colour, setup) - out
                 for lo, hi, gain in _best_ranges(gains, n, mid):
                     block = Move.block(axis, 1 if lo == 2 else lo, hi, d)
                     if hi == n - 1 and lo > 2:
@@ -158,6 +169,63 @@ def _best_ranges(gains: IntArray, n: int, mid: int) -> Iterator[tuple[int, int, 
     layer (layers 2..N-1)."""
     segments = [(2, mid - 1), (mid + 1, n - 1)] if mid else [(2, n - 1)]
     for a, b in segments:
+        best_sum, best_range = 0, None
+        run, start = 0, a
+        for k in range(a, b + 1):
+            if run <= 0:
+                run, start = 0, k
+            run += int(gains[k])
+            if run > best_sum:
+                best_sum, best_range = run, (start, k)
+        if best_range is not None:
+            yield best_range[0], best_range[1], best_sum
+
+
+def best_half_insertion(
+    state: Colours, n: int, target: Face, colour: int, done: Sequence[Face]
+) -> Insertion | None:
+    """The best ``m T2 m'`` (after an optional setup turn of the feeding face), for any N and
+    any stage, gains counted per layer. ``m`` (layers ``A`` of an axis perpendicular to the
+    target, all on one side of the middle) carries the feeder's lines onto the target, ``T2``
+    moves them to the mirrored lines ``N+1-a``, and ``m'`` returns every face of the ring but
+    the feeder and the target to what it was; the target's own lines ``A`` come back from
+    where ``m`` had put them. Net: the target gets the feeder's lines ``A`` in its lines
+    ``N+1-a`` and the feeder gets what was there; nothing else changes, so the feeder must not
+    be a finished face. 3 to 5 moves in OBTM (+1 for the setup)."""
+    half = n // 2
+    best: Insertion | None = None
+    for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
+        out = _per_layer(state, n, target, axis, colour)
+        mirrored = np.zeros_like(out)
+        mirrored[2:n] = out[n - 1 : 1 : -1]  # the target line each layer's piece lands on
+        for d in (1, 2, -1):
+            feeder = _feeder(n, Move.block(axis, 2, 2, d), target)
+            if feeder in done:
+                continue
+            for setup in (0, 1, 2, -1):
+                gains = _per_layer(state, n, feeder, axis, colour, setup) - mirrored
+                for lo, hi, gain in _half_ranges(gains, n, half):
+                    if lo == 2:
+                        m = Move.block(axis, 1, hi, d)
+                    elif hi == n - 1:
+                        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
+                    else:
+                        m = Move.block(axis, lo, hi, d)
+                    moves = ([Move.outer(feeder, setup)] if setup else []) + [
+                        m,
+                        Move.outer(target, 2),
+                        m.inverse(),
+                    ]
+                    cost = count(moves, Metric.HTM, n)
+                    if best is None or gain * best.cost > best.gain * cost:
+                        best = Insertion(gain, cost, tuple(moves))
+    return best
+
+
+def _half_ranges(gains: IntArray, n: int, half: int) -> Iterator[tuple[int, int, int]]:
+    """The contiguous range of largest positive gain in each half (layers 2..half and
+    N+1-half..N-1; the middle layer of odd N in neither)."""
+    for a, b in ((2, half), (n + 1 - half, n - 1)):
         best_sum, best_range = 0, None
         run, start = 0, a
         for k in range(a, b + 1):

@@ -15,8 +15,8 @@ face turn); the edge flip ``A B A' C A' C' A`` (``C`` a ring face beside ``A``).
 applies every candidate to the state at once (numpy) and keeps the one that pairs most wing
 stickers per move (OBTM); it stops when none gains. Pairing is counted per edge: the wings
 that match the middle edge (odd N) or the most common of the two innermost wings (even N).
-Odd N: when no macro gains, one outer turn before the macro is tried too (on even N that
-only trades the last edges for parity cases that cost more to fix: measured).
+When no macro gains, one outer turn before the macro is tried too (every N: on even N the
+PLL parity that this may leave is fixed afterwards by a 9-move algorithm, see the engine).
 The wings' permutation parity is kept (``s`` and ``s'`` are two odd or two even
 permutations of each orbit, outer turns are even), so the 3-cycles of
 :mod:`solver.engines.nxn.wings` finish every orbit afterwards.
@@ -96,8 +96,10 @@ def _perm(n: int, moves: list[Move]) -> IntArray:
 
 @cache
 def _macros(n: int) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
-    """(permutations restricted to the edge stickers, move sequences, OBTM costs)."""
-    edge = _edge_cells(n).reshape(-1)
+    """(for each macro, the sticker each first-side edge sticker gets, (M, 12, N-2); move
+    sequences; OBTM costs). A wing's two stickers move together, so the first side names the
+    wing (see :func:`_wing_codes`)."""
+    edge = _edge_cells(n)[:, 0, :].reshape(-1)
     perms, seqs, costs = [], [], []
     for axis in Face:
         reps = _replacements(axis)
@@ -107,7 +109,14 @@ def _macros(n: int) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...]
                 perms.append(_perm(n, seq)[edge])
                 seqs.append(tuple(seq))
                 costs.append(count(seq, Metric.HTM, n))
-    return np.array(perms, dtype=np.int32), tuple(seqs), np.array(costs, dtype=np.int64)
+    out = np.array(perms, dtype=np.int32).reshape(len(perms), 12, n - 2)
+    cost = np.array(costs, dtype=np.int64)
+    # Many macros move the wings alike (4x4: 7,416 macros, 4,338 effects): keep the cheapest
+    # (then earliest) of each, in the original order, so the choice is the same, made sooner.
+    by_cost = np.argsort(cost, kind="stable")
+    _, first = np.unique(out[by_cost].reshape(len(out), -1), axis=0, return_index=True)
+    keep = np.sort(by_cost[first])
+    return out[keep], tuple(seqs[k] for k in keep), cost[keep]
 
 
 @cache
@@ -118,28 +127,47 @@ def _edge_cells(n: int) -> IntArray:
     return cells.transpose(0, 2, 1).copy()
 
 
-def _score(colours: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int64]:
-    """Paired wings per candidate; ``colours`` is (candidates, 12, 2, N-2) edge colours."""
+@cache
+def _partner(n: int) -> IntArray:
+    """For every sticker, the other sticker of its wing (itself off the edges)."""
+    out = np.arange(6 * n * n, dtype=np.int64)
+    cells = _edge_cells(n)
+    out[cells[:, 0, :]] = cells[:, 1, :]
+    out[cells[:, 1, :]] = cells[:, 0, :]
+    return out
+
+
+def _wing_codes(state: Colours, n: int) -> npt.NDArray[np.uint8]:
+    """Per sticker, its colour and its wing partner's colour as one code (``6 a + b``)."""
+    codes: npt.NDArray[np.uint8] = state * np.uint8(6) + state[_partner(n)]
+    return codes
+
+
+def _score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int64]:
+    """Paired wings per candidate; ``codes`` is (candidates, 12, N-2) wing codes (first side)."""
     k = n - 2
     refs = [k // 2] if n % 2 else [k // 2 - 1, k // 2]
-    best: npt.NDArray[np.int64] | None = None
-    for r in refs:
-        ref = colours[..., r : r + 1]
-        same = (colours == ref).all(axis=-2).sum(axis=-1)
+    best: npt.NDArray[np.int16] | None = None
+    for r in refs:  # (a sum over the short last axis is slow in numpy: added slice by slice)
+        ref = codes[..., r]
+        same = np.zeros(codes.shape[:-1], dtype=np.int16)
+        for i in range(k):
+            same += codes[..., i] == ref
         best = same if best is None else np.maximum(best, same)
     assert best is not None
-    total: npt.NDArray[np.int64] = best.sum(axis=-1)
+    total: npt.NDArray[np.int64] = best.sum(axis=-1, dtype=np.int64)
     return total
 
 
 def paired_count(state: Colours, n: int) -> int:
     """Wings (counting the reference ones) that sit paired in their edge."""
-    cells = _edge_cells(n)
-    return int(_score(state[cells][None], n)[0])
+    cells = _edge_cells(n)[:, 0, :]
+    return int(_score(_wing_codes(state, n)[cells][None], n)[0])
 
 
-def pair_edges(state: Colours, n: int) -> list[Move]:
-    """Greedy freeslice pairing (turns ``state``); centres must be solved and stay solved."""
+def pair_edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
+    """Greedy freeslice pairing (turns ``state``); centres must be solved and stay solved.
+    None as soon as the moves reach ``limit`` (OBTM; the caller has a shorter way already)."""
     if n > MAX_N:
         return []
     g = geometry(n)
@@ -149,8 +177,10 @@ def pair_edges(state: Colours, n: int) -> list[Move]:
         base = paired_count(state, n)
         if base == full:
             break
+        if limit is not None and count(moves, Metric.HTM, n) >= limit:
+            return None
         step = _best_step(state, n, base, [])
-        if step is None and n % 2:  # none pairs anything as the edges stand: an outer turn first
+        if step is None:  # none pairs anything as the edges stand: an outer turn first
             for setup in (Move.outer(f, t) for f in Face for t in (1, 2, -1)):
                 turned = state.copy()
                 g.apply_move(turned, setup)
@@ -170,7 +200,7 @@ def _best_step(
     """The macro (after ``setup``, already applied to ``state``) with most wings paired per
     move, and that ratio; None if none pairs anything."""
     perms, seqs, costs = _macros(n)
-    gains = _score(state[perms].reshape(-1, 12, 2, n - 2), n) - base
+    gains = _score(_wing_codes(state, n)[perms], n) - base
     ratio = np.where(gains > 0, gains / (costs + len(setup)), -1.0)
     k = int(np.argmax(ratio))
     if ratio[k] <= 0:

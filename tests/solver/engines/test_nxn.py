@@ -60,10 +60,16 @@ def test_solved_cube_needs_nothing_but_maybe_the_3x3() -> None:
 @pytest.mark.parametrize("n", [4, 5, 6, 8])
 def test_oll_parity_case(n: int) -> None:
     """One inner slice quarter turn: a single flipped dedge after pairing (OLL parity). After
-    the first centre and the parity stage every wing orbit is in an even permutation."""
+    the first centre and the parity stage (4x4: after the staged centres, whose second stage
+    fixes the wing parity) every wing orbit is in an even permutation."""
     cube = Cube.solved(n).apply("2R U2 F R")
     assert wings.wing_parity(cube.flat, n, 1) == 1
     solution = _solves(cube)
+    if n == 4:
+        assert solution.stages[0].name == "centres"
+        state = cube.apply(solution.stages[0].moves).flat
+        assert wings.wing_parity(state, n, 1) == 0
+        return
     first, parity = solution.stages[0], solution.stages[1]
     assert parity.name == "wing parity"
     state = cube.apply(list(first.moves) + list(parity.moves)).flat
@@ -95,11 +101,15 @@ def test_dedge_targets_keep_the_reduced_cube_legal(seed: int) -> None:
 
 def test_every_parity_combination_occurs_and_is_solved() -> None:
     seen = set()
-    for seed in range(16):
+    for seed in range(32):  # each combination is about 1 in 4; stop when all four were met
         cube = random_state_nxn(4, seed)
-        _solves(cube)
-        state, stages, _ = engine.reduce_centres(cube)
-        seen.add((len(stages[1].moves) > 0, engine._corner_parity(state, 4)))
+        state = engine._staged(cube, 1, None)[0][2]  # the 4x4 centres (they fix wing parity)
+        case = (wings.wing_parity(cube.flat, 4, 1) == 1, engine._corner_parity(state, 4))
+        if case not in seen:
+            _solves(cube)
+            seen.add(case)
+        if len(seen) == 4:
+            break
     assert seen == {(False, 0), (False, 1), (True, 0), (True, 1)}
 
 
