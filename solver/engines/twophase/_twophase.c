@@ -23,9 +23,13 @@
  *              needed; phase2_max then limits phase-2 groups
  *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
  *              simultaneous): the solution with the smallest estimated robot time wins
- *   shared_found None, or a writable byte shared by the searches of one solve (one per worker
- *              thread): set when any of them finds a solution, after which the budget stops
- *              all of them (a worker without a solution of its own does not run on alone)
+ *   shared_found None, or a writable buffer shared by the searches of one solve (one per worker
+ *              thread): byte 0 is set when any of them finds a solution, after which the
+ *              budget stops all of them (a worker without a solution of its own does not run
+ *              on alone). With two bytes or more, byte 1 (0: none yet; start it at 0) is the
+ *              length of the shortest solution any of them has found: the face-turn search
+ *              for the shortest solution then looks only for shorter ones than that, so the
+ *              workers never search again for what another one already holds
  *   collector  None, or (without a cost) a Collector shared by the workers of one solve: the
  *              search then keeps every solution of at most min(max_length, shortest found by
  *              any worker + the collector's slack) moves (all phase-2 completions up to
@@ -147,6 +151,8 @@ typedef struct {
     /* set when any search sharing this flag holds a solution (worker threads of one solve):
        then the budget ends every one of them, found or not */
     volatile unsigned char *shared_found;
+    /* byte 1 of the shared buffer (see the header), or NULL */
+    unsigned char *shared_best;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* candidate collection: the collector, this worker's chunk number */
     Collector *collector;
@@ -299,6 +305,28 @@ static inline int any_found(const Ctx *c) {
     return c->found || (c->shared_found != NULL && *c->shared_found);
 }
 
+/* the face-turn search for the shortest solution: the length a new solution must beat, the
+   shortest held by this search or by any search sharing its bound (MAX_DEPTH + 1: none) */
+static inline int beat_len(const Ctx *c) {
+    int best = c->found ? c->best_len : MAX_DEPTH + 1;
+    if (c->shared_best != NULL) {
+        int shared = __atomic_load_n(c->shared_best, __ATOMIC_RELAXED);
+        if (shared > 0 && shared < best) best = shared;
+    }
+    return best;
+}
+
+/* publish a solution of len moves to the searches sharing the bound */
+static inline void share_len(const Ctx *c, int len) {
+    unsigned char old;
+    if (c->shared_best == NULL) return;
+    old = __atomic_load_n(c->shared_best, __ATOMIC_RELAXED);
+    while ((old == 0 || len < old) &&
+           !__atomic_compare_exchange_n(c->shared_best, &old, (unsigned char)len, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 /* the longest solution a collecting search keeps now */
 /* collecting candidates now (not in the plain descent that may come first) */
 static inline int collecting(const Ctx *c) {
@@ -371,6 +399,7 @@ static void record(Ctx *c, int len) {
         if (better) c->best_time = t;
     } else {
         better = !c->found || len < c->best_len;
+        share_len(c, len);
     }
     if (!better) return;
     if (!c->found) {
@@ -437,14 +466,17 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     const Tables *T = c->T;
     int i, corners, cs, es, ud, d2, lo, limit, togo2, bound;
     c->phase2_starts++;
-    check_time(c);
-    if (c->stop) return;
+    if ((c->phase2_starts & 0xF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
     if (c->robot) {
         bound = c->max_length - n1;
     } else if (collecting(c)) {
         bound = collect_bound(c) - n1;
     } else {
-        bound = (c->found ? c->best_len - 1 : c->max_length) - n1;
+        int beat = beat_len(c);
+        bound = (beat <= c->max_length ? beat - 1 : c->max_length) - n1;
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
@@ -476,7 +508,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
         }
         if (phase2(c, corners, ud, ss, d2, n1, togo2) && !c->robot) break;
         if (c->stop) break;
-        if (!c->robot && c->found && n1 + togo2 + 1 >= c->best_len) break;
+        if (!c->robot && n1 + togo2 + 1 >= beat_len(c)) break;
     }
 }
 
@@ -882,7 +914,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
 static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     int i;
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
-        if (c->found && !c->robot && !collecting(c) && c->n1 >= c->best_len) break;
+        if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
         if (collecting(c) && c->n1 > collect_bound(c)) break;
         if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
@@ -1215,6 +1247,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
             return NULL;
         }
         c->shared_found = (volatile unsigned char *)shared_view.buf;
+        if (shared_view.len >= 2 && cost_obj == Py_None && collector_obj == Py_None)
+            c->shared_best = (unsigned char *)shared_view.buf + 1;
     }
     c->T = &T;
     c->max_length = max_length;
@@ -1328,12 +1362,123 @@ static PyObject *py_phase2_depth(PyObject *self, PyObject *args) {
     return PyLong_FromLong(d);
 }
 
+/* ---- Table building: one level of a breadth-first search over (class, raw) pairs ---- */
+
+#define BFS_UNSET 255
+#define BFS_MAX_MOVES 64
+
+/* bfs_level(depth, d, backward, class_move, class_sym, raw_move, raw_conj, stab, n_raw)
+   One level of solver/engines/twophase/tables/bfs.py's sym_bfs over the uint8 depth array of
+   n_class * n_raw entries (entry c * n_raw + r: class c's representative with raw coordinate
+   r): every unvisited entry next to an entry at depth d gets d + 1, forwards (the entries at
+   d mark their neighbours) or backwards (each unvisited entry looks for a neighbour at d);
+   then the entries at d + 1 are closed under the symmetries fixing their class's
+   representative. class_move (int32) and class_sym (uint8) are n_class x K (the class and the
+   symmetry a move leads to), raw_move (int32) n_raw x K, raw_conj (int32) n_raw x 16, stab
+   (uint16) the stabiliser mask of each class. Returns how many entries are at d + 1. The GIL
+   is released. */
+static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
+    Py_buffer dv, cmv, csv, rmv, cjv, sv;
+    int d, backward;
+    Py_ssize_t n_raw, n_class, k_moves;
+    uint64_t count = 0, nb[BFS_MAX_MOVES];
+    int bad = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*iiy*y*y*y*y*n", &dv, &d, &backward, &cmv, &csv, &rmv, &cjv,
+                          &sv, &n_raw))
+        return NULL;
+    n_class = sv.len / 2;
+    k_moves = n_class > 0 ? cmv.len / (4 * n_class) : 0;
+    if (n_raw <= 0 || n_class <= 0 || k_moves <= 0 || k_moves > BFS_MAX_MOVES || d < 0 || d >= BFS_UNSET - 1 ||
+        sv.len != 2 * n_class || cmv.len != 4 * n_class * k_moves ||
+        csv.len != n_class * k_moves || rmv.len != 4 * n_raw * k_moves ||
+        cjv.len != 4 * n_raw * N_SYM || dv.len != n_class * n_raw)
+        bad = 1;
+    if (!bad) {
+        uint8_t *D = dv.buf;
+        const int32_t *cm = cmv.buf, *rm = rmv.buf, *cj = cjv.buf;
+        const uint8_t *cs = csv.buf;
+        const uint16_t *stab = sv.buf;
+        const uint8_t now = (uint8_t)d, next = (uint8_t)(d + 1);
+        const Py_ssize_t K = k_moves;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t c = 0; c < n_class; c++) {
+            uint8_t *row = D + (uint64_t)c * n_raw;
+            const int32_t *cmc = cm + c * K;
+            const uint8_t *csc = cs + c * K;
+            for (Py_ssize_t r = 0; r < n_raw; r++) {
+                const int32_t *rmr = rm + r * K;
+                if (backward) {
+                    /* most unvisited entries find a neighbour at d among their first few:
+                       look one at a time */
+                    if (row[r] != BFS_UNSET) continue;
+                    for (Py_ssize_t k = 0; k < K; k++)
+                        if (D[(uint64_t)cmc[k] * n_raw + cj[rmr[k] * N_SYM + csc[k]]] == now) {
+                            row[r] = next;
+                            count++;
+                            break;
+                        }
+                    continue;
+                }
+                if (row[r] != now) continue;
+                /* the neighbours' entries miss the cache: fetch them all, then look (the
+                   misses overlap instead of queueing) */
+                for (Py_ssize_t k = 0; k < K; k++) {
+                    nb[k] = (uint64_t)cmc[k] * n_raw + cj[rmr[k] * N_SYM + csc[k]];
+                    __builtin_prefetch(&D[nb[k]]);
+                }
+                for (Py_ssize_t k = 0; k < K; k++)
+                    if (D[nb[k]] == BFS_UNSET) {
+                        D[nb[k]] = next;
+                        count++;
+                    }
+            }
+        }
+        /* an entry marked here is in its source's orbit under the class's stabiliser (a
+           group): closing from any member of an orbit marks all of it */
+        for (Py_ssize_t c = 0; c < n_class; c++) {
+            uint8_t *row = D + (uint64_t)c * n_raw;
+            unsigned mask = stab[c];
+            if (mask == 1) continue;
+            for (Py_ssize_t r = 0; r < n_raw; r++) {
+                if (row[r] != next) continue;
+                for (int s = 1; s < N_SYM; s++) {
+                    if (!((mask >> s) & 1u)) continue;
+                    int32_t r2 = cj[r * N_SYM + s];
+                    if (row[r2] == BFS_UNSET) {
+                        row[r2] = next;
+                        count++;
+                    }
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&cmv);
+    PyBuffer_Release(&csv);
+    PyBuffer_Release(&rmv);
+    PyBuffer_Release(&cjv);
+    PyBuffer_Release(&sv);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "bfs_level: array sizes do not match (depth n_class*n_raw uint8, "
+                        "class_move int32 and class_sym uint8 n_class*K, raw_move int32 "
+                        "n_raw*K, raw_conj int32 n_raw*16, stab uint16 n_class)");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)count);
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, "Two-phase search (see the module source header)."},
     {"phase1_depth", py_phase1_depth, METH_VARARGS,
      "phase1_depth(tables, twist, flip, slice_sorted) -> exact phase-1 distance"},
     {"phase2_depth", py_phase2_depth, METH_VARARGS,
      "phase2_depth(tables, corners, ud_edges) -> exact distance in the phase-2 pruning table"},
+    {"bfs_level", py_bfs_level, METH_VARARGS,
+     "bfs_level(depth, d, backward, class_move, class_sym, raw_move, raw_conj, stab, n_raw) "
+     "-> entries at depth d + 1 (one level of a table build; see the source)"},
     {NULL, NULL, 0, NULL},
 };
 
