@@ -138,7 +138,10 @@ typedef struct {
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
-    int valid;
+    /* path[0..valid) has its corners (and ss_at) in cp_at, path[0..valid_ud) its U and D edges
+       in u_at, d_at (valid_ud <= valid: the face-turn search computes the edges only for the
+       phase-1 ends whose corners pass) */
+    int valid, valid_ud;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
     double total_at[MAX_DEPTH + 2], open_at[MAX_DEPTH + 2];
@@ -480,16 +483,19 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
-    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++) {
-        int m = c->path[i];
-        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
-        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
-        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
-    }
+    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++)
+        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + c->path[i]];
     c->valid = n1;
     corners = c->cp_at[n1];
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
+    /* most phase-1 ends fail on their corners: only the others pay for their edges */
+    for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < n1; i++) {
+        int m = c->path[i];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid_ud = n1;
     ud = T->ud_from_u_d[c->u_at[n1] * 24 + c->d_at[n1] % 24];
     es = T->edgeslice_depth[ud * 24 + ss];
     if (es > limit) return;
@@ -545,10 +551,47 @@ static int screen_children(const Tables *T, const uint8_t *slice_twist, const ui
     return n;
 }
 
+/* A phase-1 node one move before its end (togo 1, distance 0 or 1): a child ends phase 1 iff
+   it is in H (twist 0, flip 0, the slice edges in the slice), which the move tables tell
+   without a pruning lookup; the last move must leave H (see phase1()), so it is not a
+   phase-2 move, and a node already in H has no such child. */
+static void phase1_last(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+    const Tables *T = c->T;
+    int prev = depth > 0 ? c->path[depth - 1] : -1, m;
+    c->nodes1++;
+    if ((c->nodes1 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
+    if (dist != 1) return;
+    for (m = 0; m < N_MOVE; m++) {
+        int s1;
+        if ((PHASE2_MASK >> m) & 1u) continue;
+        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
+        if (T->twist_move[twist * N_MOVE + m] != 0 || T->flip_move[flip * N_MOVE + m] != 0)
+            continue;
+        s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        if (s1 >= 24) continue;
+        if (c->robot) {
+            cost_push(c, depth, m);
+            if (c->found && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
+        }
+        c->path[depth] = m;
+        if (c->valid > depth) c->valid = depth;
+        if (c->valid_ud > depth) c->valid_ud = depth;
+        phase2_start(c, s1, depth + 1);
+        if (c->stop) return;
+    }
+}
+
 static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
     const Tables *T = c->T;
     int togo = c->n1 - depth, prev, m, n, i;
     Child ch[N_MOVE];
+    if (togo == 1) {
+        phase1_last(c, twist, flip, ss, dist, depth);
+        return;
+    }
     if (togo == 0) {
         if (depth > 0) {
             /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
@@ -591,6 +634,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         }
         c->path[depth] = m;
         if (c->valid > depth) c->valid = depth;
+        if (c->valid_ud > depth) c->valid_ud = depth;
         phase1(c, t1, f1, s1, nd, depth + 1);
         if (c->stop) return;
     }
@@ -658,6 +702,7 @@ static inline void ax_push(Ctx *c, int g, int k, double total) {
     if (AX_M1[k] >= 0) c->path[nm++] = AX_M1[k];
     if (AX_M2[k] >= 0) c->path[nm++] = AX_M2[k];
     if (c->valid > c->gmoves[g]) c->valid = c->gmoves[g];
+    if (c->valid_ud > c->gmoves[g]) c->valid_ud = c->gmoves[g];
     c->gaxis[g] = k / 15;
     c->gp2[g] = AX_IS_P2[k];
     c->gmoves[g + 1] = nm;
@@ -750,7 +795,7 @@ static void ax_phase2_start(Ctx *c, int g) {
         c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
         c->ss_at[i + 1] = T->slice_sorted_move[c->ss_at[i] * N_MOVE + m];
     }
-    c->valid = nm;
+    c->valid = c->valid_ud = nm;
     corners = c->cp_at[nm];
     ss = c->ss_at[nm];
     lo = A->cornslice_depth[corners * 24 + ss];
@@ -799,15 +844,21 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
         ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
         ch[n].f1 = A->flip_g[flip * N_AXIAL + k];
+        if (togo == 1 && (ch[n].s1 | ch[n].t1 | ch[n].f1) != 0)
+            continue; /* the last group must reach H: the coordinates tell, no lookup */
         ch[n].slice = ch[n].s1;
         ch[n].total = total;
-        __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
-        __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        if (togo > 1) {
+            __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
+            __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        }
         n++;
     }
-    n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n, togo);
+    if (togo > 1)
+        n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n,
+                            togo);
     for (i = 0; i < n; i++) {
-        int nd = next_depth(dist, get2(A->phase1_prun, ch[i].idx));
+        int nd = togo == 1 ? 0 : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         /* a better solution found below may have tightened the bound */
         if (c->found && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
@@ -822,7 +873,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
 static void begin_direction(Ctx *c, const Start *s, int i) {
     c->st = s;
     c->dir = i;
-    c->valid = 0;
+    c->valid = c->valid_ud = 0;
     c->cp_at[0] = s->corners;
     c->u_at[0] = s->u_edges;
     c->d_at[0] = s->d_edges;

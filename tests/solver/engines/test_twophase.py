@@ -314,6 +314,25 @@ def test_robot_search_never_loses_a_known_faster_solution(engine: TwoPhaseSolver
             assert sol.robot_time_s <= known + 1e-9, (scramble, sol.moves)
 
 
+def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
+    # Byte 1 of the shared buffer is the shortest length any worker holds: a search looks only
+    # for shorter solutions, and publishes its own.
+    cube = CubieCube().apply(parse("R U F D L"))  # five moves, none shorter
+    start = engine._directions(cube, frozenset(Face), 1)[0][2]
+    arrays = engine.tables.search_arrays()
+    shared = bytearray([1, 5])  # another worker already holds five moves
+    index, moves, stats = _c_search(
+        arrays, [start], 20, 0.05, 30.0, 10, None, PHASE2_SLACK_ALL, None, shared
+    )
+    assert index == -1 and moves == [] and stats["exhausted"]
+    assert shared == bytearray([1, 5])
+    shared = bytearray([0, 9])  # nine moves elsewhere: this search finds and publishes five
+    index, moves, _ = _c_search(
+        arrays, [start], 20, 0.05, 30.0, 10, None, PHASE2_SLACK_ALL, None, shared
+    )
+    assert index == 0 and len(moves) == 5 and shared == bytearray([1, 5])
+
+
 def test_workers_stop_together_once_any_has_a_solution(engine: TwoPhaseSolver) -> None:
     # A worker thread whose directions hold no solution stops at the budget when another
     # worker (sharing the flag) has one, instead of searching on until its timeout.
