@@ -780,8 +780,10 @@ static void ax_phase2_start(Ctx *c, int g) {
     const Axial *A = c->A;
     int i, nm = c->gmoves[g], corners, ud, ss, lo, d2, limit, togo2;
     c->phase2_starts++;
-    check_time(c);
-    if (c->stop) return;
+    if ((c->phase2_starts & 0xF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
     limit = c->phase2_max;
     if (limit > c->max_length - nm) limit = c->max_length - nm;
     if (c->found)
@@ -791,15 +793,19 @@ static void ax_phase2_start(Ctx *c, int g) {
     for (i = c->valid > 0 ? c->valid : 0; i < nm; i++) {
         int m = c->path[i];
         c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
-        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
-        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
         c->ss_at[i + 1] = T->slice_sorted_move[c->ss_at[i] * N_MOVE + m];
     }
-    c->valid = c->valid_ud = nm;
+    c->valid = nm;
     corners = c->cp_at[nm];
     ss = c->ss_at[nm];
     lo = A->cornslice_depth[corners * 24 + ss];
     if (lo > limit) return;
+    for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < nm; i++) {
+        int m = c->path[i];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid_ud = nm;
     ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
     if (A->edgeslice_depth[ud * 24 + ss] > lo) lo = A->edgeslice_depth[ud * 24 + ss];
     if (lo > limit) return;
