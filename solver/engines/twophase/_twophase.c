@@ -527,6 +527,18 @@ typedef struct {
     double total;
 } Child;
 
+/* The small exact tables alone: drop the children they put at togo or further. */
+static int screen_small(const uint8_t *slice_twist, const uint8_t *slice_flip, Child *ch, int n,
+                        int togo) {
+    int i, j;
+    for (i = j = 0; i < n; i++) {
+        if (slice_twist[ch[i].slice * N_TWIST + ch[i].t1] >= togo) continue;
+        if (slice_flip[ch[i].slice * N_FLIP + ch[i].f1] >= togo) continue;
+        ch[j++] = ch[i];
+    }
+    return j;
+}
+
 /* The middle passes over a node's n children (see phase1()): drop those the small exact
    slice x twist and slice x flip tables reject (depth >= togo), fetch the symmetry class of
    the others, then their entry of the big table prun. Returns how many children are left. */
@@ -622,11 +634,20 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         __builtin_prefetch(&T->slice_flip_depth[ch[n].slice * N_FLIP + ch[n].f1]);
         n++;
     }
-    n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n, togo);
+    if (togo == 2) {
+        /* a child one move from its end: phase1_last() tests its own children's coordinates,
+           which costs less than reading its distance in the big table (a child that is
+           further from H has no child in H, one in H none that leaves it); only the small
+           tables screen it */
+        n = screen_small(T->slice_twist_depth, T->slice_flip_depth, ch, n, togo);
+    } else {
+        n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
+                            togo);
+    }
     for (i = 0; i < n; i++) {
         int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
-        nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
+        nd = togo == 2 ? 1 : next_depth(dist, get2(T->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
