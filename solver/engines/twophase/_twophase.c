@@ -29,7 +29,10 @@
  *              on alone). With two bytes or more, byte 1 (0: none yet; start it at 0) is the
  *              length of the shortest solution any of them has found: the face-turn search
  *              for the shortest solution then looks only for shorter ones than that, so the
- *              workers never search again for what another one already holds
+ *              workers never search again for what another one already holds. With
+ *              16 bytes or more (8-byte aligned), bytes 8..15 (a double, 0 at the start: none)
+ *              are the least robot time any robot search (with a cost) holds: each prunes
+ *              with it as with its own best, and keeps only solutions faster than it
  *   collector  None, or (without a cost) a Collector shared by the workers of one solve: the
  *              search then keeps every solution of at most min(max_length, shortest found by
  *              any worker + the collector's slack) moves (all phase-2 completions up to
@@ -149,6 +152,9 @@ typedef struct {
     int found, best_len, best_dir;
     int best_path[MAX_DEPTH + 1];
     double best_time;
+    /* best_time holds a bound: this search's best robot time, or a better one another search
+       sharing the buffer found (the robot searches prune with it either way) */
+    int bounded;
     /* settings */
     int robot, simultaneous, stop_at_first;
     /* set when any search sharing this flag holds a solution (worker threads of one solve):
@@ -156,6 +162,8 @@ typedef struct {
     volatile unsigned char *shared_found;
     /* byte 1 of the shared buffer (see the header), or NULL */
     unsigned char *shared_best;
+    /* bytes 8..15 of the shared buffer (see the header), or NULL */
+    uint64_t *shared_time;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* candidate collection: the collector, this worker's chunk number */
     Collector *collector;
@@ -319,6 +327,33 @@ static inline int beat_len(const Ctx *c) {
     return best;
 }
 
+/* The robot searches: publish a robot time to the searches sharing the buffer. A positive
+   double's bits order as the number does, so the least time is an atomic minimum of them. */
+static inline void share_time(const Ctx *c, double t) {
+    uint64_t bits, old;
+    if (c->shared_time == NULL || !(t > 0.0)) return;
+    memcpy(&bits, &t, sizeof bits);
+    old = __atomic_load_n(c->shared_time, __ATOMIC_RELAXED);
+    while ((old == 0 || bits < old) &&
+           !__atomic_compare_exchange_n(c->shared_time, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+/* take a better robot time another search found as this one's bound */
+static inline void adopt_time(Ctx *c) {
+    uint64_t bits;
+    double t;
+    if (c->shared_time == NULL) return;
+    bits = __atomic_load_n(c->shared_time, __ATOMIC_RELAXED);
+    if (bits == 0) return;
+    memcpy(&t, &bits, sizeof t);
+    if (!c->bounded || t < c->best_time) {
+        c->best_time = t;
+        c->bounded = 1;
+    }
+}
+
 /* publish a solution of len moves to the searches sharing the bound */
 static inline void share_len(const Ctx *c, int len) {
     unsigned char old;
@@ -345,6 +380,7 @@ static inline int collect_bound(const Ctx *c) {
 
 static void check_time(Ctx *c) {
     double t = now_s();
+    adopt_time(c);
     if (c->collect && c->collector->stop) c->stop = 1;
     if (c->descending && any_found(c) && t >= c->collect_from) c->descending = 0;
     if (any_found(c) && t >= c->deadline) c->stop = 1;
@@ -398,8 +434,12 @@ static void record(Ctx *c, int len) {
     }
     if (c->robot) {
         double t = c->total_at[len];
-        better = !c->found || t < c->best_time - 1e-12;
-        if (better) c->best_time = t;
+        better = !c->bounded || t < c->best_time - 1e-12;
+        if (better) {
+            c->best_time = t;
+            c->bounded = 1;
+            share_time(c, t);
+        }
     } else {
         better = !c->found || len < c->best_len;
         share_len(c, len);
@@ -453,7 +493,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
-            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+            if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
         if (phase2(c, c1, u1, s1, nd, depth + 1, togo - 1)) {
@@ -505,7 +545,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     lo = d2 > cs ? d2 : cs;
     if ((c->robot || collecting(c)) && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
     for (togo2 = lo; togo2 <= limit; togo2++) {
-        if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
+        if (c->robot && c->bounded && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
         if (collecting(c)) {
             if (n1 + togo2 > collect_bound(c)) break;
             phase2(c, corners, ud, ss, d2, n1, togo2);
@@ -595,7 +635,7 @@ static void phase1_last(Ctx *c, int twist, int flip, int ss, int dist, int depth
         if (s1 >= 24) continue;
         if (c->robot) {
             cost_push(c, depth, m);
-            if (c->found && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
+            if (c->bounded && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
         if (c->valid > depth) c->valid = depth;
@@ -664,7 +704,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
-            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+            if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
         if (c->valid > depth) c->valid = depth;
@@ -759,14 +799,15 @@ static void ax_record(Ctx *c, int g) {
     double t = c->gtime[g];
     int len = c->gmoves[g];
     c->solutions++;
-    if (c->found && t >= c->best_time - 1e-12) return;
+    if (c->bounded && t >= c->best_time - 1e-12) return;
     if (!c->found) {
         c->first_s = now_s() - c->t0;
         c->first_len = len;
     }
-    c->found = 1;
+    c->found = c->bounded = 1;
     if (c->shared_found != NULL) *c->shared_found = 1;
     c->best_time = t;
+    share_time(c, t);
     c->best_len = len;
     c->best_dir = c->dir;
     memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
@@ -801,7 +842,7 @@ static void ax_phase2(Ctx *c, int corners, int ud, int ss, int g, int togo) {
         if (nd >= togo) continue;
         if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->found && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
+        if (c->bounded && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, k, total);
         ax_phase2(c, c1, u1, s1, g + 1, togo - 1);
@@ -847,7 +888,7 @@ static void ax_phase2_start(Ctx *c, int g) {
     if (d2 > limit) return;
     if (d2 > lo) lo = d2;
     for (togo2 = lo; togo2 <= limit; togo2++) {
-        if (c->found && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
+        if (c->bounded && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
         ax_phase2(c, corners, ud, ss, g, togo2);
         if (c->stop) break;
     }
@@ -879,7 +920,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         if (g == 0 && c->root_group >= 0 && k != c->root_group) continue;
         if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        if (c->bounded && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
         ch[n].m = k;
         ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
         ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
@@ -905,7 +946,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
                                          : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         /* a better solution found below may have tightened the bound */
-        if (c->found && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
+        if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, ch[i].m, ch[i].total);
         ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
@@ -989,7 +1030,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
        promising beginnings of every direction rather than all of the first ones. */
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         int r, n_roots = c->n1 > 0 ? N_AXIAL : 1;
-        if (c->found && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
+        if (c->bounded && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
         for (r = 0; r < n_roots && !c->stop; r++) {
             c->root_group = c->n1 > 0 ? c->ax_order[r] : -1;
@@ -1011,7 +1052,7 @@ static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
         if (collecting(c) && c->n1 > collect_bound(c)) break;
-        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+        if (c->bounded && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
         for (i = 0; i < n_dirs && !c->stop; i++) {
             Start *s = &starts[i];
@@ -1344,6 +1385,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         c->shared_found = (volatile unsigned char *)shared_view.buf;
         if (shared_view.len >= 2 && cost_obj == Py_None && collector_obj == Py_None)
             c->shared_best = (unsigned char *)shared_view.buf + 1;
+        if (shared_view.len >= 16 && cost_obj != Py_None &&
+            (uintptr_t)((char *)shared_view.buf + 8) % sizeof(uint64_t) == 0)
+            c->shared_time = (uint64_t *)((char *)shared_view.buf + 8);
+        adopt_time(c);
     }
     c->T = &T;
     c->max_length = max_length;
