@@ -350,9 +350,13 @@ def test_robot_workers_share_the_least_robot_time(engine: TwoPhaseSolver) -> Non
     assert struct.unpack("d", shared[8:])[0] == 0.01
     shared = bytearray(16)
     index, moves, _ = _c_search(arrays, [start], 26, 0.05, 30.0, 10, cost, 99, axial, shared)
-    assert index == 0 and CubieCube().apply(parse("R U F D L B2 U' R2")).apply(
-        [C.move_of_index(x) for x in moves]
-    ).is_solved()
+    assert (
+        index == 0
+        and CubieCube()
+        .apply(parse("R U F D L B2 U' R2"))
+        .apply([C.move_of_index(x) for x in moves])
+        .is_solved()
+    )
     published = struct.unpack("d", shared[8:])[0]
     assert published == pytest.approx(m.estimate([C.move_of_index(x) for x in moves]))
 
