@@ -52,6 +52,9 @@
  *   one), stop() ends every search pushing to it, stats() -> {received, dropped, shortest}.
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
  *
+ * bfs_level(...) one level of a pruning table's breadth-first build (tables/bfs.py; see the
+ *   function below): the only table code here, it fills an array Python owns.
+ *
  * Move index m = 3 * face + k (faces U R F D L B; k = 0 quarter clockwise, 1 half, 2 anticlockwise).
  */
 #define PY_SSIZE_T_CLEAN
@@ -688,10 +691,10 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         n++;
     }
     if (togo <= SMALL_ONLY_TOGO) {
-        /* a child one move from its end: phase1_last() tests its own children's coordinates,
-           which costs less than reading its distance in the big table (a child that is
-           further from H has no child in H, one in H none that leaves it); only the small
-           tables screen it */
+        /* close to the end (see SMALL_ONLY_TOGO): only the small tables screen the children,
+           which are passed on at the greatest distance they may have; phase1_last() tests
+           the last move exactly (a node further from H has no child in H, one in H none that
+           leaves it) */
         n = screen_small(T->slice_twist_depth, T->slice_flip_depth, ch, n, togo);
     } else {
         n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
@@ -861,7 +864,7 @@ static void ax_phase2_start(Ctx *c, int g) {
     }
     limit = c->phase2_max;
     if (limit > c->max_length - nm) limit = c->max_length - nm;
-    if (c->found)
+    if (c->bounded)
         while (limit >= 0 && c->gtime[g] + ax_p2_rest(c, g, limit) >= c->best_time - 1e-12)
             limit--;
     if (limit < 0) return;
