@@ -3,7 +3,8 @@
  * phase-2 continuation over the coordinate tables built by solver/engines/twophase/tables/.
  *
  * Everything here reads tables handed in by Python through the buffer protocol; no table is
- * built, loaded or owned in C, and there is no global state, so calls from several threads
+ * loaded or owned in C (bfs_level only fills, level by level, a depth array Python owns while
+ * tables/bfs.py builds a table), and there is no global state, so calls from several threads
  * at once are fine. The GIL is released for the whole search.
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
