@@ -16,7 +16,10 @@ applying it to its state (``verified``). Rows:
   ``--rubiktwophase`` is given (its first run builds tables for about 15 minutes in the
   working directory)
 
-``robot_s_mean`` is the default cost model's estimate for every row.
+``robot_s_mean`` is the default cost model's estimate for every row. ``knodes_mean`` (the
+two-phase rows only; None for the others) is the mean number of search nodes per solve (phase 1
+and phase 2, both worker threads, in thousands): on a machine shared with other work the
+lengths depend on how much of the budget the search got, and the node count says how much.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ FIELDS = (
     "ms_max",
     "first_call_s",
     "rss_mb",
+    "knodes_mean",
 )
 
 TWOPHASE_ROWS: dict[str, tuple[float, bool]] = {
@@ -73,17 +77,26 @@ def states(n: int, seed: int) -> list[CubieCube]:
 Solver = Callable[[CubieCube], str]
 
 
-def make_solver(name: str) -> Solver:
-    if name in TWOPHASE_ROWS:
+class TwoPhaseRow:
+    """A two-phase row's solver, counting the search nodes of every solve."""
+
+    def __init__(self, budget_s: float, robot: bool) -> None:
+        self.budget_s = budget_s
+        self.cost = DEFAULT_COST_MODEL if robot else None
+        self.nodes: list[int] = []
+
+    def __call__(self, cube: CubieCube) -> str:
         from solver.engines.twophase.engine import get_solver
 
+        solution = get_solver().solve(cube, budget_s=self.budget_s, cost_model=self.cost)
+        self.nodes.append(int(solution.stats["nodes_phase1"] + solution.stats["nodes_phase2"]))
+        return str(solution)
+
+
+def make_solver(name: str) -> Solver:
+    if name in TWOPHASE_ROWS:
         budget, robot = TWOPHASE_ROWS[name]
-        cost = DEFAULT_COST_MODEL if robot else None
-
-        def run_twophase(cube: CubieCube) -> str:
-            return str(get_solver().solve(cube, budget_s=budget, cost_model=cost))
-
-        return run_twophase
+        return TwoPhaseRow(budget, robot)
     if name.startswith("kociemba"):
         import kociemba
 
@@ -135,6 +148,7 @@ def run_row(name: str, n: int, seed: int) -> dict[str, Any]:
         qtm.append(count(moves, Metric.QTM))
         robot.append(DEFAULT_COST_MODEL.estimate(moves))
     ms_sorted = sorted(ms) or [0.0]
+    nodes = solver.nodes[1:] if isinstance(solver, TwoPhaseRow) else []
     return {
         "name": name,
         "states": n,
@@ -149,6 +163,7 @@ def run_row(name: str, n: int, seed: int) -> dict[str, Any]:
         "ms_max": round(ms_sorted[-1], 3),
         "first_call_s": round(first_call, 3),
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "knodes_mean": round(statistics.mean(nodes) / 1000, 1) if nodes else None,
     }
 
 
@@ -164,7 +179,8 @@ def available_rows(rubiktwophase: bool) -> list[str]:
 def print_table(rows: list[dict[str, Any]]) -> None:
     head = (
         f"{'row':<22} {'ok':>7} {'HTM mean':>8} {'med':>4} {'max':>4} {'QTM':>6} "
-        f"{'robot s':>7} {'ms med':>8} {'ms p95':>8} {'ms max':>8} {'1st s':>6} {'MB':>6}"
+        f"{'robot s':>7} {'ms med':>8} {'ms p95':>8} {'ms max':>8} {'1st s':>6} {'MB':>6} "
+        f"{'knodes':>7}"
     )
     print(head)
     print("-" * len(head))
@@ -173,7 +189,8 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             f"{r['name']:<22} {r['verified']:>3}/{r['states']:<3} {r['htm_mean']:>8.2f} "
             f"{r['htm_median']:>4} {r['htm_max']:>4} {r['qtm_mean']:>6.2f} "
             f"{r['robot_s_mean']:>7.3f} {r['ms_median']:>8.2f} {r['ms_p95']:>8.2f} "
-            f"{r['ms_max']:>8.2f} {r['first_call_s']:>6.2f} {r['rss_mb']:>6.0f}"
+            f"{r['ms_max']:>8.2f} {r['first_call_s']:>6.2f} {r['rss_mb']:>6.0f} "
+            f"{'-' if r.get('knodes_mean') is None else r['knodes_mean']:>7}"
         )
 
 

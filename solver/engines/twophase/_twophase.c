@@ -3,7 +3,8 @@
  * phase-2 continuation over the coordinate tables built by solver/engines/twophase/tables/.
  *
  * Everything here reads tables handed in by Python through the buffer protocol; no table is
- * built, loaded or owned in C, and there is no global state, so calls from several threads
+ * loaded or owned in C (bfs_level only fills, level by level, a depth array Python owns while
+ * tables/bfs.py builds a table), and there is no global state, so calls from several threads
  * at once are fine. The GIL is released for the whole search.
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
@@ -23,9 +24,16 @@
  *              needed; phase2_max then limits phase-2 groups
  *   cost       None: shortest solution wins; (quarter_s, half_s, pair_extra_s, settle_s,
  *              simultaneous): the solution with the smallest estimated robot time wins
- *   shared_found None, or a writable byte shared by the searches of one solve (one per worker
- *              thread): set when any of them finds a solution, after which the budget stops
- *              all of them (a worker without a solution of its own does not run on alone)
+ *   shared_found None, or a writable buffer shared by the searches of one solve (one per worker
+ *              thread): byte 0 is set when any of them finds a solution, after which the
+ *              budget stops all of them (a worker without a solution of its own does not run
+ *              on alone). With two bytes or more, byte 1 (0: none yet; start it at 0) is the
+ *              length of the shortest solution any of them has found: the face-turn search
+ *              for the shortest solution then looks only for shorter ones than that, so the
+ *              workers never search again for what another one already holds. With
+ *              16 bytes or more (8-byte aligned), bytes 8..15 (a double, 0 at the start: none)
+ *              are the least robot time any robot search (with a cost) holds: each prunes
+ *              with it as with its own best, and keeps only solutions faster than it
  *   collector  None, or (without a cost) a Collector shared by the workers of one solve: the
  *              search then keeps every solution of at most min(max_length, shortest found by
  *              any worker + the collector's slack) moves (all phase-2 completions up to
@@ -44,6 +52,9 @@
  *   returns [(chunk, direction, [moves]), ...] (waiting, GIL released, up to timeout_s for
  *   one), stop() ends every search pushing to it, stats() -> {received, dropped, shortest}.
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
+ *
+ * bfs_level(...) one level of a pruning table's breadth-first build (tables/bfs.py; see the
+ *   function below): the only table code here, it fills an array Python owns.
  *
  * Move index m = 3 * face + k (faces U R F D L B; k = 0 quarter clockwise, 1 half, 2 anticlockwise).
  */
@@ -134,7 +145,10 @@ typedef struct {
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
-    int valid;
+    /* path[0..valid) has its corners (and ss_at) in cp_at, path[0..valid_ud) its U and D edges
+       in u_at, d_at (valid_ud <= valid: the face-turn search computes the edges only for the
+       phase-1 ends whose corners pass) */
+    int valid, valid_ud;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
     double total_at[MAX_DEPTH + 2], open_at[MAX_DEPTH + 2];
@@ -142,11 +156,18 @@ typedef struct {
     int found, best_len, best_dir;
     int best_path[MAX_DEPTH + 1];
     double best_time;
+    /* best_time holds a bound: this search's best robot time, or a better one another search
+       sharing the buffer found (the robot searches prune with it either way) */
+    int bounded;
     /* settings */
     int robot, simultaneous, stop_at_first;
     /* set when any search sharing this flag holds a solution (worker threads of one solve):
        then the budget ends every one of them, found or not */
     volatile unsigned char *shared_found;
+    /* byte 1 of the shared buffer (see the header), or NULL */
+    unsigned char *shared_best;
+    /* bytes 8..15 of the shared buffer (see the header), or NULL */
+    uint64_t *shared_time;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* candidate collection: the collector, this worker's chunk number */
     Collector *collector;
@@ -299,6 +320,55 @@ static inline int any_found(const Ctx *c) {
     return c->found || (c->shared_found != NULL && *c->shared_found);
 }
 
+/* the face-turn search for the shortest solution: the length a new solution must beat, the
+   shortest held by this search or by any search sharing its bound (MAX_DEPTH + 1: none) */
+static inline int beat_len(const Ctx *c) {
+    int best = c->found ? c->best_len : MAX_DEPTH + 1;
+    if (c->shared_best != NULL) {
+        int shared = __atomic_load_n(c->shared_best, __ATOMIC_RELAXED);
+        if (shared > 0 && shared < best) best = shared;
+    }
+    return best;
+}
+
+/* The robot searches: publish a robot time to the searches sharing the buffer. A positive
+   double's bits order as the number does, so the least time is an atomic minimum of them. */
+static inline void share_time(const Ctx *c, double t) {
+    uint64_t bits, old;
+    if (c->shared_time == NULL || !(t > 0.0)) return;
+    memcpy(&bits, &t, sizeof bits);
+    old = __atomic_load_n(c->shared_time, __ATOMIC_RELAXED);
+    while ((old == 0 || bits < old) &&
+           !__atomic_compare_exchange_n(c->shared_time, &old, bits, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+/* take a better robot time another search found as this one's bound */
+static inline void adopt_time(Ctx *c) {
+    uint64_t bits;
+    double t;
+    if (c->shared_time == NULL) return;
+    bits = __atomic_load_n(c->shared_time, __ATOMIC_RELAXED);
+    if (bits == 0) return;
+    memcpy(&t, &bits, sizeof t);
+    if (!c->bounded || t < c->best_time) {
+        c->best_time = t;
+        c->bounded = 1;
+    }
+}
+
+/* publish a solution of len moves to the searches sharing the bound */
+static inline void share_len(const Ctx *c, int len) {
+    unsigned char old;
+    if (c->shared_best == NULL) return;
+    old = __atomic_load_n(c->shared_best, __ATOMIC_RELAXED);
+    while ((old == 0 || len < old) &&
+           !__atomic_compare_exchange_n(c->shared_best, &old, (unsigned char)len, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
 /* the longest solution a collecting search keeps now */
 /* collecting candidates now (not in the plain descent that may come first) */
 static inline int collecting(const Ctx *c) {
@@ -314,6 +384,7 @@ static inline int collect_bound(const Ctx *c) {
 
 static void check_time(Ctx *c) {
     double t = now_s();
+    adopt_time(c);
     if (c->collect && c->collector->stop) c->stop = 1;
     if (c->descending && any_found(c) && t >= c->collect_from) c->descending = 0;
     if (any_found(c) && t >= c->deadline) c->stop = 1;
@@ -367,10 +438,15 @@ static void record(Ctx *c, int len) {
     }
     if (c->robot) {
         double t = c->total_at[len];
-        better = !c->found || t < c->best_time - 1e-12;
-        if (better) c->best_time = t;
+        better = !c->bounded || t < c->best_time - 1e-12;
+        if (better) {
+            c->best_time = t;
+            c->bounded = 1;
+            share_time(c, t);
+        }
     } else {
         better = !c->found || len < c->best_len;
+        share_len(c, len);
     }
     if (!better) return;
     if (!c->found) {
@@ -421,7 +497,7 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
-            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+            if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
         if (phase2(c, c1, u1, s1, nd, depth + 1, togo - 1)) {
@@ -437,27 +513,33 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     const Tables *T = c->T;
     int i, corners, cs, es, ud, d2, lo, limit, togo2, bound;
     c->phase2_starts++;
-    check_time(c);
-    if (c->stop) return;
+    if ((c->phase2_starts & 0xF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
     if (c->robot) {
         bound = c->max_length - n1;
     } else if (collecting(c)) {
         bound = collect_bound(c) - n1;
     } else {
-        bound = (c->found ? c->best_len - 1 : c->max_length) - n1;
+        int beat = beat_len(c);
+        bound = (beat <= c->max_length ? beat - 1 : c->max_length) - n1;
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
-    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++) {
-        int m = c->path[i];
-        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
-        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
-        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
-    }
+    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++)
+        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + c->path[i]];
     c->valid = n1;
     corners = c->cp_at[n1];
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
+    /* most phase-1 ends fail on their corners: only the others pay for their edges */
+    for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < n1; i++) {
+        int m = c->path[i];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid_ud = n1;
     ud = T->ud_from_u_d[c->u_at[n1] * 24 + c->d_at[n1] % 24];
     es = T->edgeslice_depth[ud * 24 + ss];
     if (es > limit) return;
@@ -467,7 +549,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     lo = d2 > cs ? d2 : cs;
     if ((c->robot || collecting(c)) && lo + c->phase2_slack < limit) limit = lo + c->phase2_slack;
     for (togo2 = lo; togo2 <= limit; togo2++) {
-        if (c->robot && c->found && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
+        if (c->robot && c->bounded && cost_bound(c, n1, togo2) >= c->best_time - 1e-12) break;
         if (collecting(c)) {
             if (n1 + togo2 > collect_bound(c)) break;
             phase2(c, corners, ud, ss, d2, n1, togo2);
@@ -476,7 +558,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
         }
         if (phase2(c, corners, ud, ss, d2, n1, togo2) && !c->robot) break;
         if (c->stop) break;
-        if (!c->robot && c->found && n1 + togo2 + 1 >= c->best_len) break;
+        if (!c->robot && n1 + togo2 + 1 >= beat_len(c)) break;
     }
 }
 
@@ -488,6 +570,27 @@ typedef struct {
     uint64_t idx;
     double total;
 } Child;
+
+/* Phase-1 nodes at most this close to their end screen their children with the small exact
+   slice x twist and slice x flip tables only, not the big table, and do not know their exact
+   distance (measured on random states: at 4 moves from the end the big table rejects 0.1 %
+   more children than the small ones, at 5 3 %, at 7 half; every read of it misses the
+   cache). The last move's test (phase1_last()) is exact whatever the distance. */
+#ifndef SMALL_ONLY_TOGO
+#define SMALL_ONLY_TOGO 4
+#endif
+
+/* The small exact tables alone: drop the children they put at togo or further. */
+static int screen_small(const uint8_t *slice_twist, const uint8_t *slice_flip, Child *ch, int n,
+                        int togo) {
+    int i, j;
+    for (i = j = 0; i < n; i++) {
+        if (slice_twist[ch[i].slice * N_TWIST + ch[i].t1] >= togo) continue;
+        if (slice_flip[ch[i].slice * N_FLIP + ch[i].f1] >= togo) continue;
+        ch[j++] = ch[i];
+    }
+    return j;
+}
 
 /* The middle passes over a node's n children (see phase1()): drop those the small exact
    slice x twist and slice x flip tables reject (depth >= togo), fetch the symmetry class of
@@ -513,10 +616,47 @@ static int screen_children(const Tables *T, const uint8_t *slice_twist, const ui
     return n;
 }
 
+/* A phase-1 node one move before its end (togo 1, distance 0 or 1): a child ends phase 1 iff
+   it is in H (twist 0, flip 0, the slice edges in the slice), which the move tables tell
+   without a pruning lookup; the last move must leave H (see phase1()), so it is not a
+   phase-2 move, and a node already in H has no such child. */
+static void phase1_last(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+    const Tables *T = c->T;
+    int prev = depth > 0 ? c->path[depth - 1] : -1, m;
+    c->nodes1++;
+    if ((c->nodes1 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
+    if (dist != 1) return;
+    for (m = 0; m < N_MOVE; m++) {
+        int s1;
+        if ((PHASE2_MASK >> m) & 1u) continue;
+        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
+        if (T->twist_move[twist * N_MOVE + m] != 0 || T->flip_move[flip * N_MOVE + m] != 0)
+            continue;
+        s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        if (s1 >= 24) continue;
+        if (c->robot) {
+            cost_push(c, depth, m);
+            if (c->bounded && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
+        }
+        c->path[depth] = m;
+        if (c->valid > depth) c->valid = depth;
+        if (c->valid_ud > depth) c->valid_ud = depth;
+        phase2_start(c, s1, depth + 1);
+        if (c->stop) return;
+    }
+}
+
 static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m, n, i;
+    int togo = c->n1 - depth, prev, m, n, i, in_h;
     Child ch[N_MOVE];
+    if (togo == 1) {
+        phase1_last(c, twist, flip, ss, dist, depth);
+        return;
+    }
     if (togo == 0) {
         if (depth > 0) {
             /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
@@ -532,12 +672,16 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         if (c->stop) return;
     }
     prev = depth > 0 ? c->path[depth - 1] : -1;
+    /* a node in H close to its end takes no phase-2 move (its children would stay in H, and
+       phase 1 must end with a move that leaves it); below SMALL_ONLY_TOGO the distance is
+       not known (see below), the coordinates tell */
+    in_h = togo < 5 && (togo <= SMALL_ONLY_TOGO ? twist == 0 && flip == 0 && ss < 24 : dist == 0);
     /* The pruning lookups of the children miss the cache (tables of tens of MB): fetch them
        in three passes, so the misses of all children overlap instead of queueing. */
     n = 0;
     for (m = 0; m < N_MOVE; m++) {
         if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
-        if (dist == 0 && togo < 5 && ((PHASE2_MASK >> m) & 1u)) continue;
+        if (in_h && ((PHASE2_MASK >> m) & 1u)) continue;
         ch[n].m = m;
         ch[n].t1 = T->twist_move[twist * N_MOVE + m];
         ch[n].f1 = T->flip_move[flip * N_MOVE + m];
@@ -547,18 +691,28 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         __builtin_prefetch(&T->slice_flip_depth[ch[n].slice * N_FLIP + ch[n].f1]);
         n++;
     }
-    n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n, togo);
+    if (togo <= SMALL_ONLY_TOGO) {
+        /* close to the end (see SMALL_ONLY_TOGO): only the small tables screen the children,
+           which are passed on at the greatest distance they may have; phase1_last() tests
+           the last move exactly (a node further from H has no child in H, one in H none that
+           leaves it) */
+        n = screen_small(T->slice_twist_depth, T->slice_flip_depth, ch, n, togo);
+    } else {
+        n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
+                            togo);
+    }
     for (i = 0; i < n; i++) {
         int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
-        nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
+        nd = togo <= SMALL_ONLY_TOGO ? togo - 1 : next_depth(dist, get2(T->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
-            if (c->found && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
+            if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
         if (c->valid > depth) c->valid = depth;
+        if (c->valid_ud > depth) c->valid_ud = depth;
         phase1(c, t1, f1, s1, nd, depth + 1);
         if (c->stop) return;
     }
@@ -626,6 +780,7 @@ static inline void ax_push(Ctx *c, int g, int k, double total) {
     if (AX_M1[k] >= 0) c->path[nm++] = AX_M1[k];
     if (AX_M2[k] >= 0) c->path[nm++] = AX_M2[k];
     if (c->valid > c->gmoves[g]) c->valid = c->gmoves[g];
+    if (c->valid_ud > c->gmoves[g]) c->valid_ud = c->gmoves[g];
     c->gaxis[g] = k / 15;
     c->gp2[g] = AX_IS_P2[k];
     c->gmoves[g + 1] = nm;
@@ -648,14 +803,15 @@ static void ax_record(Ctx *c, int g) {
     double t = c->gtime[g];
     int len = c->gmoves[g];
     c->solutions++;
-    if (c->found && t >= c->best_time - 1e-12) return;
+    if (c->bounded && t >= c->best_time - 1e-12) return;
     if (!c->found) {
         c->first_s = now_s() - c->t0;
         c->first_len = len;
     }
-    c->found = 1;
+    c->found = c->bounded = 1;
     if (c->shared_found != NULL) *c->shared_found = 1;
     c->best_time = t;
+    share_time(c, t);
     c->best_len = len;
     c->best_dir = c->dir;
     memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
@@ -690,7 +846,7 @@ static void ax_phase2(Ctx *c, int corners, int ud, int ss, int g, int togo) {
         if (nd >= togo) continue;
         if (c->gmoves[g] + (m1 >= 0) + (m2 >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->found && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
+        if (c->bounded && total + c->p2_rest[k / 15 != 0][togo - 1] >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, k, total);
         ax_phase2(c, c1, u1, s1, g + 1, togo - 1);
@@ -703,19 +859,19 @@ static void ax_phase2_start(Ctx *c, int g) {
     const Axial *A = c->A;
     int i, nm = c->gmoves[g], corners, ud, ss, lo, d2, limit, togo2;
     c->phase2_starts++;
-    check_time(c);
-    if (c->stop) return;
+    if ((c->phase2_starts & 0xF) == 0) {
+        check_time(c);
+        if (c->stop) return;
+    }
     limit = c->phase2_max;
     if (limit > c->max_length - nm) limit = c->max_length - nm;
-    if (c->found)
+    if (c->bounded)
         while (limit >= 0 && c->gtime[g] + ax_p2_rest(c, g, limit) >= c->best_time - 1e-12)
             limit--;
     if (limit < 0) return;
     for (i = c->valid > 0 ? c->valid : 0; i < nm; i++) {
         int m = c->path[i];
         c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
-        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
-        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
         c->ss_at[i + 1] = T->slice_sorted_move[c->ss_at[i] * N_MOVE + m];
     }
     c->valid = nm;
@@ -723,6 +879,12 @@ static void ax_phase2_start(Ctx *c, int g) {
     ss = c->ss_at[nm];
     lo = A->cornslice_depth[corners * 24 + ss];
     if (lo > limit) return;
+    for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < nm; i++) {
+        int m = c->path[i];
+        c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
+        c->d_at[i + 1] = T->d_edges_move[c->d_at[i] * N_MOVE + m];
+    }
+    c->valid_ud = nm;
     ud = T->ud_from_u_d[c->u_at[nm] * 24 + c->d_at[nm] % 24];
     if (A->edgeslice_depth[ud * 24 + ss] > lo) lo = A->edgeslice_depth[ud * 24 + ss];
     if (lo > limit) return;
@@ -730,7 +892,7 @@ static void ax_phase2_start(Ctx *c, int g) {
     if (d2 > limit) return;
     if (d2 > lo) lo = d2;
     for (togo2 = lo; togo2 <= limit; togo2++) {
-        if (c->found && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
+        if (c->bounded && c->gtime[g] + ax_p2_rest(c, g, togo2) >= c->best_time - 1e-12) break;
         ax_phase2(c, corners, ud, ss, g, togo2);
         if (c->stop) break;
     }
@@ -762,23 +924,33 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         if (g == 0 && c->root_group >= 0 && k != c->root_group) continue;
         if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->found && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        if (c->bounded && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
         ch[n].m = k;
         ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
         ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
         ch[n].f1 = A->flip_g[flip * N_AXIAL + k];
+        if (togo == 1 && (ch[n].s1 | ch[n].t1 | ch[n].f1) != 0)
+            continue; /* the last group must reach H: the coordinates tell, no lookup */
         ch[n].slice = ch[n].s1;
         ch[n].total = total;
-        __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
-        __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        if (togo > 1) {
+            __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
+            __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        }
         n++;
     }
-    n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n, togo);
+    /* as in phase1(): close to the end only the small tables, and the distance unknown */
+    if (togo > SMALL_ONLY_TOGO)
+        n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n,
+                            togo);
+    else if (togo > 1)
+        n = screen_small(A->slice_twist_depth, A->slice_flip_depth, ch, n, togo);
     for (i = 0; i < n; i++) {
-        int nd = next_depth(dist, get2(A->phase1_prun, ch[i].idx));
+        int nd = togo <= SMALL_ONLY_TOGO ? togo - 1
+                                         : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
         /* a better solution found below may have tightened the bound */
-        if (c->found && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
+        if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, ch[i].m, ch[i].total);
         ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
@@ -790,7 +962,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
 static void begin_direction(Ctx *c, const Start *s, int i) {
     c->st = s;
     c->dir = i;
-    c->valid = 0;
+    c->valid = c->valid_ud = 0;
     c->cp_at[0] = s->corners;
     c->u_at[0] = s->u_edges;
     c->d_at[0] = s->d_edges;
@@ -862,7 +1034,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
        promising beginnings of every direction rather than all of the first ones. */
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         int r, n_roots = c->n1 > 0 ? N_AXIAL : 1;
-        if (c->found && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
+        if (c->bounded && c->n1 * c->min_group_s - c->settle_s >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
         for (r = 0; r < n_roots && !c->stop; r++) {
             c->root_group = c->n1 > 0 ? c->ax_order[r] : -1;
@@ -882,9 +1054,9 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
 static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     int i;
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
-        if (c->found && !c->robot && !collecting(c) && c->n1 >= c->best_len) break;
+        if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
         if (collecting(c) && c->n1 > collect_bound(c)) break;
-        if (c->found && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
+        if (c->bounded && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
         for (i = 0; i < n_dirs && !c->stop; i++) {
             Start *s = &starts[i];
@@ -1215,6 +1387,12 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
             return NULL;
         }
         c->shared_found = (volatile unsigned char *)shared_view.buf;
+        if (shared_view.len >= 2 && cost_obj == Py_None && collector_obj == Py_None)
+            c->shared_best = (unsigned char *)shared_view.buf + 1;
+        if (shared_view.len >= 16 && cost_obj != Py_None &&
+            (uintptr_t)((char *)shared_view.buf + 8) % sizeof(uint64_t) == 0)
+            c->shared_time = (uint64_t *)((char *)shared_view.buf + 8);
+        adopt_time(c);
     }
     c->T = &T;
     c->max_length = max_length;
@@ -1328,12 +1506,123 @@ static PyObject *py_phase2_depth(PyObject *self, PyObject *args) {
     return PyLong_FromLong(d);
 }
 
+/* ---- Table building: one level of a breadth-first search over (class, raw) pairs ---- */
+
+#define BFS_UNSET 255
+#define BFS_MAX_MOVES 64
+
+/* bfs_level(depth, d, backward, class_move, class_sym, raw_move, raw_conj, stab, n_raw)
+   One level of solver/engines/twophase/tables/bfs.py's sym_bfs over the uint8 depth array of
+   n_class * n_raw entries (entry c * n_raw + r: class c's representative with raw coordinate
+   r): every unvisited entry next to an entry at depth d gets d + 1, forwards (the entries at
+   d mark their neighbours) or backwards (each unvisited entry looks for a neighbour at d);
+   then the entries at d + 1 are closed under the symmetries fixing their class's
+   representative. class_move (int32) and class_sym (uint8) are n_class x K (the class and the
+   symmetry a move leads to), raw_move (int32) n_raw x K, raw_conj (int32) n_raw x 16, stab
+   (uint16) the stabiliser mask of each class. Returns how many entries are at d + 1. The GIL
+   is released. */
+static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
+    Py_buffer dv, cmv, csv, rmv, cjv, sv;
+    int d, backward;
+    Py_ssize_t n_raw, n_class, k_moves;
+    uint64_t count = 0, nb[BFS_MAX_MOVES];
+    int bad = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*iiy*y*y*y*y*n", &dv, &d, &backward, &cmv, &csv, &rmv, &cjv,
+                          &sv, &n_raw))
+        return NULL;
+    n_class = sv.len / 2;
+    k_moves = n_class > 0 ? cmv.len / (4 * n_class) : 0;
+    if (n_raw <= 0 || n_class <= 0 || k_moves <= 0 || k_moves > BFS_MAX_MOVES || d < 0 || d >= BFS_UNSET - 1 ||
+        sv.len != 2 * n_class || cmv.len != 4 * n_class * k_moves ||
+        csv.len != n_class * k_moves || rmv.len != 4 * n_raw * k_moves ||
+        cjv.len != 4 * n_raw * N_SYM || dv.len != n_class * n_raw)
+        bad = 1;
+    if (!bad) {
+        uint8_t *D = dv.buf;
+        const int32_t *cm = cmv.buf, *rm = rmv.buf, *cj = cjv.buf;
+        const uint8_t *cs = csv.buf;
+        const uint16_t *stab = sv.buf;
+        const uint8_t now = (uint8_t)d, next = (uint8_t)(d + 1);
+        const Py_ssize_t K = k_moves;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t c = 0; c < n_class; c++) {
+            uint8_t *row = D + (uint64_t)c * n_raw;
+            const int32_t *cmc = cm + c * K;
+            const uint8_t *csc = cs + c * K;
+            for (Py_ssize_t r = 0; r < n_raw; r++) {
+                const int32_t *rmr = rm + r * K;
+                if (backward) {
+                    /* most unvisited entries find a neighbour at d among their first few:
+                       look one at a time */
+                    if (row[r] != BFS_UNSET) continue;
+                    for (Py_ssize_t k = 0; k < K; k++)
+                        if (D[(uint64_t)cmc[k] * n_raw + cj[rmr[k] * N_SYM + csc[k]]] == now) {
+                            row[r] = next;
+                            count++;
+                            break;
+                        }
+                    continue;
+                }
+                if (row[r] != now) continue;
+                /* the neighbours' entries miss the cache: fetch them all, then look (the
+                   misses overlap instead of queueing) */
+                for (Py_ssize_t k = 0; k < K; k++) {
+                    nb[k] = (uint64_t)cmc[k] * n_raw + cj[rmr[k] * N_SYM + csc[k]];
+                    __builtin_prefetch(&D[nb[k]]);
+                }
+                for (Py_ssize_t k = 0; k < K; k++)
+                    if (D[nb[k]] == BFS_UNSET) {
+                        D[nb[k]] = next;
+                        count++;
+                    }
+            }
+        }
+        /* an entry marked here is in its source's orbit under the class's stabiliser (a
+           group): closing from any member of an orbit marks all of it */
+        for (Py_ssize_t c = 0; c < n_class; c++) {
+            uint8_t *row = D + (uint64_t)c * n_raw;
+            unsigned mask = stab[c];
+            if (mask == 1) continue;
+            for (Py_ssize_t r = 0; r < n_raw; r++) {
+                if (row[r] != next) continue;
+                for (int s = 1; s < N_SYM; s++) {
+                    if (!((mask >> s) & 1u)) continue;
+                    int32_t r2 = cj[r * N_SYM + s];
+                    if (row[r2] == BFS_UNSET) {
+                        row[r2] = next;
+                        count++;
+                    }
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&cmv);
+    PyBuffer_Release(&csv);
+    PyBuffer_Release(&rmv);
+    PyBuffer_Release(&cjv);
+    PyBuffer_Release(&sv);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "bfs_level: array sizes do not match (depth n_class*n_raw uint8, "
+                        "class_move int32 and class_sym uint8 n_class*K, raw_move int32 "
+                        "n_raw*K, raw_conj int32 n_raw*16, stab uint16 n_class)");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)count);
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, "Two-phase search (see the module source header)."},
     {"phase1_depth", py_phase1_depth, METH_VARARGS,
      "phase1_depth(tables, twist, flip, slice_sorted) -> exact phase-1 distance"},
     {"phase2_depth", py_phase2_depth, METH_VARARGS,
      "phase2_depth(tables, corners, ud_edges) -> exact distance in the phase-2 pruning table"},
+    {"bfs_level", py_bfs_level, METH_VARARGS,
+     "bfs_level(depth, d, backward, class_move, class_sym, raw_move, raw_conj, stab, n_raw) "
+     "-> entries at depth d + 1 (one level of a table build; see the source)"},
     {NULL, NULL, 0, NULL},
 };
 

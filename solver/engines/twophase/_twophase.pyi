@@ -30,3 +30,15 @@ def search(
 ) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...
 def phase2_depth(tables: tuple[Any, ...], corners: int, ud_edges: int, /) -> int: ...
+def bfs_level(
+    depth: Any,
+    d: int,
+    backward: bool,
+    class_move: Any,
+    class_sym: Any,
+    raw_move: Any,
+    raw_conj: Any,
+    stab: Any,
+    n_raw: int,
+    /,
+) -> int: ...

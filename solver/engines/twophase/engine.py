@@ -343,8 +343,11 @@ class TwoPhaseSolver:
         meanwhile)."""
         axial = self.axial_tables(settings.progress).search_arrays() if plan.groups else None
         budget_s = options.budget_s
-        # set by the first worker to find a solution: the budget then ends the others too
-        found_flag = bytearray(1)
+        # byte 0 set by the first worker to find a solution: the budget then ends the others
+        # too; byte 1 the shortest length any worker holds (the shortest-solution search
+        # of each worker looks only for shorter ones); bytes 8..15 the least robot time any
+        # worker holds (a double: the robot searches prune with it)
+        found_flag = bytearray(16)
         # the budget counts from the call: what preparing the search took comes off it
         search_budget = budget_s
         if budget_s > 0:

@@ -50,14 +50,12 @@ def _cycles(n_a: int, n_b: int) -> tuple[np.ndarray, np.ndarray]:
     return a_move, b_move
 
 
-@pytest.mark.parametrize("chunk", [4, 8, 1 << 21])
-def test_sym_bfs_in_spans_matches_a_plain_search(
-    monkeypatch: pytest.MonkeyPatch, chunk: int
-) -> None:
+@pytest.mark.parametrize("ratio", [0, 3, 1000], ids=["forwards", "default", "backwards"])
+def test_sym_bfs_matches_a_plain_search(monkeypatch: pytest.MonkeyPatch, ratio: int) -> None:
     """Classes with no symmetry but the identity reduce ``sym_bfs`` to a plain breadth-first
-    search, whatever the span; class 0's stabiliser (identity and a reflection of the second
-    cycle, which keeps distances) runs the closure across span boundaries."""
-    monkeypatch.setattr(bfs, "_CHUNK", chunk)
+    search, whether the levels expand forwards, backwards or as chosen; class 0's stabiliser
+    (identity and a reflection of the second cycle, which keeps distances) runs the closure."""
+    monkeypatch.setattr(bfs, "_BACKWARD_RATIO", ratio)
     a_move, b_move = _cycles(7, 6)
     conj = np.tile(np.arange(6)[:, None], (1, 16))
     conj[:, 1] = (-np.arange(6)) % 6
@@ -67,6 +65,31 @@ def test_sym_bfs_in_spans_matches_a_plain_search(
         "toy", 7, 6, a_move, np.zeros_like(a_move), b_move, conj, stab, range(4), lambda *a: None
     )
     assert depth.tolist() == exact_bfs(a_move, b_move, 6).tolist()
+
+
+def test_sym_bfs_closes_a_level_under_a_stabiliser() -> None:
+    """A move that reaches only one member of an orbit of class 0's stabiliser: the closure
+    gives the other member the same depth (a plain search would find it a level later)."""
+    a_move = np.zeros((1, 1), dtype=np.int64)  # one class, which every move keeps
+    b_move = np.array([[1], [2], [0]])  # raw 0 -> 1 -> 2 -> 0
+    conj = np.tile(np.arange(3)[:, None], (1, 16))
+    conj[:, 1] = [0, 2, 1]  # symmetry 1 swaps raw 1 and 2
+    stab = np.array([0b11])
+    depth = sym_bfs("toy", 1, 3, a_move, a_move, b_move, conj, stab, [0], lambda *a: None)
+    assert depth.tolist() == [0, 1, 1]
+
+
+def test_bfs_level_refuses_arrays_of_the_wrong_size() -> None:
+    from solver.engines.twophase._twophase import bfs_level
+
+    depth = np.zeros(6, dtype=np.uint8)
+    cm = np.zeros((1, 2), dtype=np.int32)
+    cs = np.zeros((1, 2), dtype=np.uint8)
+    rm = np.zeros((3, 2), dtype=np.int32)
+    conj = np.zeros((3, 16), dtype=np.int32)
+    stab = np.ones(1, dtype=np.uint16)
+    with pytest.raises(ValueError, match="sizes do not match"):
+        bfs_level(depth, 0, False, cm, cs, rm, conj, stab, 3)  # depth of 6, not 1 * 3
 
 
 @pytest.mark.parametrize("in_place", [False, True])

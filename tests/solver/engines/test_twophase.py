@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import struct
 import threading
 
 import pytest
@@ -312,6 +313,52 @@ def test_robot_search_never_loses_a_known_faster_solution(engine: TwoPhaseSolver
             _check(cube, sol.moves, 26)
             assert sol.robot_time_s is not None
             assert sol.robot_time_s <= known + 1e-9, (scramble, sol.moves)
+
+
+def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
+    # Byte 1 of the shared buffer is the shortest length any worker holds: a search looks only
+    # for shorter solutions, and publishes its own.
+    cube = CubieCube().apply(parse("R U F D L"))  # five moves, none shorter
+    start = engine._directions(cube, frozenset(Face), 1)[0][2]
+    arrays = engine.tables.search_arrays()
+    shared = bytearray([1, 5])  # another worker already holds five moves
+    index, moves, stats = _c_search(
+        arrays, [start], 20, 0.05, 30.0, 10, None, PHASE2_SLACK_ALL, None, shared
+    )
+    assert index == -1 and moves == [] and stats["exhausted"]
+    assert shared == bytearray([1, 5])
+    shared = bytearray([0, 9])  # nine moves elsewhere: this search finds and publishes five
+    index, moves, _ = _c_search(
+        arrays, [start], 20, 0.05, 30.0, 10, None, PHASE2_SLACK_ALL, None, shared
+    )
+    assert index == 0 and len(moves) == 5 and shared == bytearray([1, 5])
+
+
+def test_robot_workers_share_the_least_robot_time(engine: TwoPhaseSolver) -> None:
+    # Bytes 8..15 of the shared buffer: the least robot time any worker holds. A robot search
+    # keeps only faster solutions than that, and publishes its own best.
+    cube = CubieCube().apply(parse("R U F D L B2 U' R2"))
+    start = engine._directions(cube, frozenset(Face), 1)[0][2]
+    arrays = engine.tables.search_arrays()
+    axial = engine.axial_tables().search_arrays()
+    m = DEFAULT_COST_MODEL
+    cost = (m.quarter_turn_s, m.half_turn_s, m.pair_extra_s, m.settle_s, m.simultaneous)
+    shared = bytearray(16)
+    shared[8:] = struct.pack("d", 0.01)  # faster than any solution of this state
+    index, moves, _ = _c_search(arrays, [start], 26, 0.05, 30.0, 10, cost, 99, axial, shared)
+    assert index == -1 and moves == []
+    assert struct.unpack("d", shared[8:])[0] == 0.01
+    shared = bytearray(16)
+    index, moves, _ = _c_search(arrays, [start], 26, 0.05, 30.0, 10, cost, 99, axial, shared)
+    assert (
+        index == 0
+        and CubieCube()
+        .apply(parse("R U F D L B2 U' R2"))
+        .apply([C.move_of_index(x) for x in moves])
+        .is_solved()
+    )
+    published = struct.unpack("d", shared[8:])[0]
+    assert published == pytest.approx(m.estimate([C.move_of_index(x) for x in moves]))
 
 
 def test_workers_stop_together_once_any_has_a_solution(engine: TwoPhaseSolver) -> None:

@@ -5,7 +5,9 @@ Two builders serve every pruning table:
 * :func:`exact_bfs`: exact distances over pairs of coordinates ``a * n_b + b`` (small tables,
   a few MB at most).
 * :func:`sym_bfs`: distances over (symmetry class, raw coordinate) pairs, for the big tables
-  reduced by the 16 symmetries that keep the UD axis.
+  reduced by the 16 symmetries that keep the UD axis; each level is one pass of the C kernel
+  (``bfs_level`` in ``_twophase.c``): a numpy level costs a dozen passes over the table with
+  int32 temporaries, and the whole build took 4-6 times as long.
 
 and two packings: :func:`pack_mod3` (distance mod 3, 2 bits each) and :func:`pack_nibbles`
 (exact distance, 4 bits each).
@@ -19,6 +21,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from solver.engines.twophase import coord as C
+from solver.engines.twophase._twophase import bfs_level
 from solver.engines.twophase.tables.cache import Array
 from solver.engines.twophase.tables.progress import Progress
 
@@ -28,7 +31,7 @@ log = logging.getLogger(__name__)
 
 #: depth of an entry not reached yet
 UNSET = 255
-#: entries handled per numpy pass (bounds the temporary arrays to about 25 MB)
+#: entries packed per numpy pass (bounds the temporary arrays to about 25 MB)
 _CHUNK = 1 << 20
 #: the backward step (unvisited entries look for a frontier neighbour) pays once the unvisited
 #: entries are fewer than this many times the frontier
@@ -68,102 +71,6 @@ def _spans(total: int) -> Iterator[tuple[int, int]]:
         yield lo, min(total, lo + size)
 
 
-def _where(depth: Array, lo: int, hi: int, value: int) -> Array:
-    """The indices (int64) of the entries of ``depth[lo:hi]`` equal to ``value``."""
-    found: Array = np.flatnonzero(depth[lo:hi] == value)
-    found += lo
-    return found
-
-
-class _SymGraph:
-    """The neighbours of (class, raw) entries, as flat lookups per move (module
-    :func:`sym_bfs`): neighbour of entry ``(c, r)`` by move ``k`` is
-    ``cm[k][c] + rs[k][cs[k][c] + r]`` (int32: the largest index, 140,908,410, fits)."""
-
-    def __init__(
-        self,
-        n_raw: int,
-        class_move: Array,
-        class_sym: Array,
-        raw_move: Array,
-        raw_conj: Array,
-        moves: Sequence[int],
-    ) -> None:
-        self.n_raw = n_raw
-        self.cm = [(class_move[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
-        self.cs = [(class_sym[:, m].astype(np.int64) * n_raw).astype(np.int32) for m in moves]
-        # raw values fit in uint16 for every table here: half the memory of int32 lookups
-        conj = np.asarray(raw_conj, dtype=np.uint16 if n_raw <= 1 << 16 else np.int32)
-        self.rs = [
-            np.ascontiguousarray(conj[np.asarray(raw_move[:, m], dtype=np.int64)].T).reshape(-1)
-            for m in moves
-        ]
-        self.rconj = conj.reshape(-1)
-
-    def split(self, entries: Array) -> tuple[Array, Array]:
-        c = (entries // self.n_raw).astype(np.int32)
-        return c, (entries - c * self.n_raw).astype(np.int32)
-
-    def neighbour(self, k: int, c: Array, r: Array) -> Array:
-        idx: Array = self.cm[k][c] + self.rs[k][self.cs[k][c] + r]
-        return idx
-
-
-def _forward(graph: _SymGraph, depth: Array, d: int) -> None:
-    """Mark the unvisited neighbours of the entries at depth ``d`` with ``d + 1``, one span of
-    the table at a time (the temporaries stay a few tens of MB whatever the frontier's size)."""
-    for lo, hi in _spans(len(depth)):
-        frontier = _where(depth, lo, hi, d)
-        if len(frontier) == 0:
-            continue
-        c, r = graph.split(frontier)
-        del frontier
-        for k in range(len(graph.cm)):
-            idx = graph.neighbour(k, c, r)
-            depth[idx[depth[idx] == UNSET]] = d + 1
-
-
-def _backward(graph: _SymGraph, depth: Array, d: int) -> None:
-    """Mark with ``d + 1`` every unvisited entry that has a neighbour at depth ``d``."""
-    for lo, hi in _spans(len(depth)):
-        chunk = _where(depth, lo, hi, UNSET)
-        c, r = graph.split(chunk)
-        found = np.zeros(len(chunk), dtype=bool)
-        live = np.arange(len(chunk), dtype=np.int32)
-        for k in range(len(graph.cm)):
-            hit = depth[graph.neighbour(k, c[live], r[live])] == d
-            found[live[hit]] = True
-            live = live[~hit]
-            if len(live) == 0:
-                break
-        depth[chunk[found]] = d + 1
-
-
-def _close_under_stabilisers(graph: _SymGraph, depth: Array, stab: Array, d: int) -> int:
-    """Give depth ``d`` to the states equivalent to one at depth ``d`` under a symmetry that
-    fixes its class representative; returns how many entries are at depth ``d``.
-
-    An entry marked here lies in the class of the entry it comes from, so it is in the orbit
-    of that entry under the class's stabiliser: closing an orbit from any of its members
-    marks all of it, whichever span holds the members."""
-    n_raw = graph.n_raw
-    nontrivial = stab != 1
-    for lo, hi in _spans(len(depth)):
-        new = _where(depth, lo, hi, d)
-        cls = (new // n_raw).astype(np.int32)
-        pick = nontrivial[cls]
-        if not pick.any():
-            continue
-        cn = cls[pick]
-        rn = (new[pick] - cn.astype(np.int64) * n_raw).astype(np.int32)
-        masks = stab[cn]
-        for s in range(1, C.N_SYM_D4H):
-            sel = (masks >> s) & 1 == 1
-            idx = cn[sel].astype(np.int64) * n_raw + graph.rconj[rn[sel] * C.N_SYM_D4H + s]
-            depth[idx[depth[idx] == UNSET]] = d
-    return sum(int(np.count_nonzero(depth[lo:hi] == d)) for lo, hi in _spans(len(depth)))
-
-
 def sym_bfs(
     task: str,
     n_class: int,
@@ -183,11 +90,19 @@ def sym_bfs(
     symmetry ``s = class_sym[c, m]`` and second coordinate ``raw_conj[raw_move[r, m], s]``;
     ``stab[c]`` is the mask of the symmetries fixing class ``c``'s representative.
     Levels expand forwards while the frontier is small and backwards (each unvisited entry
-    looks for a neighbour in the frontier) once the unvisited entries are fewer. Every pass
-    walks the table in spans of :data:`_CHUNK` entries, so besides the ``uint8`` result the
-    build holds only a few tens of MB of int32 temporaries.
+    looks for a neighbour in the frontier) once the unvisited entries are fewer. Each level is
+    one call of the C kernel's ``bfs_level`` (GIL released), which walks the ``uint8`` depth
+    array in place: besides it the build holds only the move tables of the given ``moves``
+    as int32 (a few MB).
     """
-    graph = _SymGraph(n_raw, class_move, class_sym, raw_move, raw_conj, moves)
+    columns = list(moves)
+    cm = np.ascontiguousarray(np.asarray(class_move)[:, columns], dtype=np.int32)
+    cs = np.ascontiguousarray(np.asarray(class_sym)[:, columns], dtype=np.uint8)
+    rm = np.ascontiguousarray(np.asarray(raw_move)[:, columns], dtype=np.int32)
+    conj = np.ascontiguousarray(raw_conj, dtype=np.int32)
+    stabs = np.ascontiguousarray(stab, dtype=np.uint16)
+    if cm.shape != (n_class, len(columns)) or conj.shape != (n_raw, C.N_SYM_D4H):
+        raise ValueError(f"{task}: move or symmetry tables of the wrong shape")
     total = n_class * n_raw
     depth = np.full(total, UNSET, dtype=np.uint8)
     depth[0] = 0  # class 0 holds the solved first coordinate (its orbit's smallest value is 0)
@@ -199,11 +114,8 @@ def sym_bfs(
         unvisited = total - done
         if level == 0:
             raise AssertionError(f"{task}: {unvisited} states unreachable")
-        if unvisited < _BACKWARD_RATIO * level:
-            _backward(graph, depth, d)
-        else:
-            _forward(graph, depth, d)
-        level = _close_under_stabilisers(graph, depth, stab, d + 1)
+        backward = unvisited < _BACKWARD_RATIO * level
+        level = bfs_level(depth, d, backward, cm, cs, rm, conj, stabs, n_raw)
         done += level
         d += 1
         log.debug("%s: depth %d has %d entries", task, d, level)
