@@ -15,22 +15,41 @@ import time
 from pathlib import Path
 from typing import Any
 
-from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
+from firmware_protocol.sim import (
+    FirmwareConfig,
+    MotorProfile,
+    PtyEndpoint,
+    SimulatedFirmware,
+    parse_fault_spec,
+)
 from robot.config import RobotConfig
 from robot.errors import ConfigError
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
-__all__ = ["EmulatedRobot", "SimulatedRobot"]
+__all__ = ["EmulatedRobot", "SimulatedRobot", "motor_profiles"]
 
 logger = logging.getLogger(__name__)
+
+
+def motor_profiles(config: RobotConfig) -> tuple[MotorProfile, ...]:
+    """The six simulated motors' timing by wire motor number, from the profile's
+    ``[motors.<FACE>]`` tables (a motor no face uses keeps the defaults)."""
+    profiles = [MotorProfile()] * 6
+    for face in config.motors.faces:
+        motor = config.motors.motor_of(face)
+        assert motor is not None
+        profiles[motor.motor] = MotorProfile(motor.max_speed_dps, motor.accel_dps2, motor.settle_s)
+    return tuple(profiles)
 
 
 class SimulatedRobot:
     """The simulated firmware on a real pty, turning a :class:`SolverCube`.
 
-    ``start()`` returns the pty path the daemon's firmware link opens. The motor speed, queue
-    depth and fault injection come from the profile's ``[simulation]`` section.
+    ``start()`` returns the pty path the daemon's firmware link opens. Each motor turns with its
+    ``[motors.<FACE>]`` speed, acceleration and settle time (:func:`motor_profiles`), so the
+    wall time of a job is the profile's; ``[simulation]`` scales it (``speed_factor``) and sets
+    the queue depth and fault injection.
     """
 
     def __init__(
@@ -51,7 +70,7 @@ class SimulatedRobot:
         self.config = config
         initial = start if start is not None else Cube.solved(config.robot.cube_size)
         self.cube = SolverCube(initial, facelets_by="scheme")
-        fw_config = FirmwareConfig(queue_depth=sim.queue_depth)
+        fw_config = FirmwareConfig(motors=motor_profiles(config), queue_depth=sim.queue_depth)
         if sim.speed_factor != 1.0:
             fw_config = fw_config.with_speed(sim.speed_factor)
         faults = parse_fault_spec(sim.faults) if sim.faults else None

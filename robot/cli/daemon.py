@@ -84,8 +84,13 @@ def _config_check(args: argparse.Namespace) -> int:
             f"{''.join(cam.faces)}, calibration {calib}"
         )
     cm = config.cost_model
+    search = (
+        f"anytime (head start {config.solver.head_start_s} s, then searching while the motors turn)"
+        if config.solver.anytime
+        else f"budget {config.solver.budget_s} s"
+    )
     print(
-        f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: quarter "
+        f"  solver     {config.solver.engine}, {search}; cost: quarter "
         f"{cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, settle "
         f"{cm.settle_s} s"
     )

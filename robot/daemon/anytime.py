@@ -1,0 +1,421 @@
+"""Anytime solving (``[solver] anytime = true``): the motors start on the first solution and the
+search goes on while they turn, from the cube as it will be after the moves already sent.
+
+A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
+first move. Here the head start (``[solver] head_start_s``, default 10 ms) is the only search the
+robot waits for; then:
+
+1. **Commit** the plan's first motion groups, as few as keep the firmware busy for longer than
+   the *lead time*: how long a committed move may take to reach the firmware's queue (the
+   link's measured round trip, :attr:`FirmwareLink.latency_s`) plus how late the host has been
+   waking up and how much the cost model has overstated the motors' group times so far.
+2. **Search** from the cube after the committed moves, with the robot-time objective (the
+   profile's cost model), for as long as the committed moves keep the motors busy: until the
+   moment the next group must be committed, less the time a refinement takes to hand back,
+   plan and journal (all measured during the job).
+3. A remainder faster than the current one **replaces** the moves not yet sent: journaled first
+   (:meth:`~robot.journal.Journal.record_refinement`: the moves sent never change), then
+   announced (``solution_refined``). Then the next group of the plan as it stands is committed
+   and appended to the running execution (:meth:`FirmwareLink.extend`), and so on until every
+   move is committed.
+
+The journal always holds the whole plan as it stands, so a crash mid-job resumes (``resume``)
+from the executed moves with the moves planned after them, as for a fixed plan. The moves are
+journaled as executed by the :class:`~robot.daemon.execution.Executor`, which also recovers
+from firmware resets; an e-stop or abort ends the execution, and the search with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from robot.daemon.context import Context, Job, face_move
+from robot.daemon.events import (
+    ErrorCode,
+    EventName,
+    JobState,
+    SolutionPayload,
+    SolutionRefinedPayload,
+)
+from robot.daemon.execution import Executor, MoveFeed
+from robot.daemon.ports import Solver
+from robot.errors import JobError, PlanError
+from robot.planner import MotorProgram, PlannedMove, Planner
+from solver.cost import CostModel
+from solver.cube.facelets import Cube
+from solver.cube.notation import Move, format_moves
+from solver.errors import CubeError
+from solver.solution import Solution
+
+__all__ = ["Anytime", "AnytimeRun", "Timeline"]
+
+logger = logging.getLogger(__name__)
+
+#: A search shorter than this is not started: the next group is committed at once instead.
+MIN_SEARCH_S = 0.004
+#: What a refinement is assumed to take beyond its search (hand back, plan, journal) until the
+#: job has measured it.
+INITIAL_OVERHEAD_S = 0.015
+
+
+@dataclass
+class Timeline:
+    """When the committed moves will have executed, from the cost model's group times and the
+    firmware's reports; and how early the next group must be committed.
+
+    ``durations[i]`` is the time move ``i`` of the plan adds to the motors' timeline (its group's
+    time plus the settle before the next group, on the last move of a group; 0 on the first move
+    of a simultaneous pair).
+    """
+
+    latency_s: Callable[[], float]
+    durations: list[float] = field(default_factory=list)
+    #: loop time of the first commit (the motors start about one latency later)
+    started_at: float | None = None
+    #: how late the host woke up for a commit, at most so far (seconds)
+    wake_lag_s: float = 0.0
+    #: how much shorter the firmware's groups were than the cost model says, at most so far
+    overstated_s: float = 0.0
+    _anchor: tuple[float, int] | None = None
+
+    def observe(self, last_group: tuple[float, int] | None) -> None:
+        """Take the firmware's latest report (``(link time, moves executed)`` of the last whole
+        group reported) and learn how far the cost model overstates the group times."""
+        if last_group is None or last_group == self._anchor:
+            return
+        previous, self._anchor = self._anchor, last_group
+        if previous is None:  # the first group started about one latency after the commit
+            assert self.started_at is not None
+            previous = (self.started_at + self.latency_s(), 0)
+        (t0, n0), (t1, n1) = previous, last_group
+        if n1 <= n0:
+            return
+        predicted = sum(self.durations[n0:n1])
+        observed = t1 - t0
+        # only back-to-back groups tell the motors' speed (after a pause the gap adds to it)
+        if observed <= predicted:
+            self.overstated_s = max(self.overstated_s, (predicted - observed) / (n1 - n0))
+
+    def end(self, committed: int) -> float:
+        """Loop time at which the first ``committed`` moves will have executed."""
+        if self._anchor is not None:
+            at, done = self._anchor
+            return at + sum(self.durations[done:committed])
+        assert self.started_at is not None
+        return self.started_at + self.latency_s() + sum(self.durations[:committed])
+
+    def lead_s(self, groups: int = 1) -> float:
+        """How long before the motors run dry the next group must be committed, when the end
+        is predicted over ``groups`` groups."""
+        return self.latency_s() + self.wake_lag_s + self.overstated_s * groups
+
+    def deadline(self, committed: int) -> float:
+        """Loop time by which the move after the first ``committed`` must be committed."""
+        done = self._anchor[1] if self._anchor is not None else 0
+        groups = sum(1 for d in self.durations[done:committed] if d > 0)
+        return self.end(committed) - self.lead_s(max(1, groups))
+
+
+def move_durations(moves: Sequence[PlannedMove], cost: CostModel) -> list[float]:
+    """What each move adds to the motors' timeline (see :class:`Timeline`)."""
+    out: list[float] = []
+    group: list[Move] = []
+    for planned in moves:
+        group.append(planned.as_move())
+        if planned.simultaneous_with_next:
+            out.append(0.0)
+            continue
+        out.append(cost.estimate(group) + cost.settle_s)
+        group = []
+    return out
+
+
+def group_ends(moves: Sequence[PlannedMove], start: int) -> list[int]:
+    """The positions just after each group that starts at or after ``start``."""
+    return [i + 1 for i in range(start, len(moves)) if not moves[i].simultaneous_with_next]
+
+
+@dataclass
+class AnytimeRun:
+    """One job's anytime execution: the plan as it stands (job moves ``offset`` on), how many
+    of its moves are committed, the cube before it, and what the refinements did."""
+
+    job: Job
+    offset: int
+    start: Cube
+    plan: list[PlannedMove]
+    timeline: Timeline
+    feed: MoveFeed = field(default_factory=lambda: MoveFeed(closed=False))
+    committed: int = 0
+    refinements: int = 0
+    searches: int = 0
+    #: a refinement's time beyond its search (hand back, plan, journal), at most so far
+    overhead_s: float = INITIAL_OVERHEAD_S
+
+    @property
+    def uncommitted(self) -> int:
+        return len(self.plan) - self.committed
+
+    def cube_after_committed(self) -> Cube:
+        return self.start.apply([m.as_move() for m in self.plan[: self.committed]])
+
+    def commit(self, upto: int) -> None:
+        """Hand the plan's moves up to position ``upto`` (a group boundary) to the firmware."""
+        moves = [m.to_wire() for m in self.plan[self.committed : upto]]
+        self.committed = upto
+        self.feed.commit(moves, last=upto >= len(self.plan))
+
+
+class Anytime:
+    """Runs a job's solve and execution the anytime way (see the module docstring).
+
+    ``first_solution(cube, budget_s)`` is the pipeline's solve (the configured engine and
+    fallbacks; :class:`JobError` when there is none).
+    """
+
+    def __init__(
+        self,
+        ctx: Context,
+        executor: Executor,
+        planner: Planner,
+        solver: Solver,
+        first_solution: Callable[[Cube, float], Solution],
+    ) -> None:
+        self.ctx = ctx
+        self.executor = executor
+        self.planner = planner
+        self.solver = solver
+        self.first_solution = first_solution
+        self.cost = ctx.config.cost_model
+        #: the last job's run (for tests and the bench)
+        self.last: AnytimeRun | None = None
+
+    # === the job ==================================================================================
+
+    async def run(self, job: Job, cube: Cube, offset: int) -> None:
+        """Solve ``cube`` (the job's cube after its first ``offset`` moves) and execute the
+        solution while searching for a faster remainder."""
+        self.ctx.set_state(JobState.SOLVING)
+        await self._journal_state(job, JobState.SOLVING)
+        started = time.perf_counter()
+        head_start = self.ctx.config.solver.head_start_s
+        solution = await asyncio.to_thread(self.first_solution, cube, head_start)
+        program = self._plan(solution.moves)
+        await self.ctx.record_stage_time(job, "solve", started)
+        previous = await self._previous_moves(job, offset)
+        job.program = program
+        job.face_moves = previous + program.face_moves
+        job.moves_total = offset + len(program.moves)
+        job.moves_done = offset
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.record_plan,
+            job.id,
+            format_moves(solution.moves),
+            {**solution.to_dict(), "program": program.to_dict(), "anytime": True},
+            str(program),
+            _rows(program.moves),
+        )
+        solved: SolutionPayload = {
+            "job_id": job.id,
+            "moves": format_moves(solution.moves),
+            "engine": solution.engine,
+            "htm": solution.htm,
+            "qtm": solution.qtm,
+            "robot_time_s": solution.robot_time_s,
+            "program": program.to_dict(),
+            "anytime": True,
+        }
+        self.ctx.out.event(EventName.SOLUTION, solved)
+        if not program.moves:
+            return
+        self.ctx.set_state(JobState.EXECUTING)
+        await self._journal_state(job, JobState.EXECUTING)
+        link = self.ctx.link
+        plan = list(program.moves)
+        timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
+        run = AnytimeRun(job, offset, cube, plan, timeline)
+        self.last = run
+        timeline.started_at = asyncio.get_running_loop().time()
+        run.commit(self._first_commit(run))
+        refiner = asyncio.create_task(self._refine(run), name=f"anytime-refine {job.id}")
+        try:
+            await self.executor.execute(job, run.feed, offset)
+        finally:
+            refiner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refiner
+            logger.info(
+                "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms",
+                job.id,
+                run.searches,
+                run.refinements,
+                run.feed.gaps,
+                1000 * timeline.lead_s(),
+            )
+
+    def _first_commit(self, run: AnytimeRun) -> int:
+        """The fewest whole groups that keep the motors busy longer than the lead time."""
+        ends = group_ends(run.plan, 0)
+        lead = run.timeline.lead_s()
+        for upto in ends:
+            if sum(run.timeline.durations[:upto]) > lead:
+                return upto
+        return len(run.plan)
+
+    # === searching while the motors turn ==========================================================
+
+    async def _refine(self, run: AnytimeRun) -> None:
+        """Until every move is committed: search for a faster remainder while the committed
+        moves execute, then commit the next group of the plan as it stands."""
+        loop = asyncio.get_running_loop()
+        try:
+            while run.uncommitted:
+                run.timeline.observe(run.feed.last_group)
+                budget = run.timeline.deadline(run.committed) - loop.time() - run.overhead_s
+                if budget >= MIN_SEARCH_S:
+                    await self._improve(run, budget)
+                run.timeline.observe(run.feed.last_group)
+                due = run.timeline.deadline(run.committed)
+                if due > loop.time():
+                    await asyncio.sleep(due - loop.time())
+                    run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
+                if run.uncommitted:
+                    run.commit(group_ends(run.plan, run.committed)[0])
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug must not stop the motors: the plan as it stands is valid
+            logger.exception(
+                "job %s: anytime refinement failed; executing the plan as is", run.job.id
+            )
+            if run.uncommitted:
+                run.commit(len(run.plan))
+
+    async def _improve(self, run: AnytimeRun, budget_s: float) -> None:
+        """One search from the cube after the committed moves; a faster remainder replaces the
+        uncommitted moves (journaled, then announced)."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        cube = run.cube_after_committed()
+        kept = run.plan[: run.committed]
+        run.searches += 1
+        found = await asyncio.to_thread(self._search, cube, budget_s, len(kept))
+        searched = loop.time() - began
+        if found is None:
+            return
+        try:
+            candidate = self.planner.plan(found.moves)
+        except PlanError as exc:
+            logger.info(
+                "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
+            )
+            return
+        current = self._remainder_s(run.plan[run.committed :])
+        better = candidate.estimate_s if candidate.moves else 0.0
+        if better >= current - 1e-9:
+            run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
+            return
+        await self._replace(run, candidate, current - better, searched)
+        run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
+
+    def _search(self, cube: Cube, budget_s: float, kept_htm: int) -> Solution | None:
+        """The robot-time search from ``cube`` for ``budget_s`` (in a worker thread)."""
+        config = self.ctx.config
+        cfg = config.solver
+        options: dict[str, Any] = {
+            "budget_s": budget_s,
+            "timeout_s": budget_s,
+            "cost_model": config.cost_model,
+        }
+        if cfg.max_length is not None:
+            options["max_length"] = max(0, cfg.max_length - kept_htm)
+        if config.motors.missing:
+            options["faces"] = [f.name for f in sorted(config.motors.faces)]
+        try:
+            return self.solver(cube, cfg.engine, **options)
+        except CubeError as exc:  # nothing within the budget: the plan stays
+            logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
+            return None
+
+    def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
+        return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
+
+    async def _replace(
+        self, run: AnytimeRun, candidate: MotorProgram, saved_s: float, searched_s: float
+    ) -> None:
+        job = run.job
+        kept = run.plan[: run.committed]
+        plan = kept + list(candidate.moves)
+        program = self._combined(plan, candidate)
+        keep = run.offset + run.committed
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.record_refinement,
+            job.id,
+            keep,
+            format_moves(program.source),
+            {"engine": "twophase", "program": program.to_dict(), "anytime": True},
+            str(program),
+            _rows(candidate.moves),
+        )
+        run.plan = plan
+        run.timeline.durations = move_durations(plan, self.cost)
+        run.refinements += 1
+        job.program = program
+        job.face_moves = job.face_moves[:keep] + candidate.face_moves
+        job.moves_total = run.offset + len(plan)
+        refined: SolutionRefinedPayload = {
+            "job_id": job.id,
+            "refinement": run.refinements,
+            "kept": keep,
+            "moves": format_moves(program.source),
+            "htm": len(plan),
+            "robot_time_s": round(program.estimate_s, 4),
+            "saved_s": round(saved_s, 4),
+            "search_ms": round(1000 * searched_s, 1),
+            "program": program.to_dict(),
+        }
+        self.ctx.out.event(EventName.SOLUTION_REFINED, refined)
+        self.ctx.publish_status()
+
+    def _combined(self, plan: list[PlannedMove], remainder: MotorProgram) -> MotorProgram:
+        """The plan as it stands as one program (its source: the physical turns)."""
+        turns = tuple(m.as_move() for m in plan)
+        return MotorProgram(
+            tuple(plan),
+            turns,
+            remainder.orientation,
+            remainder.replaced_turns,
+            self.cost.estimate(turns),
+            sum(1 for m in plan if not m.simultaneous_with_next),
+            remainder.notes,
+        )
+
+    # === helpers ==================================================================================
+
+    def _plan(self, moves: Sequence[Move]) -> MotorProgram:
+        try:
+            return self.planner.plan(moves)
+        except PlanError as exc:
+            raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
+
+    async def _previous_moves(self, job: Job, offset: int) -> tuple[Move, ...]:
+        if not offset:
+            return ()
+        journal = self.ctx.journal
+        previous = await journal.call(journal.sync.moves, job.id)
+        return tuple(face_move(m.face, m.turns) for m in previous[:offset])
+
+    async def _journal_state(self, job: Job, state: JobState) -> None:
+        journal = self.ctx.journal
+        await journal.call(journal.sync.set_state, job.id, state)
+
+
+def _rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:
+    return [(m.face.name, m.turns, m.motor, m.simultaneous_with_next) for m in moves]
