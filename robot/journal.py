@@ -293,12 +293,28 @@ class Journal:
         solution_detail: Mapping[str, Any],
         program: str,
         moves: Sequence[tuple[str, int, int, bool]],
+        *,
+        state: JobState | None = None,
+        dispatch: tuple[int, int, int] | None = None,
     ) -> None:
         """Store the solution and the motor program: ``moves`` are (face, turns, motor,
-        simultaneous_with_next) in execution order."""
+        simultaneous_with_next) in execution order. In the same transaction (one write less
+        before the motors start): the job's new ``state`` and the ``dispatch`` of its moves
+        (``boot_id, first_index, offset`` as :meth:`record_dispatch`), when given."""
         now = time.time()
 
         def run(db: sqlite3.Connection) -> None:
+            if state is not None:
+                db.execute(
+                    "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?",
+                    (JobState(state).value, now, job_id),
+                )
+            if dispatch is not None:
+                db.execute(
+                    "UPDATE jobs SET boot_id = ?, first_index = ?, dispatch_offset = ? "
+                    "WHERE id = ?",
+                    (*dispatch, job_id),
+                )
             db.execute("DELETE FROM moves WHERE job_id = ? AND executed_at IS NULL", (job_id,))
             done = int(
                 db.execute("SELECT COUNT(*) FROM moves WHERE job_id = ?", (job_id,)).fetchone()[0]

@@ -2,8 +2,8 @@
 search goes on while they turn, from the cube as it will be after the moves already sent.
 
 A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
-first move. Here the head start (``[solver] head_start_s``, default 10 ms) is the only search the
-robot waits for; then:
+first move. Here the head start (``[solver] head_start_s``) is the only search the
+robot waits for (by default none: the first solution found); then:
 
 1. **Commit** the plan's first motion groups, as few as keep the firmware busy for longer than
    the *lead time*: how long a committed move may take to reach the firmware's queue (the
@@ -59,9 +59,8 @@ logger = logging.getLogger(__name__)
 
 #: A search shorter than this is not started: the next group is committed at once instead.
 MIN_SEARCH_S = 0.004
-#: What a refinement is assumed to take beyond its search (hand back, plan, journal) until the
-#: job has measured it.
-INITIAL_OVERHEAD_S = 0.015
+#: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
+MIN_OVERHEAD_S = 0.01
 
 
 @dataclass
@@ -76,11 +75,12 @@ class Timeline:
 
     latency_s: Callable[[], float]
     durations: list[float] = field(default_factory=list)
-    #: loop time of the first commit (the motors start about one latency later)
+    #: loop time of the first commit (the motors start once its moves arrive)
     started_at: float | None = None
     #: how late the host woke up for a commit, at most so far (seconds)
     wake_lag_s: float = 0.0
-    #: how much shorter the firmware's groups were than the cost model says, at most so far
+    #: how much sooner a group's report came than the cost model says (the model overstating
+    #: the motors, or the report before it delayed), at most so far, a group
     overstated_s: float = 0.0
     _anchor: tuple[float, int] | None = None
 
@@ -90,9 +90,9 @@ class Timeline:
         if last_group is None or last_group == self._anchor:
             return
         previous, self._anchor = self._anchor, last_group
-        if previous is None:  # the first group started about one latency after the commit
+        if previous is None:  # the first group started after the first commit
             assert self.started_at is not None
-            previous = (self.started_at + self.latency_s(), 0)
+            previous = (self.started_at, 0)
         (t0, n0), (t1, n1) = previous, last_group
         if n1 <= n0:
             return
@@ -107,8 +107,10 @@ class Timeline:
         if self._anchor is not None:
             at, done = self._anchor
             return at + sum(self.durations[done:committed])
+        # the motors start once the first moves arrive, but never before the commit: counting
+        # from the commit keeps the predicted end early (on the safe side)
         assert self.started_at is not None
-        return self.started_at + self.latency_s() + sum(self.durations[:committed])
+        return self.started_at + sum(self.durations[:committed])
 
     def lead_s(self, groups: int = 1) -> float:
         """How long before the motors run dry the next group must be committed, when the end
@@ -156,7 +158,7 @@ class AnytimeRun:
     refinements: int = 0
     searches: int = 0
     #: a refinement's time beyond its search (hand back, plan, journal), at most so far
-    overhead_s: float = INITIAL_OVERHEAD_S
+    overhead_s: float = MIN_OVERHEAD_S
 
     @property
     def uncommitted(self) -> int:
@@ -200,20 +202,36 @@ class Anytime:
 
     async def run(self, job: Job, cube: Cube, offset: int) -> None:
         """Solve ``cube`` (the job's cube after its first ``offset`` moves) and execute the
-        solution while searching for a faster remainder."""
+        solution while searching for a faster remainder.
+
+        What must happen before the first motor step is kept short: the firmware's STATUS
+        (for the dispatch) and the journal's SOLVING are asked for while the first search runs,
+        and the plan, the state EXECUTING and the dispatch are journaled in one transaction."""
+        link, journal = self.ctx.link, self.ctx.journal
         self.ctx.set_state(JobState.SOLVING)
-        await self._journal_state(job, JobState.SOLVING)
         started = time.perf_counter()
-        head_start = self.ctx.config.solver.head_start_s
-        solution = await asyncio.to_thread(self.first_solution, cube, head_start)
+        fetched = asyncio.ensure_future(link.status())
+        solving = asyncio.ensure_future(self._journal_state(job, JobState.SOLVING))
+        try:
+            head_start = self.ctx.config.solver.head_start_s
+            solution = await asyncio.to_thread(self.first_solution, cube, head_start)
+            await solving
+        except BaseException:
+            for task in (fetched, solving):
+                task.cancel()
+            await asyncio.gather(fetched, solving, return_exceptions=True)
+            raise
         program = self._plan(solution.moves)
-        await self.ctx.record_stage_time(job, "solve", started)
+        solve_s = time.perf_counter() - started
+        job.stage_times["solve"] = round(job.stage_times.get("solve", 0.0) + solve_s, 4)
         previous = await self._previous_moves(job, offset)
         job.program = program
         job.face_moves = previous + program.face_moves
         job.moves_total = offset + len(program.moves)
         job.moves_done = offset
-        journal = self.ctx.journal
+        status = await fetched
+        dispatch = (status.boot_id, status.last_received + 1, offset) if program.moves else None
+        writing = time.perf_counter()
         await journal.call(
             journal.sync.record_plan,
             job.id,
@@ -221,6 +239,8 @@ class Anytime:
             {**solution.to_dict(), "program": program.to_dict(), "anytime": True},
             str(program),
             _rows(program.moves),
+            state=JobState.EXECUTING if program.moves else None,
+            dispatch=dispatch,
         )
         solved: SolutionPayload = {
             "job_id": job.id,
@@ -234,30 +254,35 @@ class Anytime:
         }
         self.ctx.out.event(EventName.SOLUTION, solved)
         if not program.moves:
+            await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
             return
         self.ctx.set_state(JobState.EXECUTING)
-        await self._journal_state(job, JobState.EXECUTING)
-        link = self.ctx.link
         plan = list(program.moves)
         timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
         run = AnytimeRun(job, offset, cube, plan, timeline)
+        # a refinement's hand-back, planning and journaling, until measured: twice this write
+        run.overhead_s = max(MIN_OVERHEAD_S, 2 * (time.perf_counter() - writing))
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         run.commit(self._first_commit(run))
-        refiner = asyncio.create_task(self._refine(run), name=f"anytime-refine {job.id}")
+        refiner = asyncio.create_task(self._refine(run, solve_s), name=f"anytime-refine {job.id}")
         try:
-            await self.executor.execute(job, run.feed, offset)
+            await self.executor.execute(job, run.feed, offset, dispatched=status)
         finally:
             refiner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
             logger.info(
-                "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms",
+                "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms "
+                "(link latency %.1f, wake lag %.1f, reports early by %.1f a group)",
                 job.id,
                 run.searches,
                 run.refinements,
                 run.feed.gaps,
                 1000 * timeline.lead_s(),
+                1000 * link.latency_s,
+                1000 * timeline.wake_lag_s,
+                1000 * timeline.overstated_s,
             )
 
     def _first_commit(self, run: AnytimeRun) -> int:
@@ -271,11 +296,14 @@ class Anytime:
 
     # === searching while the motors turn ==========================================================
 
-    async def _refine(self, run: AnytimeRun) -> None:
+    async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
         """Until every move is committed: search for a faster remainder while the committed
-        moves execute, then commit the next group of the plan as it stands."""
+        moves execute, then commit the next group of the plan as it stands. (First, with the
+        motors started, the journal gets the time the first solution took.)"""
         loop = asyncio.get_running_loop()
+        journal = self.ctx.journal
         try:
+            await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
             while run.uncommitted:
                 run.timeline.observe(run.feed.last_group)
                 budget = run.timeline.deadline(run.committed) - loop.time() - run.overhead_s
@@ -287,6 +315,12 @@ class Anytime:
                     await asyncio.sleep(due - loop.time())
                     run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
                 if run.uncommitted:
+                    logger.debug(
+                        "job %s: commit after move %d: %.1f ms before the motors run dry",
+                        run.job.id,
+                        run.committed,
+                        1000 * (run.timeline.end(run.committed) - loop.time()),
+                    )
                     run.commit(group_ends(run.plan, run.committed)[0])
         except asyncio.CancelledError:
             raise
@@ -307,6 +341,12 @@ class Anytime:
         run.searches += 1
         found = await asyncio.to_thread(self._search, cube, budget_s, len(kept))
         searched = loop.time() - began
+        logger.debug(
+            "job %s: searched %.1f ms of a %.1f ms budget",
+            run.job.id,
+            1000 * searched,
+            1000 * budget_s,
+        )
         if found is None:
             return
         try:

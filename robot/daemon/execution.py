@@ -29,6 +29,7 @@ from firmware_protocol.errors import (
 )
 from firmware_protocol.link import MoveExecuted
 from firmware_protocol.messages import ErrorCode as FirmwareError
+from firmware_protocol.messages import Status
 from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, EventName, FirmwareResetPayload
@@ -83,12 +84,21 @@ class Executor:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self._dispatched: Status | None = None
 
-    async def execute(self, job: Job, moves: Sequence[WireMove] | MoveFeed, offset: int) -> None:
+    async def execute(
+        self,
+        job: Job,
+        moves: Sequence[WireMove] | MoveFeed,
+        offset: int,
+        dispatched: Status | None = None,
+    ) -> None:
         """Execute ``moves`` (job moves ``offset`` on; a :class:`MoveFeed` until it closes),
-        journaling each as it executes; recover from firmware resets. Raises
+        journaling each as it executes; recover from firmware resets. ``dispatched``: the
+        firmware's STATUS with which the caller journaled the first dispatch already. Raises
         :class:`JobError` when the job cannot go on."""
         feed = moves if isinstance(moves, MoveFeed) else MoveFeed(moves)
+        self._dispatched = dispatched
         started = time.perf_counter()
         resets = 0
         position = 0  # moves of the feed executed so far
@@ -124,14 +134,16 @@ class Executor:
         committed while they execute, and journal what executes; return how many did, and the
         firmware reset that ended the batch early (if one did)."""
         link, journal = self.ctx.link, self.ctx.journal
-        status = await link.status()
-        await journal.call(
-            journal.sync.record_dispatch,
-            job.id,
-            status.boot_id,
-            status.last_received + 1,
-            base_offset,
-        )
+        status, self._dispatched = self._dispatched, None
+        if status is None:
+            status = await link.status()
+            await journal.call(
+                journal.sync.record_dispatch,
+                job.id,
+                status.boot_id,
+                status.last_received + 1,
+                base_offset,
+            )
         try:
             execution = link.execute(feed.moves[start:])
         except FirmwareStoppedError as exc:
