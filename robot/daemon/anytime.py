@@ -197,6 +197,9 @@ class Anytime:
         self.cost = ctx.config.cost_model
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
+        #: what the jobs so far measured (a refinement's overhead, the host's wake-up lag, how
+        #: early reports came): the next job starts from their running mean
+        self._learnt = (MIN_OVERHEAD_S, 0.0, 0.0)
 
     # === the job ==================================================================================
 
@@ -260,8 +263,10 @@ class Anytime:
         plan = list(program.moves)
         timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
         run = AnytimeRun(job, offset, cube, plan, timeline)
-        # a refinement's hand-back, planning and journaling, until measured: twice this write
-        run.overhead_s = max(MIN_OVERHEAD_S, 2 * (time.perf_counter() - writing))
+        # a refinement's hand-back, planning and journaling: as the jobs before measured it,
+        # and at least twice the write just made
+        overhead, timeline.wake_lag_s, timeline.overstated_s = self._learnt
+        run.overhead_s = max(overhead, 2 * (time.perf_counter() - writing))
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         run.commit(self._first_commit(run))
@@ -272,6 +277,12 @@ class Anytime:
             refiner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
+            before, lag, early = self._learnt
+            self._learnt = (
+                (before + run.overhead_s) / 2,
+                (lag + timeline.wake_lag_s) / 2,
+                (early + timeline.overstated_s) / 2,
+            )
             logger.info(
                 "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms "
                 "(link latency %.1f, wake lag %.1f, reports early by %.1f a group)",
@@ -372,6 +383,9 @@ class Anytime:
             "budget_s": budget_s,
             "timeout_s": budget_s,
             "cost_model": config.cost_model,
+            # one worker: the other core keeps the event loop (journal, link) on time; measured
+            # on the bench, two workers gave no faster plans but later commits
+            "threads": 1,
         }
         if cfg.max_length is not None:
             options["max_length"] = max(0, cfg.max_length - kept_htm)
