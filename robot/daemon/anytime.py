@@ -333,6 +333,8 @@ class Anytime:
                         1000 * (run.timeline.end(run.committed) - loop.time()),
                     )
                     run.commit(group_ends(run.plan, run.committed)[0])
+            if not run.feed.closed:  # a refinement found the cube solved after the moves sent
+                run.feed.commit([], last=True)
         except asyncio.CancelledError:
             raise
         except Exception:  # a bug must not stop the motors: the plan as it stands is valid
