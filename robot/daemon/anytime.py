@@ -97,10 +97,11 @@ class Timeline:
         if n1 <= n0:
             return
         predicted = sum(self.durations[n0:n1])
+        groups = sum(1 for d in self.durations[n0:n1] if d > 0)
         observed = t1 - t0
         # only back-to-back groups tell the motors' speed (after a pause the gap adds to it)
-        if observed <= predicted:
-            self.overstated_s = max(self.overstated_s, (predicted - observed) / (n1 - n0))
+        if observed <= predicted and groups:
+            self.overstated_s = max(self.overstated_s, (predicted - observed) / groups)
 
     def end(self, committed: int) -> float:
         """Loop time at which the first ``committed`` moves will have executed."""
