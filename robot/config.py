@@ -236,7 +236,7 @@ class SolverConfig(_Section):
     #: they turn, replacing the moves not yet sent by faster ones (``budget_s`` is then unused)
     anytime: bool = False
     #: anytime: how long the search runs before the first move (0: the first solution found)
-    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.0
+    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.003
 
     @field_validator("engine")
     @classmethod

@@ -1,23 +1,28 @@
 """Anytime solving (``[solver] anytime = true``): the motors start on the first solution and the
-search goes on while they turn, from the cube as it will be after the moves already sent.
+search goes on while they turn, from the cube as it will be after moves of the plan.
 
 A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
-first move. Here the head start (``[solver] head_start_s``) is the only search the
-robot waits for (by default none: the first solution found); then:
+first move. Here the head start (``[solver] head_start_s``, 3 ms on one worker thread) is the
+only search the robot waits for; then two tasks share the job:
 
-1. **Commit** the plan's first motion groups, as few as keep the firmware busy for longer than
-   the *lead time*: how long a committed move may take to reach the firmware's queue (the
-   link's measured round trip, :attr:`FirmwareLink.latency_s`) plus how late the host has been
-   waking up and how much the cost model has overstated the motors' group times so far.
-2. **Search** from the cube after the committed moves, with the robot-time objective (the
-   profile's cost model), for as long as the committed moves keep the motors busy: until the
-   moment the next group must be committed, less the time a refinement takes to hand back,
-   plan and journal (all measured during the job).
-3. A remainder faster than the current one **replaces** the moves not yet sent: journaled first
-   (:meth:`~robot.journal.Journal.record_refinement`: the moves sent never change), then
-   announced (``solution_refined``). Then the next group of the plan as it stands is committed
-   and appended to the running execution (:meth:`FirmwareLink.extend`), and so on until every
-   move is committed.
+* **The committer** (:func:`commit_when_due`) hands the plan's next motion group to the firmware
+  (appended to the running execution, :meth:`FirmwareLink.extend`) at the last moment that
+  keeps the firmware's queue from running dry: the predicted end of the committed moves (the
+  cost model's group times, re-anchored on each group the firmware reports executed) less the
+  *lead time* — how long a committed move may take to reach the firmware (the link's measured
+  latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
+  than the cost model the reports have come. So only the moves the firmware needs are sent.
+* **The searcher** runs the robot-time search (the profile's cost model) from the plan's state
+  after ``target`` moves, until move ``target + 1`` is due less what a refinement takes to hand
+  back, plan and journal (measured; each job starts from the worst the jobs before measured,
+  slowly forgotten). The first search starts a group or two ahead and runs about as long as a
+  quarter turn; each next one starts further ahead and may run about twice as long as the one
+  before (a search restarted with the same short budget finds the same plan again). While it
+  runs, nothing past ``target`` is committed until its planned end.
+
+A remainder faster than the plan's **replaces** the moves after ``target``: journaled first
+(:meth:`~robot.journal.Journal.record_refinement`: moves sent never change; nothing past
+``target`` is committed until the journal has it), then announced (``solution_refined``).
 
 The journal always holds the whole plan as it stands, so a crash mid-job resumes (``resume``)
 from the executed moves with the moves planned after them, as for a fixed plan. The moves are
@@ -30,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +59,7 @@ from solver.cube.notation import Move, format_moves
 from solver.errors import CubeError
 from solver.solution import Solution
 
-__all__ = ["Anytime", "AnytimeRun", "Timeline"]
+__all__ = ["Anytime", "AnytimeRun", "Timeline", "commit_when_due", "group_ends", "move_durations"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +67,15 @@ logger = logging.getLogger(__name__)
 MIN_SEARCH_S = 0.004
 #: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
 MIN_OVERHEAD_S = 0.01
+#: How much of the worst delays measured in a job the next job still assumes.
+DECAY = 0.9
+#: The weight of a new sample in the running mean of how early reports come.
+EARLY_GAIN = 0.25
+#: Each search may run this many times as long as the one before (from further ahead).
+GROWTH = 2.0
+#: The committer looks at the timeline at least this often while it waits (seconds): the
+#: firmware's reports move the predicted end.
+COMMIT_POLL_S = 0.02
 
 
 @dataclass
@@ -80,7 +95,7 @@ class Timeline:
     #: how late the host woke up for a commit, at most so far (seconds)
     wake_lag_s: float = 0.0
     #: how much sooner a group's report came than the cost model says (the model overstating
-    #: the motors, or the report before it delayed), at most so far, a group
+    #: the motors, or the report before it delayed), a running mean, a group
     overstated_s: float = 0.0
     _anchor: tuple[float, int] | None = None
 
@@ -99,9 +114,11 @@ class Timeline:
         predicted = sum(self.durations[n0:n1])
         groups = sum(1 for d in self.durations[n0:n1] if d > 0)
         observed = t1 - t0
-        # only back-to-back groups tell the motors' speed (after a pause the gap adds to it)
+        # only back-to-back groups tell the motors' speed (after a pause the gap adds to it);
+        # a running mean, as the reports' own jitter is in the link latency already
         if observed <= predicted and groups:
-            self.overstated_s = max(self.overstated_s, (predicted - observed) / groups)
+            early = (predicted - observed) / groups
+            self.overstated_s += EARLY_GAIN * (early - self.overstated_s)
 
     def end(self, committed: int) -> float:
         """Loop time at which the first ``committed`` moves will have executed."""
@@ -161,25 +178,80 @@ class AnytimeRun:
     #: a refinement's time beyond its search (hand back, plan, journal), at most so far
     overhead_s: float = MIN_OVERHEAD_S
 
+    #: a search from this position runs (or its result is being journaled): no move past it
+    #: is committed before ``fence_until`` (loop time)
+    fence: int | None = None
+    fence_until: float = 0.0
+    _committed_event: asyncio.Event = field(default_factory=asyncio.Event)
+    _fence_event: asyncio.Event = field(default_factory=asyncio.Event)
+
     @property
     def uncommitted(self) -> int:
         return len(self.plan) - self.committed
 
-    def cube_after_committed(self) -> Cube:
-        return self.start.apply([m.as_move() for m in self.plan[: self.committed]])
+    def cube_after(self, moves: int) -> Cube:
+        """The cube after the plan's first ``moves`` moves."""
+        return self.start.apply([m.as_move() for m in self.plan[:moves]])
 
     def commit(self, upto: int) -> None:
         """Hand the plan's moves up to position ``upto`` (a group boundary) to the firmware."""
         moves = [m.to_wire() for m in self.plan[self.committed : upto]]
         self.committed = upto
         self.feed.commit(moves, last=upto >= len(self.plan))
+        self._committed_event.set()
+
+    async def wait_commit(self) -> None:
+        """Until the next commit."""
+        self._committed_event.clear()
+        await self._committed_event.wait()
+
+    def release_fence(self) -> None:
+        self.fence = None
+        self._fence_event.set()
+
+    async def wait_fence(self, timeout_s: float) -> None:
+        """Until the fence is released (at most ``timeout_s``)."""
+        self._fence_event.clear()
+        if self.fence is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._fence_event.wait(), timeout_s)
+
+
+async def commit_when_due(run: AnytimeRun) -> None:
+    """Commit the plan's next group the moment it is due (never past a refinement being
+    journaled), until every move is committed; then close the feed."""
+    loop = asyncio.get_running_loop()
+    while run.uncommitted:
+        run.timeline.observe(run.feed.last_group)
+        due = run.timeline.deadline(run.committed)
+        now = loop.time()
+        if due > now:
+            await asyncio.sleep(min(due - now, COMMIT_POLL_S))
+            if loop.time() >= due:
+                run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
+            continue
+        upto = group_ends(run.plan, run.committed)[0]
+        if run.fence is not None and upto > run.fence and now < run.fence_until:
+            # a search from the fence, or its result being journaled: it was given until
+            # then (a wasted search costs more robot time than a late commit risks)
+            await run.wait_fence(run.fence_until - now)
+            continue
+        logger.debug(
+            "job %s: commit after move %d: %.1f ms before the motors run dry",
+            run.job.id,
+            run.committed,
+            1000 * (run.timeline.end(run.committed) - loop.time()),
+        )
+        run.commit(upto)
+    if not run.feed.closed:  # a refinement found the cube solved after the moves sent
+        run.feed.commit([], last=True)
 
 
 class Anytime:
     """Runs a job's solve and execution the anytime way (see the module docstring).
 
-    ``first_solution(cube, budget_s)`` is the pipeline's solve (the configured engine and
-    fallbacks; :class:`JobError` when there is none).
+    ``first_solution(cube, budget_s, **engine_options)`` is the pipeline's solve (the
+    configured engine and fallbacks; :class:`JobError` when there is none).
     """
 
     def __init__(
@@ -188,7 +260,7 @@ class Anytime:
         executor: Executor,
         planner: Planner,
         solver: Solver,
-        first_solution: Callable[[Cube, float], Solution],
+        first_solution: Callable[..., Solution],
     ) -> None:
         self.ctx = ctx
         self.executor = executor
@@ -199,8 +271,8 @@ class Anytime:
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
         #: what the jobs so far measured (a refinement's overhead, the host's wake-up lag, how
-        #: early reports came): the next job starts from their running mean
-        self._learnt = (MIN_OVERHEAD_S, 0.0, 0.0)
+        #: early reports came): the next job starts from the worst, slowly forgotten
+        self._learnt: tuple[float, ...] = (MIN_OVERHEAD_S, 0.0, 0.0)
 
     # === the job ==================================================================================
 
@@ -209,21 +281,21 @@ class Anytime:
         solution while searching for a faster remainder.
 
         What must happen before the first motor step is kept short: the firmware's STATUS
-        (for the dispatch) and the journal's SOLVING are asked for while the first search runs,
-        and the plan, the state EXECUTING and the dispatch are journaled in one transaction."""
+        (for the dispatch) is asked for while the first search runs, and the plan, the state
+        EXECUTING and the dispatch are journaled in one transaction (the journal skips SOLVING,
+        which lasts about a millisecond: a job that never reached the motors is closed at a
+        restart whatever its state)."""
         link, journal = self.ctx.link, self.ctx.journal
-        self.ctx.set_state(JobState.SOLVING)
+        self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
         started = time.perf_counter()
         fetched = asyncio.ensure_future(link.status())
-        solving = asyncio.ensure_future(self._journal_state(job, JobState.SOLVING))
         try:
             head_start = self.ctx.config.solver.head_start_s
-            solution = await asyncio.to_thread(self.first_solution, cube, head_start)
-            await solving
+            # one worker: a budget of a few milliseconds is spent searching, not handing over
+            solution = await asyncio.to_thread(self.first_solution, cube, head_start, threads=1)
         except BaseException:
-            for task in (fetched, solving):
-                task.cancel()
-            await asyncio.gather(fetched, solving, return_exceptions=True)
+            fetched.cancel()
+            await asyncio.gather(fetched, return_exceptions=True)
             raise
         program = self._plan(solution.moves)
         solve_s = time.perf_counter() - started
@@ -278,11 +350,13 @@ class Anytime:
             refiner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
-            before, lag, early = self._learnt
-            self._learnt = (
-                (before + run.overhead_s) / 2,
-                (lag + timeline.wake_lag_s) / 2,
-                (early + timeline.overstated_s) / 2,
+            self._learnt = tuple(  # the worst so far, forgotten slowly
+                max(DECAY * before, now)
+                for before, now in zip(
+                    self._learnt,
+                    (run.overhead_s, timeline.wake_lag_s, timeline.overstated_s),
+                    strict=True,
+                )
             )
             logger.info(
                 "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms "
@@ -309,59 +383,89 @@ class Anytime:
     # === searching while the motors turn ==========================================================
 
     async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
-        """Until every move is committed: search for a faster remainder while the committed
-        moves execute, then commit the next group of the plan as it stands. (First, with the
-        motors started, the journal gets the time the first solution took.)"""
+        """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
+        for faster remainders. Each search starts from the plan's state after ``target``
+        moves and ends when move ``target + 1`` is due; the first from the committed moves,
+        each next one from further ahead so that it may run about twice as long (a search
+        that restarts with the same short budget finds the same plan again)."""
         loop = asyncio.get_running_loop()
         journal = self.ctx.journal
+        committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
             await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
-            while run.uncommitted:
+            # the first search: from the state after the first group or two, for about as long
+            # as a quarter turn; the later ones from further ahead, each about twice as long
+            wanted, after = self.cost.quarter_turn_s, -1
+            while not committer.done():
                 run.timeline.observe(run.feed.last_group)
-                budget = run.timeline.deadline(run.committed) - loop.time() - run.overhead_s
-                if budget >= MIN_SEARCH_S:
-                    await self._improve(run, budget)
-                run.timeline.observe(run.feed.last_group)
-                due = run.timeline.deadline(run.committed)
-                if due > loop.time():
-                    await asyncio.sleep(due - loop.time())
-                    run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
-                if run.uncommitted:
-                    logger.debug(
-                        "job %s: commit after move %d: %.1f ms before the motors run dry",
-                        run.job.id,
-                        run.committed,
-                        1000 * (run.timeline.end(run.committed) - loop.time()),
-                    )
-                    run.commit(group_ends(run.plan, run.committed)[0])
-            if not run.feed.closed:  # a refinement found the cube solved after the moves sent
-                run.feed.commit([], last=True)
+                target = self._target(run, wanted, after, loop.time())
+                if target is None:
+                    break
+                budget = run.timeline.deadline(target) - loop.time() - run.overhead_s
+                if budget < MIN_SEARCH_S:
+                    await run.wait_commit()
+                    continue
+                await self._improve(run, budget, target)
+                wanted, after = GROWTH * budget, target
+            await committer
         except asyncio.CancelledError:
             raise
         except Exception:  # a bug must not stop the motors: the plan as it stands is valid
             logger.exception(
                 "job %s: anytime refinement failed; executing the plan as is", run.job.id
             )
-            if run.uncommitted:
-                run.commit(len(run.plan))
+            run.release_fence()
+            await committer
+        finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer
 
-    async def _improve(self, run: AnytimeRun, budget_s: float) -> None:
-        """One search from the cube after the committed moves; a faster remainder replaces the
-        uncommitted moves (journaled, then announced)."""
+    def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
+        """The first group end past ``after`` (the last search's start) and not before the
+        committed moves whose search may run ``wanted_s`` (the last one before the plan's end,
+        if none may); ``None``: nothing left to search."""
+        ends = [run.committed, *group_ends(run.plan, run.committed)]
+        ends = [e for e in ends if after < e < len(run.plan)]
+        if not ends:
+            return None
+        for end in ends:
+            if run.timeline.deadline(end) - now - run.overhead_s >= wanted_s:
+                return end
+        return ends[-1]
+
+    async def _improve(self, run: AnytimeRun, budget_s: float, target: int) -> None:
+        """One search from the plan's state after ``target`` moves; a faster remainder replaces
+        the moves after them (journaled, then announced). Nothing past ``target`` is committed
+        meanwhile, until the time the search was planned to end with its result journaled."""
         loop = asyncio.get_running_loop()
         began = loop.time()
-        cube = run.cube_after_committed()
-        kept = run.plan[: run.committed]
+        cube = run.cube_after(target)
         run.searches += 1
-        found = await asyncio.to_thread(self._search, cube, budget_s, len(kept))
+        run.fence, run.fence_until = target, began + budget_s + run.overhead_s
+        try:
+            found = await asyncio.to_thread(self._search, cube, budget_s, target)
+            await self._apply(run, target, found, budget_s, began)
+        finally:
+            run.release_fence()
+        run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
+
+    async def _apply(
+        self, run: AnytimeRun, target: int, found: Solution | None, budget_s: float, began: float
+    ) -> None:
+        """Take a search's result: a faster remainder from move ``target`` replaces the plan's,
+        unless moves past ``target`` were committed meanwhile."""
+        loop = asyncio.get_running_loop()
         searched = loop.time() - began
         logger.debug(
-            "job %s: searched %.1f ms of a %.1f ms budget",
+            "job %s: searched %.1f ms of a %.1f ms budget from move %d (%d committed)",
             run.job.id,
             1000 * searched,
             1000 * budget_s,
+            target,
+            run.committed,
         )
-        if found is None:
+        if found is None or run.committed > target:  # nothing, or too late to use it
             return
         try:
             candidate = self.planner.plan(found.moves)
@@ -370,13 +474,18 @@ class Anytime:
                 "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
             )
             return
-        current = self._remainder_s(run.plan[run.committed :])
+        current = self._remainder_s(run.plan[target:])
         better = candidate.estimate_s if candidate.moves else 0.0
-        if better >= current - 1e-9:
-            run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
-            return
-        await self._replace(run, candidate, current - better, searched)
-        run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
+        logger.debug(
+            "job %s: after move %d: remainder %.3f s, found %.3f s (%d moves)",
+            run.job.id,
+            target,
+            current,
+            better,
+            len(candidate.moves),
+        )
+        if better < current - 1e-9:
+            await self._replace(run, target, candidate, current - better, searched)
 
     def _search(self, cube: Cube, budget_s: float, kept_htm: int) -> Solution | None:
         """The robot-time search from ``cube`` for ``budget_s`` (in a worker thread)."""
@@ -404,14 +513,21 @@ class Anytime:
         return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
 
     async def _replace(
-        self, run: AnytimeRun, candidate: MotorProgram, saved_s: float, searched_s: float
+        self,
+        run: AnytimeRun,
+        target: int,
+        candidate: MotorProgram,
+        saved_s: float,
+        searched_s: float,
     ) -> None:
+        """The moves after ``target`` become ``candidate``: journaled while nothing past
+        ``target`` may be committed, then in the plan."""
         job = run.job
-        kept = run.plan[: run.committed]
-        plan = kept + list(candidate.moves)
+        plan = run.plan[:target] + list(candidate.moves)
         program = self._combined(plan, candidate)
-        keep = run.offset + run.committed
+        keep = run.offset + target
         journal = self.ctx.journal
+        run.fence_until = math.inf  # nothing past the fence until the journal has it
         await journal.call(
             journal.sync.record_refinement,
             job.id,

@@ -369,15 +369,17 @@ class Pipeline:
         await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, program.wire_moves(), offset)
 
-    def _solve(self, cube: Cube, budget_s: float | None = None) -> Solution:
+    def _solve(self, cube: Cube, budget_s: float | None = None, **extra: Any) -> Solution:
         """Run the configured engine (in a worker thread) for ``budget_s`` (default: the
-        profile's). A robot with a face missing asks for a solution that avoids it first
-        (longer, but far cheaper than replacing each turn: about 22 moves against 20 plus 12
-        per replaced turn); if the engine cannot, the planner replaces the turns."""
+        profile's), with the engine options ``extra``. A robot with a face missing asks for a
+        solution that avoids it first (longer, but far cheaper than replacing each turn: about
+        22 moves against 20 plus 12 per replaced turn); if the engine cannot, the planner
+        replaces the turns."""
         config = self.ctx.config
         cfg = config.solver
         budget = cfg.budget_s if budget_s is None else budget_s
         options: dict[str, Any] = {
+            **extra,
             "budget_s": budget,
             "max_length": cfg.max_length,
             "cost_model": config.cost_model,

@@ -24,7 +24,6 @@ from robot.journal import Journal
 from solver.api import solve
 from solver.cube.facelets import Cube
 from solver.cube.notation import OPPOSITE, parse
-from solver.errors import NoSolutionError
 from solver.solution import Solution
 from tests.robot.daemon_fakes import (
     FakeFirmware,
@@ -124,33 +123,6 @@ def test_anytime_starts_on_the_first_solution_and_replaces_only_unsent_moves(
     assert [m.fw_index for m in rows] == list(range(1, len(final) + 1))
     done = sink.of(EventName.DONE)[0]
     assert done["moves"] == len(final) and done["solved"] is True
-
-
-def test_a_refinement_that_finds_the_cube_solved_drops_the_rest_of_the_plan(
-    fast_tmp: Path,
-) -> None:
-    """The searches find nothing until the moves sent solve the cube; then the empty remainder
-    replaces the padding and the job ends without it."""
-    start = scrambled("R U F'")
-    fw = FakeFirmware(start, group_time_s=0.1)  # time for a search after every group
-
-    def late_solver(cube: Cube, engine: str, **options: Any) -> Solution:
-        if "timeout_s" in options and not cube.is_solved():
-            raise NoSolutionError("nothing within the budget (test)")
-        return padded_first(cube, engine, **options)
-
-    async def body() -> Rig:
-        async with running(
-            fast_tmp / "j.sqlite", firmware=fw, config=anytime_config(0.1), solver=late_solver
-        ) as rig:
-            await rig.job("solve", {"facelets": start.to_facelets("scheme")})
-            return rig
-
-    rig = run(body(), 60)
-    assert rig.state() is JobState.DONE and fw.cube.is_solved()
-    (refined,) = rig.sink.of(EventName.SOLUTION_REFINED)
-    first = rig.sink.of(EventName.SOLUTION)[0]
-    assert refined["htm"] == refined["kept"] == len(fw.executed) == first["htm"] - 12
 
 
 def _turns(program: list[str] | str) -> list[str]:
