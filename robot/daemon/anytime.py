@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware_protocol.errors import LinkError
 from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import (
     ErrorCode,
@@ -293,11 +294,14 @@ class Anytime:
             head_start = self.ctx.config.solver.head_start_s
             # one worker: a budget of a few milliseconds is spent searching, not handing over
             solution = await asyncio.to_thread(self.first_solution, cube, head_start, threads=1)
-        except BaseException:
-            fetched.cancel()
-            await asyncio.gather(fetched, return_exceptions=True)
-            raise
-        program = self._plan(solution.moves)
+            program = self._plan(solution.moves)
+            status = await fetched
+        except LinkError as exc:  # as the executor's first STATUS would
+            raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
+        finally:
+            if not fetched.done():
+                fetched.cancel()
+                await asyncio.gather(fetched, return_exceptions=True)
         solve_s = time.perf_counter() - started
         job.stage_times["solve"] = round(job.stage_times.get("solve", 0.0) + solve_s, 4)
         previous = await self._previous_moves(job, offset)
@@ -305,7 +309,6 @@ class Anytime:
         job.face_moves = previous + program.face_moves
         job.moves_total = offset + len(program.moves)
         job.moves_done = offset
-        status = await fetched
         dispatch = (status.boot_id, status.last_received + 1, offset) if program.moves else None
         writing = time.perf_counter()
         await journal.call(
