@@ -17,6 +17,7 @@
     └── LinkError                         the asyncio link (:mod:`firmware_protocol.link`)
         ├── LinkClosedError               we closed the link (``close()`` was called)
         ├── LinkBusyError                 ``execute()`` while another execution is running
+        ├── ExecutionEndedError           ``extend()`` with no execution running (it ended)
         ├── ResetNotAcknowledgedError     ``execute()`` after a firmware reset, before
         │                                 ``acknowledge_reset()``
         ├── PortError                     the outside failed (cause chained)
@@ -58,6 +59,7 @@ __all__ = [
     "CommandRejectedError",
     "CorruptFrame",
     "EmergencyStopError",
+    "ExecutionEndedError",
     "ExecutionError",
     "ExecutionLinkError",
     "FirmwareContradictionError",
@@ -170,6 +172,11 @@ class LinkClosedError(LinkError):
 
 class LinkBusyError(LinkError):
     """An execution is already in progress on this link."""
+
+
+class ExecutionEndedError(LinkError):
+    """``extend()`` found no execution running: the last one ended (every move executed and
+    confirmed, or it failed). Start a new execution with the moves instead."""
 
 
 class ResetNotAcknowledgedError(LinkError):

@@ -10,8 +10,8 @@ A profile describes one robot (every key is in the README's "The robot daemon" s
                max_depth (layers its gripper can hold, for big cubes)
     [[cameras]] name, source, width/height, view ("face" | "corner"), faces, calibration
     [colours]  scheme, calibration_file
-    [solver]   engine ("auto": the engine for the cube size), budget_s, max_length;
-               [solver.cost] the robot-time cost model
+    [solver]   engine ("auto": the engine for the cube size), budget_s, max_length, anytime,
+               head_start_s; [solver.cost] the robot-time cost model
     [mqtt]     host ("" = embedded broker), port, base_topic, credentials;
                [mqtt.tls], [mqtt.discovery]
     [journal]  path
@@ -299,6 +299,11 @@ class SolverConfig(_Section):
     budget_s: Annotated[float, Field(ge=0)] = 1.0
     max_length: Annotated[int, Field(gt=0)] | None = None
     cost: CostConfig = CostConfig()
+    #: anytime solving: the motors start on the first solution and the search goes on while
+    #: they turn, replacing the moves not yet sent by faster ones (``budget_s`` is then unused)
+    anytime: bool = False
+    #: anytime: how long the search runs before the first move (0: the first solution found)
+    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.003
 
     @field_validator("engine")
     @classmethod
@@ -510,6 +515,20 @@ class RobotConfig(_Section):
                     f"@cameras: no camera sees face(s) {' '.join(missing)}; the robot cannot move "
                     "its centres, so the cameras together must see all six faces"
                 )
+        if self.solver.anytime and (
+            self.solver.engine not in ("twophase", AUTO) or self.robot.cube_size != 3
+        ):
+            raise ValueError(
+                f'@solver.anytime: anytime solving needs engine = "twophase" on a 3x3 cube (this '
+                f"profile: engine {self.solver.engine!r}, cube_size {self.robot.cube_size}); set "
+                "anytime = false or use the two-phase engine"
+            )
+        if self.solver.anytime and self.robot.kind != "six-face":
+            raise ValueError(
+                f"@solver.anytime: anytime solving streams face turns to face motors; a "
+                f"{self.robot.kind} robot plans its actions from the whole solution (set "
+                "anytime = false)"
+            )
         simulated = self.serial.url == "sim"
         if simulated and self.simulation is None:
             raise ValueError(

@@ -5,6 +5,8 @@ The physical cube's state is the data that must never be lost. The journal recor
 * a job row when a job starts (kind, command id, cube size);
 * the scanned (or given) state as a facelet string;
 * the solution and the motor program (each planned move, its firmware index still unknown);
+  with anytime solving the plan as it stands: the moves sent to the firmware never change, the
+  ones after them are replaced by each refinement (:meth:`Journal.record_refinement`);
 * every move as the firmware reports it executed (``moves.executed_at`` set, and the job's
   ``executed`` counter and ``physical`` facelets updated in the same transaction);
 * the end: state DONE / ERROR / ABORTED, error code and message, per-stage times.
@@ -298,12 +300,29 @@ class Journal:
         solution_detail: Mapping[str, Any],
         program: str,
         moves: Sequence[tuple[str, int, int, bool] | tuple[str, int, int, bool, int]],
+        *,
+        state: JobState | None = None,
+        dispatch: tuple[int, int, int] | None = None,
     ) -> None:
         """Store the solution and the motor program: ``moves`` are (face, turns, motor,
-        simultaneous_with_next[, depth]) in execution order (no depth: the outer layer)."""
+        simultaneous_with_next[, depth]) in execution order (no depth: the outer layer). In the
+        same transaction (one write less before the motors start): the job's new ``state`` and
+        the ``dispatch`` of its moves (``boot_id, first_index, offset`` as
+        :meth:`record_dispatch`), when given."""
         now = time.time()
 
         def run(db: sqlite3.Connection) -> None:
+            if state is not None:
+                db.execute(
+                    "UPDATE jobs SET state = ?, updated_at = ? WHERE id = ?",
+                    (JobState(state).value, now, job_id),
+                )
+            if dispatch is not None:
+                db.execute(
+                    "UPDATE jobs SET boot_id = ?, first_index = ?, dispatch_offset = ? "
+                    "WHERE id = ?",
+                    (*dispatch, job_id),
+                )
             db.execute("DELETE FROM moves WHERE job_id = ? AND executed_at IS NULL", (job_id,))
             done = int(
                 db.execute("SELECT COUNT(*) FROM moves WHERE job_id = ?", (job_id,)).fetchone()[0]
@@ -324,6 +343,53 @@ class Journal:
                     json.dumps(dict(solution_detail)),
                     program,
                     done + len(moves),
+                    now,
+                    job_id,
+                ),
+            )
+
+        self._tx(run)
+
+    def record_refinement(
+        self,
+        job_id: str,
+        keep: int,
+        solution: str,
+        solution_detail: Mapping[str, Any],
+        program: str,
+        moves: Sequence[tuple[str, int, int, bool]],
+    ) -> None:
+        """Anytime solving: the job's first ``keep`` planned moves stay (they were sent to the
+        firmware); the planned moves after them are replaced by ``moves`` (as in
+        :meth:`record_plan`). Refuses (:class:`JournalError`) to replace a move executed."""
+        now = time.time()
+
+        def run(db: sqlite3.Connection) -> None:
+            executed = int(
+                db.execute("SELECT executed FROM jobs WHERE id = ?", (job_id,)).fetchone()[0]
+            )
+            if executed > keep:
+                raise JournalError(
+                    f"job {job_id}: a refinement keeping {keep} moves would replace executed "
+                    f"moves ({executed} executed)"
+                )
+            db.execute("DELETE FROM moves WHERE job_id = ? AND idx >= ?", (job_id, keep))
+            db.executemany(
+                "INSERT INTO moves (job_id, idx, face, turns, motor, simultaneous) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (job_id, keep + k, face, turns, motor, int(sim))
+                    for k, (face, turns, motor, sim) in enumerate(moves)
+                ],
+            )
+            db.execute(
+                "UPDATE jobs SET solution = ?, solution_detail = ?, program = ?, "
+                "total_moves = ?, updated_at = ? WHERE id = ?",
+                (
+                    solution,
+                    json.dumps(dict(solution_detail)),
+                    program,
+                    keep + len(moves),
                     now,
                     job_id,
                 ),

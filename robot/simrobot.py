@@ -17,14 +17,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from firmware_protocol.sim import FirmwareConfig, PtyEndpoint, SimulatedFirmware, parse_fault_spec
+from firmware_protocol.sim import (
+    FirmwareConfig,
+    MotorProfile,
+    PtyEndpoint,
+    SimulatedFirmware,
+    parse_fault_spec,
+)
 from robot.config import RobotConfig
 from robot.errors import ConfigError
 from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
 
-__all__ = ["EmulatedRobot", "SimulatedRobot", "grip_depth"]
+__all__ = ["EmulatedRobot", "SimulatedRobot", "face_motor_profiles", "grip_depth"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +45,26 @@ def grip_depth(config: RobotConfig) -> int:
     return max(1, min(max(depths, default=1), n - 1))
 
 
+def face_motor_profiles(config: RobotConfig) -> tuple[MotorProfile, ...]:
+    """The six simulated motors' timing by wire motor number, from the profile's
+    ``[motors.<FACE>]`` tables (a motor no face uses keeps the defaults)."""
+    profiles = [MotorProfile()] * 6
+    for face in config.motors.faces:
+        motor = config.motors.motor_of(face)
+        assert motor is not None
+        profiles[motor.motor] = MotorProfile(motor.max_speed_dps, motor.accel_dps2, motor.settle_s)
+    return tuple(profiles)
+
+
 class SimulatedRobot:
     """The simulated firmware on a real pty, turning a :class:`SolverCube`.
 
-    ``start()`` returns the pty path the daemon's firmware link opens. The motor speed, queue
-    depth and fault injection come from the profile's ``[simulation]`` section; the layers its
-    grippers may hold from the profile's motors (:func:`grip_depth`).
+    ``start()`` returns the pty path the daemon's firmware link opens. Each motor turns with its
+    ``[motors.<FACE>]`` speed, acceleration and settle time (:func:`face_motor_profiles`; a
+    mechanism kind's parts at the pace of its actions), so the wall time of a job is the
+    profile's; ``[simulation]`` scales it (``speed_factor``) and sets the queue depth and fault
+    injection; the layers its grippers may hold come from the profile's motors
+    (:func:`grip_depth`).
     """
 
     def __init__(
@@ -71,7 +91,11 @@ class SimulatedRobot:
             if table is None
             else MechanismCube(initial, table, facelets_by="scheme")
         )
-        fw_config = FirmwareConfig(queue_depth=sim.queue_depth, max_depth=grip_depth(config))
+        fw_config = FirmwareConfig(
+            motors=face_motor_profiles(config),
+            queue_depth=sim.queue_depth,
+            max_depth=grip_depth(config),
+        )
         if table is not None:  # the parts move at the pace of the profile's actions
             fw_config = replace(fw_config, motors=motor_profiles(table))
         if sim.speed_factor != 1.0:

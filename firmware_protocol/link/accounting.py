@@ -95,6 +95,15 @@ class ExecutionState:
     def done(self) -> bool:
         return self.finished_at is not None
 
+    def extend(self, moves: Sequence[Move]) -> None:
+        """Append ``moves`` (whole groups) to the running execution: they get the firmware
+        indices after the last move, and an execution that had every move reported (and was
+        waiting for the STATUS that confirms it) is no longer complete."""
+        self.moves += tuple(moves)
+        self.groups = groups(self.moves)
+        self._group_starts = [lo for lo, _ in self.groups]
+        self.confirm_after_seq = None
+
     @property
     def all_reported(self) -> bool:
         """Every move has been reported executed (the execution may await confirmation)."""

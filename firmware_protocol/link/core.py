@@ -201,6 +201,23 @@ class LinkCore:
             self._pump(now)
         return execution, self._drain()
 
+    def extend(self, moves: Sequence[Move], now: float) -> list[Action]:
+        """Append ``moves`` to the running execution, so the firmware's queue never runs dry
+        between them and the moves already sent (anytime solving commits moves while the motors
+        turn). Their events follow the others'. Raises :class:`ExecutionEndedError` (no
+        execution running) or :class:`InvalidMoveError` (nothing sent)."""
+        motor_count = self.info.motor_count if self.info else len(Face)
+        execution = self.executions.extend(moves, motor_count)
+        if moves:
+            logger.debug(
+                "%s: execution extended by %d moves (%d in all)",
+                self.port,
+                len(moves),
+                len(execution.moves),
+            )
+            self._pump(now)
+        return self._drain()
+
     def acknowledge_reset(self) -> None:
         """Allow executions again after a firmware reset interrupted one."""
         self.executions.acknowledge_reset()
@@ -496,7 +513,11 @@ class LinkCore:
     def _on_ack(self, ack: Ack, now: float) -> None:
         if not self.session_open:
             return
-        self._acknowledged([out.op for out in self.window.acknowledge(ack.seq)])
+        acknowledged = self.window.acknowledge(ack.seq)
+        for out in acknowledged:
+            if out.retries == 0:
+                self.stats.note_rtt(now - out.sent_at)
+        self._acknowledged([out.op for out in acknowledged])
         self.fw.last_received = max(self.fw.last_received, ack.last_received)
         self.fw.note_started(ack.last_received - (self.fw.queue_depth - ack.queue_free))
         self._pump(now)

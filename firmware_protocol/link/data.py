@@ -173,3 +173,16 @@ class LinkStats:
     protocol_errors: int = 0
     #: counters that went backwards within a boot (late or replayed reports): ignored
     stale_reports: int = 0
+    #: smoothed round trip of a sequenced frame to its ACK (seconds; ``None`` before the first
+    #: ACK of a frame sent once) and its mean deviation, as TCP keeps them (RFC 6298; frames
+    #: that were retransmitted are not sampled)
+    ack_rtt_s: float | None = None
+    ack_rtt_var_s: float = 0.0
+
+    def note_rtt(self, sample_s: float) -> None:
+        """Take one round-trip sample into :attr:`ack_rtt_s` and :attr:`ack_rtt_var_s`."""
+        if self.ack_rtt_s is None:
+            self.ack_rtt_s, self.ack_rtt_var_s = sample_s, sample_s / 2
+            return
+        self.ack_rtt_var_s = 0.75 * self.ack_rtt_var_s + 0.25 * abs(self.ack_rtt_s - sample_s)
+        self.ack_rtt_s = 0.875 * self.ack_rtt_s + 0.125 * sample_s

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 
 from firmware_protocol.errors import (
+    ExecutionEndedError,
     ExecutionError,
     ExecutionLinkError,
     LinkBusyError,
@@ -66,6 +67,19 @@ class ExecutionTracker:
         self.current = execution
         if not moves:
             self._finish(execution, None, now)
+        return execution
+
+    def extend(self, moves: Sequence[Move], motor_count: int) -> ExecutionState:
+        """Append ``moves`` to the running execution (raises, sending nothing, if none runs)."""
+        execution = self.current
+        if execution is None or execution.done:
+            raise ExecutionEndedError(
+                f"{self.port}: no execution is running to extend (the last one ended); start a "
+                "new execution with these moves",
+                self.port,
+            )
+        validate_moves(moves, motor_count)
+        execution.extend(moves)
         return execution
 
     def acknowledge_reset(self) -> None:

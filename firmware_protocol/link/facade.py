@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import serial
 
-from firmware_protocol.codec import Frame
+from firmware_protocol.codec import BITS_PER_BYTE, Frame
 from firmware_protocol.errors import (
     CorruptFrame,
     LinkBusyError,
@@ -73,6 +73,9 @@ _COMMAND_TIMEOUT_FACTOR = 5
 #: The shortest sleep of the ticker (seconds), so an overdue deadline never spins the loop.
 _MIN_TICK_S = 0.001
 
+#: A MOVES frame of a full batch on the wire: header, CRC, COBS and delimiter, 8 moves.
+_FULL_MOVES_FRAME_BYTES = 64
+
 _Pending = asyncio.Future[Status | None]
 
 
@@ -131,6 +134,16 @@ class FirmwareLink:
         return self._core.executions.reset_pending is not None
 
     @property
+    def latency_s(self) -> float:
+        """How long moves handed to :meth:`extend` may take to reach the firmware's queue, at
+        most: the smoothed ACK round trip plus four mean deviations (TCP's bound, RFC 6298),
+        and before any round trip was measured, twice a full MOVES frame's time on the wire."""
+        rtt = self.stats.ack_rtt_s
+        if rtt is None:
+            return 2 * _FULL_MOVES_FRAME_BYTES * BITS_PER_BYTE / self.config.baudrate
+        return rtt + 4 * self.stats.ack_rtt_var_s
+
+    @property
     def execution(self) -> Execution | None:
         """The execution in progress (or the last one)."""
         return self._execution
@@ -170,6 +183,17 @@ class FirmwareLink:
         self._execution = Execution(state)
         self._apply(actions)
         return self._execution
+
+    def extend(self, moves: Sequence[Move]) -> None:
+        """Append ``moves`` to the running execution (its iterator yields their events after
+        the others'): the firmware's queue gets them as soon as it has room, with no pause
+        between the moves already sent and these.
+
+        Raises at once: :class:`ExecutionEndedError` (no execution running: start a new one),
+        :class:`InvalidMoveError`, :class:`LinkClosedError`, or the link's failure.
+        """
+        self._check_usable()
+        self._apply(self._core.extend(moves, self._now()))
 
     def acknowledge_reset(self) -> None:
         """Allow executions again after a :class:`FirmwareResetError` (the owner has reconciled

@@ -95,17 +95,19 @@ def _config_check(args: argparse.Namespace) -> int:
         )
     cm = config.cost_model
     table = robot.mechanism_table
+    search = (
+        f"anytime (head start {config.solver.head_start_s} s, then searching while the motors turn)"
+        if config.solver.anytime
+        else f"budget {config.solver.budget_s} s"
+    )
     if table is not None:
         how = "co-optimised with" if table.cooptimise else "then planned by"
-        print(
-            f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; {how} the "
-            f"{robot.kind}'s planner"
-        )
+        print(f"  solver     {config.solver.engine}, {search}; {how} the {robot.kind}'s planner")
     else:
         print(
-            f"  solver     {config.solver.engine}, budget {config.solver.budget_s} s; cost: "
-            f"quarter {cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, "
-            f"settle {cm.settle_s} s"
+            f"  solver     {config.solver.engine}, {search}; cost: quarter "
+            f"{cm.quarter_turn_s} s, half {cm.half_turn_s} s, pair +{cm.pair_extra_s} s, settle "
+            f"{cm.settle_s} s"
         )
     mq = config.mqtt
     where = (

@@ -42,6 +42,7 @@ __all__ = [
     "ScanCompletePayload",
     "ScanInvalidDetail",
     "SolutionPayload",
+    "SolutionRefinedPayload",
     "StatusPayload",
     "VerifyPayload",
     "VisionChecks",
@@ -261,6 +262,25 @@ class SolutionPayload(TypedDict):
     qtm: int
     robot_time_s: float | None
     program: dict[str, Any]
+    #: anytime solving: the motors start on this plan and refinements may replace its moves
+    #: not yet sent (``solution_refined``)
+    anytime: NotRequired[bool]
+
+
+class SolutionRefinedPayload(TypedDict):
+    """A ``solution_refined`` event (anytime solving): a search from the cube as it will be
+    after the moves already sent found a faster remainder; the plan as it stands now."""
+
+    job_id: str
+    refinement: int  # 1-based within the job
+    #: job moves kept (executed, or sent to the firmware): the plan's first ``kept`` moves
+    kept: int
+    moves: str  # the whole plan, physical face turns in solver notation
+    htm: int
+    robot_time_s: float  # the cost model's estimate of the whole plan
+    saved_s: float  # how much sooner the remainder ends than the one it replaces
+    search_ms: float  # the search's wall time (while the motors turned)
+    program: dict[str, Any]
 
 
 class MoveExecutedPayload(TypedDict):
@@ -375,6 +395,7 @@ class EventName(StrEnum):
     RECOVERED = "recovered"
     RESCAN = "rescan"
     VERIFY = "verify"
+    SOLUTION_REFINED = "solution_refined"
 
     @property
     def description(self) -> str:
@@ -392,6 +413,10 @@ _EVENT_DESCRIPTIONS: Final[dict[EventName, tuple[str, type[Any]]]] = {
         ScanCompletePayload,
     ),
     EventName.SOLUTION: ("a solution was found and planned as motor moves", SolutionPayload),
+    EventName.SOLUTION_REFINED: (
+        "anytime solving found a faster remainder for the moves not yet sent",
+        SolutionRefinedPayload,
+    ),
     EventName.MOVE_EXECUTED: ("the firmware reported a move executed", MoveExecutedPayload),
     EventName.DONE: ("the job finished (solved, or scanned)", DonePayload),
     EventName.ERROR: ("a job failed, or the firmware cannot be reached", ErrorPayload),

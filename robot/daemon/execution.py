@@ -1,33 +1,82 @@
 """Executing a job's motor moves on the firmware: every move journaled as the firmware reports
 it executed, firmware resets recovered (reconcile from the link's exact report, home, continue
 with the moves that did not execute; at most :attr:`Executor.max_resets` per job), and every
-other failure mapped to its error code."""
+other failure mapped to its error code.
+
+The moves come in a :class:`MoveFeed`: all of them at once (a fixed plan), or a few at a time
+while the motors turn (anytime solving, :mod:`robot.daemon.anytime`), each commit appended to
+the running execution (:meth:`FirmwareLink.extend`) so that the firmware's queue never runs dry
+between them.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from firmware_protocol.errors import (
     EmergencyStopError,
+    ExecutionEndedError,
     ExecutionError,
     ExecutionLinkError,
     FirmwareContradictionError,
     FirmwareResetError,
+    FirmwareStoppedError,
     LinkError,
     MotorFaultError,
 )
 from firmware_protocol.link import MoveExecuted
+from firmware_protocol.messages import ErrorCode as FirmwareError
+from firmware_protocol.messages import Status
 from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, EventName, FirmwareResetPayload
 from robot.daemon.ports import FirmwarePort
 from robot.errors import JobError
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "MoveFeed"]
 
 logger = logging.getLogger(__name__)
+
+
+class MoveFeed:
+    """The motor moves of a job, as the executor sends them: all at once (``closed``), or
+    committed a few at a time while the motors turn (:meth:`commit`; the last commit closes
+    the feed). Committed moves are final: they go to the firmware as they are."""
+
+    def __init__(self, moves: Sequence[WireMove] = (), *, closed: bool = True) -> None:
+        self.moves: list[WireMove] = list(moves)
+        self.closed = closed
+        #: times the firmware ran out of committed moves before the feed closed (the motors
+        #: stopped for the host)
+        self.gaps = 0
+        #: the link time of the last executed group's report, and how many moves of the feed
+        #: had executed then (``None`` before the first)
+        self.last_group: tuple[float, int] | None = None
+        self._more = asyncio.Event()
+        self._extend: Callable[[Sequence[WireMove]], None] | None = None
+
+    def commit(self, moves: Sequence[WireMove], *, last: bool = False) -> None:
+        """Append ``moves`` (whole groups) to what the firmware executes; ``last``: no more
+        will come. They join the running execution at once when there is one."""
+        self.moves.extend(moves)
+        self.closed = self.closed or last
+        if moves and self._extend is not None:
+            try:
+                self._extend(moves)
+            except ExecutionEndedError:  # it just ended: the executor sends them anew
+                self._extend = None
+            except LinkError as exc:  # the link failed: the executor hears it from the execution
+                logger.debug("extending the execution: %s", exc)
+                self._extend = None
+        self._more.set()
+
+    async def wait(self) -> None:
+        """Until the next commit."""
+        await self._more.wait()
+        self._more.clear()
 
 
 class Executor:
@@ -35,45 +84,83 @@ class Executor:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self._dispatched: Status | None = None
 
-    async def execute(self, job: Job, moves: Sequence[WireMove], offset: int) -> None:
-        """Execute ``moves`` (job moves ``offset`` on), journaling each as it executes; recover
-        from firmware resets. Raises :class:`JobError` when the job cannot go on."""
+    async def execute(
+        self,
+        job: Job,
+        moves: Sequence[WireMove] | MoveFeed,
+        offset: int,
+        dispatched: Status | None = None,
+    ) -> None:
+        """Execute ``moves`` (job moves ``offset`` on; a :class:`MoveFeed` until it closes),
+        journaling each as it executes; recover from firmware resets. ``dispatched``: the
+        firmware's STATUS with which the caller journaled the first dispatch already. Raises
+        :class:`JobError` when the job cannot go on."""
+        feed = moves if isinstance(moves, MoveFeed) else MoveFeed(moves)
+        self._dispatched = dispatched
         started = time.perf_counter()
         resets = 0
-        position = 0  # moves of ``moves`` executed so far
+        position = 0  # moves of the feed executed so far
         try:
-            while position < len(moves):
-                executed, reset = await self._dispatch(job, moves[position:], offset + position)
+            while True:
+                if position >= len(feed.moves):
+                    if feed.closed:
+                        break
+                    await feed.wait()
+                    continue
+                executed, reset = await self._dispatch(job, feed, position, offset + position)
                 position += executed
                 if reset is not None:
                     resets += 1
                     await self._after_reset(job, reset, resets)
+                elif not feed.closed or position < len(feed.moves):
+                    feed.gaps += 1
+                    logger.warning(
+                        "job %s: the firmware ran out of moves after %d (the next ones were "
+                        "committed late)",
+                        job.id,
+                        offset + position,
+                    )
         except LinkError as exc:  # refused before anything moved (stopped, busy, closed)
             raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
         finally:
             await self.ctx.record_stage_time(job, "execute", started)
 
     async def _dispatch(
-        self, job: Job, batch: Sequence[WireMove], base_offset: int
+        self, job: Job, feed: MoveFeed, start: int, base_offset: int
     ) -> tuple[int, FirmwareResetError | None]:
-        """Send ``batch`` (job moves ``base_offset`` on) and journal what executes; return how
-        many did, and the firmware reset that ended the batch early (if one did)."""
+        """Send the feed's moves from ``start`` on (job moves ``base_offset`` on), and those
+        committed while they execute, and journal what executes; return how many did, and the
+        firmware reset that ended the batch early (if one did)."""
         link, journal = self.ctx.link, self.ctx.journal
-        status = await link.status()
-        await journal.call(
-            journal.sync.record_dispatch,
-            job.id,
-            status.boot_id,
-            status.last_received + 1,
-            base_offset,
-        )
-        execution = link.execute(batch)
+        status, self._dispatched = self._dispatched, None
+        if status is None:
+            status = await link.status()
+            await journal.call(
+                journal.sync.record_dispatch,
+                job.id,
+                status.boot_id,
+                status.last_received + 1,
+                base_offset,
+            )
+        try:
+            execution = link.execute(feed.moves[start:])
+        except FirmwareStoppedError as exc:
+            stopped = job.abort_requested or status.error is FirmwareError.ESTOP
+            if start == 0 or not stopped:
+                raise
+            # the motors stopped between two executions of a growing feed: a stop as any other
+            raise self._job_error(job, EmergencyStopError(str(exc), exc.port, exc.report)) from exc
+        if not feed.closed:
+            feed._extend = link.extend
         recorded = 0
         try:
             async for event in execution:
                 await self._executed(job, event, base_offset, recorded)
                 recorded += 1
+                if not event.move.simultaneous_with_next:
+                    feed.last_group = (event.at, start + recorded)
         except ExecutionError as exc:
             for event in exc.report.executed[recorded:]:
                 await self._executed(job, event, base_offset, recorded)
@@ -83,6 +170,8 @@ class Executor:
             if isinstance(exc, FirmwareContradictionError):
                 await self._stop_untrusted(link)
             raise self._job_error(job, exc) from exc
+        finally:
+            feed._extend = None
         return recorded, None
 
     async def _stop_untrusted(self, link: FirmwarePort) -> None:

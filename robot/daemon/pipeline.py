@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.moves import Move as WireMove
+from robot.daemon.anytime import Anytime
 from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import (
     ABORT_CODES,
@@ -71,12 +72,15 @@ class Pipeline:
         self.executor = Executor(ctx)
         #: a turntable or two-gripper robot's solve, plan and resume (None: six face motors)
         self.mechanism = mechanism_for(ctx, solver, self.executor)
+        self.anytime: Anytime | None = None
         self.scheme = SCHEMES[ctx.config.colours.scheme]
         self.planner = Planner(ctx.config.motors, ctx.config.cost_model, ctx.n)
         self.rescanner = Rescanner(ctx, self.executor, self.planner, self._read_once)
         self.verifier = Verifier(
             ctx, self.rescanner, self._read_once, self._solve_and_execute, self.scheme
         )
+        if ctx.config.solver.anytime:
+            self.anytime = Anytime(ctx, self.executor, self.planner, solver, self._solve)
         #: the reads of the job's first state (for the check after execution) and the job
         #: move they were taken after
         self.evidence: Evidence | None = None
@@ -334,6 +338,9 @@ class Pipeline:
         if self.mechanism is not None:
             await self.mechanism.solve_and_execute(job, cube, offset)
             return
+        if self.anytime is not None:  # the motors start on the first solution
+            await self.anytime.run(job, cube, offset)
+            return
         self.ctx.set_state(JobState.SOLVING)
         await self._journal_state(job, JobState.SOLVING)
         started = time.perf_counter()
@@ -379,10 +386,11 @@ class Pipeline:
         await self._journal_state(job, JobState.EXECUTING)
         await self.executor.execute(job, program.wire_moves(), offset)
 
-    def _solve(self, cube: Cube) -> Solution:
-        """Run the configured engine (in a worker thread). A robot with a face missing asks for
-        a solution that avoids it first (longer, but far cheaper than replacing each turn:
-        about 22 moves against 20 plus 12 per replaced turn); if the engine cannot, the planner
+    def _solve(self, cube: Cube, budget_s: float | None = None, **extra: Any) -> Solution:
+        """Run the configured engine (in a worker thread) for ``budget_s`` (default: the
+        profile's), with the engine options ``extra``. A robot with a face missing asks for a
+        solution that avoids it first (longer, but far cheaper than replacing each turn: about
+        22 moves against 20 plus 12 per replaced turn); if the engine cannot, the planner
         replaces the turns."""
         config = self.ctx.config
         cfg = config.solver
@@ -390,8 +398,10 @@ class Pipeline:
             engine = engine_for_size(cube.n, cfg.engine)
         except CubeError as exc:
             raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
+        budget = cfg.budget_s if budget_s is None else budget_s
         options: dict[str, Any] = {
-            "budget_s": cfg.budget_s,
+            **extra,
+            "budget_s": budget,
             "max_length": cfg.max_length,
             "cost_model": config.cost_model,
         }
@@ -402,7 +412,7 @@ class Pipeline:
                 "max_length": cfg.max_length or 26,
             }
             if engine == "twophase":
-                restricted["timeout_s"] = max(2.0, 4 * cfg.budget_s)
+                restricted["timeout_s"] = max(2.0, 4 * budget)
             try:
                 return self.solver(cube, engine, **restricted)
             except CubeError as exc:

@@ -29,13 +29,17 @@ class FirmwarePort(Protocol):
     ``execute`` yields one :class:`MoveExecuted` per move, in order, and ends normally when
     every move executed; otherwise it raises an
     :class:`~firmware_protocol.errors.ExecutionError` whose ``report`` is exact. It raises a
-    :class:`~firmware_protocol.errors.LinkError` at once when it refuses to start.
+    :class:`~firmware_protocol.errors.LinkError` at once when it refuses to start. ``extend``
+    appends moves to the running execution
+    (:class:`~firmware_protocol.errors.ExecutionEndedError` when it has ended); ``latency_s``
+    bounds how long they take to reach the firmware.
     """
 
     info: FirmwareInfo | None
 
     async def connect(self) -> FirmwareInfo: ...
     def execute(self, moves: Sequence[WireMove]) -> AsyncIterator[MoveExecuted]: ...
+    def extend(self, moves: Sequence[WireMove]) -> None: ...
     def acknowledge_reset(self) -> None: ...
     async def status(self) -> Status: ...
     async def estop(self) -> Status: ...
@@ -45,6 +49,9 @@ class FirmwarePort(Protocol):
 
     @property
     def connected(self) -> bool: ...
+
+    @property
+    def latency_s(self) -> float: ...
 
 
 class Cameras(Protocol):

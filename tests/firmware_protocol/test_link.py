@@ -14,6 +14,7 @@ import pytest
 
 from firmware_protocol import (
     EmergencyStopError,
+    ExecutionEndedError,
     ExecutionLinkError,
     FaultSpec,
     FirmwareConfig,
@@ -28,6 +29,7 @@ from firmware_protocol import (
     LinkTimeoutError,
     MotorFaultError,
     Move,
+    MoveExecuted,
     PortLostError,
     PortOpenError,
     ProtocolVersionError,
@@ -38,6 +40,7 @@ from firmware_protocol import (
     parse_moves,
 )
 from firmware_protocol.messages import Ident, StatusFlags
+from firmware_protocol.sim import MoveRecord
 from firmware_protocol.sim.harness import check_execution, random_moves, simulated_link
 
 from .helpers import RecordingCube, run
@@ -453,3 +456,30 @@ def test_link_never_blocks_the_loop() -> None:
         return worst
 
     assert run(scenario()) < 0.25  # a blocking open or sleep would stall it for longer
+
+
+def test_moves_appended_while_executing_run_without_a_pause() -> None:
+    """extend(): moves committed while the motors turn join the queue; the firmware's record
+    shows each group starting the moment the one before it stopped."""
+    config = FirmwareConfig(boot_time_s=0.01).with_speed(4)  # ~25 ms a quarter turn
+
+    async def scenario() -> tuple[list[MoveExecuted], list[MoveRecord], float]:
+        async with simulated_link(config=config) as (firmware, _, link):
+            execution = link.execute(parse_moves("R U"))
+            events: list[MoveExecuted] = []
+            async for event in execution:
+                events.append(event)
+                if len(events) == 1:  # U is turning: append while it does
+                    link.extend(parse_moves("F2 D+U' L"))
+            with pytest.raises(ExecutionEndedError):
+                link.extend(parse_moves("B"))
+            return events, list(firmware.records), link.latency_s
+
+    events, records, latency = run(scenario())
+    assert [str(e.move) for e in events] == ["R", "U", "F2", "D+", "U'", "L"]
+    assert [e.index for e in events] == list(range(1, 7))
+    starts = sorted({r.started_at for r in records if r.started_at is not None})
+    stops = sorted({r.finished_at for r in records if r.finished_at is not None})
+    assert len(starts) == len(stops) == 5  # R, U, F2, D+U', L
+    assert all(abs(b - a) < 1e-9 for a, b in zip(stops, starts[1:], strict=False))
+    assert 0 < latency < 0.5

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from firmware_protocol.errors import (
     EmergencyStopError,
+    ExecutionEndedError,
     ExecutionError,
     ExecutionLinkError,
     FirmwareContradictionError,
@@ -106,6 +107,8 @@ class FakeFirmware:
     pause_after: int | None = None
     #: the USB cable is out: links report not connected and every call fails (PortLostError)
     unplugged: bool = False
+    #: how long each move group takes on the motors (0: at once)
+    group_time_s: float = 0.0
     executed: list[WireMove] = field(default_factory=list)
     homes: int = 0
     reset_pending: bool = False
@@ -169,10 +172,15 @@ class FakeLink:
         self.info: FirmwareInfo | None = None
         self._connected = False
         self._closed = False
+        self._running: list[WireMove] | None = None  # the moves of the running execution
 
     @property
     def connected(self) -> bool:
         return self._connected and not self.fw.unplugged
+
+    @property
+    def latency_s(self) -> float:
+        return 0.002
 
     async def connect(self) -> FirmwareInfo:
         fw = self.fw
@@ -245,14 +253,24 @@ class FakeLink:
             raise fw.refuse
         fw.last_received += len(moves)
         fw.queued = list(moves)
-        return self._run(tuple(moves), base)
+        self._running = list(moves)
+        return self._run(self._running, base)
 
-    async def _run(self, moves: tuple[WireMove, ...], base: int) -> AsyncIterator[MoveExecuted]:
+    def extend(self, moves: Sequence[WireMove]) -> None:
+        self._check()
+        if self._running is None:
+            raise ExecutionEndedError(f"{PORT}: no execution is running to extend", PORT)
+        self.fw.last_received += len(moves)
+        self.fw.queued += list(moves)
+        self._running.extend(moves)
+
+    async def _run(self, running: list[WireMove], base: int) -> AsyncIterator[MoveExecuted]:
         fw = self.fw
         done: list[MoveExecuted] = []
         fw.running = True
         try:
-            for position, move in enumerate(moves):
+            for position, move in enumerate(running):  # grows with extend()
+                moves = tuple(running)
                 if position == 0 or not moves[position - 1].simultaneous_with_next:
                     await self._gate(moves, base, done, position)
                 fault = fw.take_fault()
@@ -267,6 +285,7 @@ class FakeLink:
                 done.append(event)
                 yield event
         finally:
+            self._running = None
             fw.running = False
             fw.paused.clear()
 
@@ -275,7 +294,7 @@ class FakeLink:
     ) -> None:
         """A group boundary: let the loop run, wait while paused or held, stop if stopped."""
         fw = self.fw
-        await asyncio.sleep(0)
+        await asyncio.sleep(fw.group_time_s)
         paused = fw.pause_after is not None and len(fw.executed) >= fw.pause_after
         if paused:
             fw.pause_after = None  # once

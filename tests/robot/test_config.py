@@ -137,6 +137,23 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             "exclude each other",
             id="max-depth-and-depth-layers",
         ),
+        pytest.param(
+            "[solver]\nengine = 'lbl'\nanytime = true\n",
+            "solver",
+            "anytime",
+            'needs engine = "twophase"',
+            id="anytime-needs-twophase",
+        ),
+        pytest.param(
+            "[robot]\ncube_size = 4\n[solver]\nanytime = true\n",
+            "solver",
+            "anytime",
+            "on a 3x3 cube",
+            id="anytime-needs-3x3",
+        ),
+        pytest.param(
+            "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
+        ),
     ],
 )
 def test_errors_name_section_and_key(

@@ -29,7 +29,7 @@ WIRE = {
     ),
     EventName: (
         "scan_complete solution move_executed done error aborted firmware_reset recovered "
-        "rescan verify"
+        "rescan verify solution_refined"
     ),
 }
 MEMBERS = [*JobState, *ErrorCode, *EventName]

@@ -28,7 +28,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("solver_tables")]
 TOPIC = "cuberobot/killme"
 
 
-def _profile(tmp_path: Path, port: str, state_file: Path, broker: Broker) -> Path:
+def _profile(
+    tmp_path: Path, port: str, state_file: Path, broker: Broker, anytime: bool = False
+) -> Path:
     cameras = "".join(
         f"""
 [[cameras]]
@@ -51,6 +53,7 @@ url = "{port}"
 [solver]
 engine = "twophase"
 budget_s = 0.3
+anytime = {"true" if anytime else "false"}
 
 [solver.cost]
 quarter_turn_s = 0.0975
@@ -89,12 +92,15 @@ def _close(proc: subprocess.Popen[str]) -> None:
         proc.stdout.close()
 
 
+@pytest.mark.parametrize("anytime", [False, True], ids=["fixed", "anytime"])
 def test_sigkill_mid_job_then_resume(
-    mqtt_broker: Broker, firmware_process: object, tmp_path: Path
+    mqtt_broker: Broker, firmware_process: object, tmp_path: Path, anytime: bool
 ) -> None:
+    """Also with anytime solving: the daemon dies while it searches and commits moves ahead of
+    the motors; the restart resumes the plan as it stood (journaled) to a solved cube."""
     start = scrambled(21)
     fw = firmware_process(start=start.to_facelets("scheme"))  # type: ignore[operator]
-    profile = _profile(tmp_path, fw.port, fw.state_file, mqtt_broker)
+    profile = _profile(tmp_path, fw.port, fw.state_file, mqtt_broker, anytime)
 
     async def scenario() -> tuple[Recorder, int, int]:
         async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/#") as rec:
@@ -137,6 +143,8 @@ def test_sigkill_mid_job_then_resume(
     # moves the firmware finished while the daemon was dead were recovered from its counter
     late = {e["index"] for e in events if e.get("recovered")}
     assert late, "the firmware kept running its queue after the daemon died"
+    if anytime:  # the job ran the anytime way
+        assert rec.events("solution")[0]["anytime"] is True
     # replayed at the restart: journaled before the kill, the broker's ack not yet seen
     replayed = {e["index"] for e in events if e.get("replayed")}
     assert max(replayed | {0}) < min(late)

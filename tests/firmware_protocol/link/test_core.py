@@ -12,9 +12,11 @@ from firmware_protocol.errors import (
     CommandRejectedError,
     CorruptFrame,
     EmergencyStopError,
+    ExecutionEndedError,
     ExecutionLinkError,
     FirmwareResetError,
     FirmwareStoppedError,
+    InvalidMoveError,
     LinkClosedError,
     LinkTimeoutError,
     ProtocolVersionError,
@@ -44,7 +46,7 @@ from firmware_protocol.messages import (
     encode_message,
     parse_message,
 )
-from firmware_protocol.moves import parse_moves
+from firmware_protocol.moves import Move, parse_moves
 
 from .memfirmware import CONFIG, TICK_S, Driver, MemoryFirmware
 
@@ -320,3 +322,42 @@ def test_executed_moves_count_as_received_when_their_ack_was_lost() -> None:
     assert second.base == 2
     driver.run_until(lambda: second.done)
     assert [m.index for m in driver.firmware.executed_log] == [1, 2]
+
+
+def test_an_execution_extended_while_it_runs_executes_every_move_in_order() -> None:
+    driver = Driver(MemoryFirmware(queue_depth=16))
+    driver.open()
+    execution = driver.execute(MOVES[:2])
+    driver.run_until(lambda: len(driver.firmware.executed_log) == 1)
+    driver.apply(driver.core.extend(parse_moves("U+D' F"), driver.now))
+    driver.run_until(lambda: execution.done)
+    assert execution.error is None
+    assert [e.index for e in execution.events] == [1, 2, 3, 4, 5]
+    assert [str(e.move) for e in execution.events] == ["R", "U", "U+", "D'", "F"]
+    assert [len(a.execution.events) for a in driver.ended] == [5]  # ended once, at the end
+
+
+def test_extending_an_execution_that_had_every_move_reported_keeps_it_open() -> None:
+    driver = Driver(MemoryFirmware(queue_depth=16))
+    driver.open()
+    execution = driver.execute(MOVES[:1])
+    # every move reported; the STATUS confirming it has been asked for but not received
+    driver.run_until(lambda: execution.all_reported and execution.confirm_after_seq is not None)
+    driver.apply(driver.core.extend(MOVES[1:3], driver.now))
+    assert not execution.done and execution.confirm_after_seq is None
+    driver.run_until(lambda: execution.done)
+    assert execution.error is None and [e.index for e in execution.events] == [1, 2, 3]
+
+
+def test_extend_after_the_execution_ended_or_with_a_bad_group_sends_nothing() -> None:
+    driver = Driver(MemoryFirmware(queue_depth=16))
+    driver.open()
+    with pytest.raises(ExecutionEndedError, match="start a new execution"):
+        driver.core.extend(MOVES[:1], driver.now)
+    execution = driver.execute(MOVES[:2])
+    with pytest.raises(InvalidMoveError):
+        driver.core.extend([Move(0, 1, True)], driver.now)  # an open group
+    driver.run_until(lambda: execution.done)
+    with pytest.raises(ExecutionEndedError):
+        driver.core.extend(MOVES[:1], driver.now)
+    assert len(execution.moves) == 2

@@ -1,0 +1,293 @@
+"""Benchmark: time from a valid scan to a solved cube, through the daemon and the simulated robot.
+
+    python bench/time_to_solved.py [--states 100] [--seed 2026] [--profile simulated]
+                                   [--modes 0,0.01,0.1,1,anytime] [--json]
+
+Uniformly random 3x3 states (``CubieCube.random`` with the seed) are handed to the daemon as
+``solve`` jobs (the state as scanned), one after the other, for each mode: a fixed solver
+budget (``0``: the first solution within the length limit; ``0.01``, ``0.1``, ``1`` seconds),
+or ``anytime`` (``[solver] anytime = true``: the motors start on the first solution and the
+search goes on while they turn). Everything is real but the motors: the daemon with its journal
+(in a temporary folder), the firmware link over a pseudo-terminal, and the simulated firmware
+turning each motor with the profile's ``[motors]`` speed, acceleration and settle time (the
+bundled six-motor ``simulated`` profile by default); the solver uses the robot-time objective
+with the profile's cost model, as the daemon does.
+
+Per mode (``--json``: one row each, fields :data:`FIELDS`):
+
+* ``solved``: jobs whose executed moves (the firmware's own record) solve the state;
+* ``wall_s``: from the job's submission (the valid scan) to the last motor stop, mean and
+  95th percentile;
+* ``motor_s``: the time the motors turned (the sum of the executed groups' times);
+* ``compute_visible_ms``: the solve the robot waits for: from the job entering SOLVING (the
+  state validated) to the first motor step (mean and median); ``before_motion_ms_median``
+  counts from the submission (the job's creation and the given state journaled included);
+* ``moves``: motor moves executed;
+* ``gaps``: times the motors stood still waiting for the host between two groups of a job
+  (a group whose moves arrived after the one before it had stopped);
+* ``refinements_mean``: anytime only, faster remainders found per job;
+* ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import logging
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from firmware_protocol.link import FirmwareLink
+from firmware_protocol.sim import MoveRecord
+from robot.bundled import bundled_path, load_profile
+from robot.config import RobotConfig
+from robot.daemon import Daemon, EventName, link_config
+from robot.daemon.prepare import solver_tables
+from robot.journal import AsyncJournal
+from robot.simrobot import SimulatedRobot
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
+
+FIELDS = (
+    "mode",
+    "states",
+    "solved",
+    "wall_s_mean",
+    "wall_s_p95",
+    "motor_s_mean",
+    "compute_visible_ms_mean",
+    "compute_visible_ms_median",
+    "before_motion_ms_median",
+    "moves_mean",
+    "gaps",
+    "refinements_mean",
+    "vs_best_fixed",
+)
+
+#: a group that starts more than this after the one before it stopped waited for the host
+GAP_TOLERANCE_S = 0.0005
+
+
+@dataclass
+class JobResult:
+    solved: bool
+    wall_s: float
+    motor_s: float
+    visible_s: float
+    before_motion_s: float
+    moves: int
+    gaps: int
+    refinements: int
+
+
+class Counter:
+    """An event sink that counts ``solution_refined`` events."""
+
+    def __init__(self) -> None:
+        self.refinements = 0
+
+    def publish_status(self, status: dict[str, Any]) -> None:
+        pass
+
+    def publish_event(self, name: str, payload: dict[str, Any], on_delivered: Any = None) -> None:
+        if name == EventName.SOLUTION_REFINED:
+            self.refinements += 1
+        if on_delivered is not None:
+            on_delivered()
+
+    def reply(self, verb: str, payload: dict[str, Any]) -> None:
+        pass
+
+
+def mode_config(base: RobotConfig, mode: str, folder: Path) -> RobotConfig:
+    """The profile for one mode: no cameras, MQTT off, the journal in ``folder``."""
+    if mode == "anytime":
+        solver = base.solver.model_copy(update={"anytime": True})
+    else:
+        solver = base.solver.model_copy(update={"anytime": False, "budget_s": float(mode)})
+    return base.model_copy(
+        update={
+            "solver": solver,
+            "cameras": (),
+            "mqtt": base.mqtt.model_copy(update={"enabled": False}),
+            "journal": base.journal.model_copy(update={"path": str(folder / f"{mode}.sqlite")}),
+        }
+    )
+
+
+def job_result(
+    start: Cube, records: list[MoveRecord], submitted: float, solving: float, refinements: int
+) -> JobResult:
+    executed = [r for r in records if r.outcome == "executed"]
+    cube = start.apply([Move.outer(Face(r.motor), r.quarter_turns) for r in executed])
+    groups: dict[float, list[MoveRecord]] = {}
+    for r in executed:
+        assert r.started_at is not None
+        groups.setdefault(r.started_at, []).append(r)
+    ordered = sorted(groups.items())
+    gaps = 0
+    for (_, before), (began, group) in itertools.pairwise(ordered):
+        stopped = max(r.finished_at or 0.0 for r in before)
+        arrived = max(r.received_at for r in group)
+        if began > stopped + GAP_TOLERANCE_S and arrived > stopped:
+            gaps += 1
+    first = ordered[0][0] if ordered else submitted
+    last = max((r.finished_at or 0.0 for r in executed), default=submitted)
+    return JobResult(
+        solved=cube.is_solved(),
+        wall_s=last - submitted,
+        motor_s=sum(g[0].group_time_s for _, g in ordered),
+        visible_s=first - solving,
+        before_motion_s=first - submitted,
+        moves=len(executed),
+        gaps=gaps,
+        refinements=refinements,
+    )
+
+
+async def run_mode(
+    base: RobotConfig, mode: str, cubes: list[Cube], folder: Path
+) -> list[JobResult]:
+    config = mode_config(base, mode, folder)
+    robot = SimulatedRobot(config)
+    port = await robot.start()
+    link = FirmwareLink(port, config=link_config(config))
+    journal = AsyncJournal.open(config.resolve(config.journal.path))
+    sink = Counter()
+    daemon = Daemon(
+        config, link=link, cameras=None, journal=journal, sink=sink, prepare=solver_tables(config)
+    )
+    loop = asyncio.get_running_loop()
+    solving: list[float] = []
+
+    def on_status(name: str, payload: dict[str, Any]) -> None:
+        if name == "status" and payload["state"] == "SOLVING" and not solving:
+            solving.append(loop.time())
+
+    daemon.listeners.append(on_status)
+    task = asyncio.create_task(daemon.run(), name="daemon")
+    results: list[JobResult] = []
+    try:
+        await daemon.ready.wait()
+        await daemon.firmware_ready.wait()
+        await daemon.ctx.prepared.wait()
+        # one job first, not counted: the robot-time tables load on the first search
+        warm_up = CubieCube.random(random.Random(-1)).to_cube()
+        await daemon.submit("solve", {"facelets": warm_up.to_facelets("scheme")})
+        await daemon.job_done.wait()
+        for cube in cubes:
+            robot.firmware.records.clear()
+            solving.clear()
+            refined = sink.refinements
+            submitted = loop.time()
+            reply = await daemon.submit("solve", {"facelets": cube.to_facelets("scheme")})
+            if not reply["ok"]:
+                raise RuntimeError(f"mode {mode}: the daemon refused the job: {reply}")
+            await daemon.job_done.wait()
+            await asyncio.sleep(0.02)  # the last motor stop is recorded
+            records = list(robot.firmware.records)
+            began = solving[0] if solving else submitted
+            results.append(job_result(cube, records, submitted, began, sink.refinements - refined))
+    finally:
+        daemon.stop()
+        await task
+        await journal.close()
+        await link.close()
+        await robot.stop()
+    return results
+
+
+def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
+    walls = sorted(r.wall_s for r in results)
+    p95 = walls[min(len(walls) - 1, math.ceil(0.95 * len(walls)) - 1)]
+    visible = [1000 * r.visible_s for r in results]
+    return {
+        "mode": mode,
+        "states": len(results),
+        "solved": sum(r.solved for r in results),
+        "wall_s_mean": round(statistics.fmean(walls), 4),
+        "wall_s_p95": round(p95, 4),
+        "motor_s_mean": round(statistics.fmean(r.motor_s for r in results), 4),
+        "compute_visible_ms_mean": round(statistics.fmean(visible), 2),
+        "compute_visible_ms_median": round(statistics.median(visible), 2),
+        "before_motion_ms_median": round(
+            statistics.median(1000 * r.before_motion_s for r in results), 2
+        ),
+        "moves_mean": round(statistics.fmean(r.moves for r in results), 2),
+        "gaps": sum(r.gaps for r in results),
+        "refinements_mean": (
+            round(statistics.fmean(r.refinements for r in results), 2)
+            if mode == "anytime"
+            else None
+        ),
+        "vs_best_fixed": None,
+    }
+
+
+def label(mode: str) -> str:
+    return mode if mode == "anytime" else f"budget {float(mode) * 1000:g} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--states", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--profile", default="simulated", help="bundled profile name or TOML path")
+    ap.add_argument("--modes", default="0,0.01,0.1,1,anytime")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    profile = args.profile
+    base = load_profile(bundled_path(profile) if "/" not in profile else Path(profile))
+    rng = random.Random(args.seed)
+    cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="cuberobot-bench-") as tmp:
+        for mode in modes:
+            began = time.perf_counter()
+            results = asyncio.run(run_mode(base, mode, cubes, Path(tmp)))
+            rows.append(row(mode, results))
+            print(
+                f"{label(mode)}: {len(results)} jobs in {time.perf_counter() - began:.0f} s",
+                file=sys.stderr,
+            )
+    fixed = [r for r in rows if r["mode"] != "anytime"]
+    if fixed:
+        best = min(r["wall_s_mean"] for r in fixed)
+        for r in rows:
+            if r["mode"] == "anytime":
+                r["vs_best_fixed"] = round(r["wall_s_mean"] / best, 4)
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        return 0
+    print(
+        f"{'mode':<14}{'solved':>8}{'wall_s':>9}{'p95':>8}{'motor_s':>9}{'visible_ms':>12}"
+        f"{'median':>8}{'moves':>7}{'gaps':>6}{'refined':>9}{'vs best':>9}"
+    )
+    for r in rows:
+        refined = "-" if r["refinements_mean"] is None else f"{r['refinements_mean']:.1f}"
+        ratio = "-" if r["vs_best_fixed"] is None else f"{r['vs_best_fixed']:.3f}"
+        print(
+            f"{label(r['mode']):<14}{r['solved']:>5}/{r['states']:<2}{r['wall_s_mean']:>9.3f}"
+            f"{r['wall_s_p95']:>8.3f}{r['motor_s_mean']:>9.3f}{r['compute_visible_ms_mean']:>12.1f}"
+            f"{r['compute_visible_ms_median']:>8.1f}{r['moves_mean']:>7.1f}{r['gaps']:>6}"
+            f"{refined:>9}{ratio:>9}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""The anytime timeline (when the committed moves end, when the next must be committed) and the
+committer, without a daemon."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from robot.daemon.anytime import AnytimeRun, Timeline, commit_when_due, group_ends, move_durations
+from robot.daemon.context import Job
+from robot.planner import PlannedMove
+from solver.cost import CostModel
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+
+COST = CostModel(quarter_turn_s=0.1, half_turn_s=0.16, pair_extra_s=0.01, settle_s=0.005)
+#: R, U+D' (a pair), F2
+PLAN = [
+    PlannedMove(Face.R, 1, 1),
+    PlannedMove(Face.U, 1, 0, simultaneous_with_next=True),
+    PlannedMove(Face.D, -1, 3),
+    PlannedMove(Face.F, 2, 2),
+]
+
+
+def test_each_group_adds_its_time_and_a_settle_on_its_last_move() -> None:
+    assert move_durations(PLAN, COST) == pytest.approx([0.105, 0.0, 0.115, 0.165])
+    assert group_ends(PLAN, 0) == [1, 3, 4]
+    assert group_ends(PLAN, 1) == [3, 4]
+
+
+def test_the_end_is_predicted_from_the_commit_then_from_the_firmwares_reports() -> None:
+    timeline = Timeline(lambda: 0.01, move_durations(PLAN, COST), started_at=10.0)
+    assert timeline.end(1) == pytest.approx(10.105)
+    assert timeline.deadline(1) == pytest.approx(10.095)  # one latency before
+    timeline.observe((10.085, 1))  # R reported 20 ms sooner than the model says
+    assert timeline.overstated_s == pytest.approx(0.25 * 0.02)  # a running mean
+    assert timeline.end(3) == pytest.approx(10.085 + 0.115)
+    assert timeline.deadline(3) == pytest.approx(10.2 - 0.01 - 0.005)
+    timeline.observe((10.30, 3))  # later than predicted (a pause): nothing learnt
+    assert timeline.overstated_s == pytest.approx(0.005)
+    assert timeline.end(4) == pytest.approx(10.465)
+
+
+def _run(durations_s: float) -> AnytimeRun:
+    scale = durations_s / 0.105  # R's time
+    durations = [d * scale for d in move_durations(PLAN, COST)]
+    timeline = Timeline(lambda: 0.001, durations, started_at=0.0)
+    job = Job("job", "solve", None, 0.0)
+    return AnytimeRun(job, 0, Cube.solved(3), list(PLAN), timeline)
+
+
+def test_the_committer_commits_each_group_when_due_and_closes_the_feed() -> None:
+    async def scenario() -> tuple[list[int], bool]:
+        loop = asyncio.get_running_loop()
+        run = _run(0.01)
+        run.timeline.started_at = loop.time()
+        seen: list[int] = []
+        run.commit(1)
+        task = asyncio.create_task(commit_when_due(run))
+        while not task.done():
+            if not seen or seen[-1] != len(run.feed.moves):
+                seen.append(len(run.feed.moves))
+            await asyncio.sleep(0.001)
+        seen.append(len(run.feed.moves))
+        return seen, run.feed.closed
+
+    seen, closed = asyncio.run(scenario())
+    assert seen[0] == 1 and seen[-1] == 4 and closed  # R; then U+D' together; then F2
+    assert all(n in (1, 3, 4) for n in seen)
+
+
+def test_a_refinement_that_leaves_nothing_to_commit_closes_the_feed() -> None:
+    async def scenario() -> bool:
+        run = _run(0.01)
+        run.timeline.started_at = asyncio.get_running_loop().time()
+        run.commit(1)
+        run.plan = run.plan[:1]  # the cube is solved after R: the rest is dropped
+        await asyncio.wait_for(commit_when_due(run), 1)
+        return run.feed.closed
+
+    assert asyncio.run(scenario())
+
+
+def test_no_move_past_a_fence_is_committed_before_it_ends() -> None:
+    async def scenario() -> list[int]:
+        loop = asyncio.get_running_loop()
+        run = _run(0.005)
+        run.timeline.started_at = loop.time()
+        run.commit(1)
+        run.fence, run.fence_until = 1, loop.time() + 0.1  # a search from after R
+        task = asyncio.create_task(commit_when_due(run))
+        await asyncio.sleep(0.05)
+        held = len(run.feed.moves)
+        run.release_fence()
+        await asyncio.wait_for(task, 1)
+        return [held, len(run.feed.moves)]
+
+    assert asyncio.run(scenario()) == [1, 4]
