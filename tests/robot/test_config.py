@@ -152,6 +152,13 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             id="anytime-needs-3x3",
         ),
         pytest.param(
+            "[robot]\nkind = 'turntable'\n[solver]\nanytime = true\n",
+            "solver",
+            "anytime",
+            "a turntable robot plans its actions",
+            id="anytime-needs-face-motors",
+        ),
+        pytest.param(
             "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
         ),
     ],
