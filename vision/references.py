@@ -50,8 +50,11 @@ KMEANS_RESTARTS = 6
 #: well-conditioned on tiny or perfectly clean scans (the confidences use the sensor noise
 #: floor of :func:`vision.colour.sensor_noise_floor` instead).
 COVARIANCE_RIDGE = 1.0
-#: Pseudo-stickers of the pooled covariance in each colour's own (see :func:`colour_costs`).
-COVARIANCE_SHRINK = 2.0
+#: Pseudo-stickers of the pooled covariance in each colour's own (see :func:`colour_costs`):
+#: 4 (2 before the sensor floor replaced the flat ridge: with it, 2 let a spotlit sticker's
+#: evidence dominate the robot's combined reads; 4 accepts as many right reads on the real
+#: scans and gives wrong reads lower margins, docs/vision-calibration.md).
+COVARIANCE_SHRINK = 4.0
 
 
 def balanced_kmeans(x: FloatArray, n: int, rng: np.random.Generator) -> FloatArray:
