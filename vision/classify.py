@@ -40,7 +40,14 @@ from solver.cube.geometry import Face
 from solver.cube.validate import validate
 from solver.errors import Problem
 from vision.assign import Assignment, ConstraintLevel, assign, fixed_indices
-from vision.colour import FloatArray, lab_to_invariant, pairwise_sq_dist
+from vision.colour import (
+    CLIP_LEVEL,
+    SENSOR_NOISE_LEVELS,
+    FloatArray,
+    lab_to_invariant,
+    lab_to_rgb,
+    pairwise_sq_dist,
+)
 from vision.confidence import (
     ACCEPT_MARGIN,
     confidence_from_margin,
@@ -301,7 +308,8 @@ def classify(
     lab_refs = means(lab_flat, assignment.labels, lab_flat[:6])
     colour_of = np.array(name_frame(lab_refs, scheme, target), dtype=np.intp)
     cube = Cube(colour_of[assignment.labels].astype(np.uint8), n)
-    maha, log_det = colour_costs(adjusted, assignment.labels, refs)
+    clipped = _clipped_channels(lab_to_rgb(lab_flat), assignment.labels)
+    maha, log_det = colour_costs(adjusted, assignment.labels, refs, clipped=clipped)
     loo = robust_cost(leave_one_out(maha, assignment.labels)) + log_det[None, :]
     margins = sticker_margins(loo, assignment, level)
     # A second opinion: the same method without the per-face light. Where the two readings
@@ -312,6 +320,13 @@ def classify(
     rival_lab = means(lab_flat, rival.labels, lab_flat[:6])
     rival_colour = np.array(name_frame(rival_lab, scheme, target), dtype=np.intp)
     disputed = colour_of[assignment.labels] != rival_colour[rival.labels]
+    if n % 2 == 0 and target is None:
+        # Even N has no fixed centres: which group is which colour is decided by comparing
+        # the six colours with the scheme's. A second opinion on the names, compared in the
+        # exposure-invariant coordinates: where it names a sticker otherwise, the scan does
+        # not say which colour it is (a white darkened by its face's light below a yellow).
+        other_names = np.array(name_frame(lab_refs, scheme, None, invariant=True), dtype=np.intp)
+        disputed |= colour_of[assignment.labels] != other_names[assignment.labels]
     margins[disputed] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
@@ -342,6 +357,22 @@ def classify(
         colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
         disputed=disputed.reshape(6, n, n),
     )
+
+
+def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
+    """``(6, 3)``: which RGB channel of which colour (frame label) sits at the sensor's clip
+    point: its level is at :data:`~vision.colour.CLIP_LEVEL` or above and it reads the same on
+    every sticker of the colour (robust spread within the sensor's noise), as a channel that
+    cannot go higher does. Such a channel passes none of the scene's variation."""
+    clipped = np.zeros((6, 3), dtype=bool)
+    for k in range(6):
+        members = rgb[labels == k]
+        if members.shape[0] < 2:
+            continue
+        centre = np.median(members, axis=0)
+        spread = 1.4826 * np.median(np.abs(members - centre), axis=0)
+        clipped[k] = (centre >= CLIP_LEVEL) & (spread <= 2.0 * SENSOR_NOISE_LEVELS)
+    return clipped
 
 
 def _by_colour(label_costs: FloatArray, colour_of: IntArray) -> FloatArray:

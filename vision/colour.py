@@ -14,12 +14,16 @@ import numpy.typing as npt
 from solver.cube.facelets import COLOUR_RGB, ColourScheme
 
 __all__ = [
+    "CLIP_LEVEL",
     "FloatArray",
+    "invariant_to_lab",
     "lab_to_invariant",
     "lab_to_rgb",
     "nominal_lab",
     "pairwise_sq_dist",
+    "rgb_jacobian",
     "rgb_to_lab",
+    "sensor_noise_floor",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -87,6 +91,51 @@ def lab_to_invariant(lab: npt.ArrayLike) -> FloatArray:
     out[..., 1] = INVARIANT_SCALE_AB * arr[..., 1] / base
     out[..., 2] = INVARIANT_SCALE_AB * arr[..., 2] / base
     return out
+
+
+def invariant_to_lab(inv: npt.ArrayLike) -> FloatArray:
+    """The inverse of :func:`lab_to_invariant`."""
+    arr = np.asarray(inv, dtype=np.float64)
+    base = 100.0 * np.exp(arr[..., 0] / INVARIANT_SCALE_L)
+    lab: FloatArray = np.empty_like(arr)
+    lab[..., 0] = base - 16.0
+    lab[..., 1] = arr[..., 1] * base / INVARIANT_SCALE_AB
+    lab[..., 2] = arr[..., 2] * base / INVARIANT_SCALE_AB
+    return lab
+
+
+#: An RGB channel (0..255) at or above this level is at the sensor's clip point: glare in a
+#: pixel (:mod:`vision.locate` drops such pixels), or a channel of a colour too bright for
+#: the exposure (a white under strong light), which then reads the same whatever the light.
+CLIP_LEVEL = 250.0
+
+#: The noise of a sticker's sample in camera RGB (levels of 0..255, per channel, one σ): a
+#: sample is the median (or mean) of a patch of 8-bit pixels, so what is left is about the
+#: quantisation of one level (σ = 1/√12 ≈ 0.3) and the sensor noise the median does not
+#: average away. The colour model's covariances are never tighter than this.
+SENSOR_NOISE_LEVELS = 0.5
+
+
+def rgb_jacobian(inv: npt.ArrayLike) -> FloatArray:
+    """Jacobian of camera RGB (levels) → the invariant coordinates of :func:`lab_to_invariant`
+    at the colours ``inv`` (shape ``(..., 3)``; result ``(..., 3, 3)``, row: coordinate,
+    column: channel), by central differences, each colour kept one level inside the RGB
+    cube."""
+    rgb = np.clip(lab_to_rgb(invariant_to_lab(inv)), 1.0, 254.0)
+    step = 0.5 * np.eye(3)  # (channel, 3)
+    hi = lab_to_invariant(rgb_to_lab(rgb[..., None, :] + step))  # (..., channel, 3)
+    lo = lab_to_invariant(rgb_to_lab(rgb[..., None, :] - step))
+    result: FloatArray = np.swapaxes((hi - lo) / 1.0, -1, -2)
+    return result
+
+
+def sensor_noise_floor(jacobian: FloatArray, levels: float = SENSOR_NOISE_LEVELS) -> FloatArray:
+    """Covariance ``(3, 3)``, in the invariant coordinates of :func:`lab_to_invariant`, of a
+    ``levels`` σ noise in each RGB channel of a sample where RGB → invariant has the
+    ``jacobian`` (:func:`rgb_jacobian`): ``J·σ²·Jᵀ``. Far larger for a dark colour
+    (chromaticity is a ratio to a small lightness) than for a bright one."""
+    result: FloatArray = levels**2 * jacobian @ jacobian.T
+    return result
 
 
 def pairwise_sq_dist(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:

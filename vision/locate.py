@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from vision.calibration import StickerSite
-from vision.colour import FloatArray
+from vision.colour import CLIP_LEVEL, FloatArray
 from vision.errors import GridNotFoundError, ScanInputError, SizeMismatchError
 
 __all__ = ["GridFit", "find_grid", "sample_sites"]
@@ -48,7 +48,7 @@ MAX_FREE_N = 9
 #: Lattice fit tolerance, in lattice units.
 LATTICE_TOLERANCE = 0.22
 #: A pixel with a channel at or above this level is clipped (glare or overexposure).
-CLIPPED_LEVEL = 250
+CLIPPED_LEVEL = round(CLIP_LEVEL)
 #: Clipped pixels are dropped unless they make up more than this share of a patch.
 CLIPPED_MAX_SHARE = 0.85
 #: Samples per patch side at most (patches are subsampled beyond this).

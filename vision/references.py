@@ -18,7 +18,14 @@ from scipy.optimize import linear_sum_assignment  # type: ignore[import-untyped]
 
 from solver.cube.facelets import ColourScheme, legal_centre_arrangements
 from vision.assign import orbit_tables
-from vision.colour import FloatArray, nominal_lab, pairwise_sq_dist
+from vision.colour import (
+    FloatArray,
+    lab_to_invariant,
+    nominal_lab,
+    pairwise_sq_dist,
+    rgb_jacobian,
+    sensor_noise_floor,
+)
 from vision.pieces import OrbitKind
 
 __all__ = [
@@ -39,10 +46,15 @@ IntArray = npt.NDArray[np.intp]
 
 #: Restarts of the balanced k-means used for even N (seeded, so results are deterministic).
 KMEANS_RESTARTS = 6
-#: Added to the pooled covariance (L*a*b* units²): the sensor's noise floor, roughly 1 unit.
+#: Added to the pooled covariance of the assignment metric (invariant units²): keeps it
+#: well-conditioned on tiny or perfectly clean scans (the confidences use the sensor noise
+#: floor of :func:`vision.colour.sensor_noise_floor` instead).
 COVARIANCE_RIDGE = 1.0
-#: Pseudo-stickers of the pooled covariance in each colour's own (see :func:`colour_costs`).
-COVARIANCE_SHRINK = 2.0
+#: Pseudo-stickers of the pooled covariance in each colour's own (see :func:`colour_costs`):
+#: 4 (2 before the sensor floor replaced the flat ridge: with it, 2 let a spotlit sticker's
+#: evidence dominate the robot's combined reads; 4 accepts as many right reads on the real
+#: scans and gives wrong reads lower margins, docs/vision-calibration.md).
+COVARIANCE_SHRINK = 4.0
 
 
 def balanced_kmeans(x: FloatArray, n: int, rng: np.random.Generator) -> FloatArray:
@@ -105,11 +117,16 @@ def frame_from_clusters(cluster_cost: FloatArray, n: int) -> IntArray:
 
 
 def name_frame(
-    refs: FloatArray, scheme: ColourScheme, palette: FloatArray | None
+    refs: FloatArray, scheme: ColourScheme, palette: FloatArray | None, invariant: bool = False
 ) -> tuple[int, ...]:
-    """Which scheme colour each frame label is: one of the 24 legal arrangements."""
-    best: tuple[float, tuple[int, ...]] | None = None
+    """Which scheme colour each frame label is: one of the 24 legal arrangements.
+
+    ``invariant``: compare in the exposure-invariant coordinates of
+    :func:`vision.colour.lab_to_invariant` instead of L*a*b* (the classifier's second opinion
+    on the names: where the two disagree, the scan does not say which colour is which)."""
     target = palette if palette is not None else nominal_lab(scheme)
+    if invariant:
+        refs, target = lab_to_invariant(refs), lab_to_invariant(target)
     if palette is None:
         # Each L*a*b* channel standardised over the six colours, for the scan and the nominal
         # palette alike: invariant to a white-balance shift and to exposure or saturation
@@ -120,13 +137,11 @@ def name_frame(
         target = _standardise(target)
     else:
         measured = refs
-    for arr in legal_centre_arrangements():
-        colour_of = np.array(arr)
-        score = float(((measured - target[colour_of]) ** 2).sum())
-        if best is None or score < best[0]:
-            best = (score, arr)
-    assert best is not None
-    return best[1]
+    best = min(
+        legal_centre_arrangements(),
+        key=lambda arr: float(((measured - target[np.array(arr)]) ** 2).sum()),
+    )
+    return tuple(best)
 
 
 def pooled_precision(x: FloatArray, labels: IntArray, refs: FloatArray) -> FloatArray:
@@ -142,21 +157,47 @@ def pooled_precision(x: FloatArray, labels: IntArray, refs: FloatArray) -> Float
 
 
 def colour_costs(
-    x: FloatArray, labels: IntArray, refs: FloatArray, shrink: float | None = None
+    x: FloatArray,
+    labels: IntArray,
+    refs: FloatArray,
+    shrink: float | None = None,
+    clipped: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Per-colour Gaussian costs ``(maha (m, 6), log_det (6,))``: each colour's own covariance,
     shrunk towards the pooled one by ``shrink`` pseudo-stickers (regularised quadratic
     discriminant analysis). A colour that this scan shows tight (a clipped white) then rejects
     a sticker a few units off that a looser one (a yellow) accepts; the cost of a sticker for a
-    colour is ``maha + log_det`` (twice the negative log-likelihood, up to a constant)."""
+    colour is ``maha + log_det`` (twice the negative log-likelihood, up to a constant).
+
+    The pooled covariance is pooled in camera RGB levels and carried to each colour through
+    the Jacobian of RGB → these coordinates at that colour, and no colour is tighter than the
+    sensor's noise there (:func:`vision.colour.sensor_noise_floor`). ``clipped`` ``(6, 3)``
+    says which RGB channels of each colour sit at the sensor's clip point
+    (:data:`vision.colour.CLIP_LEVEL`): those pass none of the pooled variation."""
     shrink = COVARIANCE_SHRINK if shrink is None else shrink
     residual = x - refs[labels]
-    dof = max(x.shape[0] - 6, 1)
-    pooled = residual.T @ residual / dof
     maha = np.empty((x.shape[0], 6))
     log_det = np.empty(6)
+    # The colours share one covariance in camera RGB, not in these coordinates: a level of
+    # sensor noise or of JPEG error moves a dark colour's chromaticity far more than a bright
+    # one's (a ratio to a small lightness). Each residual is taken back to RGB levels through
+    # the Jacobian at its colour, pooled there, and brought to each colour through its own.
+    jacs = rgb_jacobian(refs)  # (6, 3, 3)
+    to_rgb = np.linalg.pinv(jacs)
+    levels = np.einsum("mij,mj->mi", to_rgb[labels], residual)
+    # A channel at the clip point passes none of the scene's variation (a clipped white reads
+    # the same in any light): the shared covariance is pooled over the colours that follow
+    # the light, and reaches a colour only through its channels below the clip point.
+    passes = np.ones((6, 3)) if clipped is None else 1.0 - np.asarray(clipped, dtype=np.float64)
+    following = passes.min(axis=1) > 0  # colours with no channel at the clip point
+    follows = levels[following[labels]]
+    dof = max(follows.shape[0] - int(following.sum()), 1)
+    pooled_rgb = follows.T @ follows / dof
     for k in range(6):
-        centre, cov = _trimmed_gaussian(x[labels == k], refs[k], pooled, shrink)
+        scene = jacs[k] * passes[k][None, :]
+        target = scene @ pooled_rgb @ scene.T
+        floor = sensor_noise_floor(jacs[k])
+        centre, cov = _trimmed_gaussian(x[labels == k], refs[k], target, floor, shrink)
         diff = x - centre
         maha[:, k] = np.einsum("mi,ij,mj->m", diff, np.linalg.inv(cov), diff)
         log_det[k] = float(np.linalg.slogdet(cov)[1])
@@ -171,16 +212,15 @@ _TRIM_CONSISTENCY = 1.61
 
 
 def _trimmed_gaussian(
-    members: FloatArray, ref: FloatArray, pooled: FloatArray, shrink: float
+    members: FloatArray, ref: FloatArray, pooled: FloatArray, floor: FloatArray, shrink: float
 ) -> tuple[FloatArray, FloatArray]:
     """Mean and covariance of one colour from its closest ``TRIM_KEEP`` share of stickers,
-    shrunk towards ``pooled`` and with the noise-floor ridge."""
-    ridge = COVARIANCE_RIDGE * np.eye(3)
+    shrunk towards ``pooled`` and never tighter than the sensor's noise ``floor``."""
 
     def estimate(points: FloatArray, centre: FloatArray, factor: float) -> FloatArray:
         d = points - centre
         cov = (factor * (d.T @ d) + shrink * pooled) / max(points.shape[0] - 1 + shrink, 1.0)
-        result: FloatArray = cov + ridge
+        result: FloatArray = cov + floor
         return result
 
     count = members.shape[0]

@@ -23,9 +23,11 @@ from vision.spotlight import AMBIGUOUS
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
 
-#: scrambles (random_moves(3, 25, seed)) whose first read under AMBIGUOUS is refused (13) and
-#: accepted but wrong (9), on the fakes' cameras (measured; the tests check it)
-REFUSED_FIRST, WRONG_FIRST = 13, 9
+#: scrambles (random_moves(3, 25, seed)) whose first read under AMBIGUOUS is refused, also on
+#: a second look at the same view (10), and accepted but wrong (13), on the fakes' cameras
+#: (measured; the tests check it). Re-measured after the camera-aware colour model of
+#: vision/references.py: under the previous model 13 was the refused one and 9 the fooled one.
+REFUSED_FIRST, WRONG_FIRST = 10, 13
 
 
 def _cube(seed: int) -> Cube:
