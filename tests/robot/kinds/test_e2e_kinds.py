@@ -205,8 +205,11 @@ def test_daemon_dies_mid_job_and_resumes(
     assert 0 <= actions[done_before - 1].orientation < 24
 
 
+@pytest.mark.parametrize(
+    "name", ["turntable.toml", "simulated.toml"], ids=["turntable", "six-face"]
+)
 def test_resume_while_the_firmware_still_runs_its_queue(
-    mqtt_broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, mqtt_broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The daemon dies mid-job but the firmware goes on with its queue (a long watchdog here:
     as when the dead daemon's port stayed open and fed it); a new daemon resumes at once. The
@@ -215,7 +218,7 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     start = scrambled(43)
     state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
-    base = load_config(CONFIGS / "turntable.toml")
+    base = load_config(CONFIGS / name)
     topic = f"cuberobot/{base.robot.id}"
     monkeypatch.setattr(
         "robot.assemble.link_config",
@@ -252,6 +255,18 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     recovered = rec.events("recovered")[0]
     total = recovered["moves_total"]
     assert crashed_at <= recovered["moves_done"] < total
+    assert rec.events("done")[0]["solved"] is True
+    assert sim.cube.cube.is_solved()
+    assert not isinstance(sim.cube, MechanismCube) or sim.cube.faults == 0
+    fw = [r for r in sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == total  # each wire move exactly once
+    rows = Journal(journal)
+    record = rows.job(recovered["job_id"])
+    rows.close()
+    assert record is not None and str(record.state) == "DONE"
+    assert record.executed == record.total_moves == total
+    events = rec.events("move_executed")
+    assert sorted(e["index"] for e in events if not e.get("replayed")) == list(range(1, total + 1))
     timeline = list(zip(rec.event_names(), rec.events(), strict=True))
     at = [name for name, _ in timeline].index("recovered")
     drained = [  # announced after ``recovered``: executed while the resume waited
@@ -259,11 +274,3 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     ]
     assert drained, "the resume should have met the firmware still running its queue"
     assert drained == list(range(recovered["moves_done"] + 1, drained[-1] + 1))
-    assert rec.events("done")[0]["solved"] is True
-    assert sim.cube.cube.is_solved() and sim.cube.faults == 0  # type: ignore[union-attr]
-    fw = [r for r in sim.firmware.records if r.outcome == "executed"]
-    assert len(fw) == total  # each wire move exactly once
-    state, executed, total_rows, _ = _rows(journal, recovered["job_id"])
-    assert state == "DONE" and executed == total_rows == total
-    events = rec.events("move_executed")
-    assert sorted(e["index"] for e in events if not e.get("replayed")) == list(range(1, total + 1))
