@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import ErrorCode as FirmwareError
 from firmware_protocol.messages import FirmwareState, Status
 from robot.daemon.context import Context, Job, apply_journaled, journaled
@@ -120,6 +121,23 @@ class Recovery:
         """
         if record.first_index is None or record.dispatch_offset is None:
             return record  # no move of the job was ever sent: none can be running
+        job.moves_total = record.total_moves
+        seen: list[FirmwareState] = []
+        try:
+            return await self._drain(job, record, seen)
+        except asyncio.CancelledError:
+            # an abort before the job showed EXECUTING cancels it: if the motors may be
+            # running the job's moves (no STATUS yet, or a running one), stop them anyway
+            if job.abort_requested and (
+                not seen or seen[-1] not in (FirmwareState.IDLE, *_STOPPED)
+            ):
+                try:
+                    await self.ctx.link.estop()
+                except LinkError as exc:
+                    logger.error("abort: cannot stop the firmware: %s", exc)
+            raise
+
+    async def _drain(self, job: Job, record: JobRecord, seen: list[FirmwareState]) -> JobRecord:
         link = self.ctx.link
         loop = asyncio.get_running_loop()
         drain_s = self.ctx.config.serial.resume_drain_s
@@ -127,6 +145,7 @@ class Recovery:
         waited = False
         while True:
             status = await link.status()
+            seen[:] = [status.state]
             record = await self._reconcile(record, status)
             job.moves_done = record.executed
             if status.state is FirmwareState.IDLE:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware_protocol.messages import ErrorCode as FwError
 from firmware_protocol.messages import FirmwareState
 from robot.daemon.events import ErrorCode, EventName, JobState
 from robot.journal import Journal
@@ -130,5 +131,48 @@ def test_a_held_firmware_is_released_and_drained_exactly(fast_tmp: Path) -> None
             assert rig.state() is JobState.DONE and fw.resumes == 1
             assert len(fw.executed) == total and fw.cube.is_solved()
             assert sorted(_indices(rig)) == list(range(1, total + 1))
+
+    run(scenario(), 60)
+
+
+def test_a_motor_fault_during_the_wait_ends_the_job(fast_tmp: Path) -> None:
+    async def scenario() -> None:
+        fw = _firmware(step=0)
+        async with running(fast_tmp / "j.sqlite", firmware=fw, config=_config()) as rig:
+            await _interrupted(rig)
+            executed = len(fw.executed)
+            assert (await rig.daemon.submit("resume", {}))["ok"]
+            await rig.sink.wait(lambda: rig.state() is JobState.EXECUTING)
+            fw.state, fw.error = FirmwareState.FAULT, FwError.STALL
+            fw.backlog.clear()  # a fault flushes the queue
+            await asyncio.wait_for(rig.daemon.job_done.wait(), 10)
+            error = rig.sink.of(EventName.ERROR)[-1]
+            assert error["code"] == ErrorCode.MOTOR_FAULT and "home" in error["message"]
+            assert len(fw.executed) == executed
+
+    run(scenario(), 60)
+
+
+def test_an_abort_before_the_first_status_still_stops_the_motors(fast_tmp: Path) -> None:
+    async def scenario() -> None:
+        fw = _firmware(step=0)
+        async with running(fast_tmp / "j.sqlite", firmware=fw, config=_config()) as rig:
+            await _interrupted(rig)
+            executed = len(fw.executed)
+            asked = asyncio.Event()
+
+            async def slow_status() -> object:
+                asked.set()
+                await asyncio.Event().wait()  # the STATUS never comes
+                raise AssertionError("unreachable")
+
+            rig.daemon.link.status = slow_status  # type: ignore[method-assign]
+            assert (await rig.daemon.submit("resume", {}))["ok"]
+            await asyncio.wait_for(asked.wait(), 10)
+            stop = await asyncio.wait_for(rig.daemon.submit("abort", {}), 10)
+            assert stop["ok"], stop
+            assert rig.sink.of(EventName.ABORTED)[-1]["code"] == ErrorCode.ABORTED
+            assert fw.state is FirmwareState.STOPPED and not fw.backlog
+            assert len(fw.executed) == executed
 
     run(scenario(), 60)
