@@ -116,8 +116,8 @@ class Recovery:
         in its queue, journaling each one it executes meanwhile; the job's record then.
 
         Raises :class:`JobError`: ``firmware_busy`` (still running after ``[serial]
-        resume_drain_s``; resumable), ``aborted``/``estop``/``motor_fault``/``firmware`` (the
-        firmware stopped during the wait), ``firmware_counter`` (see :meth:`reconcile`).
+        resume_drain_s``; resumable), ``aborted``/``estop``/``motor_fault`` (the firmware
+        stopped during the wait), ``firmware_counter`` (see :meth:`reconcile`).
         """
         if record.first_index is None or record.dispatch_offset is None:
             return record  # no move of the job was ever sent: none can be running
