@@ -136,6 +136,9 @@ class SerialConfig(_Section):
     reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0
     #: how long ``resume`` waits for a lost link to come back before refusing
     resume_wait_s: Annotated[float, Field(ge=0, le=600)] = 30.0
+    #: how long ``resume`` waits for the firmware to finish the moves still in its queue
+    #: (journaled as they execute) before it sends anything; then the job stays resumable
+    resume_drain_s: Annotated[float, Field(gt=0, le=600)] = 30.0
 
 
 class MotorConfig(_Section):

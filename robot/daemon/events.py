@@ -119,6 +119,7 @@ class ErrorCode(StrEnum):
     EXECUTION_FAILED = "execution_failed"
     EXECUTION_ORDER = "execution_order"
     FIRMWARE_CONTRADICTION = "firmware_contradiction"
+    FIRMWARE_BUSY = "firmware_busy"
     NOT_SOLVED = "not_solved"
     # a job stopped
     ABORTED = "aborted"
@@ -179,6 +180,11 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
         "a firmware report contradicted what the host sent: resumable only with rescan",
         _JOB,
     ),
+    ErrorCode.FIRMWARE_BUSY: (
+        "resume: the firmware still ran the job's earlier moves after [serial] resume_drain_s; "
+        "resumable",
+        _JOB,
+    ),
     ErrorCode.JOURNAL_CORRUPT: (
         "at start the journal could not be trusted: moved aside, a new one started; scan first",
         frozenset({"event"}),
@@ -229,6 +235,7 @@ RESUMABLE_CODES: Final = frozenset(
         ErrorCode.FIRMWARE_RESET,
         ErrorCode.FIRMWARE_COUNTER,
         ErrorCode.FIRMWARE_CONTRADICTION,
+        ErrorCode.FIRMWARE_BUSY,
     }
 )
 #: resumable codes after which the moves the journal counts cannot be trusted: the job stays

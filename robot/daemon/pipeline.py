@@ -133,7 +133,7 @@ class Pipeline:
 
     async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
         try:
-            record = await self.recovery.reconcile(record)
+            record = await self.recovery.settle(job, record)
         except LinkError as exc:  # the link went again: the job stays as it was, resumable
             raise JobError(ErrorCode.LINK_LOST, f"resume: {exc}") from exc
         except JobError as exc:

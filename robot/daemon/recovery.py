@@ -7,13 +7,28 @@ are recorded as executed and announced with ``recovered: true``. Moves journaled
 ``move_executed`` events the broker never acknowledged are announced again with
 ``replayed: true`` (a dashboard keys moves by ``(job_id, index)``). The job then waits for
 ``resume``.
+
+Before ``resume`` sends anything, :meth:`Recovery.settle` waits for the firmware to be idle: a
+firmware whose watchdog stayed fed (the dead daemon's port still open, a link that came back
+at once) keeps running the job's moves it had queued. Sending the "remaining" moves then would
+queue them behind the same moves and turn those faces twice. Each move the firmware completes
+meanwhile is journaled and announced (``recovered: true``); the wait is bounded by ``[serial]
+resume_drain_s`` (then the job stays resumable, code ``firmware_busy``). A held firmware
+(``HOLD``, queue kept: e.g. an abort whose stop never arrived) holds the job's next moves in
+order: it is released (RESUME) and drained the same way.
+``abort`` and ``estop`` keep working during the wait (the job is ``EXECUTING``: the motors are
+running).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
-from robot.daemon.context import Context, apply_journaled, journaled
+from firmware_protocol.errors import LinkError
+from firmware_protocol.messages import ErrorCode as FirmwareError
+from firmware_protocol.messages import FirmwareState, Status
+from robot.daemon.context import Context, Job, apply_journaled, journaled
 from robot.daemon.events import ErrorCode, EventName, JobState, RecoveredPayload
 from robot.errors import JobError
 from robot.journal import JobRecord
@@ -22,6 +37,10 @@ from solver.cube.facelets import Cube
 __all__ = ["Recovery"]
 
 logger = logging.getLogger(__name__)
+
+#: how often the wait for an idle firmware asks for its STATUS
+DRAIN_POLL_S = 0.05
+_STOPPED = (FirmwareState.STOPPED, FirmwareState.FAULT)
 
 
 class Recovery:
@@ -92,12 +111,113 @@ class Recovery:
         }
         self.ctx.out.event(EventName.RECOVERED, recovered)
 
+    async def settle(self, job: Job, record: JobRecord) -> JobRecord:
+        """Before a resume sends anything: wait until the firmware has no move of the job left
+        in its queue, journaling each one it executes meanwhile; the job's record then.
+
+        Raises :class:`JobError`: ``firmware_busy`` (still running after ``[serial]
+        resume_drain_s``; resumable), ``aborted``/``estop``/``motor_fault`` (the firmware
+        stopped during the wait), ``firmware_counter`` (see :meth:`reconcile`).
+        """
+        if record.first_index is None or record.dispatch_offset is None:
+            return record  # no move of the job was ever sent: none can be running
+        job.moves_total = record.total_moves
+        seen: list[FirmwareState] = []
+        try:
+            return await self._drain(job, record, seen)
+        except asyncio.CancelledError:
+            # an abort before the job showed EXECUTING cancels it: if the motors may be
+            # running the job's moves (no STATUS yet, or a running one), stop them anyway
+            if job.abort_requested and (
+                not seen or seen[-1] not in (FirmwareState.IDLE, *_STOPPED)
+            ):
+                try:
+                    await self.ctx.link.estop()
+                except LinkError as exc:
+                    logger.error("abort: cannot stop the firmware: %s", exc)
+            raise
+
+    async def _drain(self, job: Job, record: JobRecord, seen: list[FirmwareState]) -> JobRecord:
+        link = self.ctx.link
+        loop = asyncio.get_running_loop()
+        drain_s = self.ctx.config.serial.resume_drain_s
+        deadline = loop.time() + drain_s
+        waited = False
+        while True:
+            status = await link.status()
+            seen[:] = [status.state]
+            record = await self._reconcile(record, status)
+            job.moves_done = record.executed
+            if status.state is FirmwareState.IDLE:
+                break
+            if status.state in _STOPPED:
+                stop = self._stopped_during_wait(job, status) if waited else None
+                if stop is not None:
+                    raise stop
+                # its queue is flushed and the counters are exact: what follows meets the
+                # stop as any execution does (a watchdog stop is cleared by the link)
+                break
+            if not waited:
+                waited = True
+                # the motors are running the job's moves: the job is executing (and abort
+                # stops it the way it stops an execution: hold, then a latched stop)
+                self.ctx.set_state(JobState.EXECUTING)
+                logger.info(
+                    "job %s: the firmware is still running moves %d..%d of its queue "
+                    "(%s); waiting up to %g s before resuming",
+                    job.id,
+                    status.last_executed + 1,
+                    status.last_received,
+                    status.state.name,
+                    drain_s,
+                )
+            if status.state is FirmwareState.HOLD and not job.abort_requested:
+                # a held queue never drains; it holds the job's next moves, in order, which
+                # is what resume is asked to run: let the firmware go on with them
+                logger.warning(
+                    "job %s: the firmware holds moves %d..%d; releasing the hold",
+                    job.id,
+                    status.last_executed + 1,
+                    status.last_received,
+                )
+                await link.resume()
+            if loop.time() >= deadline:
+                raise JobError(
+                    ErrorCode.FIRMWARE_BUSY,
+                    f"resume: the firmware is still running the job's earlier moves (move "
+                    f"{status.last_executed} of {status.last_received} done, state "
+                    f"{status.state.name}) after [serial] resume_drain_s = {drain_s:g} s; the "
+                    "moves it ran are journaled and the job stays resumable: send resume "
+                    "again once the robot is still, or estop",
+                )
+            await asyncio.sleep(DRAIN_POLL_S)
+        if waited:
+            logger.info("job %s: the firmware is idle after move %d", job.id, record.executed)
+        return record
+
+    @staticmethod
+    def _stopped_during_wait(job: Job, status: Status) -> JobError | None:
+        """How a stop met while the resume waited ends the job: an abort, an emergency stop,
+        a motor fault (``None``: another stop, e.g. the watchdog's)."""
+        where = f"the firmware stopped while the resume waited for its queue ({status.error.name})"
+        if job.abort_requested:
+            return JobError(ErrorCode.ABORTED, "aborted on request")
+        if status.error is FirmwareError.ESTOP:
+            return JobError(ErrorCode.ESTOP, f"emergency stop: {where}")
+        if status.state is FirmwareState.FAULT:
+            return JobError(ErrorCode.MOTOR_FAULT, f"{where}; run `cuberobot home`")
+        return None
+
     async def reconcile(self, record: JobRecord) -> JobRecord:
         """Record the moves the firmware executed after the journal last heard (from its
-        non-volatile counter), so the journal's physical state is exact."""
+        non-volatile counter), so the journal's physical state is exact (a snapshot: the
+        firmware may still be running; :meth:`settle` waits for it)."""
         if record.first_index is None or record.dispatch_offset is None:
             return record
-        status = await self.ctx.link.status()
+        return await self._reconcile(record, await self.ctx.link.status())
+
+    async def _reconcile(self, record: JobRecord, status: Status) -> JobRecord:
+        assert record.first_index is not None and record.dispatch_offset is not None
         fw_done = status.last_executed - record.first_index + 1
         dispatched = record.total_moves - record.dispatch_offset
         in_dispatch = record.executed - record.dispatch_offset

@@ -111,10 +111,18 @@ class FakeFirmware:
     group_time_s: float = 0.0
     executed: list[WireMove] = field(default_factory=list)
     homes: int = 0
+    resumes: int = 0  # RESUME after HOLD
     reset_pending: bool = False
     hold_requested: bool = False
     running: bool = False
     queued: list[WireMove] = field(default_factory=list)  # received, not executed yet
+    #: the firmware runs its queue on its own when the link is lost mid-execution (its
+    #: watchdog fed, e.g. the dead daemon's port still open): the moves left go to ``backlog``
+    autonomous: bool = False
+    #: (firmware index, move) received and still to run with no execution of a link behind
+    #: them; ``backlog_step`` of them complete at every STATUS (0: the motors are stuck)
+    backlog: list[tuple[int, WireMove]] = field(default_factory=list)
+    backlog_step: int = 1
     paused: asyncio.Event = field(default_factory=asyncio.Event)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -143,8 +151,21 @@ class FakeFirmware:
                 return fault
         return None
 
+    def run_backlog(self, count: int | None = None) -> None:
+        """Complete ``count`` (all: ``None``) moves of the backlog, in order."""
+        take = len(self.backlog) if count is None else count
+        for index, move in self.backlog[:take]:
+            self.apply(move, index)
+        del self.backlog[:take]
+
     def status(self) -> Status:
         state = self.state
+        if state is FirmwareState.IDLE and self.backlog and not self.running:
+            if self.hold_requested:
+                state = FirmwareState.HOLD
+            else:
+                self.run_backlog(self.backlog_step)
+                state = FirmwareState.RUNNING if self.backlog else FirmwareState.IDLE
         if state is FirmwareState.IDLE and self.running:
             held = self.hold_requested and self.paused.is_set()
             state = FirmwareState.HOLD if held else FirmwareState.RUNNING
@@ -213,12 +234,21 @@ class FakeLink:
             raise self.fw.broken
         self.fw.state, self.fw.error = FirmwareState.STOPPED, FwError.ESTOP
         self.fw.queued.clear()
+        self.fw.backlog.clear()
         self.fw.wake.set()
         return self.fw.status()
 
     async def hold(self) -> Status:
         self._check()
         self.fw.hold_requested = True
+        return self.fw.status()
+
+    async def resume(self) -> Status:
+        self._check()
+        self.fw.resumes += 1
+        self.fw.hold_requested = False
+        self.fw.paused.clear()
+        self.fw.wake.set()
         return self.fw.status()
 
     async def home(self, motor_mask: int = 0x3F) -> Status:
@@ -269,6 +299,7 @@ class FakeLink:
         done: list[MoveExecuted] = []
         fw.running = True
         try:
+            fw.run_backlog()  # the firmware's queue: what it still had runs first
             for position, move in enumerate(running):  # grows with extend()
                 moves = tuple(running)
                 if position == 0 or not moves[position - 1].simultaneous_with_next:
@@ -336,6 +367,8 @@ class FakeLink:
             fw.state, fw.error = FirmwareState.FAULT, FwError.STALL
             return MotorFaultError(f"motor U stall on {PORT}; run `cuberobot home`", PORT, report)
         if kind == "link_lost":
+            if fw.autonomous:
+                fw.backlog = [(p.index, p.move) for p in rest]
             lost = ExecutionReport(moves, tuple(done), unknown=rest)
             return ExecutionLinkError(f"lost the link to {PORT}", PORT, lost)
         if kind == "contradiction":  # a forged EXECUTED; the firmware goes on with its queue

@@ -283,6 +283,28 @@ async def _link_lost(fast_tmp: Path) -> None:
     assert record.state is JobState.EXECUTING and record.error_code is None
 
 
+@scenario(ErrorCode.FIRMWARE_BUSY)
+async def _firmware_busy(fast_tmp: Path) -> None:
+    """``resume`` while the firmware still runs the job's queued moves, which never finish
+    within ``[serial] resume_drain_s``: nothing is sent, the job stays resumable."""
+    fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)], autonomous=True, backlog_step=0)
+    config = fast_config()
+    config = config.model_copy(
+        update={"serial": config.serial.model_copy(update={"resume_drain_s": 0.2})}
+    )
+    async with running(fast_tmp / "j.sqlite", firmware=fw, config=config) as rig:
+        await rig.job("start")
+        await rig.job("resume", {})
+        assert rig.state() is JobState.ERROR
+        error = rig.sink.of(EventName.ERROR)[-1]
+        assert error["code"] == ErrorCode.FIRMWARE_BUSY and error["resumable"] is True
+        assert "resume_drain_s" in error["message"] and error["moves_done"] == 3
+        assert rig.sink.statuses[-1]["error"]["code"] == ErrorCode.FIRMWARE_BUSY
+        assert len(fw.executed) == 3 and fw.backlog
+    record = _journal_job(fast_tmp / "j.sqlite", error["job_id"])
+    assert record.state is JobState.EXECUTING and record.error_code is None
+
+
 @scenario(ErrorCode.MOTOR_FAULT)
 async def _motor_fault(fast_tmp: Path) -> None:
     fw = FakeFirmware(scrambled(), faults=[Fault("motor_fault", 2)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from firmware_protocol.moves import Face as WireFace
 from robot.assemble import assemble
 from robot.config import RobotConfig, load_config
+from robot.daemon import link_config
 from robot.journal import Journal
 from robot.kinds.profile import build_mechanism
 from robot.kinds.simulated import MechanismCube
@@ -201,3 +203,74 @@ def test_daemon_dies_mid_job_and_resumes(
         assert again.parts == action.parts and again.cube == tracked, number
     assert again.cube.is_solved() and again.faults == 0
     assert 0 <= actions[done_before - 1].orientation < 24
+
+
+@pytest.mark.parametrize(
+    "name", ["turntable.toml", "simulated.toml"], ids=["turntable", "six-face"]
+)
+def test_resume_while_the_firmware_still_runs_its_queue(
+    name: str, mqtt_broker: Broker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon dies mid-job but the firmware goes on with its queue (a long watchdog here:
+    as when the dead daemon's port stayed open and fed it); a new daemon resumes at once. The
+    resume waits for the queue to drain, journaling those moves, then sends only the rest:
+    every wire move runs exactly once."""
+    start = scrambled(43)
+    state_file = tmp_path / "cube.txt"
+    journal = tmp_path / "journal.sqlite"
+    base = load_config(CONFIGS / name)
+    topic = f"cuberobot/{base.robot.id}"
+    monkeypatch.setattr(
+        "robot.assemble.link_config",
+        lambda config: dataclasses.replace(link_config(config), watchdog_ms=20_000),
+    )
+
+    async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
+        sim = SimulatedRobot(base, start, seed=3, state_file=state_file)
+        state_file.write_text(start.to_facelets("scheme") + "\n")
+        port = await sim.start()
+        config = _profile(base, port, state_file)
+        try:
+            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+
+                async def first() -> None:
+                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                    await rec.wait(lambda: len(rec.events("move_executed")) >= 6, 60)
+
+                await _daemon(config, mqtt_broker, journal, first, crash=True)
+                crashed_at = len(rec.events("move_executed"))
+
+                async def second() -> None:
+                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                    await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
+                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+
+                await _daemon(config, mqtt_broker, journal, second)
+        finally:
+            await sim.stop()
+        return rec, sim, crashed_at
+
+    rec, sim, crashed_at = run(scenario(), 200)
+    assert rec.events("error") == []
+    recovered = rec.events("recovered")[0]
+    total = recovered["moves_total"]
+    assert crashed_at <= recovered["moves_done"] < total
+    assert rec.events("done")[0]["solved"] is True
+    assert sim.cube.cube.is_solved()
+    assert not isinstance(sim.cube, MechanismCube) or sim.cube.faults == 0
+    fw = [r for r in sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == total  # each wire move exactly once
+    rows = Journal(journal)
+    record = rows.job(recovered["job_id"])
+    rows.close()
+    assert record is not None and str(record.state) == "DONE"
+    assert record.executed == record.total_moves == total
+    events = rec.events("move_executed")
+    assert sorted(e["index"] for e in events if not e.get("replayed")) == list(range(1, total + 1))
+    timeline = list(zip(rec.event_names(), rec.events(), strict=True))
+    at = [name for name, _ in timeline].index("recovered")
+    drained = [  # announced after ``recovered``: executed while the resume waited
+        e["index"] for name, e in timeline[at:] if name == "move_executed" and e.get("recovered")
+    ]
+    assert drained, "the resume should have met the firmware still running its queue"
+    assert drained == list(range(recovered["moves_done"] + 1, drained[-1] + 1))
