@@ -8,7 +8,9 @@ A profile describes one robot (every key is in the README's "The robot daemon" s
                firmware started by the daemon itself), baud, timeouts
     [motors]   simultaneous; one table per face that has a motor: [motors.U] motor = 0, ...,
                max_depth (layers its gripper can hold, for big cubes)
-    [[cameras]] name, source, width/height, view ("face" | "corner"), faces, calibration
+    [[cameras]] name, source, width/height, view ("face" | "corner"), faces, calibration;
+               a turntable or two-gripper robot may have one camera with view = "face" (the
+               one-camera scan: :attr:`RobotConfig.scan_camera`)
     [colours]  scheme, calibration_file
     [solver]   engine ("auto": the engine for the cube size), budget_s, max_length, anytime,
                head_start_s; [solver.cost] the robot-time cost model
@@ -510,13 +512,19 @@ class RobotConfig(_Section):
         names = [c.name for c in self.cameras]
         if len(set(names)) != len(names):
             raise ValueError(f"@cameras: camera names must be unique, got {names}")
-        if self.cameras:
+        if self.cameras and self.scan_camera is None:
             seen = {f for c in self.cameras for f in c.faces}
             missing = [f for f in _FACE_NAMES if f not in seen]
             if missing:
+                one = (
+                    " (one camera that looks at one face needs a robot that turns the cube over: "
+                    '[robot] kind = "turntable" or "two-gripper")'
+                    if self.robot.kind == "six-face" and len(self.cameras) == 1
+                    else ""
+                )
                 raise ValueError(
                     f"@cameras: no camera sees face(s) {' '.join(missing)}; the robot cannot move "
-                    "its centres, so the cameras together must see all six faces"
+                    f"its centres, so the cameras together must see all six faces{one}"
                 )
         if self.solver.anytime and (
             self.solver.engine not in ("twophase", AUTO) or self.robot.cube_size != 3
@@ -538,6 +546,7 @@ class RobotConfig(_Section):
                 '@serial.url: "sim" (the simulated firmware) needs a [simulation] section'
             )
         self._check_kind()
+        self._check_scan_camera()
         return self
 
     def _check_kind(self) -> None:
@@ -575,6 +584,38 @@ class RobotConfig(_Section):
                 f"for the cube size: {engine_for_size(n, AUTO)!r} for N={n}) or change cube_size"
             )
         return self
+
+    @property
+    def scan_camera(self) -> CameraConfig | None:
+        """The one camera of a one-camera scan (None: the cameras see every face at once).
+
+        A turntable or two-gripper robot whose ``[[cameras]]`` is a single camera with
+        ``view = "face"`` scans with the kind's choreography (:mod:`robot.daemon.onecamera`):
+        the camera looks at that face (``faces``, in the machine's frame) of the cube as it
+        sits in the machine, and the mechanism turns the cube over to show it the others."""
+        if self.robot.kind == "six-face" or len(self.cameras) != 1:
+            return None
+        camera = self.cameras[0]
+        return camera if camera.view == "face" else None
+
+    def _check_scan_camera(self) -> None:
+        """The one camera must look at a face the mechanism leaves free."""
+        camera = self.scan_camera
+        if camera is None:
+            return
+        face = camera.faces[0]
+        table = self.robot.mechanism_table
+        if isinstance(table, TurntableConfig) and face == "D":
+            raise ValueError(
+                f"@cameras.faces: camera {camera.name} looks at D, but the turntable's cradle "
+                'holds that face; put the camera above the cube (faces = ["U"], as on CUBOTino)'
+            )
+        if isinstance(table, TwoGripperConfig) and face in table.faces:
+            raise ValueError(
+                f"@cameras.faces: camera {camera.name} looks at {face}, but a gripper holds that "
+                f"face ([robot.two_gripper] faces = {list(table.faces)}); point it at a free "
+                "face (e.g. F or U)"
+            )
 
     @property
     def simulated(self) -> bool:

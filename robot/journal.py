@@ -406,11 +406,12 @@ class Journal:
         self,
         job_id: str,
         idx: int,
-        physical: str,
+        physical: str | None,
         fw_index: int | None = None,
         reported: int | None = None,
     ) -> None:
-        """Move ``idx`` of the job executed; ``physical`` is the cube after it. ``reported``,
+        """Move ``idx`` of the job executed; ``physical`` is the cube after it (None: not
+        known yet, an action of a one-camera scan before the cube is read). ``reported``,
         when given, is how many executed moves' events the broker has acknowledged so far."""
         now = time.time()
 

@@ -54,6 +54,24 @@ def register(sub: Any) -> None:
 # --- config check --------------------------------------------------------------------------------
 
 
+def _one_camera_scan(config: RobotConfig, face: str, file: Path) -> str:
+    """The one-camera scan's choreography on this profile's mechanism, in one line."""
+    from robot.kinds.choreography import choreograph
+    from robot.kinds.profile import build_mechanism
+    from solver.cube.geometry import Face
+
+    robot = config.robot
+    try:
+        mechanism = build_mechanism(robot.kind, robot.mechanism_table, robot.cube_size)
+        chore = choreograph(mechanism, Face[face])
+    except RobotError as exc:
+        raise UsageError(f"{file}: one-camera scan: {exc}") from exc
+    return (
+        f"one camera at {face}: {len(chore.actions)} actions, {len(chore.looks)} frames, "
+        f"{chore.seconds:.2f} s of machine time ({chore})"
+    )
+
+
 def _config_check(args: argparse.Namespace) -> int:
     from robot.kinds.profile import describe
     from robot.planner import Planner
@@ -93,6 +111,9 @@ def _config_check(args: argparse.Namespace) -> int:
             f"  camera     {cam.name}: {cam.source} {cam.width}x{cam.height}, {cam.view} view of "
             f"{''.join(cam.faces)}, calibration {calib}"
         )
+    scan_camera = config.scan_camera
+    if scan_camera is not None:
+        print(f"  scan       {_one_camera_scan(config, scan_camera.faces[0], args.file)}")
     cm = config.cost_model
     table = robot.mechanism_table
     search = (

@@ -47,7 +47,9 @@ class Job:
     program: MotorProgram | None = None
     moves_total: int = 0
     moves_done: int = 0
-    physical: Cube | None = None  # the cube as the executed moves left it
+    #: the cube as the executed moves left it (None while a one-camera scan's actions run:
+    #: the cube is not read yet)
+    physical: Cube | None = None
     face_moves: tuple[Move, ...] = ()  # every face turn of the job, executed ones first
     stage_times: dict[str, float] = field(default_factory=dict)
     abort_requested: bool = False
@@ -61,11 +63,12 @@ class Job:
 
     def advance(self, idx: int) -> str:
         """Job move ``idx`` executed: turn the tracked cube by it; its text for the events."""
-        assert self.physical is not None
         if self.actions:
             action = self.actions[idx]
-            self.physical = action.apply(self.physical)
+            if self.physical is not None:  # else a one-camera scan is still reading it
+                self.physical = action.apply(self.physical)
             return str(action)
+        assert self.physical is not None
         move = self.face_moves[idx]
         self.physical = self.physical.apply([move])
         return str(move)

@@ -230,13 +230,14 @@ class Executor:
             )
         idx = base_offset + event.position
         move = job.advance(idx)
-        assert job.physical is not None
         journal = self.ctx.journal
         await journal.call(
             journal.sync.record_executed,
             job.id,
             idx,
-            job.physical.to_facelets("scheme"),
+            # None: a one-camera scan's action, before the cube is read (the row's token
+            # still says the parts' state and the orientation)
+            None if job.physical is None else job.physical.to_facelets("scheme"),
             event.index,
             self.ctx.out.reported(job.id),
         )

@@ -105,7 +105,7 @@ class KindMechanism:
         await journal.call(journal.sync.set_state, job.id, JobState.SOLVING)
         if len(job.actions) < offset:  # resumed with a rescan: the executed rows say where
             rows = await journal.call(journal.sync.moves, job.id)
-            job.actions = self._actions(rows[:offset])
+            job.actions = self.actions_of(rows[:offset])
         parts = job.actions[offset - 1].parts if offset else self.mechanism.start
         started = time.perf_counter()
         solution, actions, seconds = await asyncio.to_thread(self._solve_and_plan, cube, parts)
@@ -192,7 +192,8 @@ class KindMechanism:
 
     # === resume ===================================================================================
 
-    def _actions(self, rows: list[MoveRecord]) -> tuple[WireAction, ...]:
+    def actions_of(self, rows: list[MoveRecord]) -> tuple[WireAction, ...]:
+        """Journaled rows as this kind's actions (:class:`JobError` if they are not)."""
         try:
             return tuple(WireAction.from_token(m.face, m.motor, m.turns) for m in rows)
         except ValueError as exc:
@@ -208,7 +209,7 @@ class KindMechanism:
         journal = self.ctx.journal
         rows = await journal.call(journal.sync.moves, record.id)
         job.physical = Cube.from_facelets(record.physical or "", record.size)
-        job.actions = self._actions(rows)
+        job.actions = self.actions_of(rows)
         job.face_moves = ()
         job.moves_total = record.total_moves
         if record.executed:

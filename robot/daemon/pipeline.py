@@ -38,6 +38,7 @@ from robot.daemon.events import (
 )
 from robot.daemon.execution import Executor
 from robot.daemon.mechanism import mechanism_for
+from robot.daemon.onecamera import one_camera_for
 from robot.daemon.ports import Cameras, Solver
 from robot.daemon.recovery import Recovery
 from robot.daemon.rescan import Rescanner, sure
@@ -74,6 +75,8 @@ class Pipeline:
         self.mechanism = mechanism_for(ctx, solver, self.executor)
         self.anytime: Anytime | None = None
         self.scheme = SCHEMES[ctx.config.colours.scheme]
+        #: a turntable or two-gripper robot's one-camera scan (None: cameras see every face)
+        self.one_camera = one_camera_for(ctx, self.mechanism, self.executor, cameras, self.scheme)
         self.planner = Planner(ctx.config.motors, ctx.config.cost_model, ctx.n)
         self.rescanner = Rescanner(ctx, self.executor, self.planner, self._read_once)
         self.verifier = Verifier(
@@ -211,7 +214,10 @@ class Pipeline:
             )
         started = time.perf_counter()
         try:
-            result, views = await self._settle(job, await self._read(cameras))
+            if self.one_camera is not None:
+                result, views = await self.one_camera.scan(job)
+            else:
+                result, views = await self._settle(job, await self._read(cameras))
         finally:
             await self.ctx.record_stage_time(job, "scan", started)
         summary = result.to_json()
@@ -268,6 +274,8 @@ class Pipeline:
         from vision.errors import VisionError
         from vision.scan import read_cube
 
+        if self.one_camera is not None:
+            return await self.one_camera.read_now()
         cameras = self.cameras
         assert cameras is not None and cameras.calibration is not None
         try:

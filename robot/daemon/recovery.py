@@ -54,13 +54,20 @@ class Recovery:
         if record is None:
             return
         if record.total_moves == 0 or record.physical is None:
-            # it never reached the motors: the cube is as it was; nothing to resume
+            # it never reached the motors (the cube is as it was), or only a one-camera
+            # scan's actions did (the cube is not read yet): nothing to resume
             await journal.call(
                 journal.sync.finish,
                 record.id,
                 JobState.ABORTED,
                 ErrorCode.INTERRUPTED,
-                f"daemon stopped during {record.state}; no move had been sent",
+                f"daemon stopped during {record.state}; "
+                + (
+                    f"{record.executed} scan action(s) had turned the cube over, none had "
+                    "turned a layer; start a new job (it scans again)"
+                    if record.executed
+                    else "no move had been sent"
+                ),
             )
             closed: RecoveredPayload = {
                 "job_id": record.id,

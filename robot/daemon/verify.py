@@ -70,8 +70,7 @@ class Verifier:
         believed = evidence.combined().cube if len(evidence) else None
         limit = self.ctx.config.scan.corrections
         for attempt in range(1, limit + 2):
-            since = job.moved(reference, job.moves_done)
-            current, views = await self._read_now(job, evidence, since)
+            current, views, since = await self._read_now(job, evidence, reference)
             now = self._state_now(job, current, views, evidence, since)
             if now.is_solved():
                 job.verified = True
@@ -108,13 +107,16 @@ class Verifier:
             await self.resolve(job, now, job.moves_done)
 
     async def _read_now(
-        self, job: Job, history: Evidence, since: Sequence[Move]
-    ) -> tuple[Classification, int]:
-        """The reads of the cube as it is now, combined (with active re-scans), and how many
-        they are; every read is added to ``history`` too (mapped back through ``since``)."""
+        self, job: Job, history: Evidence, reference: int
+    ) -> tuple[Classification, int, list[Move]]:
+        """The reads of the cube as it is now, combined (with active re-scans), how many they
+        are, and the moves since job move ``reference``; every read is added to ``history``
+        too (mapped back through those moves). The moves are taken once the read is made: a
+        one-camera robot's read turns the cube over itself (:mod:`robot.daemon.onecamera`)."""
         from vision.evidence import Evidence
 
         result = await self.read()
+        since = job.moved(reference, job.moves_done)
         read: Classification = result.classification
         now = Evidence(self.ctx.n, scheme=self.scheme)
         if read.distinct:
@@ -126,7 +128,7 @@ class Verifier:
         combined = await self.rescanner.settle(
             job, now, start, [], "verify", history=(history, since)
         )
-        return (combined, now.viewpoints) if len(now) else (read, 1)
+        return (combined, now.viewpoints, since) if len(now) else (read, 1, since)
 
     def _state_now(
         self,

@@ -202,6 +202,9 @@ def test_config_check_states_what_the_mechanism_can_do(tmp_path: Path) -> None:
     bad.write_text('[robot]\nkind = "turntable"\ncube_size = 5\n')
     result = cli("config", "check", str(bad))
     assert result.returncode == 2 and "[robot] cube_size" in result.stderr
+    result = cli("config", "check", str(CONFIGS / "turntable.toml"))
+    assert result.returncode == 0, result.stderr
+    assert "scan       one camera at U: 7 actions, 6 frames, 5.10 s" in result.stdout
 
 
 @pytest.mark.e2e

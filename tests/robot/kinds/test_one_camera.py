@@ -1,0 +1,207 @@
+"""The daemon's one-camera scan (:mod:`robot.daemon.onecamera`) on in-memory fakes: a turntable
+whose firmware carries the cube in the simulated mechanism and whose one camera renders the
+cube's top face as it sits; the profile's rules for the one camera; the read moved to the frame
+of the cube as it sits after the scan."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from firmware_protocol.moves import Face as WireFace
+from firmware_protocol.moves import Move as WireMove
+from robot.config import RobotConfig, load_config
+from robot.daemon import EventName
+from robot.daemon.onecamera import held_read
+from robot.errors import ConfigError
+from robot.journal import Journal
+from robot.kinds.choreography import SimulatedScanRig, simulate_scan
+from robot.kinds.frames import frames
+from robot.kinds.profile import build_mechanism
+from robot.kinds.simulated import MechanismCube
+from robot.kinds.wire import WireAction
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import MoveKind
+from tests.robot.daemon_fakes import FakeFirmware, running
+from tests.robot.helpers import CONFIGS, run
+
+pytestmark = pytest.mark.usefixtures("solver_tables")
+
+
+def _turntable() -> RobotConfig:
+    """configs/turntable.toml with a small frame and the first solution found, then planned."""
+    base = load_config(CONFIGS / "turntable.toml")
+    cameras = tuple(c.model_copy(update={"width": 320, "height": 240}) for c in base.cameras)
+    solver = base.solver.model_copy(update={"budget_s": 0.0})
+    table = base.robot.turntable
+    assert table is not None
+    robot = base.robot.model_copy(
+        update={"turntable": table.model_copy(update={"cooptimise": False})}
+    )
+    return base.model_copy(update={"cameras": cameras, "solver": solver, "robot": robot})
+
+
+@dataclass
+class MechanismFirmware(FakeFirmware):
+    """The fake firmware, its motors moving the parts of a simulated turntable."""
+
+    mechanism: MechanismCube | None = field(default=None)
+
+    def apply(self, move: WireMove, index: int) -> None:
+        assert self.mechanism is not None
+        self.mechanism.apply(WireFace(move.motor).name, move.quarter_turns)
+        self.cube = self.mechanism.cube
+        self.executed.append(move)
+        self.last_executed = self.started_upto = index
+
+
+def _firmware(config: RobotConfig, cube: Cube, angle: int = 0) -> MechanismFirmware:
+    table = config.robot.mechanism_table
+    assert table is not None
+    mechanism = MechanismCube(cube, table, facelets_by="scheme")
+    mechanism.table_angle = angle
+    return MechanismFirmware(cube, mechanism=mechanism)
+
+
+def _rows(path: Path, job_id: str) -> list[WireAction]:
+    journal = Journal(path)
+    try:
+        return [WireAction.from_token(m.face, m.motor, m.turns) for m in journal.moves(job_id)]
+    finally:
+        journal.close()
+
+
+def test_profile_one_camera_rules(tmp_path: Path) -> None:
+    config = load_config(CONFIGS / "turntable.toml")
+    assert config.scan_camera is not None and config.scan_camera.faces == ("U",)
+    text = (CONFIGS / "turntable.toml").read_text()
+    below = tmp_path / "below.toml"
+    below.write_text(text.replace('faces = ["U"]', 'faces = ["D"]'))
+    with pytest.raises(ConfigError, match="cradle holds that face") as caught:
+        load_config(below)
+    assert (caught.value.section, caught.value.key) == ("cameras", "faces")
+    gripper = (CONFIGS / "two_gripper.toml").read_text()
+    start = gripper.index("[[cameras]]")
+    end = gripper.index("[colours]")
+    held = tmp_path / "held.toml"
+    held.write_text(
+        gripper[:start]
+        + '[[cameras]]\nname = "front"\nview = "face"\nfaces = ["D"]\n\n'
+        + gripper[end:]
+    )
+    with pytest.raises(ConfigError, match="a gripper holds that face"):
+        load_config(held)
+    faces = (CONFIGS / "simulated.toml").read_text()
+    start, end = faces.index("[[cameras]]"), faces.index("[colours]")
+    six = tmp_path / "six.toml"
+    six.write_text(
+        faces[:start] + '[[cameras]]\nname = "top"\nview = "face"\nfaces = ["U"]\n\n' + faces[end:]
+    )
+    with pytest.raises(ConfigError, match="needs a robot that turns the cube over"):
+        load_config(six)
+
+
+def test_held_read_is_the_cube_as_it_sits_after_the_scan() -> None:
+    config = _turntable()
+    table = config.robot.mechanism_table
+    mechanism = build_mechanism(config.robot.kind, table, 3)
+    cube = Cube.solved(3).apply("R U2 F' L D B2")
+    rig = SimulatedScanRig(mechanism, cube, Face.U, seed=4)
+    scan = run(simulate_scan(rig, second_looks=0))
+    orientation = scan.state.orientation
+    assert orientation != 0  # the choreography leaves the cube turned over
+    held = held_read(scan.read, orientation)
+    assert held.cube == scan.cube_as_held() == rig.cube
+    assert held.verdict == scan.read.verdict and held.valid
+    # each sticker's confidence and colour costs moved with it
+    q = frames(3).perms[orientation]
+    assert np.array_equal(held.confidence.reshape(-1), scan.read.confidence.reshape(-1)[q])
+    assert held.colour_costs is not None and scan.read.colour_costs is not None
+    assert np.array_equal(
+        held.colour_costs.reshape(54, 6), scan.read.colour_costs.reshape(54, 6)[q]
+    )
+
+
+def test_turntable_job_scans_with_one_camera_through_the_motors(tmp_path: Path) -> None:
+    config = _turntable()
+    cube = Cube.solved(3).apply("F R' U2 B L2 D' R F2")
+    firmware = _firmware(config, cube)
+    journal = tmp_path / "journal.sqlite"
+
+    async def scenario() -> tuple[list[str], dict[str, object], int]:
+        async with running(journal, config=config, firmware=firmware) as rig:
+            await rig.job()
+            return rig.sink.names(), rig.sink.of(EventName.DONE)[0], rig.cameras.captures
+
+    names, done, captures = run(scenario(), 90)
+    assert done["solved"] is True and done["verified"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    assert firmware.mechanism.cube.is_solved()
+    scan_moves = names.index(EventName.SCAN_COMPLETE)
+    assert scan_moves > 0 and set(names[:scan_moves]) == {EventName.MOVE_EXECUTED}
+    # a frame per face for the scan, and again for the check after execution (a second
+    # look only at a face in doubt)
+    assert 12 <= captures <= 16
+    rows = _rows(journal, str(done["job_id"]))
+    assert len(rows) == done["moves"]
+    scan = rows[:scan_moves]
+    # the scan's actions turn the whole cube only, and the rows say the parts after each
+    assert all(m.kind is MoveKind.ROTATION for a in scan for m in a.effect)
+    assert any(a.effect for a in scan)
+    replay = MechanismCube(cube, firmware.mechanism.table)
+    for number, action in enumerate(rows, 1):
+        replay.apply(WireFace(action.motor).name, action.turns)
+        assert replay.parts == action.parts, number
+    assert replay.cube.is_solved()
+
+
+def test_scan_of_an_impossible_cube_is_refused_naming_stickers(tmp_path: Path) -> None:
+    config = _turntable()
+    stickers = Cube.solved(3).stickers.copy()
+    # flip the U-F edge: U[0,1] (the row next to F) and F[2,1] (the row next to U)
+    stickers[Face.U, 0, 1], stickers[Face.F, 2, 1] = stickers[Face.F, 2, 1], stickers[Face.U, 0, 1]
+    cube = Cube(stickers, 3).apply("R U")
+    firmware = _firmware(config, cube)
+
+    async def scenario() -> dict[str, object]:
+        async with running(tmp_path / "journal.sqlite", config=config, firmware=firmware) as rig:
+            await rig.job()
+            return rig.sink.of(EventName.ERROR)[0]
+
+    error = run(scenario(), 60)
+    assert error["code"] == "scan_invalid"
+    assert error["stickers"] and "stickers at fault" in str(error["message"])
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+
+
+def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path: Path) -> None:
+    """The previous job's last journaled action left the table a quarter turn round (a crash
+    mid-scan): the next scan starts from there, so no action asks the servo beyond its reach."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal = Journal(journal_path)
+    old = journal.create_job("start", 3)
+    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
+    journal.record_executed(old, 0, None)
+    journal.close()
+    firmware = _firmware(config, cube, angle=1)
+
+    async def scenario() -> tuple[list[dict[str, object]], dict[str, object]]:
+        async with running(journal_path, config=config, firmware=firmware) as rig:
+            recovered = rig.sink.of(EventName.RECOVERED)
+            await rig.job()
+            return recovered, rig.sink.of(EventName.DONE)[0]
+
+    recovered, done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert recovered and recovered[0]["resumable"] is False
+    assert done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    rows = _rows(journal_path, str(done["job_id"]))
+    assert rows[-1].parts == (0, 0)
