@@ -35,11 +35,12 @@ from robot.daemon.execution import Executor
 from robot.daemon.ports import Solver
 from robot.errors import JobError, PlanError
 from robot.journal import JobRecord, MoveRecord
-from robot.kinds.cooptimise import DEFAULT_DESCENT, DEFAULT_SLACK, DESCENT_CAP_S
+from robot.kinds.cooptimise import DEFAULT_SLACK, descent_share
 from robot.kinds.mechanism import Mechanism, PartsState
 from robot.kinds.planner import KindPlanner
 from robot.kinds.profile import Kind, TurntableConfig, TwoGripperConfig, build_mechanism
 from robot.kinds.wire import WireAction, block_moves, wire_program
+from solver.api import engine_for_size
 from solver.cube.facelets import Cube
 from solver.cube.notation import format_moves
 from solver.errors import CubeError
@@ -176,17 +177,17 @@ class KindMechanism:
     def _solve(self, cube: Cube) -> Solution:
         cfg = self.ctx.config.solver
         options: dict[str, Any] = {"budget_s": cfg.budget_s, "max_length": cfg.max_length}
-        if self.table.cooptimise and cfg.engine == "twophase" and self.ctx.n == 3:
-            self.planner.prepare_seconds()
-            budget = cfg.budget_s
-            options.update(
-                max_length=cfg.max_length or _COOPT_MAX_LENGTH,
-                score=self.planner.seconds,
-                score_slack=DEFAULT_SLACK,
-                score_descent=min(DEFAULT_DESCENT, DESCENT_CAP_S / budget) if budget > 0 else 1.0,
-            )
         try:
-            return self.solver(cube, cfg.engine, **options)
+            engine = engine_for_size(self.ctx.n, cfg.engine)  # "auto": two-phase for a 3x3
+            if self.table.cooptimise and engine == "twophase":
+                self.planner.prepare_seconds()
+                options.update(
+                    max_length=cfg.max_length or _COOPT_MAX_LENGTH,
+                    score=self.planner.seconds,
+                    score_slack=DEFAULT_SLACK,
+                    score_descent=descent_share(cfg.budget_s),
+                )
+            return self.solver(cube, engine, **options)
         except CubeError as exc:
             raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
 

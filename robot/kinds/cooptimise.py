@@ -26,7 +26,7 @@ from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
 from solver.solution import Solution
 
-__all__ = ["DEFAULT_DESCENT", "DEFAULT_SLACK", "PlannedSolution", "fastest_plan"]
+__all__ = ["DEFAULT_DESCENT", "DEFAULT_SLACK", "PlannedSolution", "descent_share", "fastest_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,15 @@ DEFAULT_SLACK = 1
 #: seconds (the length falls fastest early; a long budget is better spent on alternatives)
 DEFAULT_DESCENT = 0.75
 DESCENT_CAP_S = 0.05
+
+
+def descent_share(budget_s: float, descent: float = DEFAULT_DESCENT) -> float:
+    """The share of ``budget_s`` the plain shortest-solution search runs before the candidates
+    are scored: ``descent``, capped at :data:`DESCENT_CAP_S` seconds; with no budget (the first
+    solution) the share is moot and ``descent`` is passed as is (a share must stay below 1)."""
+    return min(descent, DESCENT_CAP_S / budget_s) if budget_s > 0 else descent
+
+
 #: the longest candidate when the caller sets no limit (the engine's own default: a looser
 #: limit makes the first solutions longer and the descent slower, and costs more than it gains)
 DEFAULT_MAX_LENGTH = 20
@@ -76,7 +85,7 @@ def fastest_plan(
         budget_s=budget_s,
         score=planner.seconds,
         score_slack=slack,
-        score_descent=min(descent, DESCENT_CAP_S / budget_s) if budget_s > 0 else descent,
+        score_descent=descent_share(budget_s, descent),
     )
     started = time.perf_counter()
     plan = planner.plan(solution.moves)

@@ -33,15 +33,16 @@ from tests.robot.helpers import CONFIGS, run
 pytestmark = pytest.mark.usefixtures("solver_tables")
 
 
-def _turntable() -> RobotConfig:
-    """configs/turntable.toml with a small frame and the first solution found, then planned."""
+def _turntable(cooptimise: bool = False) -> RobotConfig:
+    """configs/turntable.toml with a small frame and the first solution found, then planned
+    (``cooptimise``: the first solution the turntable's planner scores fastest)."""
     base = load_config(CONFIGS / "turntable.toml")
     cameras = tuple(c.model_copy(update={"width": 320, "height": 240}) for c in base.cameras)
     solver = base.solver.model_copy(update={"budget_s": 0.0})
     table = base.robot.turntable
     assert table is not None
     robot = base.robot.model_copy(
-        update={"turntable": table.model_copy(update={"cooptimise": False})}
+        update={"turntable": table.model_copy(update={"cooptimise": cooptimise})}
     )
     return base.model_copy(update={"cameras": cameras, "solver": solver, "robot": robot})
 
@@ -127,8 +128,11 @@ def test_held_read_is_the_cube_as_it_sits_after_the_scan() -> None:
     )
 
 
-def test_turntable_job_scans_with_one_camera_through_the_motors(tmp_path: Path) -> None:
-    config = _turntable()
+@pytest.mark.parametrize("cooptimise", [False, True], ids=["planned", "co-optimised"])
+def test_turntable_job_scans_with_one_camera_through_the_motors(
+    tmp_path: Path, cooptimise: bool
+) -> None:
+    config = _turntable(cooptimise)
     cube = Cube.solved(3).apply("F R' U2 B L2 D' R F2")
     firmware = _firmware(config, cube)
     journal = tmp_path / "journal.sqlite"
