@@ -18,14 +18,10 @@ Engine options (``solve(..., name=value)``): ``metric`` ("htm", default, or "qtm
 from __future__ import annotations
 
 import itertools
-import json
 import logging
-import mmap
 import os
-import tempfile
 import threading
 import time
-import zlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -37,6 +33,7 @@ from solver.cube.cubie import CORNER_FACES, Corner, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, MoveKind, count, parse
+from solver.engines.common.tablefile import default_cache_dir, read_table, write_table
 from solver.errors import CubeError, NoSolutionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
@@ -62,16 +59,6 @@ Array = npt.NDArray[Any]
 
 class TableError(CubeError):
     """The 2x2 table cache cannot be written."""
-
-
-def _default_cache_dir() -> Path:
-    env = os.environ.get("CUBEROBOT_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "cuberobot"
-    return Path.home() / ".cache" / "cuberobot"
 
 
 def table_path(cache_dir: Path, metric: str) -> Path:
@@ -208,61 +195,14 @@ def build_distances(metric: str = "htm") -> npt.NDArray[np.int8]:
 
 
 def _write(path: Path, dist: npt.NDArray[np.int8], metric: str) -> None:
-    payload = dist.tobytes()
-    header = json.dumps(
-        {
-            "format": FORMAT_VERSION,
-            "metric": metric,
-            "size": len(payload),
-            "crc32": zlib.crc32(payload),
-        }
-    ).encode()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise TableError(
-            f"cannot write the 2x2 table to {path.parent}: {exc}; set CUBEROBOT_CACHE_DIR "
-            "to a writable folder"
-        ) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC + len(header).to_bytes(4, "little") + header + payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fields = {"format": FORMAT_VERSION, "metric": metric}
+    write_table(path, dist, MAGIC, fields, TableError, "the 2x2 table")
 
 
 def _read(path: Path, metric: str) -> npt.NDArray[np.int8] | None:
     """The cached table, or None when missing or damaged (it is then rebuilt)."""
-    try:
-        with path.open("rb") as fh:
-            # mapped read-only: processes solving 2x2s share the page cache's one copy
-            data: bytes | mmap.mmap = (
-                mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                if os.fstat(fh.fileno()).st_size
-                else b""
-            )
-    except OSError:
-        return None
-    try:
-        hlen = int.from_bytes(data[8:12], "little")
-        header = json.loads(data[12 : 12 + hlen])
-    except ValueError:
-        header = {}
-    payload = memoryview(data)[12 + hlen :] if header else memoryview(b"")
-    ok = (
-        data[:8] == MAGIC
-        and header.get("format") == FORMAT_VERSION
-        and header.get("metric") == metric
-        and len(payload) == N_STATES
-        and zlib.crc32(payload) == header.get("crc32")
-    )
-    if not ok:
-        log.warning("2x2 table %s is damaged or stale; rebuilding it", path)
-        return None
-    return np.frombuffer(payload, dtype=np.int8)
+    fields = {"format": FORMAT_VERSION, "metric": metric}
+    return read_table(path, MAGIC, fields, N_STATES, f"the 2x2 {metric} table")
 
 
 class PocketTables:
@@ -282,7 +222,7 @@ def load_pocket_table(
 ) -> PocketTables:
     """The distance table of ``metric``, from the cache or built (and cached) now."""
     _metric_moves(metric)
-    directory = Path(cache_dir).expanduser() if cache_dir is not None else _default_cache_dir()
+    directory = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     key = (str(directory), metric)
     with _LOCK:
         if key in _LOADED:

@@ -10,19 +10,17 @@ be written gives a :class:`TableError` naming it. Loaded tables are kept per pro
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import tempfile
 import threading
 import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from solver.engines.common.tablefile import default_cache_dir, read_table, write_table
 from solver.errors import CubeError
 
 __all__ = ["FORMAT_VERSION", "TableError", "default_cache_dir", "load_table", "table_path"]
@@ -39,67 +37,19 @@ class TableError(CubeError):
     """A big-cube table cannot be written to the cache folder."""
 
 
-def default_cache_dir() -> Path:
-    """The cache folder shared with the other engines' tables."""
-    env = os.environ.get("CUBEROBOT_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "cuberobot"
-    return Path.home() / ".cache" / "cuberobot"
-
-
 def table_path(cache_dir: Path, name: str) -> Path:
     return cache_dir / "nxn" / f"{name}-v{FORMAT_VERSION}.bin"
 
 
 def _write(path: Path, table: Table, name: str) -> None:
-    payload = table.tobytes()
-    header = json.dumps(
-        {"format": FORMAT_VERSION, "name": name, "size": len(payload), "crc32": zlib.crc32(payload)}
-    ).encode()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise TableError(
-            f"cannot write the big-cube table {name} to {path.parent}: {exc}; set "
-            "CUBEROBOT_CACHE_DIR to a writable folder"
-        ) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC + len(header).to_bytes(4, "little") + header + payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    fields = {"format": FORMAT_VERSION, "name": name}
+    write_table(path, table, MAGIC, fields, TableError, f"the big-cube table {name}")
 
 
 def _read(path: Path, name: str, size: int) -> Table | None:
     """The cached table, or None when missing, damaged or of another format."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    try:
-        hlen = int.from_bytes(data[8:12], "little")
-        header = json.loads(data[12 : 12 + hlen])
-    except ValueError:
-        header = {}
-    payload = data[12 + hlen :] if isinstance(header, dict) and header else b""
-    ok = (
-        data[:8] == MAGIC
-        and header.get("format") == FORMAT_VERSION
-        and header.get("name") == name
-        and len(payload) == size
-        and zlib.crc32(payload) == header.get("crc32")
-    )
-    if not ok:
-        if path.exists():
-            log.warning("big-cube table %s is damaged or stale; rebuilding it", path)
-        return None
-    return np.frombuffer(payload, dtype=np.int8)
+    fields = {"format": FORMAT_VERSION, "name": name}
+    return read_table(path, MAGIC, fields, size, f"the big-cube table {name}")
 
 
 _LOCK = threading.Lock()

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from solver.engines.common.tablefile import default_cache_dir
 from solver.errors import CubeError
 
 __all__ = [
@@ -70,16 +71,6 @@ class TableError(CubeError):
 
 class Corrupt(Exception):
     """A cache file that cannot be used as it is (the message says why); it is rebuilt."""
-
-
-def default_cache_dir() -> Path:
-    """``$CUBEROBOT_CACHE_DIR``, else ``$XDG_CACHE_HOME/cuberobot``, else ``~/.cache/cuberobot``."""
-    env = os.environ.get("CUBEROBOT_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "cuberobot"
 
 
 def table_path(cache_dir: Path, group: str) -> Path:
