@@ -47,8 +47,8 @@ from robot.daemon.events import (
     ErrorCode,
     EventName,
     JobState,
-    SolutionPayload,
     SolutionRefinedPayload,
+    solution_payload,
 )
 from robot.daemon.execution import Executor, MoveFeed
 from robot.daemon.ports import Solver
@@ -321,16 +321,7 @@ class Anytime:
             state=JobState.EXECUTING if program.moves else None,
             dispatch=dispatch,
         )
-        solved: SolutionPayload = {
-            "job_id": job.id,
-            "moves": format_moves(solution.moves),
-            "engine": solution.engine,
-            "htm": solution.htm,
-            "qtm": solution.qtm,
-            "robot_time_s": solution.robot_time_s,
-            "program": program.to_dict(),
-            "anytime": True,
-        }
+        solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
         self.ctx.out.event(EventName.SOLUTION, solved)
         if not program.moves:
             await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)

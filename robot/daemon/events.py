@@ -18,7 +18,12 @@ Pure: imports nothing of the robot, so every module of ``robot`` may import it.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Final, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, TypedDict
+
+from solver.cube.notation import format_moves
+
+if TYPE_CHECKING:
+    from solver.solution import Solution
 
 __all__ = [
     "ABORT_CODES",
@@ -272,6 +277,31 @@ class SolutionPayload(TypedDict):
     #: anytime solving: the motors start on this plan and refinements may replace its moves
     #: not yet sent (``solution_refined``)
     anytime: NotRequired[bool]
+
+
+def solution_payload(
+    job_id: str,
+    solution: Solution,
+    program: dict[str, Any],
+    *,
+    robot_time_s: float | None = None,
+    anytime: bool = False,
+) -> SolutionPayload:
+    """The ``solution`` event of job ``job_id``: ``solution`` planned as ``program`` (its
+    ``to_dict()``); ``robot_time_s`` the planner's figure where it has one (default: the
+    solver's); ``anytime`` when refinements may follow."""
+    payload: SolutionPayload = {
+        "job_id": job_id,
+        "moves": format_moves(solution.moves),
+        "engine": solution.engine,
+        "htm": solution.htm,
+        "qtm": solution.qtm,
+        "robot_time_s": solution.robot_time_s if robot_time_s is None else robot_time_s,
+        "program": program,
+    }
+    if anytime:
+        payload["anytime"] = True
+    return payload
 
 
 class SolutionRefinedPayload(TypedDict):

@@ -30,7 +30,7 @@ from typing import Any
 from firmware_protocol.moves import Move as WireMove
 from robot.config import RobotConfig
 from robot.daemon.context import Context, Job
-from robot.daemon.events import ErrorCode, EventName, JobState, SolutionPayload
+from robot.daemon.events import ErrorCode, EventName, JobState, solution_payload
 from robot.daemon.execution import Executor
 from robot.daemon.ports import Solver
 from robot.errors import JobError, PlanError
@@ -124,15 +124,7 @@ class KindMechanism:
             program["moves"],
             [(a.token(), a.turns, a.motor, False) for a in actions],
         )
-        solved: SolutionPayload = {
-            "job_id": job.id,
-            "moves": format_moves(solution.moves),
-            "engine": solution.engine,
-            "htm": solution.htm,
-            "qtm": solution.qtm,
-            "robot_time_s": round(seconds, 4),
-            "program": program,
-        }
+        solved = solution_payload(job.id, solution, program, robot_time_s=round(seconds, 4))
         ctx.out.event(EventName.SOLUTION, solved)
         if not actions:
             return

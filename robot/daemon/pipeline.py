@@ -34,7 +34,7 @@ from robot.daemon.events import (
     JobState,
     ScanCompletePayload,
     ScanInvalidDetail,
-    SolutionPayload,
+    solution_payload,
 )
 from robot.daemon.execution import Executor
 from robot.daemon.mechanism import mechanism_for
@@ -378,16 +378,9 @@ class Pipeline:
                 for m in program.moves
             ],
         )
-        solved: SolutionPayload = {
-            "job_id": job.id,
-            "moves": format_moves(solution.moves),
-            "engine": solution.engine,
-            "htm": solution.htm,
-            "qtm": solution.qtm,
-            "robot_time_s": solution.robot_time_s,
-            "program": program.to_dict(),
-        }
-        self.ctx.out.event(EventName.SOLUTION, solved)
+        self.ctx.out.event(
+            EventName.SOLUTION, solution_payload(job.id, solution, program.to_dict())
+        )
         if not program.moves:
             return
         self.ctx.set_state(JobState.EXECUTING)
