@@ -4,7 +4,7 @@
                                [--width 320] [--only KIND ...] [--json]
 
 For each kind and cube size N, ``--scans`` scrambled cubes (``random_moves(N, seed=seed+k)``)
-are scanned on the simulated rig (:class:`robot.kinds.choreography.SimulatedScanRig`: the
+are scanned on the simulated rig (:class:`robot.kinds.kindscan.SimulatedScanRig`: the
 virtual cube moved by the mechanism's actions, one simulated camera at a fixed pose, light and
 noise of ``--severity``), with up to one second look. Fields:
 
@@ -42,11 +42,8 @@ if str(ROOT) not in sys.path:
 import numpy as np  # noqa: E402
 
 from robot.kinds import Mechanism, Turntable, TwoGripper  # noqa: E402
-from robot.kinds.choreography import (  # noqa: E402
-    SimulatedScanRig,
-    choreograph,
-    simulate_scan,
-)
+from robot.kinds.choreography import choreograph  # noqa: E402
+from robot.kinds.kindscan import SimulatedScanRig, simulate_scan  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
 from solver.scramble import random_moves  # noqa: E402
 from vision.render import RenderParams  # noqa: E402

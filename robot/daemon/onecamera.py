@@ -43,8 +43,9 @@ from robot.daemon.execution import Executor
 from robot.daemon.mechanism import KindMechanism
 from robot.daemon.ports import Cameras
 from robot.errors import JobError, PlanError
-from robot.kinds.choreography import MachineState, run_scan
+from robot.kinds.choreography import MachineState
 from robot.kinds.frames import frames
+from robot.kinds.kindscan import run_scan
 from robot.kinds.mechanism import Action, PartsState
 from robot.kinds.planner import PlannedAction
 from robot.kinds.wire import WireAction, wire_program
@@ -83,7 +84,7 @@ def held_read(read: Classification, orientation: int) -> Classification:
     """``read`` (of the cube in the frame where the machine's orientation is the identity) as
     a read of the cube as it sits in ``orientation``: every per-sticker field moved with its
     sticker (sticker ``j`` of the result is sticker ``q[j]`` of ``read``, ``q`` the
-    orientation's permutation, as :meth:`robot.kinds.choreography.KindScan.cube_as_held`)."""
+    orientation's permutation, as :meth:`robot.kinds.kindscan.KindScan.cube_as_held`)."""
     from vision.classify import StickerRef
 
     n = read.n

@@ -15,17 +15,15 @@ from robot.kinds.choreography import (
     DEFAULT_CAPTURE_S,
     Choreography,
     MachineState,
-    SimulatedScanRig,
     camera_grid,
     choreograph,
     default_camera,
     rotation_moves,
-    run_scan,
-    simulate_scan,
     turn_grid,
     view_of,
 )
 from robot.kinds.frames import frames, rotation
+from robot.kinds.kindscan import SimulatedScanRig, run_scan, simulate_scan
 from solver.cube.facelets import Cube, sequence_permutation
 from solver.cube.geometry import Face
 from solver.scramble import random_moves

@@ -19,8 +19,8 @@ from robot.daemon import EventName
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
 from robot.journal import Journal
-from robot.kinds.choreography import SimulatedScanRig, simulate_scan
 from robot.kinds.frames import frames
+from robot.kinds.kindscan import SimulatedScanRig, simulate_scan
 from robot.kinds.profile import build_mechanism
 from robot.kinds.simulated import MechanismCube
 from robot.kinds.wire import WireAction
