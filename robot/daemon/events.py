@@ -186,9 +186,8 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
         _JOB,
     ),
     ErrorCode.FIRMWARE_BUSY: (
-        "resume: the firmware still ran the job's earlier moves after [serial] resume_drain_s; "
-        "resumable",
-        _JOB,
+        "the firmware still ran an interrupted job's moves after [serial] resume_drain_s",
+        frozenset({"event", "journal", "reply"}),
     ),
     ErrorCode.JOURNAL_CORRUPT: (
         "at start the journal could not be trusted: moved aside, a new one started; scan first",

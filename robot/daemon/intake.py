@@ -42,7 +42,8 @@ from robot.daemon.context import Context, Job
 from robot.daemon.events import ErrorCode, JobState
 from robot.daemon.pipeline import Pipeline
 from robot.daemon.ports import FirmwarePort
-from robot.errors import CommandError
+from robot.daemon.recovery import DRAIN_POLL_S
+from robot.errors import CommandError, JobError
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 
@@ -348,6 +349,7 @@ class Intake:
         if isinstance(command, SolveCommand):
             given = self._given(command)
         journal = self.ctx.journal
+        await self._quiet_firmware(command)
         if self.ctx.resumable is not None:
             # a new job on purpose: the interrupted one is closed, its cube state carried over
             await journal.call(
@@ -364,6 +366,51 @@ class Intake:
         self.ctx.out.sources[job.id] = command.source or None
         self._start_job(job, self.pipeline.run_job(job, given))
         return ok_reply(command, job_id=job_id)
+
+    async def _quiet_firmware(self, command: Command) -> None:
+        """Before a new job supersedes an interrupted one: the firmware must not still be
+        running that job's queue (its watchdog stayed fed across a daemon restart or a short
+        link loss). A scan would read a moving cube and the new moves would queue behind the
+        old ones. Wait up to ``[serial] resume_drain_s``, journaling each old move the firmware
+        completes (the cube state the new job starts from stays exact); a held queue is
+        discarded the way abort discards it (stop, then home); still running: ``firmware_busy``.
+        """
+        record = self.ctx.resumable
+        if record is None or record.first_index is None:
+            return  # no move of the interrupted job was ever sent: none can be running
+        link = self.ctx.link
+        drain_s = self.ctx.config.serial.resume_drain_s
+        deadline = time.monotonic() + drain_s
+        while True:
+            status = await link.status()
+            try:
+                record = await self.pipeline.recovery.reconcile(record)
+            except JobError as exc:  # not the firmware that ran it: nothing to count
+                logger.warning("%s: job %s: %s", command.verb, record.id, exc)
+            self.ctx.resumable = record
+            if status.state is FirmwareState.HOLD:
+                logger.warning(
+                    "%s: the firmware holds moves %d..%d of job %s; discarding them",
+                    command.verb,
+                    status.last_executed + 1,
+                    status.last_received,
+                    record.id,
+                )
+                await link.estop()
+                await self._fresh_session()
+                await self.ctx.link.home()
+                return
+            if status.state not in (FirmwareState.RUNNING, FirmwareState.HOMING):
+                return
+            if time.monotonic() >= deadline:
+                raise CommandError(
+                    ErrorCode.FIRMWARE_BUSY,
+                    f"{command.verb}: the firmware is still running the moves of interrupted "
+                    f"job {record.id} (move {status.last_executed} of {status.last_received} "
+                    f"done) after [serial] resume_drain_s = {drain_s:g} s; the moves it ran are "
+                    f"journaled: send {command.verb} again once the robot is still, or estop",
+                )
+            await asyncio.sleep(DRAIN_POLL_S)
 
     def _given(self, command: SolveCommand) -> Cube:
         try:

@@ -176,3 +176,70 @@ def test_an_abort_before_the_first_status_still_stops_the_motors(fast_tmp: Path)
             assert len(fw.executed) == executed
 
     run(scenario(), 60)
+
+
+# --- a new job instead of resume -----------------------------------------------------------------
+
+
+def test_new_job_waits_for_the_interrupted_queue_then_runs(fast_tmp: Path) -> None:
+    """``start`` instead of ``resume``: the new job does not scan a moving cube nor queue its
+    moves behind the old ones; the old job's moves that run meanwhile are journaled."""
+    path = fast_tmp / "j.sqlite"
+
+    async def scenario() -> None:
+        fw = _firmware()
+        async with running(path, firmware=fw, config=_config()) as rig:
+            total = await _interrupted(rig)
+            old = rig.daemon.resumable
+            assert old is not None
+            await rig.job("start")
+            assert not fw.backlog and rig.state() is JobState.DONE and fw.cube.is_solved()
+            assert rig.daemon.resumable is None
+        journal = Journal(path)
+        try:
+            record = journal.job(old.id)
+        finally:
+            journal.close()
+        assert record is not None and record.state is JobState.ABORTED
+        assert record.executed == total  # every move the firmware ran on its own is counted
+
+    run(scenario(), 60)
+
+
+def test_new_job_refused_while_the_firmware_stays_busy(fast_tmp: Path) -> None:
+    """Motors that never finish the old queue within ``resume_drain_s``: the new job is refused
+    (``firmware_busy``, naming what to do), nothing is sent, the old job stays resumable."""
+
+    async def scenario() -> None:
+        fw = _firmware(step=0)
+        async with running(fast_tmp / "j.sqlite", firmware=fw, config=_config(0.2)) as rig:
+            await _interrupted(rig)
+            executed = len(fw.executed)
+            reply = await rig.daemon.submit("start")
+            assert reply["ok"] is False and reply["error"]["code"] == ErrorCode.FIRMWARE_BUSY
+            assert "resume_drain_s" in reply["error"]["message"]
+            assert "estop" in reply["error"]["message"]
+            assert rig.daemon.resumable is not None and len(fw.executed) == executed
+            fw.backlog_step = 1  # the motors come free: the same command now works
+            await rig.job("start")
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+
+    run(scenario(), 60)
+
+
+def test_new_job_discards_a_held_queue(fast_tmp: Path) -> None:
+    """A firmware holding the interrupted job's moves (an abort whose stop never arrived): the
+    new job discards them (stop, then home) instead of releasing them."""
+
+    async def scenario() -> None:
+        fw = _firmware(step=1)
+        async with running(fast_tmp / "j.sqlite", firmware=fw, config=_config()) as rig:
+            await _interrupted(rig)
+            fw.hold_requested = True
+            executed, homes = len(fw.executed), fw.homes
+            await rig.job("start")
+            assert fw.homes == homes + 1 and not fw.backlog
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+            assert len(fw.executed) > executed  # the new job's moves only
+
+    run(scenario(), 60)
