@@ -12,9 +12,11 @@ kinds-scanning.md) through the real motors:
   job moves whose rows carry the action, its effect (a whole-cube rotation), the orientation
   since the scan began and the parts' state after it, executed by the job's
   :class:`~robot.daemon.execution.Executor` (firmware resets recovered as for any move). The
-  cube is not known until the scan ends, so the journal's ``physical`` stays empty until then:
-  a crash mid-scan ends the job as interrupted and the next job scans again from the parts'
-  state the rows say;
+  cube is not known until the scan ends, so the journal's ``physical`` stays empty until then;
+  the rows' orientation is the cube's against how it sat when the job's first scan began, so
+  after a crash mid-scan (:mod:`robot.daemon.recovery`: the job stays resumable) ``resume``
+  scans on from the orientation and parts' state of the last executed row, in the same frame
+  (a new job instead starts its scan from that parts' state);
 * after each view action it takes the camera's frame, samples it at the camera's calibrated
   sticker sites and places the samples by the camera-grid bookkeeping; the whole cube is then
   classified, and faces with doubtful stickers are shown again in new views (up to
@@ -137,6 +139,7 @@ class OneCameraScan:
         # and how many wire moves they made
         self._job: Job | None = None
         self._start: PartsState = mechanism.mechanism.start
+        self._orientation = 0
         self._planned: list[PlannedAction] = []
         self._wired = 0
         self._frames: dict[str, UInt8Image] = {}
@@ -167,6 +170,7 @@ class OneCameraScan:
         sites = self._sites()
         self._job = job
         self._start = await self._parts_now(job)
+        self._orientation = await self._orientation_now(job)
         self._planned = []
         self._wired = 0
         config = self.ctx.config
@@ -177,7 +181,7 @@ class OneCameraScan:
                 self._capture,
                 sites,
                 camera=self.face,
-                start=MachineState(0, self._start),
+                start=MachineState(self._orientation, self._start),
                 second_looks=config.scan.attempts - 1,
                 scheme=self.scheme,
             )
@@ -249,6 +253,28 @@ class OneCameraScan:
             break
         return self.kind.mechanism.start
 
+    async def _orientation_now(self, job: Job) -> int:
+        """The orientation the scan starts from, in the frame of the job's first scan: the
+        last executed row's when that scan was interrupted (the job has executed moves and
+        no read yet: the rows since it began are all its actions), else 0 (a new scan,
+        whose frame is the cube as it sits now)."""
+        if not job.moves_done:
+            return 0
+        journal = self.ctx.journal
+        record = await journal.call(journal.sync.job, job.id)
+        if record is None or record.scanned is not None:
+            return 0
+        last = job.actions[job.moves_done - 1]
+        logger.info(
+            "job %s: the scan goes on after %d action(s) (%s): orientation %d, parts %s",
+            job.id,
+            job.moves_done,
+            last.label,
+            last.orientation,
+            last.parts,
+        )
+        return last.orientation
+
     async def _act(self, action: Action) -> None:
         """Journal ``action``'s wire moves as the job's next moves, then execute them."""
         job = self._job
@@ -266,7 +292,12 @@ class OneCameraScan:
             program = wire_program(self.kind.table, mechanism, self._planned, self._start)
         except PlanError as exc:
             raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
-        wires = program[self._wired :]
+        # the rows' orientation is the cube's since the job's first scan began
+        after = frames(mechanism.n).after
+        wires = [
+            replace(w, orientation=int(after[self._orientation, w.orientation]))
+            for w in program[self._wired :]
+        ]
         self._wired = len(program)
         offset = job.moves_done
         job.actions = job.actions[:offset] + tuple(wires)

@@ -150,6 +150,11 @@ class Pipeline:
                     f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
                 ) from exc
             logger.warning("job %s: %s; going on from a fresh scan", job.id, exc)
+        if record.physical is None:
+            # interrupted during its one-camera scan: the cube is not read yet, so the scan
+            # goes on from where the journal's rows left the cube and the parts
+            logger.info("job %s: resuming its scan after %d action(s)", job.id, record.executed)
+            rescan = True
         if rescan:
             self.ctx.rescan_required = False
         job.moves_done = record.executed

@@ -185,7 +185,8 @@ def test_scan_of_an_impossible_cube_is_refused_naming_stickers(tmp_path: Path) -
 
 def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path: Path) -> None:
     """The previous job's last journaled action left the table a quarter turn round (a crash
-    mid-scan): the next scan starts from there, so no action asks the servo beyond its reach."""
+    mid-scan): that job is resumable, but a new job supersedes it and its scan starts from
+    there, so no action asks the servo beyond its reach."""
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
@@ -204,8 +205,79 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
             return recovered, rig.sink.of(EventName.DONE)[0]
 
     recovered, done = asyncio.run(asyncio.wait_for(scenario(), 90))
-    assert recovered and recovered[0]["resumable"] is False
+    # a job interrupted mid-scan is resumable (it used to be closed as interrupted)
+    assert recovered and recovered[0]["resumable"] is True
+    assert recovered[0]["physical"] is None and recovered[0]["moves_done"] == 1
     assert done["solved"] is True
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
     rows = _rows(journal_path, str(done["job_id"]))
     assert rows[-1].parts == (0, 0)
+
+
+# -- a restart mid-scan ---------------------------------------------------------------------
+
+
+def _crash_after(path: Path, config: RobotConfig, firmware: MechanismFirmware) -> str:
+    """Start a job; stop the daemon (no abort: as its death would) once the firmware has
+    executed ``firmware.pause_after`` wire moves."""
+
+    async def body() -> str:
+        async with running(path, config=config, firmware=firmware) as rig:
+            reply = await rig.daemon.submit("start", {"id": "first"})
+            await firmware.paused.wait()
+            job_id: str = reply["job_id"]
+            return job_id
+
+    return run(body(), 60)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 6])
+def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(tmp_path: Path, k: int) -> None:
+    """The daemon dies after ``k`` of the scan's actions (the cube flipped and spun, not read
+    yet). The restarted daemon recovers the job as resumable from the journal's rows; resume
+    scans on from the orientation and parts' state the last row records, and the job ends
+    solved. Across the restart the rows keep one frame: each row's orientation is how the cube
+    sits against the cube as it was put in."""
+    config = _turntable()
+    start = Cube.solved(3).apply("L2 F' U R B2 D' F L'")
+    firmware = _firmware(config, start)
+    firmware.pause_after = k
+    path = tmp_path / "journal.sqlite"
+    job_id = _crash_after(path, config, firmware)
+    assert firmware.mechanism is not None and len(firmware.executed) == k
+
+    async def again() -> tuple[list[dict[str, object]], int, dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
+            recovered = rig.sink.of(EventName.RECOVERED)
+            await rig.job("resume", {"id": "again"})
+            names = rig.sink.names()
+            assert names.count(EventName.SCAN_COMPLETE) == 1
+            before = rig.sink.events[: names.index(EventName.SCAN_COMPLETE)]
+            scanned = max(int(e["index"]) for name, e in before if name == "move_executed")
+            return recovered, scanned, rig.sink.of(EventName.DONE)[0]
+
+    recovered, scanned, done = run(again(), 90)
+    assert recovered[0]["job_id"] == job_id and recovered[0]["resumable"] is True
+    assert recovered[0]["moves_done"] == k and recovered[0]["physical"] is None
+    assert done["job_id"] == job_id and done["solved"] is True and done["verified"] is True
+    assert firmware.mechanism.cube.is_solved() and firmware.mechanism.faults == 0
+    # each wire move ran once: the journal's rows are the firmware's moves
+    rows = _rows(path, job_id)
+    assert len(rows) == len(firmware.executed) == done["moves"]
+    # the scan went on where it stopped: its actions before and after the restart (the rows
+    # up to the one scan_complete), then the solution and the check
+    assert k < scanned < len(rows)
+    replay = MechanismCube(start, firmware.mechanism.table)
+    for number, action in enumerate(rows[:scanned], 1):
+        replay.apply(WireFace(action.motor).name, action.turns)
+        assert replay.parts == action.parts, number
+        q = frames(3).perms[action.orientation]
+        assert np.array_equal(replay.cube.flat, start.flat[q]), number
+    journal = Journal(path)
+    record = journal.job(job_id)
+    journal.close()
+    assert record is not None and record.executed == record.total_moves == len(rows)
+    assert record.scanned is not None
+    # the read is of the cube as it sat when the scan ended
+    assert Cube.from_facelets(record.scanned, 3) == replay.cube
