@@ -45,9 +45,9 @@ from robot.daemon.execution import Executor
 from robot.daemon.mechanism import KindMechanism
 from robot.daemon.ports import Cameras
 from robot.errors import JobError, PlanError
-from robot.kinds.choreography import MachineState
+from robot.kinds.choreography import Look, MachineState
 from robot.kinds.frames import frames
-from robot.kinds.kindscan import run_scan
+from robot.kinds.kindscan import TakenLook, run_scan
 from robot.kinds.mechanism import Action, PartsState
 from robot.kinds.planner import PlannedAction
 from robot.kinds.wire import WireAction, wire_program
@@ -161,16 +161,18 @@ class OneCameraScan:
         except CalibrationError as exc:
             raise JobError(ErrorCode.NO_CALIBRATION, f"cannot scan: {exc}") from exc
 
-    async def scan(self, job: Job) -> tuple[ScanResult, int]:
+    async def scan(self, job: Job, *, resume: bool = False) -> tuple[ScanResult, int]:
         """Run the choreography on ``job`` (its actions journaled as job moves); the read of
-        the cube as it sits in the machine afterwards, and how many passes it combines."""
+        the cube as it sits in the machine afterwards, and how many passes it combines.
+        ``resume``: go on with the job's first scan, interrupted by a crash (its looks are
+        used again, the rows keep its frame); else a fresh scan."""
         from vision.errors import VisionError
         from vision.scan import ScanResult
 
         sites = self._sites()
         self._job = job
         self._start = await self._parts_now(job)
-        self._orientation = await self._orientation_now(job)
+        self._orientation, prior = await self._resumed(job) if resume else (0, [])
         self._planned = []
         self._wired = 0
         config = self.ctx.config
@@ -184,6 +186,8 @@ class OneCameraScan:
                 start=MachineState(self._orientation, self._start),
                 second_looks=config.scan.attempts - 1,
                 scheme=self.scheme,
+                prior=prior,
+                on_look=self._journal_look,
             )
         except VisionError as exc:
             raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
@@ -253,27 +257,57 @@ class OneCameraScan:
             break
         return self.kind.mechanism.start
 
-    async def _orientation_now(self, job: Job) -> int:
-        """The orientation the scan starts from, in the frame of the job's first scan: the
-        last executed row's when that scan was interrupted (the job has executed moves and
-        no read yet: the rows since it began are all its actions), else 0 (a new scan,
-        whose frame is the cube as it sits now)."""
+    async def _resumed(self, job: Job) -> tuple[int, list[TakenLook]]:
+        """Where the scan starts from, in the frame of the job's first scan, and the looks it
+        took before: when that scan was interrupted (the job has executed moves and no read
+        yet: the rows since it began are all its actions), the last executed row's
+        orientation and the journaled looks; else 0 and none (a fresh scan, whose frame is
+        the cube as it sits now)."""
         if not job.moves_done:
-            return 0
+            return 0, []
         journal = self.ctx.journal
         record = await journal.call(journal.sync.job, job.id)
         if record is None or record.scanned is not None:
-            return 0
+            return 0, []
         last = job.actions[job.moves_done - 1]
+        n = self.kind.mechanism.n
+        prior = [
+            TakenLook(
+                Look(0, r.orientation, Face[r.face], r.turn),
+                np.asarray(r.samples, dtype=np.float64).reshape(n * n, 3),
+            )
+            for r in await journal.call(journal.sync.looks, job.id)
+            if r.after <= job.moves_done and len(r.samples) == n * n
+        ]
         logger.info(
-            "job %s: the scan goes on after %d action(s) (%s): orientation %d, parts %s",
+            "job %s: the scan goes on after %d action(s) (%s): orientation %d, parts %s; "
+            "%d look(s) taken before (%s)",
             job.id,
             job.moves_done,
             last.label,
             last.orientation,
             last.parts,
+            len(prior),
+            " ".join(t.look.face.name for t in prior) or "none",
         )
-        return last.orientation
+        return last.orientation, prior
+
+    async def _journal_look(self, taken: TakenLook) -> None:
+        """Keep a frame the scan took (its view, orientation and samples), so that a scan
+        interrupted by a crash goes on from its looks."""
+        job = self._job
+        assert job is not None
+        look = taken.look
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.record_look,
+            job.id,
+            job.moves_done,
+            look.orientation,
+            look.face.name,
+            look.turn,
+            taken.samples.tolist(),
+        )
 
     async def _act(self, action: Action) -> None:
         """Journal ``action``'s wire moves as the job's next moves, then execute them."""

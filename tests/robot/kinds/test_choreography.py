@@ -5,6 +5,7 @@ replay), and the simulated scan (render → vision → model) for N = 2..5."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,7 +25,8 @@ from robot.kinds.choreography import (
     view_of,
 )
 from robot.kinds.frames import frames, rotation
-from robot.kinds.kindscan import SimulatedScanRig, run_scan, simulate_scan
+from robot.kinds.kindscan import SimulatedScanRig, TakenLook, run_scan, simulate_scan
+from robot.kinds.mechanism import Action
 from robot.kinds.profile import build_mechanism
 from solver.cube.facelets import Cube, sequence_permutation
 from solver.cube.geometry import Face
@@ -438,3 +440,53 @@ def test_the_planner_continues_from_the_scan() -> None:
     plan = KindPlanner(mechanism).plan(solution.moves, start=scan.state.parts)
     final, _ = replay(mechanism, rig.cube, [a.action for a in plan.actions], rig.parts)
     assert final.is_solved()
+
+
+class _Crash(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("kind", "n", "k"), [("turntable", 3, 2), ("two-gripper", 4, 9)])
+def test_an_interrupted_scan_goes_on_from_its_looks(kind: str, n: int, k: int) -> None:
+    """The machine stops after ``k`` actions (the daemon died); the looks taken so far (given
+    by ``on_look``) and the machine's state then are all a new scan needs: it shows only the
+    faces still missing, and reads the cube in the first scan's frame, no slower in all than
+    a scan with no interruption."""
+    mechanism = _mechanism(kind, n)
+    truth = _scrambled(n, seed=60 + n)
+    rig = SimulatedScanRig(mechanism, truth, params=SMALL, seed=n)
+    taken: list[TakenLook] = []
+    state = [MachineState(0, rig.parts)]
+
+    async def act(action: Action) -> None:
+        if len(rig.actions) == k:
+            raise _Crash
+        await rig.act(action)
+        step = next(s for s in mechanism.free_steps(state[-1].parts) if s.action == action)
+        o = state[-1].orientation
+        if step.effect is not None:
+            o = int(frames(n).after[o, frames(n).of(step.effect)])
+        state.append(MachineState(o, step.after))
+
+    async def keep(look: TakenLook) -> None:
+        taken.append(look)
+
+    with pytest.raises(_Crash):
+        asyncio.run(run_scan(mechanism, act, rig.capture, rig.sites, on_look=keep))
+    assert 0 < len(taken) < 6 and rig.frames == len(taken)
+    scan = asyncio.run(
+        run_scan(mechanism, rig.act, rig.capture, rig.sites, start=state[-1], prior=taken)
+    )
+    assert scan.read.accepted and np.array_equal(scan.read.cube.flat, truth.flat)
+    assert scan.restored == len(taken) and rig.frames == 6 + scan.second_looks
+    first = {lk.face for lk in scan.passes[0].looks}
+    assert first == set(Face) - {t.look.face for t in taken}
+    assert len(rig.actions) <= len(choreograph(mechanism).actions) + sum(
+        len(p.actions) for p in scan.passes[1:]
+    )
+    q = frames(n).perms[scan.state.orientation]
+    assert np.array_equal(rig.cube.flat, truth.flat[q])
+    # a look that is not what its orientation shows (another camera's) is refused
+    wrong = TakenLook(replace(taken[0].look, turn=(taken[0].look.turn + 1) % 4), taken[0].samples)
+    with pytest.raises(PlanError, match="prior look"):
+        asyncio.run(run_scan(mechanism, rig.act, rig.capture, rig.sites, prior=[wrong]))

@@ -19,6 +19,7 @@ from robot.daemon import EventName
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
 from robot.journal import Journal
+from robot.kinds.choreography import choreograph
 from robot.kinds.frames import frames
 from robot.kinds.kindscan import SimulatedScanRig, simulate_scan
 from robot.kinds.profile import build_mechanism
@@ -231,13 +232,20 @@ def _crash_after(path: Path, config: RobotConfig, firmware: MechanismFirmware) -
     return run(body(), 60)
 
 
-@pytest.mark.parametrize("k", [1, 3, 5, 6])
-def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(tmp_path: Path, k: int) -> None:
+@pytest.mark.parametrize(
+    ("k", "rescan"),
+    [(1, False), (3, False), (5, False), (6, False), (3, True)],
+    ids=["after-1", "after-3", "after-5", "after-6", "after-3-rescan"],
+)
+def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
+    tmp_path: Path, k: int, rescan: bool
+) -> None:
     """The daemon dies after ``k`` of the scan's actions (the cube flipped and spun, not read
     yet). The restarted daemon recovers the job as resumable from the journal's rows; resume
-    scans on from the orientation and parts' state the last row records, and the job ends
-    solved. Across the restart the rows keep one frame: each row's orientation is how the cube
-    sits against the cube as it was put in."""
+    goes on with the scan from the orientation and parts' state the last row records, taking
+    only the views the journaled looks lack (``rescan``: a fresh scan from there), and the job
+    ends solved. Across the restart the rows keep one frame: each row's orientation is how the
+    cube sits against the cube as it was put in."""
     config = _turntable()
     start = Cube.solved(3).apply("L2 F' U R B2 D' F L'")
     firmware = _firmware(config, start)
@@ -245,12 +253,16 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(tmp_path: Path, k:
     path = tmp_path / "journal.sqlite"
     job_id = _crash_after(path, config, firmware)
     assert firmware.mechanism is not None and len(firmware.executed) == k
+    journal = Journal(path)
+    seen = len(journal.looks(job_id))  # the frames taken before the crash
+    journal.close()
+    assert 1 <= seen < 6
 
     async def again() -> tuple[list[dict[str, object]], int, dict[str, object]]:
         async with running(path, config=config, firmware=firmware) as rig:
             await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
             recovered = rig.sink.of(EventName.RECOVERED)
-            await rig.job("resume", {"id": "again"})
+            await rig.job("resume", {"id": "again", "rescan": rescan})
             names = rig.sink.names()
             assert names.count(EventName.SCAN_COMPLETE) == 1
             before = rig.sink.events[: names.index(EventName.SCAN_COMPLETE)]
@@ -268,15 +280,27 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(tmp_path: Path, k:
     # the scan went on where it stopped: its actions before and after the restart (the rows
     # up to the one scan_complete), then the solution and the check
     assert k < scanned < len(rows)
+    journal = Journal(path)
+    record = journal.job(job_id)
+    looks = [lk for lk in journal.looks(job_id) if lk.after <= scanned]
+    journal.close()
+    before, after = looks[:seen], looks[seen:]
+    assert all(lk.after <= k for lk in before)
+    fresh = choreograph(build_mechanism("turntable", firmware.mechanism.table, 3), Face.U)
+    if rescan:  # six new views, the rows' frame starting again where the scan did
+        assert sorted(Face[lk.face] for lk in after[:6]) == list(Face)
+        frame = start.apply([m for a in rows[:k] for m in a.effect])
+    else:  # only the faces not seen yet, and no more actions than a scan with no crash
+        assert sorted(Face[lk.face] for lk in [*before, *after][:6]) == list(Face)
+        if len(looks) == 6:  # no second look
+            assert scanned <= len(fresh.actions)
+        frame = start
     replay = MechanismCube(start, firmware.mechanism.table)
     for number, action in enumerate(rows[:scanned], 1):
         replay.apply(WireFace(action.motor).name, action.turns)
         assert replay.parts == action.parts, number
         q = frames(3).perms[action.orientation]
-        assert np.array_equal(replay.cube.flat, start.flat[q]), number
-    journal = Journal(path)
-    record = journal.job(job_id)
-    journal.close()
+        assert np.array_equal(replay.cube.flat, (start if number <= k else frame).flat[q]), number
     assert record is not None and record.executed == record.total_moves == len(rows)
     assert record.scanned is not None
     # the read is of the cube as it sat when the scan ended
