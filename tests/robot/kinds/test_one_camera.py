@@ -233,19 +233,20 @@ def _crash_after(path: Path, config: RobotConfig, firmware: MechanismFirmware) -
 
 
 @pytest.mark.parametrize(
-    ("k", "rescan"),
-    [(1, False), (3, False), (5, False), (6, False), (3, True)],
-    ids=["after-1", "after-3", "after-5", "after-6", "after-3-rescan"],
+    ("k", "rescan", "more"),
+    [(1, False, 0), (3, False, 0), (5, False, 0), (6, False, 0), (3, True, 0), (2, False, 1)],
+    ids=["after-1", "after-3", "after-5", "after-6", "after-3-rescan", "after-2-ran-one-more"],
 )
 def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
-    tmp_path: Path, k: int, rescan: bool
+    tmp_path: Path, k: int, rescan: bool, more: int
 ) -> None:
     """The daemon dies after ``k`` of the scan's actions (the cube flipped and spun, not read
     yet). The restarted daemon recovers the job as resumable from the journal's rows; resume
     goes on with the scan from the orientation and parts' state the last row records, taking
     only the views the journaled looks lack (``rescan``: a fresh scan from there), and the job
     ends solved. Across the restart the rows keep one frame: each row's orientation is how the
-    cube sits against the cube as it was put in."""
+    cube sits against the cube as it was put in. ``more``: the firmware ran that many more
+    queued moves while the daemon was down (journaled at the restart, ``recovered: true``)."""
     config = _turntable()
     start = Cube.solved(3).apply("L2 F' U R B2 D' F L'")
     firmware = _firmware(config, start)
@@ -257,11 +258,16 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
     seen = len(journal.looks(job_id))  # the frames taken before the crash
     journal.close()
     assert 1 <= seen < 6
+    firmware.finish_queue(more)
+    k += more
+    assert len(firmware.executed) == k
 
     async def again() -> tuple[list[dict[str, object]], int, dict[str, object]]:
         async with running(path, config=config, firmware=firmware) as rig:
             await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
             recovered = rig.sink.of(EventName.RECOVERED)
+            ran = [e["index"] for e in rig.sink.of(EventName.MOVE_EXECUTED) if e.get("recovered")]
+            assert ran == list(range(k - more + 1, k + 1))  # what ran while it was down
             await rig.job("resume", {"id": "again", "rescan": rescan})
             names = rig.sink.names()
             assert names.count(EventName.SCAN_COMPLETE) == 1
@@ -270,7 +276,8 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
             return recovered, scanned, rig.sink.of(EventName.DONE)[0]
 
     recovered, scanned, done = run(again(), 90)
-    assert recovered[0]["job_id"] == job_id and recovered[0]["resumable"] is True
+    assert len(recovered) == 1 and recovered[0]["job_id"] == job_id
+    assert recovered[0]["resumable"] is True
     assert recovered[0]["moves_done"] == k and recovered[0]["physical"] is None
     assert done["job_id"] == job_id and done["solved"] is True and done["verified"] is True
     assert firmware.mechanism.cube.is_solved() and firmware.mechanism.faults == 0
