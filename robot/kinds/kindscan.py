@@ -13,6 +13,11 @@ continues. :func:`simulate_scan` runs it on a virtual cube with the simulated ca
 The read is in the caller's notation frame: the frame in which the machine's orientation at
 the start is ``start.orientation`` (0: the cube as it sits in the machine when the scan begins).
 
+A scan interrupted by a crash goes on where it stopped: every frame is handed to ``on_look``
+as it is taken (:class:`TakenLook`: the view and the samples at the camera's cells; the daemon
+journals it), and a later :func:`run_scan` given those looks as ``prior`` and the machine's
+state then as ``start`` (in the same frame) shows only the faces they lack.
+
 Evidence: every capture is one observation of the cube *as it sits in the machine then* (the
 read's costs moved to physical positions, only the camera's face carrying evidence), added
 with the whole-cube rotation from the reference as its moves; so :class:`Evidence` sees which
