@@ -168,6 +168,8 @@ class Pipeline:
         self.evidence = None
         if rescan:
             cube = await self._scan(job, resume=resume_scan)
+            if job.kind == "scan":  # a scan job interrupted mid-scan: the read is all it does
+                return
             self._validate(job, cube)
             job.physical = cube
             await self._solve_and_execute(job, cube, offset=job.moves_done)

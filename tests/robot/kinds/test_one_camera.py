@@ -312,3 +312,40 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
     assert record.scanned is not None
     # the read is of the cube as it sat when the scan ended
     assert Cube.from_facelets(record.scanned, 3) == replay.cube
+
+
+def test_a_scan_job_killed_mid_scan_resumes_as_a_scan(tmp_path: Path) -> None:
+    """A ``scan`` job (read only) interrupted mid-scan: resume finishes the read and stops
+    there (no solution, no layer turned)."""
+    config = _turntable()
+    start = Cube.solved(3).apply("B' R2 U F D2 L'")
+    firmware = _firmware(config, start)
+    firmware.pause_after = 2
+    path = tmp_path / "journal.sqlite"
+
+    async def first() -> str:
+        async with running(path, config=config, firmware=firmware) as rig:
+            reply = await rig.daemon.submit("scan", {"id": "read"})
+            await firmware.paused.wait()
+            job_id: str = reply["job_id"]
+            return job_id
+
+    job_id = run(first(), 60)
+
+    async def again() -> tuple[list[str], dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
+            await rig.job("resume", {"id": "again"})
+            return rig.sink.names(), rig.sink.of(EventName.DONE)[0]
+
+    names, done = run(again(), 60)
+    assert done["job_id"] == job_id and done["kind"] == "scan"
+    assert EventName.SCAN_COMPLETE in names and EventName.SOLUTION not in names
+    assert firmware.mechanism is not None
+    rows = _rows(path, job_id)
+    assert all(m.kind is MoveKind.ROTATION for a in rows for m in a.effect)
+    journal = Journal(path)
+    record = journal.job(job_id)
+    journal.close()
+    assert record is not None and record.scanned is not None
+    assert Cube.from_facelets(record.scanned, 3) == firmware.mechanism.cube
