@@ -578,6 +578,14 @@ class Journal:
         result: int = self._tx(run)
         return result
 
+    def forget_looks(self, job_id: str) -> None:
+        """Drop the job's looks (a fresh scan starts: the earlier ones are not in its frame)."""
+
+        def run(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM scan_looks WHERE job_id = ?", (job_id,))
+
+        self._tx(run)
+
     def looks(self, job_id: str) -> list[LookRecord]:
         """The frames the job's one-camera scans took, in order."""
         with self._lock:

@@ -140,6 +140,8 @@ class OneCameraScan:
         self._job: Job | None = None
         self._start: PartsState = mechanism.mechanism.start
         self._orientation = 0
+        #: journal the looks (the job's first read: a crash would leave the cube unknown)
+        self._keep_looks = False
         self._planned: list[PlannedAction] = []
         self._wired = 0
         self._frames: dict[str, UInt8Image] = {}
@@ -172,7 +174,13 @@ class OneCameraScan:
         sites = self._sites()
         self._job = job
         self._start = await self._parts_now(job)
-        self._orientation, prior = await self._resumed(job) if resume else (0, [])
+        self._keep_looks = await self._unread(job)
+        if resume and self._keep_looks:
+            self._orientation, prior = await self._resumed(job)
+        else:
+            self._orientation, prior = 0, []
+            if self._keep_looks:  # a fresh first read: earlier looks are in another frame
+                await self.ctx.journal.call(self.ctx.journal.sync.forget_looks, job.id)
         self._planned = []
         self._wired = 0
         config = self.ctx.config
@@ -258,17 +266,12 @@ class OneCameraScan:
         return self.kind.mechanism.start
 
     async def _resumed(self, job: Job) -> tuple[int, list[TakenLook]]:
-        """Where the scan starts from, in the frame of the job's first scan, and the looks it
-        took before: when that scan was interrupted (the job has executed moves and no read
-        yet: the rows since it began are all its actions), the last executed row's
-        orientation and the journaled looks; else 0 and none (a fresh scan, whose frame is
-        the cube as it sits now)."""
+        """Where the job's first read, interrupted by a crash, goes on from (no read yet: the
+        rows since it began are all its actions): the last executed row's orientation, in
+        that scan's frame, and the looks it journaled (0 and none: no action executed)."""
         if not job.moves_done:
             return 0, []
         journal = self.ctx.journal
-        record = await journal.call(journal.sync.job, job.id)
-        if record is None or record.scanned is not None:
-            return 0, []
         last = job.actions[job.moves_done - 1]
         n = self.kind.mechanism.n
         prior = [
@@ -292,11 +295,20 @@ class OneCameraScan:
         )
         return last.orientation, prior
 
+    async def _unread(self, job: Job) -> bool:
+        """Whether this scan is the job's first read (none recorded yet)."""
+        journal = self.ctx.journal
+        record = await journal.call(journal.sync.job, job.id)
+        return record is not None and record.scanned is None
+
     async def _journal_look(self, taken: TakenLook) -> None:
-        """Keep a frame the scan took (its view, orientation and samples), so that a scan
-        interrupted by a crash goes on from its looks."""
+        """Keep a frame of the job's first read (its view, orientation and samples), so that
+        a scan interrupted by a crash goes on from its looks (a later read, e.g. the check
+        after execution, starts again from the start if interrupted: nothing is kept)."""
         job = self._job
         assert job is not None
+        if not self._keep_looks:
+            return
         look = taken.look
         journal = self.ctx.journal
         await journal.call(

@@ -206,6 +206,13 @@ def test_schema_3_file_is_migrated_and_keeps_a_scans_looks(tmp_path: Path) -> No
     ]
     assert [list(c) for c in looks[0].samples] == samples
     assert [list(c) for c in looks[1].samples] == samples[::-1]
+    journal = Journal(path)
+    other = journal.create_job("start", 3)
+    journal.record_look(other, 0, 0, "U", 0, samples)
+    journal.forget_looks(old)  # a fresh scan of the job: its earlier looks go
+    assert journal.looks(old) == [] and len(journal.looks(other)) == 1
+    assert journal.record_look(old, 5, 3, "R", 1, samples) == 0
+    journal.close()
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     db.close()

@@ -289,16 +289,17 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
     assert k < scanned < len(rows)
     journal = Journal(path)
     record = journal.job(job_id)
-    looks = [lk for lk in journal.looks(job_id) if lk.after <= scanned]
+    journal_looks = journal.looks(job_id)
+    looks = [lk for lk in journal_looks if lk.after <= scanned]
     journal.close()
-    before, after = looks[:seen], looks[seen:]
-    assert all(lk.after <= k for lk in before)
     fresh = choreograph(build_mechanism("turntable", firmware.mechanism.table, 3), Face.U)
-    if rescan:  # six new views, the rows' frame starting again where the scan did
-        assert sorted(Face[lk.face] for lk in after[:6]) == list(Face)
+    if rescan:  # six new views (the looks before are dropped), the rows' frame starting again
+        assert all(lk.after >= k for lk in looks)
+        assert sorted(Face[lk.face] for lk in looks[:6]) == list(Face)
         frame = start.apply([m for a in rows[:k] for m in a.effect])
     else:  # only the faces not seen yet, and no more actions than a scan with no crash
-        assert sorted(Face[lk.face] for lk in [*before, *after][:6]) == list(Face)
+        assert all(lk.after <= k for lk in looks[:seen])
+        assert sorted(Face[lk.face] for lk in looks[:6]) == list(Face)
         if len(looks) == 6:  # no second look
             assert scanned <= len(fresh.actions)
         frame = start
@@ -310,6 +311,8 @@ def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
         assert np.array_equal(replay.cube.flat, (start if number <= k else frame).flat[q]), number
     assert record is not None and record.executed == record.total_moves == len(rows)
     assert record.scanned is not None
+    # only the first read is kept: the check after execution journals no look
+    assert all(lk.after <= scanned for lk in journal_looks)
     # the read is of the cube as it sat when the scan ended
     assert Cube.from_facelets(record.scanned, 3) == replay.cube
 
