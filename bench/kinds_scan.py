@@ -3,10 +3,12 @@
     python bench/kinds_scan.py [--scans 20] [--sizes 2,3,4,5] [--severity 0.5] [--seed 0]
                                [--width 320] [--only KIND ...] [--json]
 
-For each kind and cube size N, ``--scans`` scrambled cubes (``random_moves(N, seed=seed+k)``)
-are scanned on the simulated rig (:class:`robot.kinds.kindscan.SimulatedScanRig`: the
-virtual cube moved by the mechanism's actions, one simulated camera at a fixed pose, light and
-noise of ``--severity``), with up to one second look. Fields:
+For each kind and cube size N (each kind's own sizes by default: N = 2..5, and 2..7 for the
+big-cube gripper; ``--sizes`` sets them for every kind), ``--scans`` scrambled cubes
+(``random_moves(N, seed=seed+k)``) are scanned on the simulated rig
+(:class:`robot.kinds.kindscan.SimulatedScanRig`: the virtual cube moved by the mechanism's
+actions, one simulated camera at a fixed pose, light and noise of ``--severity``), with up to
+one second look. Fields:
 
 * ``actions``, ``machine_s``: the first pass (the fastest covering choreography) and its machine
   time, six frames at ``capture_s`` included;
@@ -20,7 +22,9 @@ noise of ``--severity``), with up to one second look. Fields:
 
 Kinds: ``turntable`` (CUBOTino-like: servo table -1..+1, flip x, camera above),
 ``turntable-stepper`` (unlimited table), ``two-gripper`` (grippers at D and B with 180° servos,
-camera in front).
+camera in front), ``bigcube-gripper`` (``configs/bigcube_gripper.toml`` as configured: a
+stepper table, a gripper holding 1, 2 or 3 layers, MultiCuber-like slower actions, the camera
+above; N = 2..7).
 """
 
 from __future__ import annotations
@@ -41,17 +45,43 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+from robot.config import load_config  # noqa: E402
 from robot.kinds import Mechanism, Turntable, TwoGripper  # noqa: E402
-from robot.kinds.choreography import choreograph  # noqa: E402
+from robot.kinds.choreography import choreograph, default_camera  # noqa: E402
 from robot.kinds.kindscan import SimulatedScanRig, simulate_scan  # noqa: E402
+from robot.kinds.profile import build_mechanism  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
+from solver.cube.geometry import Face  # noqa: E402
 from solver.scramble import random_moves  # noqa: E402
 from vision.render import RenderParams  # noqa: E402
 
-KINDS: dict[str, Callable[[int], Mechanism]] = {
-    "turntable": lambda n: Turntable(n=n),
-    "turntable-stepper": lambda n: Turntable(n=n, table_positions=None),
-    "two-gripper": lambda n: TwoGripper(n=n),
+
+def _profile(name: str) -> Callable[[int], tuple[Mechanism, Face]]:
+    """A profile's mechanism at size ``n`` and the face its one camera looks at."""
+
+    def build(n: int) -> tuple[Mechanism, Face]:
+        config = load_config(ROOT / "configs" / name)
+        assert config.scan_camera is not None, f"{name} has no one camera"
+        mechanism = build_mechanism(config.robot.kind, config.robot.mechanism_table, n)
+        return mechanism, Face[config.scan_camera.faces[0]]
+
+    return build
+
+
+def _default(make: Callable[[int], Mechanism]) -> Callable[[int], tuple[Mechanism, Face]]:
+    def build(n: int) -> tuple[Mechanism, Face]:
+        mechanism = make(n)
+        return mechanism, default_camera(mechanism)
+
+    return build
+
+
+#: kind -> (its mechanism and camera at size n, its sizes by default)
+KINDS: dict[str, tuple[Callable[[int], tuple[Mechanism, Face]], tuple[int, ...]]] = {
+    "turntable": (_default(lambda n: Turntable(n=n)), (2, 3, 4, 5)),
+    "turntable-stepper": (_default(lambda n: Turntable(n=n, table_positions=None)), (2, 3, 4, 5)),
+    "two-gripper": (_default(lambda n: TwoGripper(n=n)), (2, 3, 4, 5)),
+    "bigcube-gripper": (_profile("bigcube_gripper.toml"), (2, 3, 4, 5, 6, 7)),
 }
 
 FIELDS = (
@@ -71,16 +101,18 @@ FIELDS = (
 
 
 def run(kind: str, n: int, scans: int, seed: int, severity: float, width: int) -> dict[str, Any]:
-    mechanism = KINDS[kind](n)
+    mechanism, camera = KINDS[kind][0](n)
     started = time.perf_counter()
-    chore = choreograph(mechanism)
+    chore = choreograph(mechanism, camera)
     search_ms = (time.perf_counter() - started) * 1000
     params = RenderParams(width=width, height=width * 3 // 4)
     right = refused = wrong = looks = rescued = 0
     walls = []
     for k in range(scans):
         truth = Cube.solved(n).apply(random_moves(n, seed=seed + k))
-        rig = SimulatedScanRig(mechanism, truth, params=params, severity=severity, seed=seed + k)
+        rig = SimulatedScanRig(
+            mechanism, truth, camera, params=params, severity=severity, seed=seed + k
+        )
         started = time.perf_counter()
         scan = asyncio.run(simulate_scan(rig))
         walls.append((time.perf_counter() - started) * 1000)
@@ -119,17 +151,22 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--scans", type=int, default=20, help="scans per kind and size (default 20)")
-    ap.add_argument("--sizes", default="2,3,4,5", help="cube sizes, comma-separated")
+    ap.add_argument(
+        "--sizes",
+        default="",
+        help="cube sizes, comma-separated, for every kind (default: each kind's own, "
+        "2..5, the big-cube gripper 2..7)",
+    )
     ap.add_argument("--severity", type=float, default=0.5, help="light and noise, 0..1")
     ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     ap.add_argument("--width", type=int, default=320, help="frame width in pixels (4:3)")
     ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     args = ap.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",") if s]
+    chosen = [int(s) for s in args.sizes.split(",") if s]
     rows = []
     for kind in args.only or list(KINDS):
-        for n in sizes:
+        for n in chosen or KINDS[kind][1]:
             row = run(kind, n, args.scans, args.seed, args.severity, args.width)
             rows.append(row)
             if args.json:

@@ -19,6 +19,11 @@ move that survives a power cut.
 Commands seen (id, verb, reply) are kept too, so a duplicate command id is recognised across a
 restart.
 
+A one-camera scan (:mod:`robot.daemon.onecamera`) also keeps each frame it took
+(:meth:`Journal.record_look`: the view, the cube's orientation then and the colour samples at
+the camera's sticker cells), so that after a crash mid-scan the scan goes on from where it
+stopped and takes only the views it still lacks.
+
 Schema version (``PRAGMA user_version``) :data:`SCHEMA_VERSION`; an older file is migrated, a
 newer one is refused.
 """
@@ -46,12 +51,13 @@ __all__ = [
     "AsyncJournal",
     "JobRecord",
     "Journal",
+    "LookRecord",
     "MoveRecord",
 ]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -98,6 +104,17 @@ CREATE TABLE IF NOT EXISTS commands (
     received_at REAL NOT NULL,
     reply       TEXT
 );
+CREATE TABLE IF NOT EXISTS scan_looks (
+    job_id      TEXT NOT NULL REFERENCES jobs(id),
+    seq         INTEGER NOT NULL,
+    after       INTEGER NOT NULL,
+    orientation INTEGER NOT NULL,
+    face        TEXT NOT NULL,
+    turn        INTEGER NOT NULL,
+    samples     TEXT NOT NULL,
+    taken_at    REAL NOT NULL,
+    PRIMARY KEY (job_id, seq)
+);
 CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
 """
 
@@ -118,6 +135,24 @@ class MoveRecord:
     executed_at: float | None
     #: layers the motor's gripper turns (1: the outer layer; journals before schema 3: 1)
     depth: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LookRecord:
+    """A frame a one-camera scan took (:meth:`Journal.record_look`)."""
+
+    seq: int
+    #: how many of the job's moves had executed when it was taken
+    after: int
+    #: the cube's orientation then (index of :func:`robot.kinds.frames.frames`, in the frame
+    #: of the move rows' orientation)
+    orientation: int
+    #: the model face the camera saw, and the quarter turns clockwise it appeared turned by
+    face: str
+    turn: int
+    #: L*a*b* samples at the camera face's N² cells, LTR order (row 0 at the bottom)
+    samples: tuple[tuple[float, float, float], ...]
+    taken_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +256,10 @@ class Journal:
             # schema 3: moves.depth (layers the gripper turns; every older move turned one)
             self._db.execute("ALTER TABLE moves ADD COLUMN depth INTEGER NOT NULL DEFAULT 1")
             logger.info("journal %s migrated from schema %d to 3", self.path, version)
+        if version < 4:
+            # schema 4: the scan_looks table (created with the schema below; no older job has
+            # a look to keep)
+            logger.info("journal %s migrated from schema %d to 4", self.path, version)
 
     def close(self) -> None:
         with self._lock:
@@ -503,6 +542,65 @@ class Journal:
                 r["fw_index"],
                 r["executed_at"],
                 int(r["depth"]),
+            )
+            for r in rows
+        ]
+
+    def record_look(
+        self,
+        job_id: str,
+        after: int,
+        orientation: int,
+        face: str,
+        turn: int,
+        samples: Sequence[Sequence[float]],
+    ) -> int:
+        """A frame a one-camera scan took after ``after`` of the job's moves executed, the cube
+        in ``orientation``: the camera saw model ``face`` turned ``turn`` quarter turns, with
+        ``samples`` (L*a*b*) at its cells. Returns the look's number within the job."""
+        now = time.time()
+        text = json.dumps([[round(float(v), 4) for v in cell] for cell in samples])
+
+        def run(db: sqlite3.Connection) -> int:
+            seq = int(
+                db.execute(
+                    "SELECT COALESCE(MAX(seq), -1) + 1 FROM scan_looks WHERE job_id = ?",
+                    (job_id,),
+                ).fetchone()[0]
+            )
+            db.execute(
+                "INSERT INTO scan_looks (job_id, seq, after, orientation, face, turn, samples, "
+                "taken_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (job_id, seq, after, orientation, face, turn, text, now),
+            )
+            return seq
+
+        result: int = self._tx(run)
+        return result
+
+    def forget_looks(self, job_id: str) -> None:
+        """Drop the job's looks (a fresh scan starts: the earlier ones are not in its frame)."""
+
+        def run(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM scan_looks WHERE job_id = ?", (job_id,))
+
+        self._tx(run)
+
+    def looks(self, job_id: str) -> list[LookRecord]:
+        """The frames the job's one-camera scans took, in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM scan_looks WHERE job_id = ? ORDER BY seq", (job_id,)
+            ).fetchall()
+        return [
+            LookRecord(
+                int(r["seq"]),
+                int(r["after"]),
+                int(r["orientation"]),
+                str(r["face"]),
+                int(r["turn"]),
+                tuple((float(c[0]), float(c[1]), float(c[2])) for c in json.loads(r["samples"])),
+                float(r["taken_at"]),
             )
             for r in rows
         ]

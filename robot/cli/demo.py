@@ -46,6 +46,7 @@ from robot.cli.args import host_port, new_file
 from robot.cli.exits import CommandFailed, UsageError
 from robot.config import RobotConfig
 from robot.errors import RobotError
+from robot.kinds.profile import largest_n
 from robot.simrobot import EmulatedRobot
 from solver.api import AUTO
 from solver.cube.facelets import Cube
@@ -122,6 +123,13 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
     if args.size is not None:
         if not 2 <= args.size <= 7:
             raise UsageError(f"--size must be 2..7, got {args.size}")
+        largest = largest_n(config.robot.kind, config.robot.mechanism_table)
+        if args.size > largest:  # as [robot] cube_size would be refused in the profile
+            raise UsageError(
+                f"--size {args.size}: the {config.robot.kind} mechanism of {args.config} solves "
+                f"cubes up to N={largest} (its grippers' or cover's depths); see `cuberobot "
+                "config check`"
+            )
         updates["robot"] = config.robot.model_copy(update={"cube_size": args.size})
         if not config.solver.solves(args.size):  # e.g. the profile's twophase for a 2x2
             updates["solver"] = config.solver.model_copy(update={"engine": AUTO})

@@ -12,9 +12,11 @@ kinds-scanning.md) through the real motors:
   job moves whose rows carry the action, its effect (a whole-cube rotation), the orientation
   since the scan began and the parts' state after it, executed by the job's
   :class:`~robot.daemon.execution.Executor` (firmware resets recovered as for any move). The
-  cube is not known until the scan ends, so the journal's ``physical`` stays empty until then:
-  a crash mid-scan ends the job as interrupted and the next job scans again from the parts'
-  state the rows say;
+  cube is not known until the scan ends, so the journal's ``physical`` stays empty until then;
+  the rows' orientation is the cube's against how it sat when the job's first scan began, so
+  after a crash mid-scan (:mod:`robot.daemon.recovery`: the job stays resumable) ``resume``
+  scans on from the orientation and parts' state of the last executed row, in the same frame
+  (a new job instead starts its scan from that parts' state);
 * after each view action it takes the camera's frame, samples it at the camera's calibrated
   sticker sites and places the samples by the camera-grid bookkeeping; the whole cube is then
   classified, and faces with doubtful stickers are shown again in new views (up to
@@ -43,9 +45,9 @@ from robot.daemon.execution import Executor
 from robot.daemon.mechanism import KindMechanism
 from robot.daemon.ports import Cameras
 from robot.errors import JobError, PlanError
-from robot.kinds.choreography import MachineState
+from robot.kinds.choreography import Look, MachineState
 from robot.kinds.frames import frames
-from robot.kinds.kindscan import run_scan
+from robot.kinds.kindscan import TakenLook, run_scan
 from robot.kinds.mechanism import Action, PartsState
 from robot.kinds.planner import PlannedAction
 from robot.kinds.wire import WireAction, wire_program
@@ -137,6 +139,9 @@ class OneCameraScan:
         # and how many wire moves they made
         self._job: Job | None = None
         self._start: PartsState = mechanism.mechanism.start
+        self._orientation = 0
+        #: journal the looks (the job's first read: a crash would leave the cube unknown)
+        self._keep_looks = False
         self._planned: list[PlannedAction] = []
         self._wired = 0
         self._frames: dict[str, UInt8Image] = {}
@@ -158,15 +163,24 @@ class OneCameraScan:
         except CalibrationError as exc:
             raise JobError(ErrorCode.NO_CALIBRATION, f"cannot scan: {exc}") from exc
 
-    async def scan(self, job: Job) -> tuple[ScanResult, int]:
+    async def scan(self, job: Job, *, resume: bool = False) -> tuple[ScanResult, int]:
         """Run the choreography on ``job`` (its actions journaled as job moves); the read of
-        the cube as it sits in the machine afterwards, and how many passes it combines."""
+        the cube as it sits in the machine afterwards, and how many passes it combines.
+        ``resume``: go on with the job's first scan, interrupted by a crash (its looks are
+        used again, the rows keep its frame); else a fresh scan."""
         from vision.errors import VisionError
         from vision.scan import ScanResult
 
         sites = self._sites()
         self._job = job
         self._start = await self._parts_now(job)
+        self._keep_looks = await self._unread(job)
+        if resume and self._keep_looks:
+            self._orientation, prior = await self._resumed(job)
+        else:
+            self._orientation, prior = 0, []
+            if self._keep_looks:  # a fresh first read: earlier looks are in another frame
+                await self.ctx.journal.call(self.ctx.journal.sync.forget_looks, job.id)
         self._planned = []
         self._wired = 0
         config = self.ctx.config
@@ -177,9 +191,11 @@ class OneCameraScan:
                 self._capture,
                 sites,
                 camera=self.face,
-                start=MachineState(0, self._start),
+                start=MachineState(self._orientation, self._start),
                 second_looks=config.scan.attempts - 1,
                 scheme=self.scheme,
+                prior=prior,
+                on_look=self._journal_look,
             )
         except VisionError as exc:
             raise JobError(ErrorCode.SCAN_FAILED, f"scan failed: {exc}") from exc
@@ -249,6 +265,62 @@ class OneCameraScan:
             break
         return self.kind.mechanism.start
 
+    async def _resumed(self, job: Job) -> tuple[int, list[TakenLook]]:
+        """Where the job's first read, interrupted by a crash, goes on from (no read yet: the
+        rows since it began are all its actions): the last executed row's orientation, in
+        that scan's frame, and the looks it journaled (0 and none: no action executed)."""
+        if not job.moves_done:
+            return 0, []
+        journal = self.ctx.journal
+        last = job.actions[job.moves_done - 1]
+        n = self.kind.mechanism.n
+        prior = [
+            TakenLook(
+                Look(0, r.orientation, Face[r.face], r.turn),
+                np.asarray(r.samples, dtype=np.float64).reshape(n * n, 3),
+            )
+            for r in await journal.call(journal.sync.looks, job.id)
+            if r.after <= job.moves_done and len(r.samples) == n * n
+        ]
+        logger.info(
+            "job %s: the scan goes on after %d action(s) (%s): orientation %d, parts %s; "
+            "%d look(s) taken before (%s)",
+            job.id,
+            job.moves_done,
+            last.label,
+            last.orientation,
+            last.parts,
+            len(prior),
+            " ".join(t.look.face.name for t in prior) or "none",
+        )
+        return last.orientation, prior
+
+    async def _unread(self, job: Job) -> bool:
+        """Whether this scan is the job's first read (none recorded yet)."""
+        journal = self.ctx.journal
+        record = await journal.call(journal.sync.job, job.id)
+        return record is not None and record.scanned is None
+
+    async def _journal_look(self, taken: TakenLook) -> None:
+        """Keep a frame of the job's first read (its view, orientation and samples), so that
+        a scan interrupted by a crash goes on from its looks (a later read, e.g. the check
+        after execution, starts again from the start if interrupted: nothing is kept)."""
+        job = self._job
+        assert job is not None
+        if not self._keep_looks:
+            return
+        look = taken.look
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.record_look,
+            job.id,
+            job.moves_done,
+            look.orientation,
+            look.face.name,
+            look.turn,
+            taken.samples.tolist(),
+        )
+
     async def _act(self, action: Action) -> None:
         """Journal ``action``'s wire moves as the job's next moves, then execute them."""
         job = self._job
@@ -266,7 +338,12 @@ class OneCameraScan:
             program = wire_program(self.kind.table, mechanism, self._planned, self._start)
         except PlanError as exc:
             raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
-        wires = program[self._wired :]
+        # the rows' orientation is the cube's since the job's first scan began
+        after = frames(mechanism.n).after
+        wires = [
+            replace(w, orientation=int(after[self._orientation, w.orientation]))
+            for w in program[self._wired :]
+        ]
         self._wired = len(program)
         offset = job.moves_done
         job.actions = job.actions[:offset] + tuple(wires)

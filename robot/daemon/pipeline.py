@@ -150,12 +150,26 @@ class Pipeline:
                     f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
                 ) from exc
             logger.warning("job %s: %s; going on from a fresh scan", job.id, exc)
+        # interrupted during its one-camera scan (the cube is not read yet): the scan goes on
+        # from where the journal's rows left the cube and the parts, with the looks it took
+        # (with rescan: a fresh scan from there)
+        resume_scan = record.physical is None and not rescan
+        if record.physical is None:
+            logger.info(
+                "job %s: %s its scan after %d action(s)",
+                job.id,
+                "starting again" if rescan else "going on with",
+                record.executed,
+            )
+            rescan = True
         if rescan:
             self.ctx.rescan_required = False
         job.moves_done = record.executed
         self.evidence = None
         if rescan:
-            cube = await self._scan(job)
+            cube = await self._scan(job, resume=resume_scan)
+            if job.kind == "scan":  # a scan job interrupted mid-scan: the read is all it does
+                return
             self._validate(job, cube)
             job.physical = cube
             await self._solve_and_execute(job, cube, offset=job.moves_done)
@@ -201,7 +215,8 @@ class Pipeline:
 
     # === scan and validate ========================================================================
 
-    async def _scan(self, job: Job) -> Cube:
+    async def _scan(self, job: Job, *, resume: bool = False) -> Cube:
+        """Read the cube (``resume``: going on with a one-camera scan a crash interrupted)."""
         self.ctx.set_state(JobState.SCANNING)
         await self._journal_state(job, JobState.SCANNING)
         cameras = self.cameras
@@ -215,7 +230,7 @@ class Pipeline:
         started = time.perf_counter()
         try:
             if self.one_camera is not None:
-                result, views = await self.one_camera.scan(job)
+                result, views = await self.one_camera.scan(job, resume=resume)
             else:
                 result, views = await self._settle(job, await self._read(cameras))
         finally:

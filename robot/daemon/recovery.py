@@ -18,6 +18,12 @@ resume_drain_s`` (then the job stays resumable, code ``firmware_busy``). A held 
 order: it is released (RESUME) and drained the same way.
 ``abort`` and ``estop`` keep working during the wait (the job is ``EXECUTING``: the motors are
 running).
+
+A job interrupted during a one-camera scan (:mod:`robot.daemon.onecamera`) has executed moves
+but no cube yet (``physical`` empty): its scan actions only turned the whole cube, and each
+row records the orientation since the scan began and the parts' state. It is reconciled the
+same way and stays resumable; ``resume`` scans on from the state the last executed row
+records (a job none of whose moves executed is closed as ``interrupted``).
 """
 
 from __future__ import annotations
@@ -53,29 +59,8 @@ class Recovery:
         record = await journal.call(journal.sync.unfinished_job)
         if record is None:
             return
-        if record.total_moves == 0 or record.physical is None:
-            # it never reached the motors (the cube is as it was), or only a one-camera
-            # scan's actions did (the cube is not read yet): nothing to resume
-            await journal.call(
-                journal.sync.finish,
-                record.id,
-                JobState.ABORTED,
-                ErrorCode.INTERRUPTED,
-                f"daemon stopped during {record.state}; "
-                + (
-                    f"{record.executed} scan action(s) had turned the cube over, none had "
-                    "turned a layer; start a new job (it scans again)"
-                    if record.executed
-                    else "no move had been sent"
-                ),
-            )
-            closed: RecoveredPayload = {
-                "job_id": record.id,
-                "state": record.state,
-                "moves_done": 0,
-                "resumable": False,
-            }
-            self.ctx.out.event(EventName.RECOVERED, closed)
+        if record.total_moves == 0:  # it never reached the motors: the cube is as it was
+            await self._close(record, "no move had been sent")
             return
         await self.replay_unreported(record)
         try:
@@ -85,6 +70,18 @@ class Recovery:
                 raise
             self._needs_rescan(record, str(exc))
             return
+        if record.physical is None:
+            # a one-camera scan was reading the cube: its actions only turned the whole cube,
+            # and each executed row says the orientation and the parts' state they left
+            if not record.executed:
+                await self._close(record, "no move had executed")
+                return
+            logger.info(
+                "job %s: interrupted after %d action(s) of its one-camera scan; resume scans "
+                "on from the orientation and parts' state the journal's last row records",
+                record.id,
+                record.executed,
+            )
         self.ctx.resumable = record
         recovered: RecoveredPayload = {
             "job_id": record.id,
@@ -95,6 +92,24 @@ class Recovery:
             "resumable": True,
         }
         self.ctx.out.event(EventName.RECOVERED, recovered)
+
+    async def _close(self, record: JobRecord, why: str) -> None:
+        """End the unfinished job ``record`` as interrupted (nothing of it to resume)."""
+        journal = self.ctx.journal
+        await journal.call(
+            journal.sync.finish,
+            record.id,
+            JobState.ABORTED,
+            ErrorCode.INTERRUPTED,
+            f"daemon stopped during {record.state}; {why}",
+        )
+        closed: RecoveredPayload = {
+            "job_id": record.id,
+            "state": record.state,
+            "moves_done": 0,
+            "resumable": False,
+        }
+        self.ctx.out.event(EventName.RECOVERED, closed)
 
     def _needs_rescan(self, record: JobRecord, reason: str) -> None:
         """The firmware is not the one that ran the job: its moves cannot be counted, so the
@@ -254,16 +269,18 @@ class Recovery:
         assert record.first_index is not None and record.dispatch_offset is not None
         journal = self.ctx.journal
         moves = await journal.call(journal.sync.moves, record.id)
-        cube = Cube.from_facelets(record.physical or "", record.size)
+        # None: a one-camera scan's actions before the cube was read (their rows still say
+        # the orientation and the parts' state)
+        cube = None if record.physical is None else Cube.from_facelets(record.physical, record.size)
         for idx in range(record.executed, upto):
             m = moves[idx]
             move = journaled(m)
-            cube = apply_journaled(cube, move)
+            cube = None if cube is None else apply_journaled(cube, move)
             await journal.call(
                 journal.sync.record_executed,
                 record.id,
                 idx,
-                cube.to_facelets("scheme"),
+                None if cube is None else cube.to_facelets("scheme"),
                 record.first_index + idx - record.dispatch_offset,
                 self.ctx.out.reported(record.id),
             )

@@ -13,6 +13,11 @@ continues. :func:`simulate_scan` runs it on a virtual cube with the simulated ca
 The read is in the caller's notation frame: the frame in which the machine's orientation at
 the start is ``start.orientation`` (0: the cube as it sits in the machine when the scan begins).
 
+A scan interrupted by a crash goes on where it stopped: every frame is handed to ``on_look``
+as it is taken (:class:`TakenLook`: the view and the samples at the camera's cells; the daemon
+journals it), and a later :func:`run_scan` given those looks as ``prior`` and the machine's
+state then as ``start`` (in the same frame) shows only the faces they lack.
+
 Evidence: every capture is one observation of the cube *as it sits in the machine then* (the
 read's costs moved to physical positions, only the camera's face carrying evidence), added
 with the whole-cube rotation from the reference as its moves; so :class:`Evidence` sees which
@@ -47,6 +52,7 @@ from robot.kinds.choreography import (
     choreograph,
     default_camera,
     rotation_moves,
+    view_of,
 )
 from robot.kinds.frames import frames
 from robot.kinds.mechanism import Action, Mechanism, PartsState
@@ -61,7 +67,16 @@ if TYPE_CHECKING:  # vision (and OpenCV) load when a scan first runs
     from vision.render import RenderParams
     from vision.scan import ScanResult
 
-__all__ = ["Act", "Capture", "KindScan", "SimulatedScanRig", "run_scan", "simulate_scan"]
+__all__ = [
+    "Act",
+    "Capture",
+    "KindScan",
+    "OnLook",
+    "SimulatedScanRig",
+    "TakenLook",
+    "run_scan",
+    "simulate_scan",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +85,21 @@ logger = logging.getLogger(__name__)
 Act = Callable[[Action], Awaitable[None]]
 #: takes one frame of the camera (BGR uint8)
 Capture = Callable[[], Awaitable[UInt8Image]]
+
+
+@dataclass(frozen=True, eq=False)
+class TakenLook:
+    """A frame taken: the view (``look.orientation``, ``look.face``, ``look.turn``; ``after``
+    counts the actions of its pass before it) and the L*a*b* samples at the camera face's N²
+    cells (shape ``(N², 3)``, LTR order: row 0 at the bottom)."""
+
+    look: Look
+    samples: npt.NDArray[np.float64]
+
+
+#: told of every frame as soon as it is taken (e.g. to journal it, so that a scan interrupted
+#: by a crash can go on from its looks: :func:`run_scan`'s ``prior``)
+OnLook = Callable[[TakenLook], Awaitable[None]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +120,8 @@ class KindScan:
     passes: tuple[Choreography, ...]
     state: MachineState
     seconds: float
+    #: looks taken before the scan was interrupted, used again (``run_scan``'s ``prior``)
+    restored: int = 0
 
     @property
     def n(self) -> int:
@@ -193,6 +225,7 @@ class _Scanner:
     sites: Sequence[StickerSite]
     scheme: ColourScheme
     capture_s: float
+    on_look: OnLook | None = None
 
     def __post_init__(self) -> None:
         from vision.evidence import Evidence
@@ -203,14 +236,39 @@ class _Scanner:
         self.evidence = Evidence(n, scheme=self.scheme)
         self.passes: list[Choreography] = []
         self.taken: list[View] = []
+        #: looks taken before an interruption (placed in ``current``; evidence of the first pass)
+        self.restored: list[Look] = []
 
     @property
     def state(self) -> MachineState:
         return self.passes[-1].end
 
+    def restore(self, prior: Sequence[TakenLook]) -> None:
+        """Place the looks an interrupted scan took (their orientations in this scan's frame)
+        as if just taken; each must be the view the bookkeeping says its orientation shows."""
+        n = self.mechanism.n
+        for taken in prior:
+            look = taken.look
+            if view_of(n, look.orientation, self.camera) != (look.face, look.turn):
+                raise PlanError(
+                    f"a prior look of {look.face.name} turned {look.turn} is not what the camera "
+                    f"at {self.camera.name} sees in orientation {look.orientation}; scan again "
+                    "from the start"
+                )
+            self._place(look, np.asarray(taken.samples, dtype=np.float64).reshape(n * n, 3))
+            self.restored.append(look)
+
     async def scan(self, start: MachineState | None) -> Classification:
-        """The first pass: every face once; vision's read of it."""
-        chore = choreograph(self.mechanism, self.camera, start=start, capture_s=self.capture_s)
+        """The first pass: every face once (those not seen before an interruption); vision's
+        read of it."""
+        seen = {look.face for look in self.restored}
+        chore = choreograph(
+            self.mechanism,
+            self.camera,
+            start=start,
+            faces=[f for f in Face if f not in seen],
+            capture_s=self.capture_s,
+        )
         return await self._pass(chore)
 
     async def look_again(self, read: Classification) -> Classification | None:
@@ -246,6 +304,8 @@ class _Scanner:
         from vision.classify import classify
 
         looks = await self._frames(chore)
+        if not self.passes:
+            looks = [*self.restored, *looks]
         self.passes.append(chore)
         read = await asyncio.to_thread(classify, self.current, scheme=self.scheme)
         if read.distinct:  # else not a cube's colours: no evidence
@@ -267,13 +327,19 @@ class _Scanner:
                 lab = await asyncio.to_thread(sample_sites, image, self.sites)
                 values = np.empty((n * n, 3))
                 values[self.cells] = lab
-                grid = camera_grid(n, look.orientation, self.camera).reshape(-1)
-                self.current.reshape(-1, 3)[grid] = values
-                self.taken.append((look.face, look.turn))
+                self._place(look, values)
                 logger.debug("scan: %s seen turned %d", look.face.name, look.turn)
+                if self.on_look is not None:
+                    await self.on_look(TakenLook(look, values))
             if i < len(chore.actions):
                 await self.act(chore.actions[i].action)
         return list(chore.looks)
+
+    def _place(self, look: Look, values: npt.NDArray[np.float64]) -> None:
+        """The samples of the camera's cells (LTR order) to the model stickers they show."""
+        grid = camera_grid(self.mechanism.n, look.orientation, self.camera).reshape(-1)
+        self.current.reshape(-1, 3)[grid] = values
+        self.taken.append((look.face, look.turn))
 
 
 async def run_scan(
@@ -287,6 +353,8 @@ async def run_scan(
     second_looks: int = 1,
     capture_s: float = DEFAULT_CAPTURE_S,
     scheme: ColourScheme = DEFAULT_SCHEME,
+    prior: Sequence[TakenLook] = (),
+    on_look: OnLook | None = None,
 ) -> KindScan:
     """Scan the cube in ``mechanism`` with one camera.
 
@@ -298,6 +366,11 @@ async def run_scan(
     sure (not accepted, or repaired), up to ``second_looks`` more passes show the faces with
     doubtful stickers again in views not taken yet, and the looks are combined.
 
+    ``prior`` are looks a scan of the same cube took before it was interrupted, their
+    orientations in the frame of ``start`` (the machine has only re-oriented the cube since):
+    they count as taken, and the first pass shows only the faces they lack. ``on_look`` is
+    awaited with every frame as soon as it is taken (e.g. to journal it for such a restart).
+
     Raises :class:`~robot.errors.PlanError` (a camera or state the mechanism cannot scan
     from), :class:`~vision.errors.CalibrationError` (``sites`` not the camera's face),
     :class:`~vision.errors.ScanInputError` / :class:`~vision.errors.NoCubeError` (frames that
@@ -306,7 +379,8 @@ async def run_scan(
     camera = default_camera(mechanism) if camera is None else camera
     if second_looks < 0:
         raise ValueError(f"second_looks must be 0 or more, got {second_looks}")
-    scanner = _Scanner(mechanism, camera, act, capture, sites, scheme, capture_s)
+    scanner = _Scanner(mechanism, camera, act, capture, sites, scheme, capture_s, on_look)
+    scanner.restore(prior)
     read = await scanner.scan(start)
     sure = _sure(read)
     for _ in range(second_looks):
@@ -318,7 +392,13 @@ async def run_scan(
         read, sure = combined, combined.accepted  # several views: the daemon's rule too
     seconds = sum(p.seconds for p in scanner.passes)
     return KindScan(
-        read, scanner.current, scanner.evidence, tuple(scanner.passes), scanner.state, seconds
+        read,
+        scanner.current,
+        scanner.evidence,
+        tuple(scanner.passes),
+        scanner.state,
+        seconds,
+        len(scanner.restored),
     )
 
 

@@ -143,7 +143,7 @@ def test_schema_1_file_is_migrated(tmp_path: Path) -> None:
     journal.record_executed(job, 0, "x" * 54, None, 0)
     journal.close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     db.close()
 
 
@@ -175,7 +175,46 @@ def test_schema_2_file_is_migrated_and_moves_keep_their_depth(tmp_path: Path) ->
     ]
     journal.close()
     db = sqlite3.connect(path)
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    db.close()
+
+
+def test_schema_3_file_is_migrated_and_keeps_a_scans_looks(tmp_path: Path) -> None:
+    """A schema-3 journal (no scan_looks) opens with no looks for its jobs; the frames a
+    one-camera scan takes are kept in order, with their samples, across a reopen."""
+    path = tmp_path / "old.sqlite"
+    journal = Journal(path)
+    old = journal.create_job("start", 3)
+    journal.close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE scan_looks")
+    db.execute("PRAGMA user_version=3")
+    db.commit()
+    db.close()
+    journal = Journal(path)
+    assert journal.looks(old) == []
+    samples = [[50.0 + i, -3.25, 12.5] for i in range(9)]
+    assert journal.record_look(old, 0, 0, "U", 0, samples) == 0
+    assert journal.record_look(old, 2, 7, "F", 3, samples[::-1]) == 1
+    journal.close()
+    journal = Journal(path)
+    looks = journal.looks(old)
+    journal.close()
+    assert [(lk.seq, lk.after, lk.orientation, lk.face, lk.turn) for lk in looks] == [
+        (0, 0, 0, "U", 0),
+        (1, 2, 7, "F", 3),
+    ]
+    assert [list(c) for c in looks[0].samples] == samples
+    assert [list(c) for c in looks[1].samples] == samples[::-1]
+    journal = Journal(path)
+    other = journal.create_job("start", 3)
+    journal.record_look(other, 0, 0, "U", 0, samples)
+    journal.forget_looks(old)  # a fresh scan of the job: its earlier looks go
+    assert journal.looks(old) == [] and len(journal.looks(other)) == 1
+    assert journal.record_look(old, 5, 3, "R", 1, samples) == 0
+    journal.close()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     db.close()
 
 

@@ -5,10 +5,12 @@ replay), and the simulated scan (render → vision → model) for N = 2..5."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from robot.config import load_config
 from robot.errors import PlanError
 from robot.kinds import Mechanism, Turntable, TurntableTiming, TwoGripper, replay
 from robot.kinds.choreography import (
@@ -23,10 +25,13 @@ from robot.kinds.choreography import (
     view_of,
 )
 from robot.kinds.frames import frames, rotation
-from robot.kinds.kindscan import SimulatedScanRig, run_scan, simulate_scan
+from robot.kinds.kindscan import SimulatedScanRig, TakenLook, run_scan, simulate_scan
+from robot.kinds.mechanism import Action
+from robot.kinds.profile import build_mechanism
 from solver.cube.facelets import Cube, sequence_permutation
 from solver.cube.geometry import Face
 from solver.scramble import random_moves
+from tests.robot.helpers import CONFIGS
 from vision.calibration import StickerSite
 from vision.errors import CalibrationError
 from vision.render import RenderParams
@@ -154,13 +159,15 @@ def _sized(base: Mechanism, n: int) -> Mechanism:
     return TwoGripper(n=n, angles=base.angles)
 
 
-def _replay_looks(mechanism: Mechanism, chore: Choreography, model: Cube) -> Cube:
+def _replay_looks(
+    mechanism: Mechanism, chore: Choreography, model: Cube, camera: Face | None = None
+) -> Cube:
     """Replay ``chore`` on the physical cube (``model`` held in ``chore.start``) as the
     machine moves it; at every look the camera's face, placed by the bookkeeping, must be
     exactly the model's stickers; the physical cube at the end must sit as ``chore.end`` says.
     Returns the cube as it sits at the end."""
     n = model.n
-    camera = default_camera(mechanism)
+    camera = default_camera(mechanism) if camera is None else camera
     physical = Cube(model.flat[frames(n).perms[chore.start.orientation]], n)
     parts = chore.start.parts
     for i in range(len(chore.actions) + 1):
@@ -187,6 +194,70 @@ def test_every_face_seen_once_and_every_sticker_placed_right(name: str, n: int) 
     assert sum(a.seconds for a in chore.actions) + 6 * DEFAULT_CAPTURE_S == pytest.approx(
         chore.seconds
     )
+
+
+#: the example profiles' mechanisms and one cameras, at every size each holds (a two-gripper
+#: robot with one-layer arms solves N <= 3 but holds and scans bigger cubes too)
+PROFILE_SIZES = (
+    [("turntable.toml", n) for n in (2, 3, 4, 5)]
+    + [("two_gripper.toml", n) for n in (2, 3, 4, 5)]
+    + [("bigcube_gripper.toml", n) for n in (2, 3, 4, 5, 6, 7)]
+)
+
+
+def _profile_mechanism(profile: str, n: int) -> tuple[Mechanism, Face]:
+    config = load_config(CONFIGS / profile)
+    camera = config.scan_camera
+    assert camera is not None, f"{profile} scans with one camera"
+    return build_mechanism(config.robot.kind, config.robot.mechanism_table, n), Face[
+        camera.faces[0]
+    ]
+
+
+@pytest.mark.parametrize(("profile", "n"), PROFILE_SIZES)
+def test_every_profile_sees_every_face_and_places_every_sticker(profile: str, n: int) -> None:
+    """The example profiles as configured (their mechanism and camera): every face seen once,
+    and at every look the camera's cells are the model's stickers the bookkeeping says, from
+    the start and from a state mid-job; the second look shows only new views."""
+    mechanism, camera = _profile_mechanism(profile, n)
+    model = _scrambled(n, seed=30 + n)
+    chore = choreograph(mechanism, camera)
+    assert sorted(look.face for look in chore.looks) == list(Face)
+    assert len(chore.looks) == 6
+    end = _replay_looks(mechanism, chore, model, camera)
+    assert np.array_equal(end.flat, model.flat[frames(n).perms[chore.end.orientation]])
+    rng = np.random.default_rng(n)
+    states = mechanism.states()
+    start = MachineState(int(rng.integers(24)), states[int(rng.integers(len(states)))])
+    mid = choreograph(mechanism, camera, start=start)
+    assert sorted(look.face for look in mid.looks) == list(Face)
+    _replay_looks(mechanism, mid, model, camera)
+    taken = [(look.face, look.turn) for look in chore.looks]
+    again = choreograph(mechanism, camera, start=chore.end, faces=[Face.U, Face.R], taken=taken)
+    assert sorted(look.face for look in again.looks) == [Face.U, Face.R]
+    assert not {(look.face, look.turn) for look in again.looks} & set(taken)
+    _replay_looks(mechanism, again, model, camera)
+
+
+@pytest.mark.parametrize(
+    ("profile", "n"),
+    [
+        ("two_gripper.toml", 2),
+        ("two_gripper.toml", 5),
+        ("bigcube_gripper.toml", 4),
+        pytest.param("bigcube_gripper.toml", 7, marks=pytest.mark.slow),
+    ],
+)
+def test_every_profile_reads_the_cube_through_its_one_camera(profile: str, n: int) -> None:
+    """Render → vision → model through each profile's own camera; the read is the cube."""
+    mechanism, camera = _profile_mechanism(profile, n)
+    truth = _scrambled(n, seed=50 + n)
+    params = SMALL if n <= 5 else RenderParams(width=320, height=240)
+    rig = SimulatedScanRig(mechanism, truth, camera, params=params, seed=n)
+    scan = asyncio.run(simulate_scan(rig))
+    assert scan.read.accepted, scan.read.in_doubt
+    assert np.array_equal(scan.read.cube.flat, truth.flat)
+    assert scan.cube_as_held() == rig.cube
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
@@ -369,3 +440,53 @@ def test_the_planner_continues_from_the_scan() -> None:
     plan = KindPlanner(mechanism).plan(solution.moves, start=scan.state.parts)
     final, _ = replay(mechanism, rig.cube, [a.action for a in plan.actions], rig.parts)
     assert final.is_solved()
+
+
+class _Crash(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("kind", "n", "k"), [("turntable", 3, 2), ("two-gripper", 4, 9)])
+def test_an_interrupted_scan_goes_on_from_its_looks(kind: str, n: int, k: int) -> None:
+    """The machine stops after ``k`` actions (the daemon died); the looks taken so far (given
+    by ``on_look``) and the machine's state then are all a new scan needs: it shows only the
+    faces still missing, and reads the cube in the first scan's frame, no slower in all than
+    a scan with no interruption."""
+    mechanism = _mechanism(kind, n)
+    truth = _scrambled(n, seed=60 + n)
+    rig = SimulatedScanRig(mechanism, truth, params=SMALL, seed=n)
+    taken: list[TakenLook] = []
+    state = [MachineState(0, rig.parts)]
+
+    async def act(action: Action) -> None:
+        if len(rig.actions) == k:
+            raise _Crash
+        await rig.act(action)
+        step = next(s for s in mechanism.free_steps(state[-1].parts) if s.action == action)
+        o = state[-1].orientation
+        if step.effect is not None:
+            o = int(frames(n).after[o, frames(n).of(step.effect)])
+        state.append(MachineState(o, step.after))
+
+    async def keep(look: TakenLook) -> None:
+        taken.append(look)
+
+    with pytest.raises(_Crash):
+        asyncio.run(run_scan(mechanism, act, rig.capture, rig.sites, on_look=keep))
+    assert 0 < len(taken) < 6 and rig.frames == len(taken)
+    scan = asyncio.run(
+        run_scan(mechanism, rig.act, rig.capture, rig.sites, start=state[-1], prior=taken)
+    )
+    assert scan.read.accepted and np.array_equal(scan.read.cube.flat, truth.flat)
+    assert scan.restored == len(taken) and rig.frames == 6 + scan.second_looks
+    first = {lk.face for lk in scan.passes[0].looks}
+    assert first == set(Face) - {t.look.face for t in taken}
+    assert len(rig.actions) <= len(choreograph(mechanism).actions) + sum(
+        len(p.actions) for p in scan.passes[1:]
+    )
+    q = frames(n).perms[scan.state.orientation]
+    assert np.array_equal(rig.cube.flat, truth.flat[q])
+    # a look that is not what its orientation shows (another camera's) is refused
+    wrong = TakenLook(replace(taken[0].look, turn=(taken[0].look.turn + 1) % 4), taken[0].samples)
+    with pytest.raises(PlanError, match="prior look"):
+        asyncio.run(run_scan(mechanism, rig.act, rig.capture, rig.sites, prior=[wrong]))

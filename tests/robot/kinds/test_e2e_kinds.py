@@ -12,6 +12,7 @@ import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from firmware_protocol.moves import Face as WireFace
@@ -19,10 +20,14 @@ from robot.assemble import assemble
 from robot.config import RobotConfig, load_config
 from robot.daemon import link_config
 from robot.journal import Journal
+from robot.kinds.frames import frames
 from robot.kinds.profile import build_mechanism
 from robot.kinds.simulated import MechanismCube
 from robot.kinds.wire import WireAction
 from robot.simrobot import SimulatedRobot
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.scramble import random_moves
 from tests.conftest import Broker
 from tests.robot.helpers import CONFIGS, Recorder, run
 from tests.robot.test_e2e import scrambled
@@ -311,3 +316,93 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     ]
     assert drained, "the resume should have met the firmware still running its queue"
     assert drained == list(range(recovered["moves_done"] + 1, drained[-1] + 1))
+
+
+@pytest.mark.parametrize(
+    ("name", "n", "k"),
+    [
+        ("turntable.toml", 3, 2),
+        ("turntable.toml", 3, 5),
+        ("two_gripper.toml", 3, 8),
+        ("bigcube_gripper.toml", 4, 3),
+    ],
+    ids=["turntable-after-2", "turntable-after-5", "two-gripper-after-8", "bigcube-4-after-3"],
+)
+def test_daemon_dies_mid_scan_and_the_job_ends_solved(
+    name: str, n: int, k: int, mqtt_broker: Broker, tmp_path: Path
+) -> None:
+    """The daemon dies after ``k`` actions of its one-camera scan (the cube turned over, not
+    read yet). The new daemon recovers the job as resumable (the cube's orientation and the
+    parts' state are in the journal's last row); resume goes on with the scan from there,
+    with the looks taken before, and the job ends solved. Each wire move ran once, and the
+    scan's rows keep one frame across the restart."""
+    start = Cube.solved(n).apply(random_moves(n, 25 if n == 3 else 40, 47))
+    state_file = tmp_path / "cube.txt"
+    journal = tmp_path / "journal.sqlite"
+    base = load_config(CONFIGS / name)
+    base = base.model_copy(update={"robot": base.robot.model_copy(update={"cube_size": n})})
+    assert base.scan_camera is not None
+    topic = f"cuberobot/{base.robot.id}"
+
+    async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
+        sim = SimulatedRobot(base, start, seed=5, state_file=state_file)
+        state_file.write_text(start.to_facelets("scheme") + "\n")
+        port = await sim.start()
+        config = _profile(base, port, state_file)
+        try:
+            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+
+                async def first() -> None:
+                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                    await rec.wait(lambda: len(rec.events("move_executed")) >= k, 60)
+
+                await _daemon(config, mqtt_broker, journal, first, crash=True)
+                seen = len(rec.events("move_executed"))
+                await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
+
+                async def second() -> None:
+                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                    await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
+                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 150)
+
+                await _daemon(config, mqtt_broker, journal, second)
+        finally:
+            await sim.stop()
+        return rec, sim, seen
+
+    rec, sim, seen = run(scenario(), 280)
+    assert "scan_complete" not in rec.event_names()[: rec.event_names().index("recovered")]
+    assert rec.events("error") == []
+    recovered = rec.events("recovered")[0]
+    assert recovered["resumable"] is True and recovered["physical"] is None
+    assert seen <= recovered["moves_done"] and recovered["moves_done"] >= k
+    done = rec.events("done")[0]
+    assert done["solved"] is True and done["verified"] is True
+    assert sim.cube.cube.is_solved() and sim.cube.faults == 0  # type: ignore[union-attr]
+    state, executed, total, actions = _rows(journal, recovered["job_id"])
+    assert state == "DONE" and executed == total == done["moves"]
+    fw = [r for r in sim.firmware.records if r.outcome == "executed"]
+    assert len(fw) == total  # each wire move exactly once across the restart
+    timeline = list(zip(rec.event_names(), rec.events(), strict=True))
+    at = [e for e, _ in timeline].index("scan_complete")
+    scanned = max(int(p["index"]) for e, p in timeline[:at] if e == "move_executed")
+    assert recovered["moves_done"] < scanned < total
+    # the journal alone replays the job; the scan's rows say how the cube sits against the
+    # cube as it was put in, before and after the restart
+    table = base.robot.mechanism_table
+    assert table is not None
+    again = MechanismCube(start, table)
+    perms = frames(n).perms
+    for number, action in enumerate(actions, 1):
+        again.apply(WireFace(action.motor).name, action.turns)
+        # (a cover move of more than two positions is several wire moves: the rows before
+        # its last one, of no time, say the parts' state before it)
+        assert again.parts == action.parts or not action.seconds, number
+        if number <= scanned:
+            assert np.array_equal(again.cube.flat, start.flat[perms[action.orientation]]), number
+    assert again.cube.is_solved() and again.faults == 0
+    rows = Journal(journal)
+    looks = rows.looks(recovered["job_id"])
+    rows.close()
+    first_scan = [lk for lk in looks if lk.after <= scanned]
+    assert {lk.face for lk in first_scan} == {f.name for f in Face}

@@ -19,6 +19,7 @@ from robot.daemon import EventName
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
 from robot.journal import Journal
+from robot.kinds.choreography import choreograph
 from robot.kinds.frames import frames
 from robot.kinds.kindscan import SimulatedScanRig, simulate_scan
 from robot.kinds.profile import build_mechanism
@@ -185,7 +186,8 @@ def test_scan_of_an_impossible_cube_is_refused_naming_stickers(tmp_path: Path) -
 
 def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path: Path) -> None:
     """The previous job's last journaled action left the table a quarter turn round (a crash
-    mid-scan): the next scan starts from there, so no action asks the servo beyond its reach."""
+    mid-scan): that job is resumable, but a new job supersedes it and its scan starts from
+    there, so no action asks the servo beyond its reach."""
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
@@ -204,8 +206,149 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
             return recovered, rig.sink.of(EventName.DONE)[0]
 
     recovered, done = asyncio.run(asyncio.wait_for(scenario(), 90))
-    assert recovered and recovered[0]["resumable"] is False
+    # a job interrupted mid-scan is resumable (it used to be closed as interrupted)
+    assert recovered and recovered[0]["resumable"] is True
+    assert recovered[0]["physical"] is None and recovered[0]["moves_done"] == 1
     assert done["solved"] is True
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
     rows = _rows(journal_path, str(done["job_id"]))
     assert rows[-1].parts == (0, 0)
+
+
+# -- a restart mid-scan ---------------------------------------------------------------------
+
+
+def _crash_after(path: Path, config: RobotConfig, firmware: MechanismFirmware) -> str:
+    """Start a job; stop the daemon (no abort: as its death would) once the firmware has
+    executed ``firmware.pause_after`` wire moves."""
+
+    async def body() -> str:
+        async with running(path, config=config, firmware=firmware) as rig:
+            reply = await rig.daemon.submit("start", {"id": "first"})
+            await firmware.paused.wait()
+            job_id: str = reply["job_id"]
+            return job_id
+
+    return run(body(), 60)
+
+
+@pytest.mark.parametrize(
+    ("k", "rescan", "more"),
+    [(1, False, 0), (3, False, 0), (5, False, 0), (6, False, 0), (3, True, 0), (2, False, 1)],
+    ids=["after-1", "after-3", "after-5", "after-6", "after-3-rescan", "after-2-ran-one-more"],
+)
+def test_a_daemon_killed_mid_scan_resumes_the_scan_and_solves(
+    tmp_path: Path, k: int, rescan: bool, more: int
+) -> None:
+    """The daemon dies after ``k`` of the scan's actions (the cube flipped and spun, not read
+    yet). The restarted daemon recovers the job as resumable from the journal's rows; resume
+    goes on with the scan from the orientation and parts' state the last row records, taking
+    only the views the journaled looks lack (``rescan``: a fresh scan from there), and the job
+    ends solved. Across the restart the rows keep one frame: each row's orientation is how the
+    cube sits against the cube as it was put in. ``more``: the firmware ran that many more
+    queued moves while the daemon was down (journaled at the restart, ``recovered: true``)."""
+    config = _turntable()
+    start = Cube.solved(3).apply("L2 F' U R B2 D' F L'")
+    firmware = _firmware(config, start)
+    firmware.pause_after = k
+    path = tmp_path / "journal.sqlite"
+    job_id = _crash_after(path, config, firmware)
+    assert firmware.mechanism is not None and len(firmware.executed) == k
+    journal = Journal(path)
+    seen = len(journal.looks(job_id))  # the frames taken before the crash
+    journal.close()
+    assert 1 <= seen < 6
+    firmware.finish_queue(more)
+    k += more
+    assert len(firmware.executed) == k
+
+    async def again() -> tuple[list[dict[str, object]], int, dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
+            recovered = rig.sink.of(EventName.RECOVERED)
+            ran = [e["index"] for e in rig.sink.of(EventName.MOVE_EXECUTED) if e.get("recovered")]
+            assert ran == list(range(k - more + 1, k + 1))  # what ran while it was down
+            await rig.job("resume", {"id": "again", "rescan": rescan})
+            names = rig.sink.names()
+            assert names.count(EventName.SCAN_COMPLETE) == 1
+            before = rig.sink.events[: names.index(EventName.SCAN_COMPLETE)]
+            scanned = max(int(e["index"]) for name, e in before if name == "move_executed")
+            return recovered, scanned, rig.sink.of(EventName.DONE)[0]
+
+    recovered, scanned, done = run(again(), 90)
+    assert len(recovered) == 1 and recovered[0]["job_id"] == job_id
+    assert recovered[0]["resumable"] is True
+    assert recovered[0]["moves_done"] == k and recovered[0]["physical"] is None
+    assert done["job_id"] == job_id and done["solved"] is True and done["verified"] is True
+    assert firmware.mechanism.cube.is_solved() and firmware.mechanism.faults == 0
+    # each wire move ran once: the journal's rows are the firmware's moves
+    rows = _rows(path, job_id)
+    assert len(rows) == len(firmware.executed) == done["moves"]
+    # the scan went on where it stopped: its actions before and after the restart (the rows
+    # up to the one scan_complete), then the solution and the check
+    assert k < scanned < len(rows)
+    journal = Journal(path)
+    record = journal.job(job_id)
+    journal_looks = journal.looks(job_id)
+    looks = [lk for lk in journal_looks if lk.after <= scanned]
+    journal.close()
+    fresh = choreograph(build_mechanism("turntable", firmware.mechanism.table, 3), Face.U)
+    if rescan:  # six new views (the looks before are dropped), the rows' frame starting again
+        assert all(lk.after >= k for lk in looks)
+        assert sorted(Face[lk.face] for lk in looks[:6]) == list(Face)
+        frame = start.apply([m for a in rows[:k] for m in a.effect])
+    else:  # only the faces not seen yet, and no more actions than a scan with no crash
+        assert all(lk.after <= k for lk in looks[:seen])
+        assert sorted(Face[lk.face] for lk in looks[:6]) == list(Face)
+        if len(looks) == 6:  # no second look
+            assert scanned <= len(fresh.actions)
+        frame = start
+    replay = MechanismCube(start, firmware.mechanism.table)
+    for number, action in enumerate(rows[:scanned], 1):
+        replay.apply(WireFace(action.motor).name, action.turns)
+        assert replay.parts == action.parts, number
+        q = frames(3).perms[action.orientation]
+        assert np.array_equal(replay.cube.flat, (start if number <= k else frame).flat[q]), number
+    assert record is not None and record.executed == record.total_moves == len(rows)
+    assert record.scanned is not None
+    # only the first read is kept: the check after execution journals no look
+    assert all(lk.after <= scanned for lk in journal_looks)
+    # the read is of the cube as it sat when the scan ended
+    assert Cube.from_facelets(record.scanned, 3) == replay.cube
+
+
+def test_a_scan_job_killed_mid_scan_resumes_as_a_scan(tmp_path: Path) -> None:
+    """A ``scan`` job (read only) interrupted mid-scan: resume finishes the read and stops
+    there (no solution, no layer turned)."""
+    config = _turntable()
+    start = Cube.solved(3).apply("B' R2 U F D2 L'")
+    firmware = _firmware(config, start)
+    firmware.pause_after = 2
+    path = tmp_path / "journal.sqlite"
+
+    async def first() -> str:
+        async with running(path, config=config, firmware=firmware) as rig:
+            reply = await rig.daemon.submit("scan", {"id": "read"})
+            await firmware.paused.wait()
+            job_id: str = reply["job_id"]
+            return job_id
+
+    job_id = run(first(), 60)
+
+    async def again() -> tuple[list[str], dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.sink.wait(lambda: bool(rig.sink.of(EventName.RECOVERED)))
+            await rig.job("resume", {"id": "again"})
+            return rig.sink.names(), rig.sink.of(EventName.DONE)[0]
+
+    names, done = run(again(), 60)
+    assert done["job_id"] == job_id and done["kind"] == "scan"
+    assert EventName.SCAN_COMPLETE in names and EventName.SOLUTION not in names
+    assert firmware.mechanism is not None
+    rows = _rows(path, job_id)
+    assert all(m.kind is MoveKind.ROTATION for a in rows for m in a.effect)
+    journal = Journal(path)
+    record = journal.job(job_id)
+    journal.close()
+    assert record is not None and record.scanned is not None
+    assert Cube.from_facelets(record.scanned, 3) == firmware.mechanism.cube

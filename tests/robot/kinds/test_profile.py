@@ -215,3 +215,11 @@ def test_demo_of_the_big_cube_gripper_solves_a_4x4() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "(seed 5, N=4)" in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("virtual cube solved: yes")
+
+
+def test_demo_refuses_a_size_the_mechanism_cannot_solve() -> None:
+    """Before anything starts (it used to scan, then fail to plan the first wide turn)."""
+    result = cli("demo", "--profile", "two_gripper", "--size", "4")
+    assert result.returncode == 2
+    assert "--size 4: the two-gripper mechanism" in result.stderr
+    assert "up to N=3" in result.stderr
