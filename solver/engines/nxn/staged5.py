@@ -92,6 +92,8 @@ SECOND = ("", "y")
 #: shortest solutions kept per stage (stages 1 and 2) and stage-3 searches per axis order
 STAGE_PATHS = 8
 STAGE3_SEARCHES = 6
+#: shortest stage-3 solutions kept per search
+STAGE3_PATHS = 1
 #: stage 1 prunes by ``max + min * STAGE1_BOOST / 4`` of its two table distances above the
 #: perimeter (not a lower bound: about half a move longer than the shortest, ten times faster)
 STAGE1_BOOST = 2
@@ -574,11 +576,11 @@ def staged_centres(
     candidates.sort(key=lambda item: item[0])
     found: list[tuple[int, StagedCentres]] = []
     for _, frame, path1, path2, stager, c2x, c2t in candidates[: max(keep, STAGE3_SEARCHES)]:
-        path3 = stager.search(c2x, c2t, 2, 1)[0]
         given = _to_given(frame)
-        stages = tuple(tuple(MOVES[given[m]] for m in p) for p in (path1, path2, path3))
-        option = StagedCentres(stages, targets)  # type: ignore[arg-type]
-        found.append((option.length, option))
+        for path3 in stager.search(c2x, c2t, 2, STAGE3_PATHS):
+            stages = tuple(tuple(MOVES[given[m]] for m in p) for p in (path1, path2, path3))
+            option = StagedCentres(stages, targets)  # type: ignore[arg-type]
+            found.append((option.length, option))
     found.sort(key=lambda item: item[0])
     log.debug("5x5 staged centres: %d candidates, %d stage nodes", len(candidates), nodes)
     return [option for _, option in found[: max(1, keep)]]
