@@ -201,11 +201,15 @@ def test_unknown_option_and_small_sizes_are_refused() -> None:
 
 
 def test_stages_carry_moves_and_metrics() -> None:
-    solution = _solves(random_state_nxn(5, 3))
+    cube = random_state_nxn(5, 3)
+    solution = api.solve(cube, centres="commutators", centre_tries=1)
+    assert cube.apply(solution.moves).is_solved()
     names = [s.name for s in solution.stages]
     assert names == ["first centre", "wing parity", "centres", "edges", "3x3"]
+    staged = _solves(cube)  # 4x4 and 5x5: the staged centres by default
+    assert [s.name for s in staged.stages] == ["centres", "edges", "3x3"]
     assert [s.name for s in _solves(random_state_nxn(4, 3)).stages][-2:] == ["edges", "3x3"]
-    for stage in solution.stages:
+    for stage in solution.stages + staged.stages:
         assert {"obtm", "ms"} <= set(stage.detail)
     assert solution.to_dict()["stages"][2]["name"] == "centres"
 
