@@ -13,11 +13,13 @@
  * of per-byte ranks, or for none (all zero). Python owns every table; nothing here is global
  * but the popcounts, and the GIL is released while the C loops run.
  *
- * bfs_level(dist, d, moves_x, moves_t, ux, ut, lx, lt) -> entries set to d + 1
+ * bfs_level(dist, d, moves_x, moves_t, ux, ut, lx, lt[, backward]) -> entries set to d + 1
  *   one level of a table's breadth-first build: index i is the pair (ux[i / len(ut)],
  *   ut[i % len(ut)]) of masks, so that lx and lt rank them back to i (ux, ut uint32 arrays);
  *   every entry at d gets its neighbours under each move (moves_x, moves_t: n_moves * 768
- *   uint32 each) that are still -1 set to d + 1.
+ *   uint32 each) that are still -1 set to d + 1. With backward true, every entry still -1
+ *   with a neighbour at d is set to d + 1 instead: the same level when the moves are closed
+ *   under inverses, and cheaper once fewer entries are left than there are at d.
  *
  * perimeter(table, moves_x, moves_t, goal_x, goal_t, depth) -> pairs stored
  *   fills `table` (writable, 2^k uint64 slots, k >= 1) with every pair of masks within `depth`
@@ -315,13 +317,14 @@ done:
 
 static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
     Py_buffer dv, mx, mt, uxv, utv, lxv, ltv;
-    int d, n_moves, m;
+    int d, n_moves, m, backward = 0;
     Py_ssize_t size, nx, nt, i;
     long long added = 0;
     int8_t *dist;
     const uint32_t *mvx, *mvt, *ux, *ut, *lx, *lt;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*iy*y*y*y*y*y*", &dv, &d, &mx, &mt, &uxv, &utv, &lxv, &ltv))
+    if (!PyArg_ParseTuple(args, "w*iy*y*y*y*y*y*|p", &dv, &d, &mx, &mt, &uxv, &utv, &lxv, &ltv,
+                          &backward))
         return NULL;
     size = dv.len;
     n_moves = (int)(mx.len / (768 * 4));
@@ -343,7 +346,24 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
     lx = lxv.buf;
     lt = ltv.buf;
     Py_BEGIN_ALLOW_THREADS
-    for (i = 0; i < size; i++) {
+    if (backward) { /* each entry not reached yet looks for a neighbour at d */
+        for (i = 0; i < size; i++) {
+            uint32_t x, t;
+            if (dist[i] >= 0) continue;
+            x = ux[i / nt];
+            t = ut[i % nt];
+            for (m = 0; m < n_moves; m++) {
+                uint32_t idx = rank(lx, turn(mvx + (size_t)m * 768, x)) +
+                               rank(lt, turn(mvt + (size_t)m * 768, t));
+                if ((Py_ssize_t)idx < size && dist[idx] == d) {
+                    dist[i] = (int8_t)(d + 1);
+                    added++;
+                    break;
+                }
+            }
+        }
+    }
+    for (i = 0; i < size && !backward; i++) {
         uint32_t x, t;
         if (dist[i] != d) continue;
         x = ux[i / nt];

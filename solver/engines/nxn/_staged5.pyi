@@ -4,7 +4,16 @@ header for the contract)."""
 from typing import Any
 
 def bfs_level(
-    dist: Any, d: int, moves_x: Any, moves_t: Any, ux: Any, ut: Any, lx: Any, lt: Any, /
+    dist: Any,
+    d: int,
+    moves_x: Any,
+    moves_t: Any,
+    ux: Any,
+    ut: Any,
+    lx: Any,
+    lt: Any,
+    backward: bool = ...,
+    /,
 ) -> int: ...
 def perimeter(
     table: Any, moves_x: Any, moves_t: Any, goal_x: int, goal_t: int, depth: int, /

@@ -23,8 +23,8 @@ the stage places) in the C kernel ``_staged5.c``:
 3. ``faces`` — per axis, the positions of its first face's colour (U, R, F): every face its
    colour, with the 24 moves that keep every axis (outer turns, wide half turns).
 
-Pruning: per stage, exact distance tables (breadth-first search in C on first use, about ten
-seconds in all, cached: :mod:`solver.engines.nxn.tables`, 26 MB): stages 1 and 2 one per orbit
+Pruning: per stage, exact distance tables (breadth-first search in C on first use, about 6.5
+s of CPU in all, cached: :mod:`solver.engines.nxn.tables`, 26 MB): stages 1 and 2 one per orbit
 (735,471 and 25,740 / 12,870 entries), stage 3 every x mask with the t mask of one axis
 (24,010,000 entries, read for the other two axes through a rotation of the cube that keeps the
 stage) and every t mask (343,000); the search prunes by the largest. Near the goal, a
@@ -304,9 +304,15 @@ def _build(spec: _Spec) -> Table:
     start = _rank(spec.lx.ravel(), goal) + _rank(spec.lt.ravel(), goal)
     dist[start] = 0
     mx, mt = _move_tables(spec.stage, 0), _move_tables(spec.stage, 1)
-    depth, added = 0, 1
+    depth, added, left = 0, 1, spec.size - 1
     while added:
-        added = _staged5.bfs_level(dist, depth, mx, mt, spec.ux, spec.ut, spec.lx, spec.lt)
+        # every stage's moves are closed under inverses: once fewer entries are left than
+        # were just reached, each of them looks for a neighbour instead
+        backward = left < added
+        added = _staged5.bfs_level(
+            dist, depth, mx, mt, spec.ux, spec.ut, spec.lx, spec.lt, backward
+        )
+        left -= added
         log.debug("table %s: %d at depth %d", spec.name, added, depth + 1)
         depth += 1
     return dist

@@ -67,6 +67,19 @@ def test_c_table_build_matches_a_python_breadth_first_search(name: str) -> None:
     assert np.array_equal(staged5._build(spec), _reference_bfs(spec))
 
 
+def test_backward_levels_build_the_same_table_as_forward_ones() -> None:
+    spec = next(s for specs in staged5._specs() for s in specs if s.name == "centres5-faces-t")
+    mx, mt = staged5._move_tables(2, 0), staged5._move_tables(2, 1)
+    forward = np.full(spec.size, -1, dtype=np.int8)
+    goal = staged5._goal(2)
+    forward[staged5._rank(spec.lt.ravel(), goal)] = 0
+    depth, added = 0, 1
+    while added:
+        added = _staged5.bfs_level(forward, depth, mx, mt, spec.ux, spec.ut, spec.lx, spec.lt)
+        depth += 1
+    assert np.array_equal(staged5._build(spec), forward)  # backward for its last levels
+
+
 def test_tables_have_the_sizes_and_depths_of_the_stages() -> None:
     t = staged5.load_tables()
     sizes = [[len(h[0]) for h in stage] for stage in t.heuristics]
