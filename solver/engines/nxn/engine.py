@@ -38,7 +38,7 @@ move found on it is mapped back to the faces of the cube as given (a rotation on
 faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 tables).
+stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables).
 ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
 checked on the result.
 """
