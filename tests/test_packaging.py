@@ -75,6 +75,7 @@ def test_the_sdist_holds_the_sources_profiles_and_tests(installed: Installed) ->
         "pyproject.toml",
         "MANIFEST.in",
         "solver/engines/twophase/_twophase.c",
+        "solver/engines/nxn/_staged5.c",
         "robot/profiles/simulated.toml",
         "configs/simulated.toml",
         "robot/web/static/index.html",

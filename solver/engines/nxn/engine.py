@@ -10,10 +10,10 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
 
-A 4x4 has one ``centres`` stage instead of these three: the staged search of
-:mod:`solver.engines.nxn.staged` (exact tables; it also makes the wings even), its three
-stage lengths in the stage's ``stages`` detail (engine option ``centres``: ``auto``,
-``staged`` or ``commutators``).
+A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged search of
+:mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
+tables; both also make the wings even), its three stage lengths in the stage's ``stages``
+detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``).
 3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
@@ -32,13 +32,13 @@ colour ``f`` (a relabelling by a rotation of the cube, which keeps every parity)
 The centre stages are run on the cube as given and on whole-cube rotations of it
 (:data:`ROTATIONS`, :func:`centre_tries` of them unless the engine option ``centre_tries``
 says otherwise); on small cubes the edges are solved after the best :func:`edge_tries` of
-them too (4x4: the shortest staged centre solutions); an edge try stops as soon as it is
+them too (4x4 and 5x5: the shortest staged centre solutions); an edge try stops as soon as it is
 longer than the best one. The rotation with the shortest centres (+ edges) is kept and every
 move found on it is mapped back to the faces of the cube as given (a rotation only renames
 faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 tables).
+stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables).
 ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
 checked on the result.
 """
@@ -58,6 +58,7 @@ from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
+from solver.engines.nxn import staged5
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
 from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
@@ -139,7 +140,11 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
-    return 40 if n == 4 else centre_tries(n) if n <= 7 else 1
+    return 40 if n == 4 else EDGE_TRIES_5 if n == 5 else centre_tries(n) if n <= 7 else 1
+
+
+#: 5x5: the shortest staged centre solutions that get their edges paired
+EDGE_TRIES_5 = 12
 
 
 @cache
@@ -164,11 +169,16 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
     return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
 
 
+#: the sizes with a staged centre search (:mod:`.staged`, :mod:`.staged5`)
+STAGED_SIZES = (4, 5)
+
+
 def _staged(cube: Cube, keep: int, cache_dir: str | None) -> list[_Reduced]:
-    """4x4: the ``keep`` shortest centre solutions of the staged search, each as the
+    """4x4 and 5x5: the ``keep`` shortest centre solutions of the staged search, each as the
     rotation-free (OBTM, "", state after them relabelled, [centres stage])."""
     start = time.perf_counter()
-    found = staged_centres(cube.flat, keep, cache_dir)
+    search = staged_centres if cube.n == 4 else staged5.staged_centres
+    found = search(cube.flat, keep, cache_dir)
     ms = round((time.perf_counter() - start) * 1000, 2)
     out: list[_Reduced] = []
     for option in found:
@@ -185,16 +195,19 @@ def _staged(cube: Cube, keep: int, cache_dir: str | None) -> list[_Reduced]:
 def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Reduced]:
     """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
     as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
-    moves in the rotated frame), shortest first. A 4x4 gets the staged search instead
+    moves in the rotated frame), shortest first. A 4x4 and a 5x5 get the staged search instead
     (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N)."""
     method = str(options.extra.get("centres", "auto"))
     if method not in ("auto", "staged", "commutators"):
         raise UnsupportedError(
-            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 only) or 'commutators'"
+            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 and 5x5 only) or "
+            "'commutators'"
         )
-    if method == "staged" and cube.n != 4:
-        raise UnsupportedError(f"the staged centre search is for 4x4 cubes, not {cube.n}x{cube.n}")
-    if method == "staged" or (method == "auto" and cube.n == 4):
+    if method == "staged" and cube.n not in STAGED_SIZES:
+        raise UnsupportedError(
+            f"the staged centre search is for 4x4 and 5x5 cubes, not {cube.n}x{cube.n}"
+        )
+    if method == "staged" or (method == "auto" and cube.n in STAGED_SIZES):
         return _staged(cube, keep, options.extra.get("cache_dir"))
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:

@@ -60,12 +60,12 @@ def test_solved_cube_needs_nothing_but_maybe_the_3x3() -> None:
 @pytest.mark.parametrize("n", [4, 5, 6, 8])
 def test_oll_parity_case(n: int) -> None:
     """One inner slice quarter turn: a single flipped dedge after pairing (OLL parity). After
-    the first centre and the parity stage (4x4: after the staged centres, whose second stage
-    fixes the wing parity) every wing orbit is in an even permutation."""
+    the first centre and the parity stage (4x4 and 5x5: after the staged centres, whose second
+    stage fixes the wing parity) every wing orbit is in an even permutation."""
     cube = Cube.solved(n).apply("2R U2 F R")
     assert wings.wing_parity(cube.flat, n, 1) == 1
     solution = _solves(cube)
-    if n == 4:
+    if n in (4, 5):
         assert solution.stages[0].name == "centres"
         state = cube.apply(solution.stages[0].moves).flat
         assert wings.wing_parity(state, n, 1) == 0
@@ -201,11 +201,15 @@ def test_unknown_option_and_small_sizes_are_refused() -> None:
 
 
 def test_stages_carry_moves_and_metrics() -> None:
-    solution = _solves(random_state_nxn(5, 3))
+    cube = random_state_nxn(5, 3)
+    solution = api.solve(cube, centres="commutators", centre_tries=1)
+    assert cube.apply(solution.moves).is_solved()
     names = [s.name for s in solution.stages]
     assert names == ["first centre", "wing parity", "centres", "edges", "3x3"]
+    staged = _solves(cube)  # 4x4 and 5x5: the staged centres by default
+    assert [s.name for s in staged.stages] == ["centres", "edges", "3x3"]
     assert [s.name for s in _solves(random_state_nxn(4, 3)).stages][-2:] == ["edges", "3x3"]
-    for stage in solution.stages:
+    for stage in solution.stages + staged.stages:
         assert {"obtm", "ms"} <= set(stage.detail)
     assert solution.to_dict()["stages"][2]["name"] == "centres"
 
