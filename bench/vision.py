@@ -3,7 +3,7 @@
 Usage::
 
     python bench/vision.py [--cubes 1000] [--sizes 3 4 5] [--json] [--data DIR]
-    python bench/vision.py --sets-only [--set-cubes 12] [--seed 0] [--json]
+    python bench/vision.py --sets-only [--set-cubes 12] [--seed 0] [--extra-seeds 1 2] [--json]
 
 Rows (one table; ``--json`` prints the rows as a JSON list instead):
 
@@ -13,7 +13,10 @@ Rows (one table; ``--json`` prints the rows as a JSON list instead):
   real scans), ``real-photo`` (the given photo sets), ``real-photo <perturbation>`` (every photo
   set under each seeded perturbation of :mod:`vision.perturb`: JPEG q40, 50 %/25 % scale,
   5°/15° rotation, brightness ×0.6/×1.4, warm/cool white balance, noise σ 8, blur) and their
-  union, ``sim-NxN`` for N = 2..7 (rendered robot views, lighting swept from studio to worst);
+  union, ``real-photo-extra <degradation>`` (the generalisation check: other severities and
+  degradations of :data:`vision.perturb.EXTRA_PHOTO_PERTURBATIONS`, and the issue's
+  perturbations again, with other seeds: ``--extra-seeds``), ``sim-NxN`` for N = 2..7
+  (rendered robot views, lighting swept from studio to worst);
 
 * ``real-rgb``: the labelled real scans of ``shared/vision-data/rgb-scans`` per N — cubes
   exactly right and stickers wrong (3x3x3-random-06 has no answer and -07 an older one; they are
@@ -55,7 +58,11 @@ from vision.calibration import Calibration, ViewCalibration  # noqa: E402
 from vision.classify import ConstraintLevel  # noqa: E402
 from vision.confidence import ACCEPT_MARGIN  # noqa: E402
 from vision.errors import VisionError  # noqa: E402
-from vision.perturb import PHOTO_PERTURBATIONS, perturb_photo_set  # noqa: E402
+from vision.perturb import (  # noqa: E402
+    EXTRA_PHOTO_PERTURBATIONS,
+    PHOTO_PERTURBATIONS,
+    perturb_photo_set,
+)
 from vision.render import (  # noqa: E402
     RenderParams,
     random_light,
@@ -307,6 +314,32 @@ def sets_real_photos(data: Path, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+def sets_real_photos_extra(data: Path, seeds: list[int]) -> list[dict[str, Any]]:
+    """The generalisation check: the given photo sets under the degradations of
+    :data:`vision.perturb.EXTRA_PHOTO_PERTURBATIONS` (never used to build or tune the
+    classifier) and the issue's perturbations again, each with every seed of ``seeds``."""
+    manifest = json.loads((data / "photos" / "MANIFEST.json").read_text(encoding="utf-8"))
+    photos = {case: load_face_images(data / "photos" / case) for case in sorted(manifest)}
+    rows = []
+    extra_all = SetTally("real-photo-extra (all)")
+    again_all = SetTally(f"real-photo-perturbed, seeds {','.join(map(str, seeds))} (all)")
+    names = [(name, True) for name in EXTRA_PHOTO_PERTURBATIONS]
+    names += [(name, False) for name in PHOTO_PERTURBATIONS]
+    for name, extra in names:
+        tally = SetTally(f"real-photo-extra {name}")
+        for seed in seeds:
+            for index, (case, images) in enumerate(photos.items()):
+                changed = perturb_photo_set(images, name, seed * 1000 + index)
+                read, ms = _timed(read_cube, changed)
+                expected = manifest[case]["expected_kociemba"]
+                for t in (tally, extra_all) if extra else (again_all,):
+                    t.add(f"{case} seed {seed}", read, expected, ms)
+        if extra:
+            rows.append(tally.row())
+    rows += [extra_all.row(), again_all.row()]
+    return rows
+
+
 def set_simulated(n: int, cubes: int, seed: int) -> dict[str, Any]:
     """Rendered robot views of N×N cubes with the lighting swept from studio (severity 0) to the
     worst specified (1), a random light colour per cube; robot mode."""
@@ -473,6 +506,13 @@ def main(argv: list[str] | None = None) -> int:
         "--sets-only", action="store_true", help="only the sets (right/wrong × accepted/refused)"
     )
     parser.add_argument(
+        "--extra-seeds",
+        type=int,
+        nargs="*",
+        default=[1, 2],
+        help="seeds of the generalisation sets (extra degradations; none: skip them)",
+    )
+    parser.add_argument(
         "--calibration",
         type=int,
         metavar="K",
@@ -488,6 +528,8 @@ def main(argv: list[str] | None = None) -> int:
     if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
         rows.append(set_real_rgb(args.data))
         rows += sets_real_photos(args.data, args.seed)
+        if args.extra_seeds:
+            rows += sets_real_photos_extra(args.data, args.extra_seeds)
     for n in range(2, 8):
         rows.append(set_simulated(n, args.set_cubes, args.seed))
     if args.sets_only:

@@ -41,7 +41,6 @@ from solver.cube.validate import validate
 from solver.errors import Problem
 from vision.assign import Assignment, ConstraintLevel, assign, fixed_indices
 from vision.colour import (
-    CLIP_LEVEL,
     SENSOR_NOISE_LEVELS,
     FloatArray,
     lab_to_invariant,
@@ -86,6 +85,10 @@ IntArray = npt.NDArray[np.intp]
 
 #: Refinement rounds of references and assignment (it usually settles in 2-3).
 MAX_REFINE_ROUNDS = 6
+#: A bright channel (at or above this level, 0..255) that reads the same on every sticker of a
+#: colour does not follow the light: the camera saturated it before any later gain (a white
+#: at the camera's clip point, then darkened or white-balanced). See :func:`_clipped_channels`.
+SATURATED_MIN_LEVEL = 64.0
 #: The fourth-closest pair of the six colours must be at least this far apart (squared
 #: Mahalanobis units, :func:`vision.references.separation`): real scans, even darkened or
 #: colour-cast, give 20 or more; random colours 2 to 8 (docs/vision-calibration.md).
@@ -265,7 +268,14 @@ def _refine(
     metric = np.eye(3)
     adjusted = flat
     for _round in range(MAX_REFINE_ROUNDS):
-        new = assign(mahalanobis(adjusted, refs, metric), n, level, n % 2 == 1)
+        cost = mahalanobis(adjusted, refs, metric)
+        if _round:
+            # Once the metric is learned, assign under the heavy-tailed (Student-t) model the
+            # confidences use: one sticker washed out by glare then costs its true colour
+            # only logarithmically more, instead of pushing a cycle of good stickers of an
+            # orbit one colour along (a 7x7 centre orbit: 4 stickers wrong for 1 glare).
+            cost = robust_cost(cost)
+        new = assign(cost, n, level, n % 2 == 1)
         refs = means(adjusted, new.labels, refs)
         if face_light:
             offsets = face_offsets(flat, new.labels, refs, n)
@@ -360,10 +370,18 @@ def classify(
 
 
 def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
-    """``(6, 3)``: which RGB channel of which colour (frame label) sits at the sensor's clip
-    point: its level is at :data:`~vision.colour.CLIP_LEVEL` or above and it reads the same on
-    every sticker of the colour (robust spread within the sensor's noise), as a channel that
-    cannot go higher does. Such a channel passes none of the scene's variation."""
+    """``(6, 3)``: which RGB channel of which colour (frame label) was saturated in the camera:
+    it reads the same on every sticker of the colour (robust spread within the sensor's
+    noise), as a channel that cannot go higher does, and it is bright (at least
+    :data:`SATURATED_MIN_LEVEL`). Such a channel passes none of the scene's variation.
+
+    Not only at :data:`~vision.colour.CLIP_LEVEL`: a channel the camera clipped and a later
+    gain (a darker exposure setting, a white balance applied after the sensor) scaled down
+    stays just as constant below it (the real rig photo's white reads 252 blue on every
+    sticker, and 151 on all of them at brightness ×0.6, its yellow 250 and 150). A bright
+    channel that followed the light would vary by several levels over the stickers of a
+    scan (a light varying by 1.5 % moves a level-64 channel by one level); a dark one may
+    not, which is why the level floor is there."""
     clipped = np.zeros((6, 3), dtype=bool)
     for k in range(6):
         members = rgb[labels == k]
@@ -371,7 +389,8 @@ def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_
             continue
         centre = np.median(members, axis=0)
         spread = 1.4826 * np.median(np.abs(members - centre), axis=0)
-        clipped[k] = (centre >= CLIP_LEVEL) & (spread <= 2.0 * SENSOR_NOISE_LEVELS)
+        flat = spread <= 2.0 * SENSOR_NOISE_LEVELS
+        clipped[k] = flat & (centre >= SATURATED_MIN_LEVEL)
     return clipped
 
 

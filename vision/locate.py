@@ -15,8 +15,10 @@ Free mode: :func:`find_grid` finds the N×N grid of one face in an arbitrary pho
    detected (glare, a sticker that merges with the background).
 
 Sampling (:func:`sample_sites`): an inner square patch of each sticker, converted to L*a*b*;
-clipped pixels (glare; unless the whole patch is clipped, as white stickers in strong light are)
-and pixels far from the patch's median lightness (softer highlights, the black border) are
+glare pixels (clipped in a channel the sticker itself does not reach: a clipped pixel of a
+white or yellow at the clip point is a censored reading and kept; nothing is dropped when the
+whole patch is clipped, as white stickers in strong light are) and pixels far from the patch's
+median lightness (softer highlights, the black border) are
 rejected, and the per-channel median of the rest is the sample. (Keeping only the darker,
 least-glared pixels was tried and rejected: it pulls orange towards red on real photos.)
 """
@@ -51,8 +53,11 @@ LATTICE_TOLERANCE = 0.22
 CLIPPED_LEVEL = round(CLIP_LEVEL)
 #: Clipped pixels are dropped unless they make up more than this share of a patch.
 CLIPPED_MAX_SHARE = 0.85
+#: A clipped pixel is a censored reading, not glare, in a channel whose median over the patch
+#: is within this many levels of the clip point (the sensor noise of a bright channel).
+CENSORED_BAND = 12
 #: Samples per patch side at most (patches are subsampled beyond this).
-PATCH_SAMPLES = 12
+PATCH_SAMPLES = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,29 +78,47 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
     patches = []
     for s in sites:
         half = max(1.0, s.patch_half_size())
-        patch = _patch(img, s, half)
-        # Glare: clipped pixels (a channel at the sensor's top) carry no colour; drop them.
-        clipped = patch.max(axis=1) >= CLIPPED_LEVEL
-        if 0 < clipped.mean() < CLIPPED_MAX_SHARE:
-            # Unless nearly all of it is clipped: a white sticker in strong light clips
-            # everywhere. (Widening the patch around a clipped one was tried and rejected: on
-            # real photos it reaches the black border.)
-            patch = patch[~clipped]
-        patches.append(patch)
+        patches.append(_patch(img, s, half))
     sizes = [p.shape[0] for p in patches]
-    stacked = np.concatenate(patches).reshape(1, -1, 3).astype(np.float32) / 255.0
+    raw = np.concatenate(patches)
+    stacked = raw.reshape(1, -1, 3).astype(np.float32) / 255.0
     lab = cv2.cvtColor(stacked, cv2.COLOR_BGR2Lab).reshape(-1, 3).astype(np.float64)
     out = np.empty((len(sites), 3))
     start = 0
     for i, size in enumerate(sizes):
         px = lab[start : start + size]
         start += size
+        px = px[_not_glare(raw[start - size : start])]
         light = px[:, 0]
         med = np.median(light)
         mad = np.median(np.abs(light - med)) * 1.4826
         kept = px[np.abs(light - med) <= max(3.0 * mad, 4.0)]
         out[i] = np.median(kept, axis=0)
     return out
+
+
+def _not_glare(bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Which pixels of a patch to keep: all but the glare.
+
+    A pixel with a channel at the clip point is either glare (a highlight on the sticker) or
+    a *censored* reading of a channel that is itself at the clip point (a white or a yellow
+    in bright light, noise pushing some of its pixels over): only the first is dropped. A
+    clipped pixel is glare when it is clipped in a channel whose median over the patch's
+    unclipped pixels is below the clip point by more than :data:`CENSORED_BAND` levels.
+    (Dropping every clipped pixel keeps only the darker half of a noisy white, a bias
+    towards grey that made white and yellow look alike; the median over the unclipped pixels,
+    not all of them, so that a glare spot covering most of a green does not make its green
+    channel look bright.) When nearly all of the patch is clipped (a white in strong light)
+    nothing is dropped."""
+    over = bgr >= CLIPPED_LEVEL  # (m, 3)
+    clipped = over.any(axis=1)
+    share = float(clipped.mean())
+    if share == 0.0 or share >= CLIPPED_MAX_SHARE:
+        return np.ones(bgr.shape[0], dtype=bool)
+    bright = np.median(bgr[~clipped], axis=0) >= CLIPPED_LEVEL - CENSORED_BAND  # (3,)
+    glare = (over & ~bright[None, :]).any(axis=1)
+    keep: npt.NDArray[np.bool_] = ~glare
+    return keep
 
 
 def _patch(img: npt.NDArray[np.uint8], s: StickerSite, half: float) -> npt.NDArray[np.uint8]:
