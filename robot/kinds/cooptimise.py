@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from robot.kinds.mechsearch import costs_for, search_fastest
 from robot.kinds.planner import ActionPlan, KindPlanner
 from solver.api import solve
 from solver.cube.cubie import CubieCube
@@ -48,6 +49,9 @@ def descent_share(budget_s: float, descent: float = DEFAULT_DESCENT) -> float:
 #: the longest candidate when the caller sets no limit (the engine's own default: a looser
 #: limit makes the first solutions longer and the descent slower, and costs more than it gains)
 DEFAULT_MAX_LENGTH = 20
+#: the mechanism search's limit when the caller sets none (it looks at most ``slack`` moves
+#: beyond the shortest solution found anyway)
+SEARCH_MAX_LENGTH = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +76,68 @@ def fastest_plan(
     *,
     slack: int = DEFAULT_SLACK,
     descent: float = DEFAULT_DESCENT,
+    method: str = "search",
 ) -> PlannedSolution:
-    """The 3x3 solution (at most ``max_length`` moves, default 20) whose plan on
-    ``planner``'s mechanism is fastest among those the search meets in ``budget_s`` seconds,
-    with that plan."""
+    """The 3x3 solution (at most ``max_length`` moves) whose plan on ``planner``'s mechanism
+    is fastest among those the search meets in ``budget_s`` seconds, with that plan.
+
+    ``method="search"`` (the default, for a mechanism that makes every face turn): the
+    shortest-solution search for the ``descent`` share of the budget (at most 50 ms), then
+    the search whose objective is the planned time (:mod:`robot.kinds.mechsearch`) for the
+    rest, looking for a faster solution at most ``slack`` moves longer than that one.
+    ``method="score"``: the two-phase engine's candidates scored one by one by
+    :meth:`KindPlanner.seconds` (the first version)."""
+    if method not in ("search", "score"):
+        raise ValueError(f"method must be 'search' or 'score', not {method!r}")
+    costs = costs_for(planner) if method == "search" else None
+    if costs is None:
+        return _scored(cube, planner, budget_s, max_length, slack, descent)
+    started = time.perf_counter()
+    length = DEFAULT_MAX_LENGTH if max_length is None else max_length
+    shortest = solve(
+        cube, "twophase", max_length=length, budget_s=budget_s * descent_share(budget_s, descent)
+    )
+    shortest_s = planner.seconds(shortest.moves)
+    rest = budget_s - (time.perf_counter() - started)
+    found = None
+    if budget_s > 0 and rest > 0:
+        found = search_fastest(
+            cube,
+            costs,
+            rest,
+            SEARCH_MAX_LENGTH if max_length is None else max_length,
+            length_slack=slack,
+            beat=(shortest_s, len(shortest.moves)),
+        )
+    solution = shortest if found is None else found
+    stats = dict(solution.stats)
+    stats.update(
+        {
+            "method": "search",
+            "shortest_length": len(shortest.moves),
+            "shortest_s": shortest_s,
+            "improved": found is not None,
+        }
+    )
+    solution = replace(solution, stats=stats)
+    return _planned(solution, planner)
+
+
+def _planned(solution: Solution, planner: KindPlanner) -> PlannedSolution:
+    started = time.perf_counter()
+    plan = planner.plan(solution.moves)
+    return PlannedSolution(solution, plan, time.perf_counter() - started)
+
+
+def _scored(
+    cube: Cube | CubieCube,
+    planner: KindPlanner,
+    budget_s: float,
+    max_length: int | None,
+    slack: int,
+    descent: float,
+) -> PlannedSolution:
+    """The candidates of the shortest-solution search scored by the planner's time."""
     length = DEFAULT_MAX_LENGTH if max_length is None else max_length
     planner.prepare_seconds()  # once per planner, not out of the budget
     solution = solve(
@@ -87,15 +149,13 @@ def fastest_plan(
         score_slack=slack,
         score_descent=descent_share(budget_s, descent),
     )
-    started = time.perf_counter()
-    plan = planner.plan(solution.moves)
-    plan_s = time.perf_counter() - started
+    result = _planned(solution, planner)
     stats = solution.stats
     log.debug(
         "co-optimised: %d candidates scored of %d, %.3f s planned for %d moves",
         stats.get("candidates_scored", 0),
         stats.get("candidates_received", 0),
-        plan.seconds,
+        result.plan.seconds,
         len(solution.moves),
     )
-    return PlannedSolution(solution, plan, plan_s)
+    return result

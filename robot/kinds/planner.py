@@ -384,6 +384,18 @@ class KindPlanner:
             costs = (costs[live, None] + matrix[live]).min(axis=0)
         return costs
 
+    def start_state(self) -> int:
+        """The state index (of :meth:`way_matrix`) of the identity orientation with the parts
+        at the mechanism's start."""
+        return self._state(0, self._index[self.mechanism.start])
+
+    def way_matrix(self, move: Move) -> npt.NDArray[np.float64] | None:
+        """``[s, a]``: the least time from state s, by free steps then the fastest way to make
+        ``move`` (a half turn whole or as two quarter turns), into state a (``inf``: not
+        that way; None: the mechanism cannot make the move). State = orientation * parts
+        count + parts index."""
+        return self._way_matrix(move)
+
     @cached_property
     def _free_all(self) -> npt.NDArray[np.float64]:
         """Cheapest free path between every two states."""
