@@ -46,6 +46,8 @@ def descent_share(budget_s: float, descent: float = DEFAULT_DESCENT) -> float:
     return min(descent, DESCENT_CAP_S / budget_s) if budget_s > 0 else descent
 
 
+#: the share of the budget the shortest-solution search runs before the mechanism search
+DEFAULT_SEARCH_DESCENT = 0.5
 #: the longest candidate when the caller sets no limit (the engine's own default: a looser
 #: limit makes the first solutions longer and the descent slower, and costs more than it gains)
 DEFAULT_MAX_LENGTH = 20
@@ -77,6 +79,7 @@ def fastest_plan(
     slack: int = DEFAULT_SLACK,
     descent: float = DEFAULT_DESCENT,
     method: str = "search",
+    search_descent: float = DEFAULT_SEARCH_DESCENT,
 ) -> PlannedSolution:
     """The 3x3 solution (at most ``max_length`` moves) whose plan on ``planner``'s mechanism
     is fastest among those the search meets in ``budget_s`` seconds, with that plan.
@@ -94,9 +97,7 @@ def fastest_plan(
         return _scored(cube, planner, budget_s, max_length, slack, descent)
     started = time.perf_counter()
     length = DEFAULT_MAX_LENGTH if max_length is None else max_length
-    shortest = solve(
-        cube, "twophase", max_length=length, budget_s=budget_s * descent_share(budget_s, descent)
-    )
+    shortest = solve(cube, "twophase", max_length=length, budget_s=budget_s * search_descent)
     shortest_s = planner.seconds(shortest.moves)
     rest = budget_s - (time.perf_counter() - started)
     found = None

@@ -189,6 +189,12 @@ typedef struct {
     const struct Mech *mech;
     double mvec[MAX_DEPTH + 2][MECH_MAX_K];
     int mface[MAX_DEPTH + 2]; /* the face (cube's own frame) of move depth - 1 */
+    /* the children's vectors mech_order computed at a depth, valid while the vector they
+       came from (its version mver) and the direction are the same */
+    double cvec[MAX_DEPTH + 1][N_MOVE][MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
+    uint64_t mver[MAX_DEPTH + 2], cver[MAX_DEPTH + 1], mcount;
+    int cdir[MAX_DEPTH + 1];
+    uint32_t cmask[MAX_DEPTH + 1];
     int length_slack;         /* solutions may be this much longer than the shortest found */
 } Ctx;
 
@@ -1689,15 +1695,16 @@ struct Mech {
 
 #define MECH_INF 1e30
 
-static void mech_push(Ctx *c, int depth, int m) {
+/* the vector after move m at index depth into out; returns its least entry */
+static double mech_step(const Ctx *c, int depth, int m, double *out) {
     const struct Mech *M = c->mech;
     const int k = M->k, b = M->maps[c->dir * N_MOVE + m];
-    double *out = c->mvec[depth + 1], best = MECH_INF;
+    double best = MECH_INF;
     int i, j;
     if (depth == 0) {
         memcpy(out, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
     } else {
-        const int a = M->maps[c->dir * N_MOVE + c->path[depth - 1]] / 3;
+        const int a = c->mface[depth];
         const double *X = M->trans + (size_t)(a * N_MOVE + b) * (size_t)k * (size_t)k;
         const double *v = c->mvec[depth];
         for (j = 0; j < k; j++) out[j] = MECH_INF;
@@ -1713,9 +1720,25 @@ static void mech_push(Ctx *c, int depth, int m) {
     }
     for (j = 0; j < k; j++)
         if (out[j] < best) best = out[j];
-    c->total_at[depth + 1] = best;
+    return best;
+}
+
+static inline int mech_cached(const Ctx *c, int depth, int m) {
+    return c->cver[depth] == c->mver[depth] && c->cdir[depth] == c->dir &&
+           ((c->cmask[depth] >> m) & 1u);
+}
+
+static void mech_push(Ctx *c, int depth, int m) {
+    const int k = c->mech->k;
+    if (mech_cached(c, depth, m)) {
+        memcpy(c->mvec[depth + 1], c->cvec[depth][m], sizeof(double) * (size_t)k);
+        c->total_at[depth + 1] = c->cmin[depth][m];
+    } else {
+        c->total_at[depth + 1] = mech_step(c, depth, m, c->mvec[depth + 1]);
+    }
     c->open_at[depth + 1] = -1.0;
-    c->mface[depth + 1] = b / 3;
+    c->mface[depth + 1] = c->mech->maps[c->dir * N_MOVE + m] / 3;
+    c->mver[depth + 1] = ++c->mcount;
 }
 
 /* a lower bound of the planned time of path[0..depth) and `rest` more moves (phase-2 moves
@@ -1747,13 +1770,43 @@ static int mech_cap(const Ctx *c) {
     return c->max_length;
 }
 
+/* mech_bound() of the child by move m of the node at depth, from the vector kept in cvec */
+static double mech_child_bound(const Ctx *c, int depth, int m, int rest) {
+    const struct Mech *M = c->mech;
+    const int k = M->k, face = M->maps[c->dir * N_MOVE + m] / 3;
+    const double *v = c->cvec[depth][m], *h;
+    double best = MECH_INF;
+    int i;
+    if (rest <= 0) return c->cmin[depth][m];
+    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
+    h = (depth + 1 >= c->n1 ? M->rest2 : M->rest1) + ((size_t)rest * 6 + (size_t)face) * (size_t)k;
+    for (i = 0; i < k; i++) {
+        double t = v[i] + h[i];
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* the vector of the child by move m of the node at depth, kept for the push that follows */
+static inline void mech_keep(Ctx *c, int depth, int m) {
+    c->cmin[depth][m] = mech_step(c, depth, m, c->cvec[depth][m]);
+    c->cmask[depth] |= 1u << m;
+}
+
+static inline void mech_keep_start(Ctx *c, int depth) {
+    c->cver[depth] = c->mver[depth];
+    c->cdir[depth] = c->dir;
+    c->cmask[depth] = 0;
+}
+
 /* a phase-1 node's children, least bound first (the search meets cheap solutions first, and
-   their time bounds the rest) */
+   their time bounds the rest); their vectors are kept for the pushes that follow */
 static void mech_order(Ctx *c, int depth, Child *ch, int n, int togo) {
     int i, j;
+    mech_keep_start(c, depth);
     for (i = 0; i < n; i++) {
-        mech_push(c, depth, ch[i].m);
-        ch[i].total = mech_bound(c, depth + 1, togo - 1);
+        mech_keep(c, depth, ch[i].m);
+        ch[i].total = mech_child_bound(c, depth, ch[i].m, togo - 1);
     }
     for (i = 1; i < n; i++) {
         Child x = ch[i];
@@ -1782,6 +1835,7 @@ static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth,
         if (c->stop) return 0;
     }
     prev = depth > 0 ? c->path[depth - 1] : -1;
+    mech_keep_start(c, depth);
     for (k = 0; k < N_PHASE2_MOVES; k++) {
         int m = PHASE2_MOVES[k], c1, u1, s1, nd;
         double bound;
@@ -1793,8 +1847,8 @@ static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth,
         if (T->edgeslice_depth[u1 * 24 + s1] >= togo) continue;
         nd = next_depth(dist, p2_mod3(T, c1, u1));
         if (nd >= togo) continue;
-        mech_push(c, depth, m);
-        bound = mech_bound(c, depth + 1, togo - 1);
+        mech_keep(c, depth, m);
+        bound = mech_child_bound(c, depth, m, togo - 1);
         if (c->bounded && bound >= c->best_time - 1e-12) continue;
         x.m = m;
         x.c1 = c1;
