@@ -1,17 +1,26 @@
 """Solving and planning together: the solution whose *planned* action sequence is fastest.
 
 The CUBOTino-style baseline takes the shortest solution found within the budget, then plans
-it. Here the two-phase engine scores every distinct solution it meets within the budget by
-the kind's exact robot time (:meth:`~robot.kinds.planner.KindPlanner.seconds`, the planner's
-optimum without spelling out the actions: a fraction of a millisecond for the turntable) and
-keeps the fastest; only that one is planned in full.
+it. :func:`fastest_plan` does better in one of two ways:
 
-Measured (bench/robot_kinds.py): the length of a solution dominates its robot time (about
-2.2 s per face turn on the CUBOTino-like turntable) and the plans of same-length solutions
-differ little (a standard deviation of 3% per move among the candidates, the best about 7%
-under the mean). So the search first descends as the plain shortest-solution search for most
-of the budget (``descent``, at most 50 ms), then collects the alternatives at the length
-reached and up to ``slack`` moves longer, which the planner's time picks from.
+* ``method="search"`` (the default, for any 3x3 mechanism that makes every face turn): the
+  shortest-solution search runs for half the budget (``search_descent``); then the search
+  whose objective *is* the mechanism's planned time (:mod:`robot.kinds.mechsearch`: the
+  two-phase search where each node carries the planner's times into the few machine states
+  the last move can end in) looks, for the rest of the budget, for a faster solution at most
+  ``slack`` moves longer than that one, bounded by its planned time. The better of the two is
+  planned in full.
+* ``method="score"`` (the first version): the two-phase engine collects every distinct
+  solution it meets within the budget and scores each one by the kind's exact robot time
+  (:meth:`~robot.kinds.planner.KindPlanner.seconds`); the search first descends as the plain
+  shortest-solution search (``descent``, at most 50 ms), then collects the alternatives at the
+  length reached and up to ``slack`` moves longer.
+
+Measured (bench/robot_kinds.py, docs/benchmarks.md): the length of a solution dominates its
+robot time (about 2.2 s per face turn on the CUBOTino-like turntable, of which 1.6 s is the
+least a turn after another face can take: cover open, a flip, cover closed, a quarter turn),
+and the solutions a 100 ms search meets differ little: both ways end 1-3 % under the baseline
+there, not the 20 % issue 17 asks for (see the benchmark's notes for why).
 """
 
 from __future__ import annotations

@@ -91,9 +91,11 @@ class MechanismCosts:
     first: npt.NDArray[np.float64]
     #: the end states (planner state indices) of a turn of each face
     ends: tuple[tuple[int, ...], ...]
-    #: [n][face a][i]: least time of n more moves from end state i of a turn of face a (any
-    #: moves; phase-2 moves only), and [n] of n moves from the start: the search's bounds
+    #: [n][face a][i]: least time of n more moves from end state i of a turn of face a, and
+    #: [n] of n moves from the start: the search's bounds
     rest1: npt.NDArray[np.float64]
+    #: [axis][n][face a][i]: the same with phase-2 moves only, for the search direction that
+    #: sees the cube along each axis (its phase-2 moves as moves of the cube's own frame)
     rest2: npt.NDArray[np.float64]
     start1: npt.NDArray[np.float64]
 
@@ -134,7 +136,13 @@ def mechanism_costs(planner: KindPlanner) -> MechanismCosts:
             rows = np.array(ends[a], dtype=np.intp)
             trans[a, m, : len(rows), : len(cols)] = matrix[rows[:, None], cols[None, :]]
     rest1, start1 = _rest(trans, first, range(C.N_MOVE))
-    rest2, _ = _rest(trans, first, PHASE2_MOVES)
+    solver = get_solver()
+    rest2 = np.array(
+        [
+            _rest(trans, first, [solver._conj_move(rot, m) for m in PHASE2_MOVES])[0]
+            for rot in range(3)
+        ]
+    )
     trans[~np.isfinite(trans)] = _IMPOSSIBLE
     first[~np.isfinite(first)] = _IMPOSSIBLE
     return MechanismCosts(
@@ -240,7 +248,7 @@ def search_fastest(
             costs.first,
             b"".join(maps[i] for i in chunk),
             costs.rest1,
-            costs.rest2,
+            np.ascontiguousarray(costs.rest2[[directions[i][0] for i in chunk]]),
             costs.start1,
         )
         found: tuple[int, list[int], dict[str, Any]] = _mech_search(

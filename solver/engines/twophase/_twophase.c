@@ -187,11 +187,15 @@ typedef struct {
     /* mechanism-cost mode (mech_search, see its block below): the cost tables, and per depth
        the least planned time into each of the k states the last move can end in */
     const struct Mech *mech;
-    double mvec[MAX_DEPTH + 2][MECH_MAX_K];
-    int mface[MAX_DEPTH + 2]; /* the face (cube's own frame) of move depth - 1 */
+    /* [0, k): the end states of a turn of face mface (the last move's), [k, 2k): of face
+       mface2 when the last two moves turn opposite faces (they commute: the order that ends
+       with the earlier one; else -1 and infinite) */
+    double mvec[MAX_DEPTH + 2][2 * MECH_MAX_K];
+    int mface[MAX_DEPTH + 2], mface2[MAX_DEPTH + 2];
     /* the children's vectors mech_order computed at a depth, valid while the vector they
        came from (its version mver) and the direction are the same */
-    double cvec[MAX_DEPTH + 1][N_MOVE][MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
+    double cvec[MAX_DEPTH + 1][N_MOVE][2 * MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
+    int cface2[MAX_DEPTH + 1][N_MOVE];
     uint64_t mver[MAX_DEPTH + 2], cver[MAX_DEPTH + 1], mcount;
     int cdir[MAX_DEPTH + 1];
     uint32_t cmask[MAX_DEPTH + 1];
@@ -1672,8 +1676,10 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
  *               first  float64 [18][k]: the same from the mechanism's start
  *               maps   uint8 [n_dirs][18]: a direction's move as a move of the cube's own
  *                      frame (the conjugation by that direction's rotation)
- *               rest1, rest2  float64 [MAX_DEPTH + 2][6][k]: the least time of n more moves
- *                      from end state i of a turn of face a (any moves; phase-2 moves only)
+ *               rest1  float64 [MAX_DEPTH + 2][6][k]: the least time of n more moves from end
+ *                      state i of a turn of face a
+ *               rest2  float64 [n_dirs][MAX_DEPTH + 2][6][k]: the same with the direction's
+ *                      phase-2 moves only (as moves of the cube's own frame)
  *               start1 float64 [MAX_DEPTH + 2]: the least time of n moves from the start
  *               (the bounds: a branch's time so far into each end state plus rest1 or rest2
  *               from it; the search keeps what beats the best time found)
@@ -1695,21 +1701,19 @@ struct Mech {
 
 #define MECH_INF 1e30
 
-/* the vector after move m at index depth into out; returns its least entry */
-static double mech_step(const Ctx *c, int depth, int m, double *out) {
-    const struct Mech *M = c->mech;
-    const int k = M->k, b = M->maps[c->dir * N_MOVE + m];
-    double best = MECH_INF;
-    int i, j;
-    if (depth == 0) {
-        memcpy(out, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
-    } else {
-        const int a = c->mface[depth];
-        const double *X = M->trans + (size_t)(a * N_MOVE + b) * (size_t)k * (size_t)k;
-        const double *v = c->mvec[depth];
-        for (j = 0; j < k; j++) out[j] = MECH_INF;
+/* out[0, k) = the least time into each end state of move b from the vector v (its end states
+   of face f1, then those of face f2 if f2 >= 0) */
+static void mech_apply(const struct Mech *M, const double *v, int f1, int f2, int b, double *out) {
+    const int k = M->k;
+    int h, i, j;
+    for (j = 0; j < k; j++) out[j] = MECH_INF;
+    for (h = 0; h < 2; h++) {
+        const int face = h ? f2 : f1;
+        const double *X, *vh = v + (size_t)h * (size_t)k;
+        if (face < 0) continue;
+        X = M->trans + (size_t)(face * N_MOVE + b) * (size_t)k * (size_t)k;
         for (i = 0; i < k; i++) {
-            const double vi = v[i];
+            const double vi = vh[i];
             const double *row = X + (size_t)i * (size_t)k;
             if (vi >= MECH_INF) continue;
             for (j = 0; j < k; j++) {
@@ -1718,7 +1722,35 @@ static double mech_step(const Ctx *c, int depth, int m, double *out) {
             }
         }
     }
-    for (j = 0; j < k; j++)
+}
+
+/* the vector after move m at index depth into out (2k entries; *face2 the face of its second
+   half, -1: none); returns its least entry. When the move before turns the opposite face, the
+   two commute: the second half is the other order, from the vector before both. */
+static double mech_step(const Ctx *c, int depth, int m, double *out, int *face2) {
+    const struct Mech *M = c->mech;
+    const int k = M->k, b = M->maps[c->dir * N_MOVE + m];
+    double best = MECH_INF;
+    int j;
+    *face2 = -1;
+    for (j = k; j < 2 * k; j++) out[j] = MECH_INF;
+    if (depth == 0) {
+        memcpy(out, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
+    } else {
+        const int p = M->maps[c->dir * N_MOVE + c->path[depth - 1]];
+        mech_apply(M, c->mvec[depth], c->mface[depth], c->mface2[depth], b, out);
+        if ((p / 3) % 3 == (b / 3) % 3) {
+            double before[MECH_MAX_K];
+            if (depth == 1)
+                memcpy(before, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
+            else
+                mech_apply(M, c->mvec[depth - 1], c->mface[depth - 1], c->mface2[depth - 1], b,
+                           before);
+            mech_apply(M, before, b / 3, -1, p, out + k);
+            *face2 = p / 3;
+        }
+    }
+    for (j = 0; j < 2 * k; j++)
         if (out[j] < best) best = out[j];
     return best;
 }
@@ -1731,14 +1763,41 @@ static inline int mech_cached(const Ctx *c, int depth, int m) {
 static void mech_push(Ctx *c, int depth, int m) {
     const int k = c->mech->k;
     if (mech_cached(c, depth, m)) {
-        memcpy(c->mvec[depth + 1], c->cvec[depth][m], sizeof(double) * (size_t)k);
+        memcpy(c->mvec[depth + 1], c->cvec[depth][m], sizeof(double) * 2 * (size_t)k);
         c->total_at[depth + 1] = c->cmin[depth][m];
+        c->mface2[depth + 1] = c->cface2[depth][m];
     } else {
-        c->total_at[depth + 1] = mech_step(c, depth, m, c->mvec[depth + 1]);
+        c->total_at[depth + 1] = mech_step(c, depth, m, c->mvec[depth + 1], &c->mface2[depth + 1]);
     }
     c->open_at[depth + 1] = -1.0;
     c->mface[depth + 1] = c->mech->maps[c->dir * N_MOVE + m] / 3;
     c->mver[depth + 1] = ++c->mcount;
+}
+
+/* the direction's table of the least time of phase-2 moves */
+static inline const double *mech_rest2(const Ctx *c) {
+    return c->mech->rest2 + (size_t)c->dir * MECH_ROWS * 6 * (size_t)c->mech->k;
+}
+
+/* the least over the end states of v (faces f1, f2) of the time into it plus rest more moves
+   from it (h: rest1 or rest2) */
+static double mech_rest(const struct Mech *M, const double *v, int f1, int f2, const double *h,
+                        int rest) {
+    const int k = M->k;
+    double best = MECH_INF;
+    int i, hh;
+    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
+    for (hh = 0; hh < 2; hh++) {
+        const int face = hh ? f2 : f1;
+        const double *row, *vh = v + (size_t)hh * (size_t)k;
+        if (face < 0) continue;
+        row = h + ((size_t)rest * 6 + (size_t)face) * (size_t)k;
+        for (i = 0; i < k; i++) {
+            double t = vh[i] + row[i];
+            best = t < best ? t : best;
+        }
+    }
+    return best;
 }
 
 /* a lower bound of the planned time of path[0..depth) and `rest` more moves (phase-2 moves
@@ -1746,20 +1805,11 @@ static void mech_push(Ctx *c, int depth, int m) {
    time of `rest` moves from it */
 static double mech_bound(const Ctx *c, int depth, int rest) {
     const struct Mech *M = c->mech;
-    const int k = M->k;
-    const double *v = c->mvec[depth], *h;
-    double best = MECH_INF;
-    int i;
     if (rest < 0) rest = 0;
-    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
-    if (depth == 0) return M->start1[rest];
+    if (depth == 0) return M->start1[rest < MECH_ROWS ? rest : MECH_ROWS - 1];
     if (rest == 0) return c->total_at[depth];
-    h = (depth >= c->n1 ? M->rest2 : M->rest1) + ((size_t)rest * 6 + (size_t)c->mface[depth]) * (size_t)k;
-    for (i = 0; i < k; i++) {
-        double t = v[i] + h[i];
-        best = t < best ? t : best;
-    }
-    return best;
+    return mech_rest(M, c->mvec[depth], c->mface[depth], c->mface2[depth],
+                     depth >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
 
 /* the longest solution wanted now: the shortest any worker has found plus length_slack */
@@ -1773,23 +1823,14 @@ static int mech_cap(const Ctx *c) {
 /* mech_bound() of the child by move m of the node at depth, from the vector kept in cvec */
 static double mech_child_bound(const Ctx *c, int depth, int m, int rest) {
     const struct Mech *M = c->mech;
-    const int k = M->k, face = M->maps[c->dir * N_MOVE + m] / 3;
-    const double *v = c->cvec[depth][m], *h;
-    double best = MECH_INF;
-    int i;
     if (rest <= 0) return c->cmin[depth][m];
-    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
-    h = (depth + 1 >= c->n1 ? M->rest2 : M->rest1) + ((size_t)rest * 6 + (size_t)face) * (size_t)k;
-    for (i = 0; i < k; i++) {
-        double t = v[i] + h[i];
-        best = t < best ? t : best;
-    }
-    return best;
+    return mech_rest(M, c->cvec[depth][m], M->maps[c->dir * N_MOVE + m] / 3, c->cface2[depth][m],
+                     depth + 1 >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
 
 /* the vector of the child by move m of the node at depth, kept for the push that follows */
 static inline void mech_keep(Ctx *c, int depth, int m) {
-    c->cmin[depth][m] = mech_step(c, depth, m, c->cvec[depth][m]);
+    c->cmin[depth][m] = mech_step(c, depth, m, c->cvec[depth][m], &c->cface2[depth][m]);
     c->cmask[depth] |= 1u << m;
 }
 
@@ -1925,7 +1966,8 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
         sizes[0] = 6 * N_MOVE * (Py_ssize_t)k * k * d;
         sizes[1] = N_MOVE * (Py_ssize_t)k * d;
         sizes[2] = (Py_ssize_t)n_dirs * N_MOVE;
-        sizes[3] = sizes[4] = MECH_ROWS * 6 * (Py_ssize_t)k * d;
+        sizes[3] = MECH_ROWS * 6 * (Py_ssize_t)k * d;
+        sizes[4] = (Py_ssize_t)n_dirs * sizes[3];
         sizes[5] = MECH_ROWS * d;
         for (i = 0; i < 6; i++) {
             if (PyObject_GetBuffer(objs[i], &mviews[i], PyBUF_C_CONTIGUOUS) < 0) {
@@ -1941,7 +1983,8 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
         for (i = 0; i < 6; i++) PyBuffer_Release(&mviews[i]);
         PyErr_Format(PyExc_ValueError,
                      "mech must be (k, trans float64 6*18*k*k, first float64 18*k, maps uint8 "
-                     "n_dirs*18 of moves 0..17, rest1 and rest2 float64 %d*6*k, start1 float64 "
+                     "n_dirs*18 of moves 0..17, rest1 float64 %d*6*k, rest2 n_dirs times that, "
+                     "start1 float64 "
                      "%d)",
                      MECH_ROWS, MECH_ROWS);
         return NULL;
