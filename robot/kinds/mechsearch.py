@@ -98,6 +98,11 @@ class MechanismCosts:
     #: sees the cube along each axis (its phase-2 moves as moves of the cube's own frame)
     rest2: npt.NDArray[np.float64]
     start1: npt.NDArray[np.float64]
+    #: [n][move b][i]: least time from the start through at least n moves, then b into its
+    #: end state i (the bounds of the inverse directions, which place their moves first), and
+    #: [axis][n][b][i] with phase-2 moves only
+    brest1: npt.NDArray[np.float64]
+    brest2: npt.NDArray[np.float64]
 
 
 def mechanism_costs(planner: KindPlanner) -> MechanismCosts:
@@ -137,12 +142,10 @@ def mechanism_costs(planner: KindPlanner) -> MechanismCosts:
             trans[a, m, : len(rows), : len(cols)] = matrix[rows[:, None], cols[None, :]]
     rest1, start1 = _rest(trans, first, range(C.N_MOVE))
     solver = get_solver()
-    rest2 = np.array(
-        [
-            _rest(trans, first, [solver._conj_move(rot, m) for m in PHASE2_MOVES])[0]
-            for rot in range(3)
-        ]
-    )
+    phase2 = [[solver._conj_move(rot, m) for m in PHASE2_MOVES] for rot in range(3)]
+    rest2 = np.array([_rest(trans, first, moves)[0] for moves in phase2])
+    brest1 = _before(trans, first, range(C.N_MOVE))
+    brest2 = np.array([_before(trans, first, moves) for moves in phase2])
     trans[~np.isfinite(trans)] = _IMPOSSIBLE
     first[~np.isfinite(first)] = _IMPOSSIBLE
     return MechanismCosts(
@@ -153,7 +156,34 @@ def mechanism_costs(planner: KindPlanner) -> MechanismCosts:
         np.ascontiguousarray(rest1),
         np.ascontiguousarray(rest2),
         np.ascontiguousarray(start1),
+        np.ascontiguousarray(brest1),
+        np.ascontiguousarray(brest2),
     )
+
+
+def _before(
+    trans: npt.NDArray[np.float64], first: npt.NDArray[np.float64], moves: Iterable[int]
+) -> npt.NDArray[np.float64]:
+    """``[n][b][i]``: the least time from the start through at least n moves among ``moves``
+    (no face twice in a row), then move b into its end state i (forwards: ``reach[a]`` the
+    least time into each end state of a after n moves ending with a; then a suffix minimum over
+    n, since one more move before b may cost less than one fewer)."""
+    allowed = list(moves)
+    k = first.shape[1]
+    out = np.full((ROWS, C.N_MOVE, k), np.inf)
+    out[0] = first
+    reach = {a: first[a].copy() for a in allowed}
+    for n in range(1, ROWS):
+        for b in range(C.N_MOVE):
+            best = np.full(k, np.inf)
+            for a in allowed:
+                if a // 3 != b // 3:
+                    np.minimum(best, (reach[a][:, None] + trans[a // 3, b]).min(axis=0), out=best)
+            out[n, b] = best
+        reach = {a: out[n, a] for a in allowed}
+    out = np.minimum.accumulate(out[::-1], axis=0)[::-1]
+    out[~np.isfinite(out)] = _IMPOSSIBLE
+    return np.ascontiguousarray(out)
 
 
 def _rest(
@@ -217,10 +247,14 @@ def search_fastest(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     threads: int = 3,
     beat: tuple[float, int] | None = None,
+    inverse: bool = True,
 ) -> Solution | None:
     """The solution of at most ``max_length`` face turns with the least planned time the
     search finds in ``budget_s`` seconds (0: the first one); ``robot_time_s`` is that time
     (the moves in the order searched), ``stats`` the search's figures.
+
+    The search runs on the cube seen along each of its three axes and (``inverse``) on their
+    inverses, whose moves are placed before the ones found so far.
 
     ``beat`` = (planned seconds, moves) of a solution the caller holds: only faster solutions
     are searched for, at most ``length_slack`` moves longer than it, within ``budget_s``; None
@@ -230,8 +264,15 @@ def search_fastest(
     cubie = cube if isinstance(cube, CubieCube) else CubieCube.from_cube(cube)
     solver = get_solver()
     arrays = solver.tables.search_arrays()
-    directions = solver._directions(cubie, ALL_FACES, 3)
-    maps = [bytes(solver._conj_move(rot, m) for m in range(C.N_MOVE)) for rot, _, _ in directions]
+    directions = solver._directions(cubie, ALL_FACES, 6 if inverse else 3)
+    # a direction's move as a move of the cube's own frame (an inverse direction's: of the
+    # solution read backwards, each turn the other way)
+    maps = [
+        bytes(
+            solver._conj_move(rot, 3 * (m // 3) + 2 - m % 3 if inv else m) for m in range(C.N_MOVE)
+        )
+        for rot, inv, _ in directions
+    ]
     workers = max(1, min(threads, len(directions))) if budget_s > 0 else 1
     chunks = [list(range(i, len(directions), workers)) for i in range(workers)]
     shared = bytearray(16)
@@ -250,6 +291,9 @@ def search_fastest(
             costs.rest1,
             np.ascontiguousarray(costs.rest2[[directions[i][0] for i in chunk]]),
             costs.start1,
+            bytes(int(directions[i][1]) for i in chunk),
+            costs.brest1,
+            np.ascontiguousarray(costs.brest2[[directions[i][0] for i in chunk]]),
         )
         found: tuple[int, list[int], dict[str, Any]] = _mech_search(
             arrays,
@@ -266,15 +310,18 @@ def search_fastest(
         return found
 
     results = [run(chunks[0])] if workers == 1 else list(_pool().map(run, chunks))
-    best: tuple[float, tuple[Move, ...], dict[str, Any]] | None = None
+    best: tuple[float, tuple[Move, ...], int] | None = None
     for chunk, (index, raw, stats) in zip(chunks, results, strict=True):
         if index < 0:
             continue
-        rot = directions[chunk[index]][0]
-        moves = tuple(C.move_of_index(solver._conj_move(rot, m)) for m in raw)
+        direction = chunk[index]
+        backwards = directions[direction][1]
+        moves = tuple(
+            C.move_of_index(maps[direction][m]) for m in (reversed(raw) if backwards else raw)
+        )
         seconds = float(stats["robot_time_s"])
         if best is None or seconds < best[0]:
-            best = (seconds, moves, stats)
+            best = (seconds, moves, direction)
     if best is None and beat is not None:
         return None
     if best is None:
@@ -282,7 +329,7 @@ def search_fastest(
             f"the mechanism search found no solution of at most {max_length} moves in "
             f"{time.perf_counter() - called:.1f} s; allow more moves or a longer timeout"
         )
-    seconds, moves, _ = best
+    seconds, moves, direction = best
     info: dict[str, Any] = {
         key: sum(r[2][key] for r in results)
         for key in ("solutions_seen", "nodes_phase1", "nodes_phase2", "improvements")
@@ -292,6 +339,10 @@ def search_fastest(
             "objective": "planned_time",
             "planned_s": seconds,
             "directions": len(directions),
+            "direction": {
+                "axis": ["UD", "RL", "FB"][directions[direction][0]],
+                "inverse": directions[direction][1],
+            },
             "threads": workers,
             "phase1_depth": max(r[2]["phase1_depth"] for r in results),
             "exhausted": all(r[2]["exhausted"] for r in results),

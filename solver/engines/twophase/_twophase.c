@@ -192,6 +192,9 @@ typedef struct {
        with the earlier one; else -1 and infinite) */
     double mvec[MAX_DEPTH + 2][2 * MECH_MAX_K];
     int mface[MAX_DEPTH + 2], mface2[MAX_DEPTH + 2];
+    /* the move (cube's own frame) the vector's first half is of; an inverse direction's
+       mface2 is the move (not the face) of its second half */
+    int mmove[MAX_DEPTH + 2];
     /* the children's vectors mech_order computed at a depth, valid while the vector they
        came from (its version mver) and the direction are the same */
     double cvec[MAX_DEPTH + 1][N_MOVE][2 * MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
@@ -1667,9 +1670,9 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
  *   length_slack solutions may be this many moves longer than the shortest one found (by any
  *               worker sharing shared_found): the time of a solution grows with its length,
  *               and a search open to long solutions spends its budget in long phase-2 trees
- *   starts      as search(), but only directions that are not inverted (a mechanism's time
- *               is not the same read backwards)
- *   mech        (k, trans, first, maps, rest1, rest2, start1):
+ *   starts      as search(); an inverse direction's moves are placed before those found so
+ *               far (back)
+ *   mech        (k, trans, first, maps, rest1, rest2, start1, back, brest1, brest2):
  *               trans  float64 [6 faces a][18 moves b][k][k]: least time from the i-th end
  *                      state of a turn of face a, by free actions and the turn(s) making b,
  *                      into b's j-th end state (1e30: impossible)
@@ -1681,6 +1684,11 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
  *               rest2  float64 [n_dirs][MAX_DEPTH + 2][6][k]: the same with the direction's
  *                      phase-2 moves only (as moves of the cube's own frame)
  *               start1 float64 [MAX_DEPTH + 2]: the least time of n moves from the start
+ *               back   uint8 [n_dirs]: 1 for an inverse direction (maps then give each move as
+ *                      the move of the cube's own frame it is in the solution read backwards)
+ *               brest1, brest2  float64 [MAX_DEPTH + 2][18][k] and [n_dirs][...]: the least
+ *                      time from the start through n moves (any; the direction's phase-2
+ *                      moves) then move b into its end state i (the inverse directions' bounds)
  *               (the bounds: a branch's time so far into each end state plus rest1 or rest2
  *               from it; the search keeps what beats the best time found)
  *   shared_found None or as search() (16 bytes: byte 1 the shortest solution any worker
@@ -1695,9 +1703,16 @@ struct Mech {
     /* least time of n more moves: [n][face a][i] from end state i of a turn of face a, any
        moves (rest1) or phase-2 moves only (rest2); [n] from the start (start1) */
     const double *rest1, *rest2, *start1;
+    /* per direction, 1: an inverse direction (its moves are placed before the ones found so
+       far: the vector is the least time from each end state of the first move to the end);
+       then [n][move b][i]: the least time from the start through n moves, then b into its end
+       state i (any moves: brest1; [dir] the direction's phase-2 moves: brest2) */
+    const uint8_t *back;
+    const double *brest1, *brest2;
 };
 
 #define MECH_ROWS (MAX_DEPTH + 2)
+#define N_MECH_BUFFERS 9
 
 #define MECH_INF 1e30
 
@@ -1724,6 +1739,99 @@ static void mech_apply(const struct Mech *M, const double *v, int f1, int f2, in
     }
 }
 
+/* an inverse direction: out[i] for the end states i of move o placed before the moves so far
+   = the least time from i through them to the end, from the vector v whose halves start with
+   moves x1 and x2 (-1: none) */
+static void mech_apply_back(const struct Mech *M, const double *v, int x1, int x2, int o,
+                            double *out) {
+    const int k = M->k;
+    int h, i, j;
+    for (i = 0; i < k; i++) out[i] = MECH_INF;
+    for (h = 0; h < 2; h++) {
+        const int x = h ? x2 : x1;
+        const double *X, *vh = v + (size_t)h * (size_t)k;
+        if (x < 0) continue;
+        X = M->trans + (size_t)((o / 3) * N_MOVE + x) * (size_t)k * (size_t)k;
+        for (i = 0; i < k; i++) {
+            const double *row = X + (size_t)i * (size_t)k;
+            double best = out[i];
+            for (j = 0; j < k; j++) {
+                double t = row[j] + vh[j];
+                best = t < best ? t : best;
+            }
+            out[i] = best;
+        }
+    }
+}
+
+/* an inverse direction: the least over the end states of v (halves starting with moves x1,
+   x2) of R[x][i] (the least time from the start into it after rest moves) plus v[i] */
+static double mech_rest_back(const struct Mech *M, const double *v, int x1, int x2,
+                             const double *R, int rest) {
+    const int k = M->k;
+    double best = MECH_INF;
+    int h, i;
+    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
+    for (h = 0; h < 2; h++) {
+        const int x = h ? x2 : x1;
+        const double *row, *vh = v + (size_t)h * (size_t)k;
+        if (x < 0) continue;
+        row = R + ((size_t)rest * N_MOVE + (size_t)x) * (size_t)k;
+        for (i = 0; i < k; i++) {
+            double t = vh[i] + row[i];
+            best = t < best ? t : best;
+        }
+    }
+    return best;
+}
+
+static inline const double *mech_brest2(const Ctx *c) {
+    return c->mech->brest2 + (size_t)c->dir * MECH_ROWS * N_MOVE * (size_t)c->mech->k;
+}
+
+/* an inverse direction's mech_step(): the move o = m's placed first */
+static double mech_step_back(const Ctx *c, int depth, int o, double *out, int *second) {
+    const struct Mech *M = c->mech;
+    const int k = M->k;
+    int j;
+    *second = -1;
+    for (j = k; j < 2 * k; j++) out[j] = MECH_INF;
+    if (depth == 0) {
+        for (j = 0; j < k; j++) out[j] = 0.0;
+    } else {
+        const int p = c->mmove[depth];
+        mech_apply_back(M, c->mvec[depth], p, c->mface2[depth], o, out);
+        if ((p / 3) % 3 == (o / 3) % 3) {
+            /* the other order: p first, then o, then what came after p */
+            double after[MECH_MAX_K];
+            if (depth == 1)
+                for (j = 0; j < k; j++) after[j] = 0.0;
+            else
+                mech_apply_back(M, c->mvec[depth - 1], c->mmove[depth - 1], c->mface2[depth - 1],
+                                o, after);
+            mech_apply_back(M, after, o, -1, p, out + k);
+            *second = p;
+        }
+    }
+    /* the time of the whole solution if it begins here: from the start into the end states
+       of its first move (first, not brest1[0], which is a minimum over longer beginnings) */
+    {
+        double best = MECH_INF;
+        int h;
+        for (h = 0; h < 2; h++) {
+            const int x = h ? *second : o;
+            const double *row, *vh = out + (size_t)h * (size_t)k;
+            if (x < 0) continue;
+            row = M->first + (size_t)x * (size_t)k;
+            for (j = 0; j < k; j++) {
+                double t = vh[j] + row[j];
+                best = t < best ? t : best;
+            }
+        }
+        return best;
+    }
+}
+
 /* the vector after move m at index depth into out (2k entries; *face2 the face of its second
    half, -1: none); returns its least entry. When the move before turns the opposite face, the
    two commute: the second half is the other order, from the vector before both. */
@@ -1732,6 +1840,7 @@ static double mech_step(const Ctx *c, int depth, int m, double *out, int *face2)
     const int k = M->k, b = M->maps[c->dir * N_MOVE + m];
     double best = MECH_INF;
     int j;
+    if (M->back[c->dir]) return mech_step_back(c, depth, b, out, face2);
     *face2 = -1;
     for (j = k; j < 2 * k; j++) out[j] = MECH_INF;
     if (depth == 0) {
@@ -1770,7 +1879,8 @@ static void mech_push(Ctx *c, int depth, int m) {
         c->total_at[depth + 1] = mech_step(c, depth, m, c->mvec[depth + 1], &c->mface2[depth + 1]);
     }
     c->open_at[depth + 1] = -1.0;
-    c->mface[depth + 1] = c->mech->maps[c->dir * N_MOVE + m] / 3;
+    c->mmove[depth + 1] = c->mech->maps[c->dir * N_MOVE + m];
+    c->mface[depth + 1] = c->mmove[depth + 1] / 3;
     c->mver[depth + 1] = ++c->mcount;
 }
 
@@ -1808,6 +1918,9 @@ static double mech_bound(const Ctx *c, int depth, int rest) {
     if (rest < 0) rest = 0;
     if (depth == 0) return M->start1[rest < MECH_ROWS ? rest : MECH_ROWS - 1];
     if (rest == 0) return c->total_at[depth];
+    if (M->back[c->dir])
+        return mech_rest_back(M, c->mvec[depth], c->mmove[depth], c->mface2[depth],
+                              depth >= c->n1 ? mech_brest2(c) : M->brest1, rest);
     return mech_rest(M, c->mvec[depth], c->mface[depth], c->mface2[depth],
                      depth >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
@@ -1824,6 +1937,10 @@ static int mech_cap(const Ctx *c) {
 static double mech_child_bound(const Ctx *c, int depth, int m, int rest) {
     const struct Mech *M = c->mech;
     if (rest <= 0) return c->cmin[depth][m];
+    if (M->back[c->dir])
+        return mech_rest_back(M, c->cvec[depth][m], M->maps[c->dir * N_MOVE + m],
+                              c->cface2[depth][m],
+                              depth + 1 >= c->n1 ? mech_brest2(c) : M->brest1, rest);
     return mech_rest(M, c->cvec[depth][m], M->maps[c->dir * N_MOVE + m] / 3, c->cface2[depth][m],
                      depth + 1 >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
@@ -1914,10 +2031,11 @@ static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth,
 static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *moves, *stats, *result;
     PyObject *trans_obj, *first_obj, *maps_obj, *rest1_obj, *rest2_obj, *start1_obj;
-    Py_buffer views[N_TABLES], mviews[6], shared_view;
+    PyObject *back_obj, *brest1_obj, *brest2_obj;
+    Py_buffer views[N_TABLES], mviews[N_MECH_BUFFERS], shared_view;
     int max_length, phase2_max, phase2_slack, length_slack, n_dirs, i, min_dist = 99, k, bad = 0;
     double budget_s, timeout_s;
-    Py_ssize_t sizes[6];
+    Py_ssize_t sizes[N_MECH_BUFFERS];
     struct Mech M;
     Tables T;
     Start starts[MAX_DIRS];
@@ -1927,8 +2045,9 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
                           &timeout_s, &phase2_max, &phase2_slack, &length_slack, &mech_obj,
                           &shared_obj))
         return NULL;
-    if (!PyArg_ParseTuple(mech_obj, "iOOOOOO", &k, &trans_obj, &first_obj, &maps_obj, &rest1_obj,
-                          &rest2_obj, &start1_obj))
+    if (!PyArg_ParseTuple(mech_obj, "iOOOOOOOOO", &k, &trans_obj, &first_obj, &maps_obj,
+                          &rest1_obj, &rest2_obj, &start1_obj, &back_obj, &brest1_obj,
+                          &brest2_obj))
         return NULL;
     if (k < 1 || k > MECH_MAX_K) {
         PyErr_Format(PyExc_ValueError, "a mechanism's end states per face must be 1..%d",
@@ -1961,7 +2080,8 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
         s->allowed = allowed & ((1u << N_MOVE) - 1);
     }
     {
-        PyObject *objs[6] = {trans_obj, first_obj, maps_obj, rest1_obj, rest2_obj, start1_obj};
+        PyObject *objs[N_MECH_BUFFERS] = {trans_obj, first_obj, maps_obj,   rest1_obj, rest2_obj,
+                                          start1_obj, back_obj,  brest1_obj, brest2_obj};
         Py_ssize_t d = (Py_ssize_t)sizeof(double);
         sizes[0] = 6 * N_MOVE * (Py_ssize_t)k * k * d;
         sizes[1] = N_MOVE * (Py_ssize_t)k * d;
@@ -1969,7 +2089,10 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
         sizes[3] = MECH_ROWS * 6 * (Py_ssize_t)k * d;
         sizes[4] = (Py_ssize_t)n_dirs * sizes[3];
         sizes[5] = MECH_ROWS * d;
-        for (i = 0; i < 6; i++) {
+        sizes[6] = n_dirs;
+        sizes[7] = MECH_ROWS * N_MOVE * (Py_ssize_t)k * d;
+        sizes[8] = (Py_ssize_t)n_dirs * sizes[7];
+        for (i = 0; i < N_MECH_BUFFERS; i++) {
             if (PyObject_GetBuffer(objs[i], &mviews[i], PyBUF_C_CONTIGUOUS) < 0) {
                 while (--i >= 0) PyBuffer_Release(&mviews[i]);
                 return NULL;
@@ -1980,13 +2103,13 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     for (i = 0; !bad && i < n_dirs * N_MOVE; i++)
         if (((const uint8_t *)mviews[2].buf)[i] >= N_MOVE) bad = 1;
     if (bad) {
-        for (i = 0; i < 6; i++) PyBuffer_Release(&mviews[i]);
+        for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
         PyErr_Format(PyExc_ValueError,
                      "mech must be (k, trans float64 6*18*k*k, first float64 18*k, maps uint8 "
                      "n_dirs*18 of moves 0..17, rest1 float64 %d*6*k, rest2 n_dirs times that, "
-                     "start1 float64 "
-                     "%d)",
-                     MECH_ROWS, MECH_ROWS);
+                     "start1 float64 %d, back uint8 n_dirs, brest1 float64 %d*18*k, brest2 "
+                     "n_dirs times that)",
+                     MECH_ROWS, MECH_ROWS, MECH_ROWS);
         return NULL;
     }
     M.k = k;
@@ -1996,9 +2119,12 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     M.rest1 = (const double *)mviews[3].buf;
     M.rest2 = (const double *)mviews[4].buf;
     M.start1 = (const double *)mviews[5].buf;
+    M.back = (const uint8_t *)mviews[6].buf;
+    M.brest1 = (const double *)mviews[7].buf;
+    M.brest2 = (const double *)mviews[8].buf;
     c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
     if (c == NULL || get_tables(tables_obj, views, &T) < 0) {
-        for (i = 0; i < 6; i++) PyBuffer_Release(&mviews[i]);
+        for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
         if (c == NULL) return PyErr_NoMemory();
         PyMem_Free(c);
         return NULL;
@@ -2013,7 +2139,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError,
                             "shared_found must be a writable, 8-byte aligned buffer of 16 bytes");
             for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
-            for (i = 0; i < 6; i++) PyBuffer_Release(&mviews[i]);
+            for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
             PyMem_Free(c);
             return NULL;
         }
@@ -2050,7 +2176,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
 
     for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
-    for (i = 0; i < 6; i++) PyBuffer_Release(&mviews[i]);
+    for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
     for (i = 0; i < n_dirs; i++) {
         if (starts[i].dist < 0) {

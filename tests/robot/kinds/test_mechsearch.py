@@ -83,6 +83,15 @@ def test_bounds_are_lower_bounds(planned: tuple[KindPlanner, MechanismCosts]) ->
                 v = costs.first[p2[0]]
                 rest = costs.rest2[0, length - 1, p2[0] // 3]
                 assert float((v + rest).min()) <= _dp(costs, p2) + 1e-9
+    # the inverse directions' bounds: from the start through n moves, then b
+    for length in (0, 4, 9):
+        for _ in range(20):
+            moves = _sequence(rng, length + 1, same_axis=False)
+            v = costs.first[moves[0]].copy()
+            for a, b in itertools.pairwise(moves):
+                v = (v[:, None] + costs.trans[a // 3, b]).min(axis=0)
+            assert np.all(costs.brest1[length, moves[-1]] <= v + 1e-9)
+    assert np.all(costs.brest2 >= costs.brest1[None] - 1e-9)
     # phase-2 moves only can never be cheaper than any moves
     assert np.all(costs.rest2 >= costs.rest1[None] - 1e-9)
     # a direction along another axis has other phase-2 moves (R, L quarter turns, U2, ...)
@@ -105,6 +114,23 @@ def test_search_solves_at_the_time_it_says(planned: tuple[KindPlanner, Mechanism
         assert solution.robot_time_s <= _dp(costs, moves) + 1e-9
         assert solution.robot_time_s == pytest.approx(planner.seconds(solution.moves), abs=1e-9)
         assert planner.plan(solution.moves).seconds == pytest.approx(solution.robot_time_s)
+
+
+def test_inverse_directions_place_their_moves_first() -> None:
+    """Solutions found on the inverse cube are read backwards; their time is the planner's
+    all the same (the vector then runs from each move's end states to the end)."""
+    planner = KindPlanner(Turntable())
+    costs = mechanism_costs(planner)
+    rng = random.Random(9)
+    inverse = 0
+    for _ in range(8):
+        cubie = CubieCube.random(rng)
+        solution = search_fastest(cubie, costs, 0.02, 24, threads=1)
+        assert solution is not None and solution.robot_time_s is not None
+        assert cubie.to_cube().apply(solution.moves).is_solved()
+        assert solution.robot_time_s == pytest.approx(planner.seconds(solution.moves), abs=1e-9)
+        inverse += solution.stats["direction"]["inverse"]
+    assert inverse > 0
 
 
 def test_search_only_returns_what_beats_the_bound() -> None:
