@@ -9,12 +9,13 @@ mode:
 * ``baseline``: the shortest two-phase solution found within the budget, then the kind's
   planner (the fastest action sequence for that solution: :class:`robot.kinds.KindPlanner`),
   the CUBOTino-style way;
-* ``coopt``: solving and planning together (:func:`robot.kinds.cooptimise.fastest_plan`, its
-  default ``method="search"``): the shortest-solution search for half the budget, then the
+* ``coopt``: solving and planning together (:func:`robot.kinds.cooptimise.fastest_plan` with
+  ``method="search"``): the shortest-solution search for half the budget, then the
   search whose objective is the kind's planned time (:mod:`robot.kinds.mechsearch`) for the
   rest; ``improved`` counts the states where it found a faster solution than the first half's;
-* ``scored`` (the first version, ``method="score"``): the engine scores every candidate it
-  meets within the budget by the kind's exact robot time and keeps the fastest.
+* ``scored`` (the first version, ``method="score"``, ``fastest_plan``'s default): the engine
+  scores every candidate it meets within the budget by the kind's exact robot time and keeps
+  the fastest.
 
 ``ratio`` is a row's mean robot time over the baseline's (below 1 is faster).
 

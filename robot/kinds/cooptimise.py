@@ -3,24 +3,24 @@
 The CUBOTino-style baseline takes the shortest solution found within the budget, then plans
 it. :func:`fastest_plan` does better in one of two ways:
 
-* ``method="search"`` (the default, for any 3x3 mechanism that makes every face turn): the
-  shortest-solution search runs for half the budget (``search_descent``); then the search
-  whose objective *is* the mechanism's planned time (:mod:`robot.kinds.mechsearch`: the
-  two-phase search where each node carries the planner's times into the few machine states
-  the last move can end in) looks, for the rest of the budget, for a faster solution at most
-  ``slack`` moves longer than that one, bounded by its planned time. The better of the two is
-  planned in full.
-* ``method="score"`` (the first version): the two-phase engine collects every distinct
-  solution it meets within the budget and scores each one by the kind's exact robot time
+* ``method="score"`` (the default): the two-phase engine collects every distinct solution it
+  meets within the budget and scores each one by the kind's exact robot time
   (:meth:`~robot.kinds.planner.KindPlanner.seconds`); the search first descends as the plain
   shortest-solution search (``descent``, at most 50 ms), then collects the alternatives at the
   length reached and up to ``slack`` moves longer.
+* ``method="search"`` (any 3x3 mechanism that makes every face turn): the shortest-solution
+  search runs for half the budget (``search_descent``); then the search whose objective *is*
+  the mechanism's planned time (:mod:`robot.kinds.mechsearch`: the two-phase search where each
+  node carries the planner's times into the few machine states the last move can end in) looks,
+  for the rest of the budget, for a faster solution at most ``slack`` moves longer than that
+  one, bounded by its planned time. The better of the two is planned in full.
 
-Measured (bench/robot_kinds.py, docs/benchmarks.md): the length of a solution dominates its
-robot time (about 2.2 s per face turn on the CUBOTino-like turntable, of which 1.6 s is the
-least a turn after another face can take: cover open, a flip, cover closed, a quarter turn),
-and the solutions a 100 ms search meets differ little: both ways end 1-3 % under the baseline
-there, not the 20 % issue 17 asks for (see the benchmark's notes for why).
+Measured (bench/robot_kinds.py, 200 states, docs/benchmarks.md): both end about 1 % under the
+baseline at 100 ms and 2-2.5 % at 1 s, the scoring a few tenths of a per cent ahead (within
+the noise), far from the 20 % issue 17 asks for: the length of a solution dominates its robot
+time (about 2.2 s per face turn on the CUBOTino-like turntable, of which 1.6 s is the least a
+turn after another face can take: cover open, a flip, cover closed, a quarter turn), and the
+solutions a search meets in that time differ little.
 """
 
 from __future__ import annotations
@@ -55,6 +55,9 @@ def descent_share(budget_s: float, descent: float = DEFAULT_DESCENT) -> float:
     return min(descent, DESCENT_CAP_S / budget_s) if budget_s > 0 else descent
 
 
+#: the way :func:`fastest_plan` co-optimises by default: "score" (both end within 0.5 % of each
+#: other on 200 states at 100 ms and at 1 s, the scoring slightly ahead; see docs/kinds.md)
+DEFAULT_METHOD = "score"
 #: the share of the budget the shortest-solution search runs before the mechanism search
 DEFAULT_SEARCH_DESCENT = 0.5
 #: the longest candidate when the caller sets no limit (the engine's own default: a looser
@@ -87,18 +90,18 @@ def fastest_plan(
     *,
     slack: int = DEFAULT_SLACK,
     descent: float = DEFAULT_DESCENT,
-    method: str = "search",
+    method: str = DEFAULT_METHOD,
     search_descent: float = DEFAULT_SEARCH_DESCENT,
 ) -> PlannedSolution:
     """The 3x3 solution (at most ``max_length`` moves) whose plan on ``planner``'s mechanism
     is fastest among those the search meets in ``budget_s`` seconds, with that plan.
 
-    ``method="search"`` (the default, for a mechanism that makes every face turn): the
-    shortest-solution search for the ``descent`` share of the budget (at most 50 ms), then
-    the search whose objective is the planned time (:mod:`robot.kinds.mechsearch`) for the
-    rest, looking for a faster solution at most ``slack`` moves longer than that one.
-    ``method="score"``: the two-phase engine's candidates scored one by one by
-    :meth:`KindPlanner.seconds` (the first version)."""
+    ``method="score"`` (:data:`DEFAULT_METHOD`): the two-phase engine's candidates scored one
+    by one by :meth:`KindPlanner.seconds`. ``method="search"`` (a 3x3 mechanism that makes
+    every face turn; else it falls back to scoring): the shortest-solution search for the
+    ``search_descent`` share of the budget, then the search whose objective is the planned
+    time (:mod:`robot.kinds.mechsearch`) for the rest, looking for a faster solution at most
+    ``slack`` moves longer than that one."""
     if method not in ("search", "score"):
         raise ValueError(f"method must be 'search' or 'score', not {method!r}")
     costs = costs_for(planner) if method == "search" else None

@@ -9,17 +9,23 @@ rotated one of 4 ways about it, the parts at one of their positions: 12 for a CU
 turntable, 16 with a stepper table, 72 for two grippers), and each node of the search holds
 the least planned time into each of them (a vector, the planner's dynamic programming cut to
 the states a turn can end in). A move is a min-plus product with a ``k x k`` matrix (free
-actions, then the turn, from :meth:`KindPlanner._way_matrix`), so ``g`` is the exact planned
-time of the moves so far (in the order searched) and the search keeps the solution whose
-planned time is least; it bounds each branch by ``g`` plus the moves still needed (the
-pruning tables) times the cheapest a move can be (:attr:`MechanismCosts.min_s`).
+actions, then the turn, from :meth:`KindPlanner.way_matrix`), so ``g`` is the exact planned
+time of the moves so far and the search keeps the solution whose planned time is least; it
+bounds each branch by the least, over the end states, of ``g`` into the state plus the least
+time of the moves still needed (the pruning tables' count) from it
+(:attr:`MechanismCosts.rest1`, ``rest2``), tries the children cheapest bound first, and looks
+at most ``length_slack`` moves beyond the shortest solution found.
 
 The search is the C kernel's face-turn search with a cost (:func:`mech_search` in
 ``solver/engines/twophase/_twophase.c``), run on the cube seen along each of its three axes
-(conjugated directions; the inverse directions are left out: a mechanism's time read
-backwards is not the same), one worker thread each, sharing the best time found. The exact
-planner then plans the solution returned (it may still reorder commuting turns: its time is
-at most the search's).
+(conjugated directions: their moves mapped to the cube's own frame, and their phase-2 bounds
+made of their own phase-2 moves) and on the inverses of these, one worker thread per pair of
+directions, sharing the best time and the shortest length found. An inverse direction's moves
+are the solution read backwards, so each move it adds is placed *before* the ones found so far:
+its vector holds the least time from each end state of the first move to the end, and its
+bounds are tables of the least time from the start through n moves into each move. Turns of
+two opposite faces in a row commute: the vector also holds the end states of the other order,
+so the search's time is the planner's exactly (which the tests check).
 """
 
 from __future__ import annotations

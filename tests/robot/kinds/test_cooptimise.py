@@ -102,7 +102,7 @@ def test_searched_fastest_plan_on_random_states_replays_solved(name: str) -> Non
     rng = random.Random(2027)
     for _ in range(3):
         cube = CubieCube.random(rng).to_cube()
-        result = fastest_plan(cube, planner, 0.1, max_length=22)
+        result = fastest_plan(cube, planner, 0.1, max_length=22, method="search")
         stats = result.solution.stats
         assert stats["method"] == "search"
         assert len(result.solution.moves) <= 22
