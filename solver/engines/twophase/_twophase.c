@@ -131,6 +131,25 @@ static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
 #define MECH_MAX_K 96
 struct Mech;
 
+struct MechState {
+    /* per depth the least planned time into each of the k states the last move can end in */
+    /* [0, k): the end states of a turn of face mface (the last move's), [k, 2k): of face
+       mface2 when the last two moves turn opposite faces (they commute: the order that ends
+       with the earlier one; else -1 and infinite) */
+    double mvec[MAX_DEPTH + 2][2 * MECH_MAX_K];
+    int mface[MAX_DEPTH + 2], mface2[MAX_DEPTH + 2];
+    /* the move (cube's own frame) the vector's first half is of; an inverse direction's
+       mface2 is the move (not the face) of its second half */
+    int mmove[MAX_DEPTH + 2];
+    /* the children's vectors mech_order computed at a depth, valid while the vector they
+       came from (its version mver) and the direction are the same */
+    double cvec[MAX_DEPTH + 1][N_MOVE][2 * MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
+    int cface2[MAX_DEPTH + 1][N_MOVE];
+    uint64_t mver[MAX_DEPTH + 2], cver[MAX_DEPTH + 1], mcount;
+    int cdir[MAX_DEPTH + 1];
+    uint32_t cmask[MAX_DEPTH + 1];
+};
+
 typedef struct {
     const Tables *T;
     const Axial *A;
@@ -184,25 +203,11 @@ typedef struct {
     uint64_t nodes1, nodes2, phase2_starts, improvements, solutions;
     double first_s;
     int first_len, max_n1;
-    /* mechanism-cost mode (mech_search, see its block below): the cost tables, and per depth
-       the least planned time into each of the k states the last move can end in */
+    /* mechanism-cost mode (mech_search, see its block below): the cost tables and the
+       search's state (allocated by mech_search only) */
     const struct Mech *mech;
-    /* [0, k): the end states of a turn of face mface (the last move's), [k, 2k): of face
-       mface2 when the last two moves turn opposite faces (they commute: the order that ends
-       with the earlier one; else -1 and infinite) */
-    double mvec[MAX_DEPTH + 2][2 * MECH_MAX_K];
-    int mface[MAX_DEPTH + 2], mface2[MAX_DEPTH + 2];
-    /* the move (cube's own frame) the vector's first half is of; an inverse direction's
-       mface2 is the move (not the face) of its second half */
-    int mmove[MAX_DEPTH + 2];
-    /* the children's vectors mech_order computed at a depth, valid while the vector they
-       came from (its version mver) and the direction are the same */
-    double cvec[MAX_DEPTH + 1][N_MOVE][2 * MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
-    int cface2[MAX_DEPTH + 1][N_MOVE];
-    uint64_t mver[MAX_DEPTH + 2], cver[MAX_DEPTH + 1], mcount;
-    int cdir[MAX_DEPTH + 1];
-    uint32_t cmask[MAX_DEPTH + 1];
-    int length_slack;         /* solutions may be this much longer than the shortest found */
+    struct MechState *ms;
+    int length_slack; /* solutions may be this much longer than the shortest found */
 } Ctx;
 
 static double now_s(void) {
@@ -1799,15 +1804,15 @@ static double mech_step_back(const Ctx *c, int depth, int o, double *out, int *s
     if (depth == 0) {
         for (j = 0; j < k; j++) out[j] = 0.0;
     } else {
-        const int p = c->mmove[depth];
-        mech_apply_back(M, c->mvec[depth], p, c->mface2[depth], o, out);
+        const int p = c->ms->mmove[depth];
+        mech_apply_back(M, c->ms->mvec[depth], p, c->ms->mface2[depth], o, out);
         if ((p / 3) % 3 == (o / 3) % 3) {
             /* the other order: p first, then o, then what came after p */
             double after[MECH_MAX_K];
             if (depth == 1)
                 for (j = 0; j < k; j++) after[j] = 0.0;
             else
-                mech_apply_back(M, c->mvec[depth - 1], c->mmove[depth - 1], c->mface2[depth - 1],
+                mech_apply_back(M, c->ms->mvec[depth - 1], c->ms->mmove[depth - 1], c->ms->mface2[depth - 1],
                                 o, after);
             mech_apply_back(M, after, o, -1, p, out + k);
             *second = p;
@@ -1847,13 +1852,13 @@ static double mech_step(const Ctx *c, int depth, int m, double *out, int *face2)
         memcpy(out, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
     } else {
         const int p = M->maps[c->dir * N_MOVE + c->path[depth - 1]];
-        mech_apply(M, c->mvec[depth], c->mface[depth], c->mface2[depth], b, out);
+        mech_apply(M, c->ms->mvec[depth], c->ms->mface[depth], c->ms->mface2[depth], b, out);
         if ((p / 3) % 3 == (b / 3) % 3) {
             double before[MECH_MAX_K];
             if (depth == 1)
                 memcpy(before, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
             else
-                mech_apply(M, c->mvec[depth - 1], c->mface[depth - 1], c->mface2[depth - 1], b,
+                mech_apply(M, c->ms->mvec[depth - 1], c->ms->mface[depth - 1], c->ms->mface2[depth - 1], b,
                            before);
             mech_apply(M, before, b / 3, -1, p, out + k);
             *face2 = p / 3;
@@ -1865,23 +1870,23 @@ static double mech_step(const Ctx *c, int depth, int m, double *out, int *face2)
 }
 
 static inline int mech_cached(const Ctx *c, int depth, int m) {
-    return c->cver[depth] == c->mver[depth] && c->cdir[depth] == c->dir &&
-           ((c->cmask[depth] >> m) & 1u);
+    return c->ms->cver[depth] == c->ms->mver[depth] && c->ms->cdir[depth] == c->dir &&
+           ((c->ms->cmask[depth] >> m) & 1u);
 }
 
 static void mech_push(Ctx *c, int depth, int m) {
     const int k = c->mech->k;
     if (mech_cached(c, depth, m)) {
-        memcpy(c->mvec[depth + 1], c->cvec[depth][m], sizeof(double) * 2 * (size_t)k);
-        c->total_at[depth + 1] = c->cmin[depth][m];
-        c->mface2[depth + 1] = c->cface2[depth][m];
+        memcpy(c->ms->mvec[depth + 1], c->ms->cvec[depth][m], sizeof(double) * 2 * (size_t)k);
+        c->total_at[depth + 1] = c->ms->cmin[depth][m];
+        c->ms->mface2[depth + 1] = c->ms->cface2[depth][m];
     } else {
-        c->total_at[depth + 1] = mech_step(c, depth, m, c->mvec[depth + 1], &c->mface2[depth + 1]);
+        c->total_at[depth + 1] = mech_step(c, depth, m, c->ms->mvec[depth + 1], &c->ms->mface2[depth + 1]);
     }
     c->open_at[depth + 1] = -1.0;
-    c->mmove[depth + 1] = c->mech->maps[c->dir * N_MOVE + m];
-    c->mface[depth + 1] = c->mmove[depth + 1] / 3;
-    c->mver[depth + 1] = ++c->mcount;
+    c->ms->mmove[depth + 1] = c->mech->maps[c->dir * N_MOVE + m];
+    c->ms->mface[depth + 1] = c->ms->mmove[depth + 1] / 3;
+    c->ms->mver[depth + 1] = ++c->ms->mcount;
 }
 
 /* the direction's table of the least time of phase-2 moves */
@@ -1919,9 +1924,9 @@ static double mech_bound(const Ctx *c, int depth, int rest) {
     if (depth == 0) return M->start1[rest < MECH_ROWS ? rest : MECH_ROWS - 1];
     if (rest == 0) return c->total_at[depth];
     if (M->back[c->dir])
-        return mech_rest_back(M, c->mvec[depth], c->mmove[depth], c->mface2[depth],
+        return mech_rest_back(M, c->ms->mvec[depth], c->ms->mmove[depth], c->ms->mface2[depth],
                               depth >= c->n1 ? mech_brest2(c) : M->brest1, rest);
-    return mech_rest(M, c->mvec[depth], c->mface[depth], c->mface2[depth],
+    return mech_rest(M, c->ms->mvec[depth], c->ms->mface[depth], c->ms->mface2[depth],
                      depth >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
 
@@ -1936,25 +1941,25 @@ static int mech_cap(const Ctx *c) {
 /* mech_bound() of the child by move m of the node at depth, from the vector kept in cvec */
 static double mech_child_bound(const Ctx *c, int depth, int m, int rest) {
     const struct Mech *M = c->mech;
-    if (rest <= 0) return c->cmin[depth][m];
+    if (rest <= 0) return c->ms->cmin[depth][m];
     if (M->back[c->dir])
-        return mech_rest_back(M, c->cvec[depth][m], M->maps[c->dir * N_MOVE + m],
-                              c->cface2[depth][m],
+        return mech_rest_back(M, c->ms->cvec[depth][m], M->maps[c->dir * N_MOVE + m],
+                              c->ms->cface2[depth][m],
                               depth + 1 >= c->n1 ? mech_brest2(c) : M->brest1, rest);
-    return mech_rest(M, c->cvec[depth][m], M->maps[c->dir * N_MOVE + m] / 3, c->cface2[depth][m],
+    return mech_rest(M, c->ms->cvec[depth][m], M->maps[c->dir * N_MOVE + m] / 3, c->ms->cface2[depth][m],
                      depth + 1 >= c->n1 ? mech_rest2(c) : M->rest1, rest);
 }
 
 /* the vector of the child by move m of the node at depth, kept for the push that follows */
 static inline void mech_keep(Ctx *c, int depth, int m) {
-    c->cmin[depth][m] = mech_step(c, depth, m, c->cvec[depth][m], &c->cface2[depth][m]);
-    c->cmask[depth] |= 1u << m;
+    c->ms->cmin[depth][m] = mech_step(c, depth, m, c->ms->cvec[depth][m], &c->ms->cface2[depth][m]);
+    c->ms->cmask[depth] |= 1u << m;
 }
 
 static inline void mech_keep_start(Ctx *c, int depth) {
-    c->cver[depth] = c->mver[depth];
-    c->cdir[depth] = c->dir;
-    c->cmask[depth] = 0;
+    c->ms->cver[depth] = c->ms->mver[depth];
+    c->ms->cdir[depth] = c->dir;
+    c->ms->cmask[depth] = 0;
 }
 
 /* a phase-1 node's children, least bound first (the search meets cheap solutions first, and
@@ -2026,6 +2031,11 @@ static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth,
         if (c->stop) return found;
     }
     return found;
+}
+
+static void mech_free(Ctx *c) {
+    PyMem_Free(c->ms);
+    PyMem_Free(c);
 }
 
 static PyObject *py_mech_search(PyObject *self, PyObject *args) {
@@ -2123,10 +2133,15 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     M.brest1 = (const double *)mviews[7].buf;
     M.brest2 = (const double *)mviews[8].buf;
     c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
-    if (c == NULL || get_tables(tables_obj, views, &T) < 0) {
+    if (c != NULL) c->ms = (struct MechState *)PyMem_Calloc(1, sizeof(struct MechState));
+    if (c == NULL || c->ms == NULL || get_tables(tables_obj, views, &T) < 0) {
         for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
         if (c == NULL) return PyErr_NoMemory();
-        PyMem_Free(c);
+        if (c->ms == NULL) {
+            PyMem_Free(c);
+            return PyErr_NoMemory();
+        }
+        mech_free(c);
         return NULL;
     }
     c->robot = 1;
@@ -2140,7 +2155,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
                             "shared_found must be a writable, 8-byte aligned buffer of 16 bytes");
             for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
             for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
-            PyMem_Free(c);
+            mech_free(c);
             return NULL;
         }
         c->shared_found = (volatile unsigned char *)shared_view.buf;
@@ -2180,7 +2195,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
     for (i = 0; i < n_dirs; i++) {
         if (starts[i].dist < 0) {
-            PyMem_Free(c);
+            mech_free(c);
             PyErr_SetString(PyExc_RuntimeError,
                             "two-phase tables are inconsistent (no way down the pruning table); "
                             "delete the table cache to rebuild it");
@@ -2189,7 +2204,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     }
     moves = PyList_New(c->found ? c->best_len : 0);
     if (moves == NULL) {
-        PyMem_Free(c);
+        mech_free(c);
         return NULL;
     }
     if (c->found)
@@ -2206,11 +2221,11 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
         "robot_time_s", c->found ? c->best_time : -1.0);
     if (stats == NULL) {
         Py_DECREF(moves);
-        PyMem_Free(c);
+        mech_free(c);
         return NULL;
     }
     result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
-    PyMem_Free(c);
+    mech_free(c);
     return result;
 }
 
