@@ -1,25 +1,33 @@
 """Benchmark: robot time per mechanism kind (solve, then the kind's exact planner).
 
     python bench/robot_kinds.py [--states 200] [--seed 2026] [--budgets 0.01,0.1,1] [--json]
-                                [--only KIND ...] [--modes baseline,coopt]
+                                [--only KIND ...] [--modes baseline,coopt[,scored]]
 
-On the same uniformly random 3x3 states, for each mechanism kind and solver budget, two rows:
+On the same uniformly random 3x3 states, for each mechanism kind and solver budget, a row per
+mode:
 
 * ``baseline``: the shortest two-phase solution found within the budget, then the kind's
   planner (the fastest action sequence for that solution: :class:`robot.kinds.KindPlanner`),
   the CUBOTino-style way;
-* ``coopt``: solving and planning together (:func:`robot.kinds.cooptimise.fastest_plan`): the
-  engine scores every candidate it meets within the budget by the kind's exact robot time and
-  keeps the fastest; ``ratio`` is its mean robot time over the baseline's (below 1 is faster).
+* ``coopt``: solving and planning together (:func:`robot.kinds.cooptimise.fastest_plan` with
+  ``method="search"``): the shortest-solution search for half the budget, then the
+  search whose objective is the kind's planned time (:mod:`robot.kinds.mechsearch`) for the
+  rest; ``improved`` counts the states where it found a faster solution than the first half's;
+* ``scored`` (the first version, ``method="score"``, ``fastest_plan``'s default): the engine
+  scores every candidate it meets within the budget by the kind's exact robot time and keeps
+  the fastest.
+
+``ratio`` is a row's mean robot time over the baseline's (below 1 is faster).
 
 Every plan is replayed through the simulated mechanism (:func:`robot.kinds.replay`) on the
 facelet cube and must end solved (``replayed``); ``wire_replayed``: the plan with the parts
 brought home, as the daemon sends it (:func:`robot.kinds.wire.wire_program`: motor moves, timed
 per solution in ``wire_ms``), drives the simulated mechanism motor by motor
 (:class:`robot.kinds.simulated.MechanismCube`) to a solved cube. ``plan_ms`` is the planner's
-time per solution (the full plan with its actions); ``score_ms`` the time per candidate scored
-(:meth:`~robot.kinds.KindPlanner.seconds`, coopt only) and ``scored_mean`` how many were
-scored per solve; ``search_ms_median`` the solver's time (coopt: scoring included).
+time per solution (the full plan with its actions; wall time, and ``plan_cpu_ms`` the
+thread's CPU time, which the load of the machine does not inflate); ``score_ms`` the time per
+candidate scored (:meth:`~robot.kinds.KindPlanner.seconds`, scored only) and ``scored_mean``
+how many were scored per solve; ``search_ms_median`` the solver's time (scoring included).
 Kinds: ``turntable`` (CUBOTino-like servo turntable, flipper and cover), ``turntable-stepper``
 (the same with an unlimited stepper turntable), ``two-gripper`` (two perpendicular grippers with
 180° servos).
@@ -55,7 +63,7 @@ TABLES: dict[str, TurntableConfig | TwoGripperConfig] = {
     "two-gripper": TwoGripperConfig(),
 }
 
-MODES = ("baseline", "coopt")
+MODES = ("baseline", "coopt", "scored")
 
 FIELDS = (
     "kind",
@@ -69,9 +77,11 @@ FIELDS = (
     "face_turns_mean",
     "ratio",
     "plan_ms",
+    "plan_cpu_ms",
     "wire_ms",
     "score_ms",
     "scored_mean",
+    "improved",
     "search_ms_median",
 )
 
@@ -98,22 +108,29 @@ def run(
     replayed = wire_replayed = 0
     wire_s = 0.0
     seconds, actions, turns, search = [], [], [], []
-    plan_s = score_s = 0.0
-    scored = 0
+    plan_s = plan_cpu = score_s = 0.0
+    scored = improved = 0
     for cube in states:
         started = time.perf_counter()
-        if mode == "coopt":
-            result = fastest_plan(cube, planner, budget)
-            solution, plan = result.solution, result.plan
+        if mode in ("coopt", "scored"):
+            method = "search" if mode == "coopt" else "score"
+            result = fastest_plan(cube, planner, budget, method=method)
+            solution = result.solution
             search.append((time.perf_counter() - started - result.plan_s) * 1000)
-            plan_s += result.plan_s
-            scored += solution.stats["candidates_scored"]
-            score_s += solution.stats["score_s"]
+            started, cpu = time.perf_counter(), time.thread_time()
+            plan = planner.plan(solution.moves)  # timed here as the baseline's is
+            plan_cpu += time.thread_time() - cpu
+            plan_s += time.perf_counter() - started
+            assert abs(plan.seconds - result.seconds) < 1e-9
+            scored += solution.stats.get("candidates_scored", 0)
+            score_s += solution.stats.get("score_s", 0.0)
+            improved += bool(solution.stats.get("improved"))
         else:
             solution = solve(cube, budget_s=budget)
             search.append((time.perf_counter() - started) * 1000)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.thread_time()
             plan = planner.plan(solution.moves)
+            plan_cpu += time.thread_time() - cpu
             plan_s += time.perf_counter() - started
         final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
         replayed += final.is_solved()
@@ -138,10 +155,12 @@ def run(
         "actions_mean": round(statistics.fmean(actions), 1),
         "robot_s_mean": round(statistics.fmean(seconds), 3),
         "face_turns_mean": round(statistics.fmean(turns), 2),
-        "ratio": 1.0,
+        "ratio": None,
         "plan_ms": round(plan_s / len(states) * 1000, 2),
+        "plan_cpu_ms": round(plan_cpu / len(states) * 1000, 2),
         "score_ms": round(score_s / scored * 1000, 3) if scored else None,
-        "scored_mean": round(scored / len(states), 1) if mode == "coopt" else None,
+        "scored_mean": round(scored / len(states), 1) if mode == "scored" else None,
+        "improved": improved if mode == "coopt" else None,
         "search_ms_median": round(statistics.median(search), 1),
     }
 
@@ -165,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
     ap.add_argument(
-        "--modes", default=",".join(MODES), help="baseline, coopt or both (comma-separated)"
+        "--modes",
+        default="baseline,coopt",
+        help="baseline, coopt, scored (comma-separated; default baseline,coopt)",
     )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     args = ap.parse_args(argv)
@@ -183,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 row = run(kind, budget, states, mode, planner)
                 if mode == "baseline":
                     base = row["robot_s_mean"]
+                    row["ratio"] = 1.0
                 elif base:
                     row["ratio"] = round(row["robot_s_mean"] / base, 4)
                 else:

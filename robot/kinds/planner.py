@@ -12,13 +12,18 @@ turned the other way round).
    (parts' state, relative rotation) and the table is spread over the 24 orientations.
 2. **Turn table** (once per mechanism): for every orientation, turn step and orientation
    after it, the notation move it makes, keyed by permutation.
-3. **Plan** (per solution): a layered shortest path — after move *i* the cheapest way into
-   every state; move *i+1* adds the closure to each state that can make it, then the turn.
+3. **Plan** (per solution, :meth:`KindPlanner.plan`): a shortest path over the moves, as a
+   dense vector of the least time into every state, one min-plus step per move with the
+   move's *way matrix* (free closure, then the turn, or a half turn as two quarters, whichever
+   is faster), each step keeping where each state's best came from; a run of commuting turns
+   (one axis) is tried in every order. Only the states the vector reaches and those the move
+   can end in take part (12 x 12 for a CUBOTino-like turntable after the first move; the
+   blocks are cached), and the actions are spelled out afterwards along the chosen path only.
    Exact: the optimum over every interleaving of free steps and turns (tests compare it with
-   an exhaustive search on the facelet cube).
+   an exhaustive search on the facelet cube, and with :meth:`KindPlanner.plan_layered`, the
+   first version, which keeps every segment's actions as it goes).
 4. **Time only** (:meth:`KindPlanner.seconds`, for scoring many candidate solutions): the same
-   layered shortest path with no actions kept, each move one min-plus step of a dense vector
-   over all states by a matrix (free closure, then the move's turns) built once per move.
+   vector steps with nothing kept.
 """
 
 from __future__ import annotations
@@ -45,11 +50,17 @@ __all__ = ["ActionPlan", "KindPlanner", "PlannedAction", "merge_repeats"]
 logger = logging.getLogger(__name__)
 
 _INF = np.inf
+#: times that agree this closely are the same path's
+_EPS = 1e-9
+#: way-matrix blocks kept (a 3x3 plan meets a few hundred; cleared when full)
+_MAX_BLOCKS = 20_000
 
 #: per closure source: node (parts, relative rotation) -> (previous node's parts, rotation, step)
 _Pred = dict[tuple[int, int], tuple[int, int, Step]]
 #: a free path from one state to another, then a turn step making a move
 _Segment = tuple[int, int, Step, Move]
+#: per state after a move: the state before it on the best path
+_Hop = npt.NDArray[np.intp]
 #: per solution move: state after it -> (state before the move, the segments between); the
 #: actions are only spelled out for the chosen plan
 _Back = dict[int, tuple[int, tuple[_Segment, ...]]]
@@ -167,6 +178,18 @@ class KindPlanner:
     parts: list[PartsState] = field(init=False)
     _index: dict[PartsState, int] = field(init=False)
     _matrices: dict[bytes, npt.NDArray[np.float64]] = field(init=False, default_factory=dict)
+    #: free paths by (source parts, (target parts, relative rotation)), as they are asked for
+    _paths: dict[tuple[int, tuple[int, int]], tuple[Step, ...]] = field(
+        init=False, default_factory=dict
+    )
+    _by_move: dict[Move, tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None] = field(
+        init=False, default_factory=dict
+    )
+    _turns_by_move: dict[Move, _TurnSet | None] = field(init=False, default_factory=dict)
+    #: blocks of the way matrices: (move, the states a vector reaches) -> [those, move's ends]
+    _blocks: dict[tuple[Move, bytes], npt.NDArray[np.float64]] = field(
+        init=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         self.parts = self.mechanism.states()
@@ -287,14 +310,18 @@ class KindPlanner:
     def _free_path(self, source: int, target: int) -> list[Step]:
         so, sp = self._split(source)
         to, tp = self._split(target)
-        _, preds = self._closure
         node = (tp, int(self._relative[so, to]))
-        steps: list[Step] = []
-        while node != (sp, 0):
-            p, r, step = preds[sp][node]
-            steps.append(step)
-            node = (p, r)
-        return steps[::-1]
+        found = self._paths.get((sp, node))
+        if found is None:
+            _, preds = self._closure
+            steps: list[Step] = []
+            walk = node
+            while walk != (sp, 0):
+                p, r, step = preds[sp][walk]
+                steps.append(step)
+                walk = (p, r)
+            found = self._paths[(sp, node)] = tuple(steps[::-1])
+        return list(found)
 
     def prepare(self) -> None:
         """Build the closure and turn tables now (they are otherwise built on first use)."""
@@ -309,7 +336,195 @@ class KindPlanner:
         notation frame), starting in the identity orientation with the parts at ``start``
         (the mechanism's start by default). A half turn may be made as two quarter turns the
         same way when that is faster or the only way. :class:`PlanError` names a move that
-        cannot be made."""
+        cannot be made.
+
+        The time-only shortest path of :meth:`seconds` (a dense vector over the states, one
+        min-plus step per move) keeps, per step, where each state's best came from; the
+        actions are spelled out afterwards only along the chosen path."""
+        moves = list(moves)
+        runs = _commuting_runs(merge_repeats(moves))
+        parts0 = self._index[self.mechanism.start if start is None else start]
+        costs = np.full(N_ORIENTATIONS * len(self.parts), _INF)
+        costs[self._state(0, parts0)] = 0.0
+        # per run: the chosen order per state after it, and per order the hops' back arrays
+        history: list[tuple[list[tuple[Move, ...]], npt.NDArray[np.intp], list[list[_Hop]]]] = []
+        for run in runs:
+            if run[0].kind is MoveKind.ROTATION:
+                origin = self._rotation_origin(run[0])
+                history.append(([tuple(run)], np.zeros(len(costs), dtype=np.intp), [[origin]]))
+                costs = costs[origin]
+                continue
+            orders = (
+                list(itertools.permutations(run)) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
+            )
+            best = np.full(len(costs), _INF)
+            choice = np.zeros(len(costs), dtype=np.intp)
+            backs: list[list[_Hop]] = []
+            for i, order in enumerate(orders):
+                found = self._chain_back(costs, order)
+                backs.append([] if found is None else found[1])
+                if found is None:
+                    continue
+                better = found[0] < best
+                best[better] = found[0][better]
+                choice[better] = i
+            if not np.isfinite(best).any():
+                self._step({0: 0.0}, run)  # raises the PlanError naming the move
+                raise PlanError(f"this {type(self.mechanism).__name__} cannot make {run[0]}")
+            history.append((orders, choice, backs))
+            costs = best
+        end = int(np.argmin(costs))
+        return self._spell(end, float(costs[end]), history)
+
+    def _rotation_origin(self, move: Move) -> npt.NDArray[np.intp]:
+        """For a whole-cube rotation of the solution: per state after it, the state before
+        (the orientation is relabelled, no action)."""
+        inverse = np.argsort(move_permutation(move, self.mechanism.n))
+        count = len(self.parts)
+        origin = np.empty(N_ORIENTATIONS * count, dtype=np.intp)
+        for o in range(N_ORIENTATIONS):
+            after = self.frames.of(inverse[self.frames.perms[o]])
+            for p in range(count):
+                origin[self._state(after, p)] = self._state(o, p)
+        return origin
+
+    def _chain_back(
+        self, costs: npt.NDArray[np.float64], order: Iterable[Move]
+    ) -> tuple[npt.NDArray[np.float64], list[_Hop]] | None:
+        """:meth:`_chain_seconds` keeping, per move, where each state's best came from."""
+        hops: list[_Hop] = []
+        for move in order:
+            step = self._min_plus_step(costs, move)
+            if step is None:
+                return None
+            costs, hop = step
+            hops.append(hop)
+        return costs, hops
+
+    def _min_plus_step(
+        self, costs: npt.NDArray[np.float64], move: Move
+    ) -> tuple[npt.NDArray[np.float64], _Hop] | None:
+        """One move of the dense shortest path: the least time into every state, and the
+        state each came from (-1: not reached). Only the states the vector reaches and
+        those the move can end in take part (few: the block of the way matrix is cached)."""
+        ways = self._way_columns(move)
+        if ways is None:
+            return None
+        matrix, cols = ways
+        live = np.flatnonzero(costs < _INF)
+        if not len(live):
+            return None
+        k = (move, live.tobytes())
+        sub = self._blocks.get(k)
+        if sub is None:
+            if len(self._blocks) >= _MAX_BLOCKS:
+                self._blocks.clear()
+            sub = self._blocks[k] = matrix[np.ix_(live, cols)]
+        total = costs[live, None] + sub
+        arg = np.argmin(total, axis=0)
+        out = np.full(len(costs), _INF)
+        out[cols] = total[arg, np.arange(len(cols))]
+        hop = np.full(len(costs), -1, dtype=np.intp)
+        hop[cols] = live[arg]
+        return out, hop
+
+    def _way_columns(
+        self, move: Move
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]] | None:
+        """:meth:`_way_matrix` of ``move`` and the states it can end in, by move."""
+        if move not in self._by_move:
+            matrix = self._way_matrix(move)
+            self._by_move[move] = (
+                None
+                if matrix is None
+                else (matrix, np.flatnonzero(np.isfinite(matrix).any(axis=0)))
+            )
+        return self._by_move[move]
+
+    def _spell(
+        self,
+        end: int,
+        seconds: float,
+        history: list[tuple[list[tuple[Move, ...]], npt.NDArray[np.intp], list[list[_Hop]]]],
+    ) -> ActionPlan:
+        """The actions of the path that ends in ``end``: back through the runs, then each
+        move's free steps and turn(s) forwards."""
+        hops: list[tuple[int, Move | None, int]] = []  # (state before, move or rotation, after)
+        state = end
+        for orders, choice, backs in reversed(history):
+            order = orders[int(choice[state])]
+            back = backs[int(choice[state])]
+            if order[0].kind is MoveKind.ROTATION:
+                before = int(back[0][state])
+                hops.append((before, None, state))
+                state = before
+                continue
+            for move, arrays in zip(reversed(order), reversed(back), strict=True):
+                before = int(arrays[state])
+                hops.append((before, move, state))
+                state = before
+        actions: list[PlannedAction] = []
+        for before, made, after in reversed(hops):
+            if made is not None:
+                actions.extend(self._way_actions(before, made, after))
+        o, p = self._split(end)
+        return ActionPlan(tuple(actions), seconds, o, self.parts[p])
+
+    def _way_actions(self, before: int, move: Move, after: int) -> list[PlannedAction]:
+        """The fastest free steps and turn(s) from ``before`` making ``move`` into ``after``
+        (a half turn whole or as two quarter turns, as :meth:`_way_matrix` chose)."""
+        target = self._way_columns(move)
+        assert target is not None
+        want = float(target[0][before, after])
+        for way in _ways(move):
+            if len(way) == 1:
+                turns = self._turn_set(way[0])
+                hop = None if turns is None else self._hop(turns, before, after)
+                if hop is not None and abs(hop[0] - want) <= _EPS:
+                    return self._hop_actions(hop[1], before, way[0])
+                continue
+            first, second = (self._way_columns(m) for m in way)
+            first_turns, second_turns = self._turn_set(way[0]), self._turn_set(way[1])
+            if first is None or second is None or first_turns is None or second_turns is None:
+                continue
+            through = first[0][before] + second[0][:, after]
+            mid = int(np.argmin(through))
+            if abs(float(through[mid]) - want) <= _EPS:
+                a = self._hop(first_turns, before, mid)
+                b = self._hop(second_turns, mid, after)
+                assert a is not None and b is not None
+                return self._hop_actions(a[1], before, way[0]) + self._hop_actions(
+                    b[1], mid, way[1]
+                )
+        raise AssertionError(f"no way of {move} from state {before} to {after}")  # pragma: no cover
+
+    def _turn_set(self, move: Move) -> _TurnSet | None:
+        """Every turn that makes ``move`` (None: none), by move."""
+        if move not in self._turns_by_move:
+            self._turns_by_move[move] = self._turns.get(
+                key(move_permutation(move, self.mechanism.n))
+            )
+        return self._turns_by_move[move]
+
+    def _hop(self, turns: _TurnSet, before: int, after: int) -> tuple[float, _Turn] | None:
+        """The least time from ``before`` by free steps then one of ``turns`` into ``after``,
+        and that turn (None: none ends there)."""
+        into = np.flatnonzero(turns.after == after)
+        if not len(into):
+            return None
+        total = self._free_all[before, turns.before[into]] + turns.seconds[into]
+        i = int(np.argmin(total))
+        return float(total[i]), turns.turns[int(into[i])]
+
+    def _hop_actions(self, turn: _Turn, before: int, move: Move) -> list[PlannedAction]:
+        """The free steps from ``before`` to ``turn``'s start, then ``turn``."""
+        actions = [PlannedAction(s.action, s.seconds) for s in self._free_path(before, turn.before)]
+        actions.append(PlannedAction(turn.step.action, turn.step.seconds, move))
+        return actions
+
+    def plan_layered(self, moves: Iterable[Move], start: PartsState | None = None) -> ActionPlan:
+        """:meth:`plan` by the layered shortest path over sparse frontiers that keeps every
+        segment's actions as it goes (the first version: slower, kept as a cross-check)."""
         parts0 = self._index[self.mechanism.start if start is None else start]
         frontier: dict[int, float] = {self._state(0, parts0): 0.0}
         layers: list[_Back] = []
@@ -375,14 +590,23 @@ class KindPlanner:
         self, costs: npt.NDArray[np.float64], order: Iterable[Move]
     ) -> npt.NDArray[np.float64] | None:
         for move in order:
-            matrix = self._way_matrix(move)
-            if matrix is None:
+            step = self._min_plus_step(costs, move)
+            if step is None:
                 return None
-            live = np.flatnonzero(np.isfinite(costs))
-            if not len(live):
-                return None
-            costs = (costs[live, None] + matrix[live]).min(axis=0)
+            costs = step[0]
         return costs
+
+    def start_state(self) -> int:
+        """The state index (of :meth:`way_matrix`) of the identity orientation with the parts
+        at the mechanism's start."""
+        return self._state(0, self._index[self.mechanism.start])
+
+    def way_matrix(self, move: Move) -> npt.NDArray[np.float64] | None:
+        """``[s, a]``: the least time from state s, by free steps then the fastest way to make
+        ``move`` (a half turn whole or as two quarter turns), into state a (``inf``: not
+        that way; None: the mechanism cannot make the move). State = orientation * parts
+        count + parts index."""
+        return self._way_matrix(move)
 
     @cached_property
     def _free_all(self) -> npt.NDArray[np.float64]:

@@ -127,6 +127,29 @@ typedef struct {
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
 
+/* mechanism-cost mode: most machine states a face turn can end in (see mech_search) */
+#define MECH_MAX_K 96
+struct Mech;
+
+struct MechState {
+    /* per depth the least planned time into each of the k states the last move can end in */
+    /* [0, k): the end states of a turn of face mface (the last move's), [k, 2k): of face
+       mface2 when the last two moves turn opposite faces (they commute: the order that ends
+       with the earlier one; else -1 and infinite) */
+    double mvec[MAX_DEPTH + 2][2 * MECH_MAX_K];
+    int mface[MAX_DEPTH + 2], mface2[MAX_DEPTH + 2];
+    /* the move (cube's own frame) the vector's first half is of; an inverse direction's
+       mface2 is the move (not the face) of its second half */
+    int mmove[MAX_DEPTH + 2];
+    /* the children's vectors mech_order computed at a depth, valid while the vector they
+       came from (its version mver) and the direction are the same */
+    double cvec[MAX_DEPTH + 1][N_MOVE][2 * MECH_MAX_K], cmin[MAX_DEPTH + 1][N_MOVE];
+    int cface2[MAX_DEPTH + 1][N_MOVE];
+    uint64_t mver[MAX_DEPTH + 2], cver[MAX_DEPTH + 1], mcount;
+    int cdir[MAX_DEPTH + 1];
+    uint32_t cmask[MAX_DEPTH + 1];
+};
+
 typedef struct {
     const Tables *T;
     const Axial *A;
@@ -180,6 +203,11 @@ typedef struct {
     uint64_t nodes1, nodes2, phase2_starts, improvements, solutions;
     double first_s;
     int first_len, max_n1;
+    /* mechanism-cost mode (mech_search, see its block below): the cost tables and the
+       search's state (allocated by mech_search only) */
+    const struct Mech *mech;
+    struct MechState *ms;
+    int length_slack; /* solutions may be this much longer than the shortest found */
 } Ctx;
 
 static double now_s(void) {
@@ -295,9 +323,19 @@ static inline double move_time(const Ctx *c, int m) {
     return (m % 3 == 1) ? c->half_s : c->quarter_s;
 }
 
+static void mech_push(Ctx *c, int depth, int m);
+static double mech_bound(const Ctx *c, int depth, int rest);
+static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo);
+static int mech_cap(const Ctx *c);
+
 /* extend the robot cost of path[0..depth) by move m (at index depth) */
 static inline void cost_push(Ctx *c, int depth, int m) {
-    double tm = move_time(c, m);
+    double tm;
+    if (c->mech != NULL) {
+        mech_push(c, depth, m);
+        return;
+    }
+    tm = move_time(c, m);
     double total = c->total_at[depth], open = c->open_at[depth];
     if (depth > 0 && open >= 0.0 && c->simultaneous && (c->path[depth - 1] / 3) % 3 == (m / 3) % 3) {
         /* the last single turn and this one, on opposite faces, run together */
@@ -313,6 +351,7 @@ static inline void cost_push(Ctx *c, int depth, int m) {
 /* a lower bound of the robot time of any solution that continues path[0..depth) with
    exactly `rest` more moves */
 static inline double cost_bound(const Ctx *c, int depth, int rest) {
+    if (c->mech != NULL) return mech_bound(c, depth, rest);
     return c->total_at[depth] + (double)(rest / 2) * c->min_group_s;
 }
 
@@ -474,6 +513,7 @@ static inline int successor_ok(int prev, int m) {
 static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo) {
     const Tables *T = c->T;
     int prev, k, found = 0;
+    if (c->mech != NULL) return mech_phase2(c, corners, ud, ss, dist, depth, togo);
     if (togo == 0) {
         if (ss != 0 || corners != 0 || ud != 0) return 0;
         record(c, depth);
@@ -517,7 +557,9 @@ static void phase2_start(Ctx *c, int ss, int n1) {
         check_time(c);
         if (c->stop) return;
     }
-    if (c->robot) {
+    if (c->mech != NULL) {
+        bound = mech_cap(c) - n1;
+    } else if (c->robot) {
         bound = c->max_length - n1;
     } else if (collecting(c)) {
         bound = collect_bound(c) - n1;
@@ -570,6 +612,8 @@ typedef struct {
     uint64_t idx;
     double total;
 } Child;
+
+static void mech_order(Ctx *c, int depth, Child *ch, int n, int togo);
 
 /* Phase-1 nodes at most this close to their end screen their children with the small exact
    slice x twist and slice x flip tables only, not the big table, and do not know their exact
@@ -701,6 +745,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
                             togo);
     }
+    if (c->mech != NULL) mech_order(c, depth, ch, n, togo);
     for (i = 0; i < n; i++) {
         int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
@@ -721,6 +766,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
 static double group_bound(const Ctx *c, int n) {
     /* robot time of n moves at best: ceil(n/2) groups of the fastest kind */
     int groups = (n + 1) / 2;
+    if (c->mech != NULL) return mech_bound(c, 0, n);
     if (groups == 0) return 0.0;
     return (double)groups * c->min_group_s - c->settle_s;
 }
@@ -1055,6 +1101,7 @@ static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     int i;
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
+        if (c->mech != NULL && c->n1 > mech_cap(c)) break;
         if (collecting(c) && c->n1 > collect_bound(c)) break;
         if (c->bounded && c->robot && group_bound(c, c->n1) >= c->best_time - 1e-12) break;
         if (c->n1 > c->max_n1) c->max_n1 = c->n1;
@@ -1614,8 +1661,578 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLongLong((unsigned long long)count);
 }
 
+/* ---- mechanism-cost mode: the solution whose planned robot time is least ----------------------
+ *
+ * mech_search(tables, starts, max_length, budget_s, timeout_s, phase2_max, phase2_slack,
+ *             length_slack, mech, shared_found)
+ *   The face-turn search of search() with a cost (every phase-1 depth, phase-2 lengths up to
+ *   phase2_slack beyond the shortest, each branch bounded by its cost so far plus a lower bound
+ *   of the rest), where the cost of a move sequence is a mechanism's planned time
+ *   (robot/kinds/mechsearch.py builds the tables from the kind's exact planner): after a face
+ *   turn the machine is in one of k states (the face just turned held where the mechanism
+ *   turns it, and the parts around it), so a node carries the least planned time into each of
+ *   them, and a move is a min-plus product with a k x k matrix.
+ *   length_slack solutions may be this many moves longer than the shortest one found (by any
+ *               worker sharing shared_found): the time of a solution grows with its length,
+ *               and a search open to long solutions spends its budget in long phase-2 trees
+ *   starts      as search(); an inverse direction's moves are placed before those found so
+ *               far (back)
+ *   mech        (k, trans, first, maps, rest1, rest2, start1, back, brest1, brest2):
+ *               trans  float64 [6 faces a][18 moves b][k][k]: least time from the i-th end
+ *                      state of a turn of face a, by free actions and the turn(s) making b,
+ *                      into b's j-th end state (1e30: impossible)
+ *               first  float64 [18][k]: the same from the mechanism's start
+ *               maps   uint8 [n_dirs][18]: a direction's move as a move of the cube's own
+ *                      frame (the conjugation by that direction's rotation)
+ *               rest1  float64 [MAX_DEPTH + 2][6][k]: the least time of n more moves from end
+ *                      state i of a turn of face a
+ *               rest2  float64 [n_dirs][MAX_DEPTH + 2][6][k]: the same with the direction's
+ *                      phase-2 moves only (as moves of the cube's own frame)
+ *               start1 float64 [MAX_DEPTH + 2]: the least time of n moves from the start
+ *               back   uint8 [n_dirs]: 1 for an inverse direction (maps then give each move as
+ *                      the move of the cube's own frame it is in the solution read backwards)
+ *               brest1, brest2  float64 [MAX_DEPTH + 2][18][k] and [n_dirs][...]: the least
+ *                      time from the start through n moves (any; the direction's phase-2
+ *                      moves) then move b into its end state i (the inverse directions' bounds)
+ *               (the bounds: a branch's time so far into each end state plus rest1 or rest2
+ *               from it; the search keeps what beats the best time found)
+ *   shared_found None or as search() (16 bytes: byte 1 the shortest solution any worker
+ *               found, bytes 8..15 the least planned time any worker holds)
+ *   returns (direction or -1, [moves in that direction's frame], stats) with stats as
+ *   search()'s plus "robot_time_s", the planned time of the solution returned.
+ */
+struct Mech {
+    int k;
+    const double *trans, *first;
+    const uint8_t *maps;
+    /* least time of n more moves: [n][face a][i] from end state i of a turn of face a, any
+       moves (rest1) or phase-2 moves only (rest2); [n] from the start (start1) */
+    const double *rest1, *rest2, *start1;
+    /* per direction, 1: an inverse direction (its moves are placed before the ones found so
+       far: the vector is the least time from each end state of the first move to the end);
+       then [n][move b][i]: the least time from the start through n moves, then b into its end
+       state i (any moves: brest1; [dir] the direction's phase-2 moves: brest2) */
+    const uint8_t *back;
+    const double *brest1, *brest2;
+};
+
+#define MECH_ROWS (MAX_DEPTH + 2)
+#define N_MECH_BUFFERS 9
+
+#define MECH_INF 1e30
+
+/* out[0, k) = the least time into each end state of move b from the vector v (its end states
+   of face f1, then those of face f2 if f2 >= 0) */
+static void mech_apply(const struct Mech *M, const double *v, int f1, int f2, int b, double *out) {
+    const int k = M->k;
+    int h, i, j;
+    for (j = 0; j < k; j++) out[j] = MECH_INF;
+    for (h = 0; h < 2; h++) {
+        const int face = h ? f2 : f1;
+        const double *X, *vh = v + (size_t)h * (size_t)k;
+        if (face < 0) continue;
+        X = M->trans + (size_t)(face * N_MOVE + b) * (size_t)k * (size_t)k;
+        for (i = 0; i < k; i++) {
+            const double vi = vh[i];
+            const double *row = X + (size_t)i * (size_t)k;
+            if (vi >= MECH_INF) continue;
+            for (j = 0; j < k; j++) {
+                double t = vi + row[j];
+                out[j] = t < out[j] ? t : out[j];
+            }
+        }
+    }
+}
+
+/* an inverse direction: out[i] for the end states i of move o placed before the moves so far
+   = the least time from i through them to the end, from the vector v whose halves start with
+   moves x1 and x2 (-1: none) */
+static void mech_apply_back(const struct Mech *M, const double *v, int x1, int x2, int o,
+                            double *out) {
+    const int k = M->k;
+    int h, i, j;
+    for (i = 0; i < k; i++) out[i] = MECH_INF;
+    for (h = 0; h < 2; h++) {
+        const int x = h ? x2 : x1;
+        const double *X, *vh = v + (size_t)h * (size_t)k;
+        if (x < 0) continue;
+        X = M->trans + (size_t)((o / 3) * N_MOVE + x) * (size_t)k * (size_t)k;
+        for (i = 0; i < k; i++) {
+            const double *row = X + (size_t)i * (size_t)k;
+            double best = out[i];
+            for (j = 0; j < k; j++) {
+                double t = row[j] + vh[j];
+                best = t < best ? t : best;
+            }
+            out[i] = best;
+        }
+    }
+}
+
+/* an inverse direction: the least over the end states of v (halves starting with moves x1,
+   x2) of R[x][i] (the least time from the start into it after rest moves) plus v[i] */
+static double mech_rest_back(const struct Mech *M, const double *v, int x1, int x2,
+                             const double *R, int rest) {
+    const int k = M->k;
+    double best = MECH_INF;
+    int h, i;
+    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
+    for (h = 0; h < 2; h++) {
+        const int x = h ? x2 : x1;
+        const double *row, *vh = v + (size_t)h * (size_t)k;
+        if (x < 0) continue;
+        row = R + ((size_t)rest * N_MOVE + (size_t)x) * (size_t)k;
+        for (i = 0; i < k; i++) {
+            double t = vh[i] + row[i];
+            best = t < best ? t : best;
+        }
+    }
+    return best;
+}
+
+static inline const double *mech_brest2(const Ctx *c) {
+    return c->mech->brest2 + (size_t)c->dir * MECH_ROWS * N_MOVE * (size_t)c->mech->k;
+}
+
+/* an inverse direction's mech_step(): the move o = m's placed first */
+static double mech_step_back(const Ctx *c, int depth, int o, double *out, int *second) {
+    const struct Mech *M = c->mech;
+    const int k = M->k;
+    int j;
+    *second = -1;
+    for (j = k; j < 2 * k; j++) out[j] = MECH_INF;
+    if (depth == 0) {
+        for (j = 0; j < k; j++) out[j] = 0.0;
+    } else {
+        const int p = c->ms->mmove[depth];
+        mech_apply_back(M, c->ms->mvec[depth], p, c->ms->mface2[depth], o, out);
+        if ((p / 3) % 3 == (o / 3) % 3) {
+            /* the other order: p first, then o, then what came after p */
+            double after[MECH_MAX_K];
+            if (depth == 1)
+                for (j = 0; j < k; j++) after[j] = 0.0;
+            else
+                mech_apply_back(M, c->ms->mvec[depth - 1], c->ms->mmove[depth - 1], c->ms->mface2[depth - 1],
+                                o, after);
+            mech_apply_back(M, after, o, -1, p, out + k);
+            *second = p;
+        }
+    }
+    /* the time of the whole solution if it begins here: from the start into the end states
+       of its first move (first, not brest1[0], which is a minimum over longer beginnings) */
+    {
+        double best = MECH_INF;
+        int h;
+        for (h = 0; h < 2; h++) {
+            const int x = h ? *second : o;
+            const double *row, *vh = out + (size_t)h * (size_t)k;
+            if (x < 0) continue;
+            row = M->first + (size_t)x * (size_t)k;
+            for (j = 0; j < k; j++) {
+                double t = vh[j] + row[j];
+                best = t < best ? t : best;
+            }
+        }
+        return best;
+    }
+}
+
+/* the vector after move m at index depth into out (2k entries; *face2 the face of its second
+   half, -1: none); returns its least entry. When the move before turns the opposite face, the
+   two commute: the second half is the other order, from the vector before both. */
+static double mech_step(const Ctx *c, int depth, int m, double *out, int *face2) {
+    const struct Mech *M = c->mech;
+    const int k = M->k, b = M->maps[c->dir * N_MOVE + m];
+    double best = MECH_INF;
+    int j;
+    if (M->back[c->dir]) return mech_step_back(c, depth, b, out, face2);
+    *face2 = -1;
+    for (j = k; j < 2 * k; j++) out[j] = MECH_INF;
+    if (depth == 0) {
+        memcpy(out, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
+    } else {
+        const int p = M->maps[c->dir * N_MOVE + c->path[depth - 1]];
+        mech_apply(M, c->ms->mvec[depth], c->ms->mface[depth], c->ms->mface2[depth], b, out);
+        if ((p / 3) % 3 == (b / 3) % 3) {
+            double before[MECH_MAX_K];
+            if (depth == 1)
+                memcpy(before, M->first + (size_t)b * (size_t)k, sizeof(double) * (size_t)k);
+            else
+                mech_apply(M, c->ms->mvec[depth - 1], c->ms->mface[depth - 1], c->ms->mface2[depth - 1], b,
+                           before);
+            mech_apply(M, before, b / 3, -1, p, out + k);
+            *face2 = p / 3;
+        }
+    }
+    for (j = 0; j < 2 * k; j++)
+        if (out[j] < best) best = out[j];
+    return best;
+}
+
+static inline int mech_cached(const Ctx *c, int depth, int m) {
+    return c->ms->cver[depth] == c->ms->mver[depth] && c->ms->cdir[depth] == c->dir &&
+           ((c->ms->cmask[depth] >> m) & 1u);
+}
+
+static void mech_push(Ctx *c, int depth, int m) {
+    const int k = c->mech->k;
+    if (mech_cached(c, depth, m)) {
+        memcpy(c->ms->mvec[depth + 1], c->ms->cvec[depth][m], sizeof(double) * 2 * (size_t)k);
+        c->total_at[depth + 1] = c->ms->cmin[depth][m];
+        c->ms->mface2[depth + 1] = c->ms->cface2[depth][m];
+    } else {
+        c->total_at[depth + 1] = mech_step(c, depth, m, c->ms->mvec[depth + 1], &c->ms->mface2[depth + 1]);
+    }
+    c->open_at[depth + 1] = -1.0;
+    c->ms->mmove[depth + 1] = c->mech->maps[c->dir * N_MOVE + m];
+    c->ms->mface[depth + 1] = c->ms->mmove[depth + 1] / 3;
+    c->ms->mver[depth + 1] = ++c->ms->mcount;
+}
+
+/* the direction's table of the least time of phase-2 moves */
+static inline const double *mech_rest2(const Ctx *c) {
+    return c->mech->rest2 + (size_t)c->dir * MECH_ROWS * 6 * (size_t)c->mech->k;
+}
+
+/* the least over the end states of v (faces f1, f2) of the time into it plus rest more moves
+   from it (h: rest1 or rest2) */
+static double mech_rest(const struct Mech *M, const double *v, int f1, int f2, const double *h,
+                        int rest) {
+    const int k = M->k;
+    double best = MECH_INF;
+    int i, hh;
+    if (rest >= MECH_ROWS) rest = MECH_ROWS - 1;
+    for (hh = 0; hh < 2; hh++) {
+        const int face = hh ? f2 : f1;
+        const double *row, *vh = v + (size_t)hh * (size_t)k;
+        if (face < 0) continue;
+        row = h + ((size_t)rest * 6 + (size_t)face) * (size_t)k;
+        for (i = 0; i < k; i++) {
+            double t = vh[i] + row[i];
+            best = t < best ? t : best;
+        }
+    }
+    return best;
+}
+
+/* a lower bound of the planned time of path[0..depth) and `rest` more moves (phase-2 moves
+   once phase 1 is over): the least over the end states of the time into it plus the least
+   time of `rest` moves from it */
+static double mech_bound(const Ctx *c, int depth, int rest) {
+    const struct Mech *M = c->mech;
+    if (rest < 0) rest = 0;
+    if (depth == 0) return M->start1[rest < MECH_ROWS ? rest : MECH_ROWS - 1];
+    if (rest == 0) return c->total_at[depth];
+    if (M->back[c->dir])
+        return mech_rest_back(M, c->ms->mvec[depth], c->ms->mmove[depth], c->ms->mface2[depth],
+                              depth >= c->n1 ? mech_brest2(c) : M->brest1, rest);
+    return mech_rest(M, c->ms->mvec[depth], c->ms->mface[depth], c->ms->mface2[depth],
+                     depth >= c->n1 ? mech_rest2(c) : M->rest1, rest);
+}
+
+/* the longest solution wanted now: the shortest any worker has found plus length_slack */
+static int mech_cap(const Ctx *c) {
+    int shortest = c->shared_best != NULL ? __atomic_load_n(c->shared_best, __ATOMIC_RELAXED) : 0;
+    if (shortest > 0 && shortest + c->length_slack < c->max_length)
+        return shortest + c->length_slack;
+    return c->max_length;
+}
+
+/* mech_bound() of the child by move m of the node at depth, from the vector kept in cvec */
+static double mech_child_bound(const Ctx *c, int depth, int m, int rest) {
+    const struct Mech *M = c->mech;
+    if (rest <= 0) return c->ms->cmin[depth][m];
+    if (M->back[c->dir])
+        return mech_rest_back(M, c->ms->cvec[depth][m], M->maps[c->dir * N_MOVE + m],
+                              c->ms->cface2[depth][m],
+                              depth + 1 >= c->n1 ? mech_brest2(c) : M->brest1, rest);
+    return mech_rest(M, c->ms->cvec[depth][m], M->maps[c->dir * N_MOVE + m] / 3, c->ms->cface2[depth][m],
+                     depth + 1 >= c->n1 ? mech_rest2(c) : M->rest1, rest);
+}
+
+/* the vector of the child by move m of the node at depth, kept for the push that follows */
+static inline void mech_keep(Ctx *c, int depth, int m) {
+    c->ms->cmin[depth][m] = mech_step(c, depth, m, c->ms->cvec[depth][m], &c->ms->cface2[depth][m]);
+    c->ms->cmask[depth] |= 1u << m;
+}
+
+static inline void mech_keep_start(Ctx *c, int depth) {
+    c->ms->cver[depth] = c->ms->mver[depth];
+    c->ms->cdir[depth] = c->dir;
+    c->ms->cmask[depth] = 0;
+}
+
+/* a phase-1 node's children, least bound first (the search meets cheap solutions first, and
+   their time bounds the rest); their vectors are kept for the pushes that follow */
+static void mech_order(Ctx *c, int depth, Child *ch, int n, int togo) {
+    int i, j;
+    mech_keep_start(c, depth);
+    for (i = 0; i < n; i++) {
+        mech_keep(c, depth, ch[i].m);
+        ch[i].total = mech_child_bound(c, depth, ch[i].m, togo - 1);
+    }
+    for (i = 1; i < n; i++) {
+        Child x = ch[i];
+        for (j = i; j > 0 && ch[j - 1].total > x.total; j--) ch[j] = ch[j - 1];
+        ch[j] = x;
+    }
+}
+
+/* phase 2 of the mechanism search: phase2() with the children tried least bound first */
+static int mech_phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo) {
+    const Tables *T = c->T;
+    int prev, k, n = 0, found = 0, i, j;
+    struct {
+        int m, c1, u1, s1, nd;
+        double bound;
+    } ch[N_PHASE2_MOVES], x;
+    if (togo == 0) {
+        if (ss != 0 || corners != 0 || ud != 0) return 0;
+        share_len(c, depth);
+        record(c, depth);
+        return 1;
+    }
+    c->nodes2++;
+    if ((c->nodes2 & 0x3FFF) == 0) {
+        check_time(c);
+        if (c->stop) return 0;
+    }
+    prev = depth > 0 ? c->path[depth - 1] : -1;
+    mech_keep_start(c, depth);
+    for (k = 0; k < N_PHASE2_MOVES; k++) {
+        int m = PHASE2_MOVES[k], c1, u1, s1, nd;
+        double bound;
+        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
+        c1 = T->corners_move[corners * N_MOVE + m];
+        s1 = T->slice_sorted_move[ss * N_MOVE + m];
+        if (T->cornslice_depth[c1 * 24 + s1] >= togo) continue;
+        u1 = T->ud_edges_move[ud * N_MOVE + m];
+        if (T->edgeslice_depth[u1 * 24 + s1] >= togo) continue;
+        nd = next_depth(dist, p2_mod3(T, c1, u1));
+        if (nd >= togo) continue;
+        mech_keep(c, depth, m);
+        bound = mech_child_bound(c, depth, m, togo - 1);
+        if (c->bounded && bound >= c->best_time - 1e-12) continue;
+        x.m = m;
+        x.c1 = c1;
+        x.u1 = u1;
+        x.s1 = s1;
+        x.nd = nd;
+        x.bound = bound;
+        for (j = n; j > 0 && ch[j - 1].bound > bound; j--) ch[j] = ch[j - 1];
+        ch[j] = x;
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        if (c->bounded && ch[i].bound >= c->best_time - 1e-12) break;
+        mech_push(c, depth, ch[i].m);
+        c->path[depth] = ch[i].m;
+        if (mech_phase2(c, ch[i].c1, ch[i].u1, ch[i].s1, ch[i].nd, depth + 1, togo - 1)) found = 1;
+        if (c->stop) return found;
+    }
+    return found;
+}
+
+static void mech_free(Ctx *c) {
+    PyMem_Free(c->ms);
+    PyMem_Free(c);
+}
+
+static PyObject *py_mech_search(PyObject *self, PyObject *args) {
+    PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *moves, *stats, *result;
+    PyObject *trans_obj, *first_obj, *maps_obj, *rest1_obj, *rest2_obj, *start1_obj;
+    PyObject *back_obj, *brest1_obj, *brest2_obj;
+    Py_buffer views[N_TABLES], mviews[N_MECH_BUFFERS], shared_view;
+    int max_length, phase2_max, phase2_slack, length_slack, n_dirs, i, min_dist = 99, k, bad = 0;
+    double budget_s, timeout_s;
+    Py_ssize_t sizes[N_MECH_BUFFERS];
+    struct Mech M;
+    Tables T;
+    Start starts[MAX_DIRS];
+    Ctx *c;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOiddiiiOO", &tables_obj, &starts_obj, &max_length, &budget_s,
+                          &timeout_s, &phase2_max, &phase2_slack, &length_slack, &mech_obj,
+                          &shared_obj))
+        return NULL;
+    if (!PyArg_ParseTuple(mech_obj, "iOOOOOOOOO", &k, &trans_obj, &first_obj, &maps_obj,
+                          &rest1_obj, &rest2_obj, &start1_obj, &back_obj, &brest1_obj,
+                          &brest2_obj))
+        return NULL;
+    if (k < 1 || k > MECH_MAX_K) {
+        PyErr_Format(PyExc_ValueError, "a mechanism's end states per face must be 1..%d",
+                     MECH_MAX_K);
+        return NULL;
+    }
+    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
+        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
+        return NULL;
+    }
+    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
+        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
+        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
+        return NULL;
+    }
+    n_dirs = (int)PyList_GET_SIZE(starts_obj);
+    for (i = 0; i < n_dirs; i++) {
+        unsigned int allowed;
+        Start *s = &starts[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
+                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
+            return NULL;
+        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
+            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
+            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
+            s->corners < 0 || s->corners >= N_CORNERS) {
+            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
+            return NULL;
+        }
+        s->allowed = allowed & ((1u << N_MOVE) - 1);
+    }
+    {
+        PyObject *objs[N_MECH_BUFFERS] = {trans_obj, first_obj, maps_obj,   rest1_obj, rest2_obj,
+                                          start1_obj, back_obj,  brest1_obj, brest2_obj};
+        Py_ssize_t d = (Py_ssize_t)sizeof(double);
+        sizes[0] = 6 * N_MOVE * (Py_ssize_t)k * k * d;
+        sizes[1] = N_MOVE * (Py_ssize_t)k * d;
+        sizes[2] = (Py_ssize_t)n_dirs * N_MOVE;
+        sizes[3] = MECH_ROWS * 6 * (Py_ssize_t)k * d;
+        sizes[4] = (Py_ssize_t)n_dirs * sizes[3];
+        sizes[5] = MECH_ROWS * d;
+        sizes[6] = n_dirs;
+        sizes[7] = MECH_ROWS * N_MOVE * (Py_ssize_t)k * d;
+        sizes[8] = (Py_ssize_t)n_dirs * sizes[7];
+        for (i = 0; i < N_MECH_BUFFERS; i++) {
+            if (PyObject_GetBuffer(objs[i], &mviews[i], PyBUF_C_CONTIGUOUS) < 0) {
+                while (--i >= 0) PyBuffer_Release(&mviews[i]);
+                return NULL;
+            }
+            if (mviews[i].len != sizes[i]) bad = 1;
+        }
+    }
+    for (i = 0; !bad && i < n_dirs * N_MOVE; i++)
+        if (((const uint8_t *)mviews[2].buf)[i] >= N_MOVE) bad = 1;
+    if (bad) {
+        for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
+        PyErr_Format(PyExc_ValueError,
+                     "mech must be (k, trans float64 6*18*k*k, first float64 18*k, maps uint8 "
+                     "n_dirs*18 of moves 0..17, rest1 float64 %d*6*k, rest2 n_dirs times that, "
+                     "start1 float64 %d, back uint8 n_dirs, brest1 float64 %d*18*k, brest2 "
+                     "n_dirs times that)",
+                     MECH_ROWS, MECH_ROWS, MECH_ROWS);
+        return NULL;
+    }
+    M.k = k;
+    M.trans = (const double *)mviews[0].buf;
+    M.first = (const double *)mviews[1].buf;
+    M.maps = (const uint8_t *)mviews[2].buf;
+    M.rest1 = (const double *)mviews[3].buf;
+    M.rest2 = (const double *)mviews[4].buf;
+    M.start1 = (const double *)mviews[5].buf;
+    M.back = (const uint8_t *)mviews[6].buf;
+    M.brest1 = (const double *)mviews[7].buf;
+    M.brest2 = (const double *)mviews[8].buf;
+    c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
+    if (c != NULL) c->ms = (struct MechState *)PyMem_Calloc(1, sizeof(struct MechState));
+    if (c == NULL || c->ms == NULL || get_tables(tables_obj, views, &T) < 0) {
+        for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
+        if (c == NULL) return PyErr_NoMemory();
+        if (c->ms == NULL) {
+            PyMem_Free(c);
+            return PyErr_NoMemory();
+        }
+        mech_free(c);
+        return NULL;
+    }
+    c->robot = 1;
+    c->mech = &M;
+    if (shared_obj != Py_None) {
+        if (PyObject_GetBuffer(shared_obj, &shared_view, PyBUF_WRITABLE) < 0 ||
+            shared_view.len < 16 || (uintptr_t)((char *)shared_view.buf + 8) % 8 != 0) {
+            if (!PyErr_Occurred()) PyBuffer_Release(&shared_view);
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "shared_found must be a writable, 8-byte aligned buffer of 16 bytes");
+            for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+            for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
+            mech_free(c);
+            return NULL;
+        }
+        c->shared_found = (volatile unsigned char *)shared_view.buf;
+        c->shared_best = (unsigned char *)shared_view.buf + 1;
+        c->shared_time = (uint64_t *)((char *)shared_view.buf + 8);
+        adopt_time(c);
+    }
+    c->length_slack = length_slack < 0 ? 0 : length_slack;
+    c->T = &T;
+    c->max_length = max_length;
+    c->phase2_max = phase2_max;
+    c->phase2_slack = phase2_slack < 0 ? 0 : phase2_slack;
+    c->stop_at_first = budget_s <= 0.0;
+
+    Py_BEGIN_ALLOW_THREADS
+    c->t0 = now_s();
+    c->deadline = c->t0 + budget_s;
+    c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
+    for (i = 0; i < n_dirs; i++) {
+        starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+    }
+    face_search(c, starts, n_dirs, min_dist);
+    if (c->found) {
+        /* best_time may be another worker's (adopted as a bound): this one's own is its
+           path's */
+        c->dir = c->best_dir;
+        memcpy(c->path, c->best_path, sizeof(int) * (size_t)c->best_len);
+        c->total_at[0] = 0.0;
+        for (i = 0; i < c->best_len; i++) mech_push(c, i, c->path[i]);
+        c->best_time = c->total_at[c->best_len];
+    }
+    Py_END_ALLOW_THREADS
+
+    for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
+    for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
+    if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
+    for (i = 0; i < n_dirs; i++) {
+        if (starts[i].dist < 0) {
+            mech_free(c);
+            PyErr_SetString(PyExc_RuntimeError,
+                            "two-phase tables are inconsistent (no way down the pruning table); "
+                            "delete the table cache to rebuild it");
+            return NULL;
+        }
+    }
+    moves = PyList_New(c->found ? c->best_len : 0);
+    if (moves == NULL) {
+        mech_free(c);
+        return NULL;
+    }
+    if (c->found)
+        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
+    stats = Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i,s:d}", "solutions_seen",
+        (unsigned long long)c->solutions, "nodes_phase1", (unsigned long long)c->nodes1,
+        "nodes_phase2", (unsigned long long)c->nodes2, "phase1_solutions",
+        (unsigned long long)c->phase2_starts, "improvements", (unsigned long long)c->improvements,
+        "first_solution_s", c->found ? c->first_s : -1.0, "first_length",
+        c->found ? c->first_len : -1, "search_s", now_s() - c->t0, "phase1_depth", c->max_n1,
+        "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
+        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist,
+        "robot_time_s", c->found ? c->best_time : -1.0);
+    if (stats == NULL) {
+        Py_DECREF(moves);
+        mech_free(c);
+        return NULL;
+    }
+    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    mech_free(c);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, "Two-phase search (see the module source header)."},
+    {"mech_search", py_mech_search, METH_VARARGS,
+     "Two-phase search for the least planned time of a mechanism (see mech_search's block)."},
     {"phase1_depth", py_phase1_depth, METH_VARARGS,
      "phase1_depth(tables, twist, flip, slice_sorted) -> exact phase-1 distance"},
     {"phase2_depth", py_phase2_depth, METH_VARARGS,

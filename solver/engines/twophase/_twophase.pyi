@@ -28,6 +28,19 @@ def search(
     chunk: int = ...,
     /,
 ) -> tuple[int, list[int], dict[str, Any]]: ...
+def mech_search(
+    tables: tuple[Any, ...],
+    starts: list[tuple[int, int, int, int, int, int, int]],
+    max_length: int,
+    budget_s: float,
+    timeout_s: float,
+    phase2_max: int,
+    phase2_slack: int,
+    length_slack: int,
+    mech: tuple[Any, ...],
+    shared_found: bytearray | None,
+    /,
+) -> tuple[int, list[int], dict[str, Any]]: ...
 def phase1_depth(tables: tuple[Any, ...], twist: int, flip: int, slice_sorted: int, /) -> int: ...
 def phase2_depth(tables: tuple[Any, ...], corners: int, ud_edges: int, /) -> int: ...
 def bfs_level(
