@@ -67,8 +67,10 @@ logger = logging.getLogger(__name__)
 MIN_SEARCH_S = 0.004
 #: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
 MIN_OVERHEAD_S = 0.005
-#: The weight of a new sample in the running mean of how late searches hand back.
-LATE_GAIN = 0.25
+#: How much of the latest search's lateness the next one still assumes, unless it is later:
+#: a result that comes too late to be journaled wastes the whole search, ending a search a
+#: little sooner costs little.
+LATE_DECAY = 0.8
 #: How much of the worst delays measured in a job the next job still assumes.
 DECAY = 0.9
 #: The weight of a new sample in the running mean of how early reports come.
@@ -190,8 +192,8 @@ class AnytimeRun:
     committed: int = 0
     refinements: int = 0
     searches: int = 0
-    #: how long after its deadline a search's result is in hand, planned (a running mean: a
-    #: late result costs only the refinement, never a commit)
+    #: how long after its deadline a search's result is in hand (the worst of the last few
+    #: searches: a late result costs the refinement, never a commit)
     late_s: float = 0.0
     #: the longest journal write measured (seconds): a refinement is journaled only if this
     #: much time is left before the moves it replaces are due
@@ -519,7 +521,7 @@ class Anytime:
             found = await asyncio.to_thread(self._search, session, cube, deadline, current, target)
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
-                run.late_s += LATE_GAIN * (loop.time() - deadline - run.late_s)
+                run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
             await self._apply(run, target, found, current, deadline, searched)
         finally:
             run.release_fence()
