@@ -2,8 +2,8 @@
 search goes on while they turn, from the cube as it will be after moves of the plan.
 
 A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
-first move. Here the head start (``[solver] head_start_s``, 3 ms on one worker thread) is the
-only search the robot waits for; then two tasks share the job:
+first move. Here the head start (``[solver] head_start_s``, 3 ms on both worker threads) is
+the only search the robot waits for; then two tasks share the job:
 
 * **The committer** (:func:`commit_when_due`) hands the plan's next motion group to the firmware
   (appended to the running execution, :meth:`FirmwareLink.extend`) at the last moment that
@@ -12,15 +12,21 @@ only search the robot waits for; then two tasks share the job:
   *lead time* — how long a committed move may take to reach the firmware (the link's measured
   latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
   than the cost model the reports have come. So only the moves the firmware needs are sent.
-* **The searcher** runs the robot-time search (the profile's cost model) from the plan's state
-  after ``target`` moves, until move ``target + 1`` is due less what a refinement takes to hand
-  back, plan and journal (measured; each job starts from the worst the jobs before measured,
-  slowly forgotten). The first search starts a group or two ahead and runs about as long as a
-  quarter turn; each next one starts further ahead and may run about twice as long as the one
-  before (a search restarted with the same short budget finds the same plan again). While it
-  runs, nothing past ``target`` is committed until its planned end.
+* **The searcher** runs the robot-time search (the profile's cost model) on both cores, at a
+  lower priority than the event loop, through one engine search session
+  (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`: tables and threads kept,
+  each search a restart from a new state until an absolute deadline). It searches from the
+  plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
+  remainder is the search's bound), until move ``target + 1`` is due less how late searches
+  have handed back lately and the longest journal write measured (each job starts from the
+  worst the jobs before measured, slowly forgotten). The first search starts right after the
+  moves committed first (a plan's first groups decide most of what can be saved); each next
+  one starts further ahead and may run about twice as long as the one before, up to
+  :data:`MAX_SEARCH_S` (a search restarted with the same short budget finds the same plan
+  again). A search never holds a due commit back: a result that comes too late is dropped.
 
-A remainder faster than the plan's **replaces** the moves after ``target``: journaled first
+A remainder faster than the plan's **replaces** the moves after ``target`` if the longest
+journal write measured fits before move ``target + 1`` is due: journaled first
 (:meth:`~robot.journal.Journal.record_refinement`: moves sent never change; nothing past
 ``target`` is committed until the journal has it), then announced (``solution_refined``).
 
