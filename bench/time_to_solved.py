@@ -1,7 +1,7 @@
 """Benchmark: time from a valid scan to a solved cube, through the daemon and the simulated robot.
 
     python bench/time_to_solved.py [--states 100] [--seed 2026] [--profile simulated]
-                                   [--modes 0,0.01,0.1,1,anytime] [--json]
+                                   [--modes 0,0.01,0.1,1,anytime] [--head-start S] [--json]
 
 Uniformly random 3x3 states (``CubieCube.random`` with the seed) are handed to the daemon as
 ``solve`` jobs (the state as scanned), one after the other, for each mode: a fixed solver
@@ -110,10 +110,16 @@ class Counter:
         pass
 
 
-def mode_config(base: RobotConfig, mode: str, folder: Path) -> RobotConfig:
-    """The profile for one mode: no cameras, MQTT off, the journal in ``folder``."""
+def mode_config(
+    base: RobotConfig, mode: str, folder: Path, head_start_s: float | None = None
+) -> RobotConfig:
+    """The profile for one mode: no cameras, MQTT off, the journal in ``folder``; anytime with
+    ``head_start_s`` (default: the profile's)."""
     if mode == "anytime":
-        solver = base.solver.model_copy(update={"anytime": True})
+        update: dict[str, Any] = {"anytime": True}
+        if head_start_s is not None:
+            update["head_start_s"] = head_start_s
+        solver = base.solver.model_copy(update=update)
     else:
         solver = base.solver.model_copy(update={"anytime": False, "budget_s": float(mode)})
     return base.model_copy(
@@ -157,9 +163,13 @@ def job_result(
 
 
 async def run_mode(
-    base: RobotConfig, mode: str, cubes: list[Cube], folder: Path
+    base: RobotConfig,
+    mode: str,
+    cubes: list[Cube],
+    folder: Path,
+    head_start_s: float | None = None,
 ) -> list[JobResult]:
-    config = mode_config(base, mode, folder)
+    config = mode_config(base, mode, folder, head_start_s)
     robot = SimulatedRobot(config)
     port = await robot.start()
     link = FirmwareLink(port, config=link_config(config))
@@ -245,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--profile", default="simulated", help="bundled profile name or TOML path")
     ap.add_argument("--modes", default="0,0.01,0.1,1,anytime")
+    ap.add_argument(
+        "--head-start",
+        type=float,
+        default=None,
+        metavar="S",
+        help="anytime: [solver] head_start_s (default: the profile's)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -257,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cuberobot-bench-") as tmp:
         for mode in modes:
             began = time.perf_counter()
-            results = asyncio.run(run_mode(base, mode, cubes, Path(tmp)))
+            results = asyncio.run(run_mode(base, mode, cubes, Path(tmp), args.head_start))
             rows.append(row(mode, results))
             print(
                 f"{label(mode)}: {len(results)} jobs in {time.perf_counter() - began:.0f} s",

@@ -2,8 +2,8 @@
 search goes on while they turn, from the cube as it will be after moves of the plan.
 
 A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
-first move. Here the head start (``[solver] head_start_s``, 3 ms on one worker thread) is the
-only search the robot waits for; then two tasks share the job:
+first move. Here the head start (``[solver] head_start_s``, 3 ms on both worker threads) is
+the only search the robot waits for; then two tasks share the job:
 
 * **The committer** (:func:`commit_when_due`) hands the plan's next motion group to the firmware
   (appended to the running execution, :meth:`FirmwareLink.extend`) at the last moment that
@@ -12,15 +12,21 @@ only search the robot waits for; then two tasks share the job:
   *lead time* — how long a committed move may take to reach the firmware (the link's measured
   latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
   than the cost model the reports have come. So only the moves the firmware needs are sent.
-* **The searcher** runs the robot-time search (the profile's cost model) from the plan's state
-  after ``target`` moves, until move ``target + 1`` is due less what a refinement takes to hand
-  back, plan and journal (measured; each job starts from the worst the jobs before measured,
-  slowly forgotten). The first search starts a group or two ahead and runs about as long as a
-  quarter turn; each next one starts further ahead and may run about twice as long as the one
-  before (a search restarted with the same short budget finds the same plan again). While it
-  runs, nothing past ``target`` is committed until its planned end.
+* **The searcher** runs the robot-time search (the profile's cost model) on both cores, at a
+  lower priority than the event loop, through one engine search session
+  (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`: tables and threads kept,
+  each search a restart from a new state until an absolute deadline). It searches from the
+  plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
+  remainder is the search's bound), until move ``target + 1`` is due less how late searches
+  have handed back lately and the longest journal write measured (each job starts from the
+  worst the jobs before measured, slowly forgotten). The first search starts right after the
+  moves committed first (a plan's first groups decide most of what can be saved); each next
+  one starts further ahead and may run about twice as long as the one before, up to
+  :data:`MAX_SEARCH_S` (a search restarted with the same short budget finds the same plan
+  again). A search never holds a due commit back: a result that comes too late is dropped.
 
-A remainder faster than the plan's **replaces** the moves after ``target``: journaled first
+A remainder faster than the plan's **replaces** the moves after ``target`` if the longest
+journal write measured fits before move ``target + 1`` is due: journaled first
 (:meth:`~robot.journal.Journal.record_refinement`: moves sent never change; nothing past
 ``target`` is committed until the journal has it), then announced (``solution_refined``).
 
@@ -39,7 +45,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from firmware_protocol.errors import LinkError
 from robot.daemon.context import Context, Job, face_move
@@ -51,12 +56,12 @@ from robot.daemon.events import (
     solution_payload,
 )
 from robot.daemon.execution import Executor, MoveFeed
-from robot.daemon.ports import Solver
 from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cost import CostModel
 from solver.cube.facelets import Cube
 from solver.cube.notation import Move, format_moves
+from solver.engines.twophase.engine import SearchSession, get_solver
 from solver.errors import CubeError
 from solver.solution import Solution
 
@@ -67,13 +72,33 @@ logger = logging.getLogger(__name__)
 #: A search shorter than this is not started: the next group is committed at once instead.
 MIN_SEARCH_S = 0.004
 #: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
-MIN_OVERHEAD_S = 0.01
+MIN_OVERHEAD_S = 0.005
+#: How much of the latest search's lateness the next one still assumes, unless it is later:
+#: a result that comes too late to be journaled wastes the whole search, ending a search a
+#: little sooner costs little.
+LATE_DECAY = 0.8
 #: How much of the worst delays measured in a job the next job still assumes.
 DECAY = 0.9
 #: The weight of a new sample in the running mean of how early reports come.
 EARLY_GAIN = 0.25
-#: Each search may run this many times as long as the one before (from further ahead).
+#: The first search, from the moves committed first, runs for at least this long if it can
+#: (seconds): measured offline, a search from the state after the first group saves most of
+#: what any search during the motion saves (a plan's first moves decide it most).
+FIRST_SEARCH_S = 0.02
+#: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
+#: ... up to this long (seconds): then the searches go on from further ahead, each from a
+#: plan as good as the ones before made it.
+MAX_SEARCH_S = 0.4
+#: Worker threads of the head start: both cores (the host waits for the firmware's STATUS
+#: meanwhile). Measured (60 states, load 10): 2.176 s of robot time against 2.236 s on one
+#: thread for the same 3 ms budget; the plan's first groups decide most of the job's time.
+HEAD_THREADS = 2
+#: Worker threads of a search while the motors turn: both cores (the host does little else).
+SEARCH_THREADS = 2
+#: ... at a lower priority than the event loop's thread (the link and the journal), which then
+#: gets a core as soon as it wakes
+SEARCH_NICE = 10
 #: The committer looks at the timeline at least this often while it waits (seconds): the
 #: firmware's reports move the predicted end.
 COMMIT_POLL_S = 0.02
@@ -176,15 +201,32 @@ class AnytimeRun:
     committed: int = 0
     refinements: int = 0
     searches: int = 0
-    #: a refinement's time beyond its search (hand back, plan, journal), at most so far
-    overhead_s: float = MIN_OVERHEAD_S
+    #: how long after its deadline a search's result is in hand (the worst of the last few
+    #: searches: a late result costs the refinement, never a commit)
+    late_s: float = 0.0
+    #: the longest journal write measured (seconds): a refinement is journaled only if this
+    #: much time is left before the moves it replaces are due
+    write_s: float = 0.0
+    #: searches whose result came too late to be used, refinements dropped because their
+    #: write would not fit before the commit, commits that waited for a write
+    late_searches: int = 0
+    dropped: int = 0
+    late_writes: int = 0
+    #: robot time the refinements saved in all (seconds, the cost model's)
+    saved_s: float = 0.0
 
-    #: a search from this position runs (or its result is being journaled): no move past it
-    #: is committed before ``fence_until`` (loop time)
+    #: a search from this position runs, or (``journaling``) its result is being journaled:
+    #: then no move past it is committed until the journal has it
     fence: int | None = None
-    fence_until: float = 0.0
+    journaling: bool = False
     _committed_event: asyncio.Event = field(default_factory=asyncio.Event)
     _fence_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def overhead_s(self) -> float:
+        """How long before the next commit is due a search must end: its result handed back
+        and planned (as usual), then journaled (as long as the longest write)."""
+        return max(MIN_OVERHEAD_S, self.late_s + self.write_s)
 
     @property
     def uncommitted(self) -> int:
@@ -208,6 +250,7 @@ class AnytimeRun:
 
     def release_fence(self) -> None:
         self.fence = None
+        self.journaling = False
         self._fence_event.set()
 
     async def wait_fence(self, timeout_s: float) -> None:
@@ -215,12 +258,16 @@ class AnytimeRun:
         self._fence_event.clear()
         if self.fence is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._fence_event.wait(), timeout_s)
+                await asyncio.wait_for(
+                    self._fence_event.wait(), None if math.isinf(timeout_s) else timeout_s
+                )
 
 
 async def commit_when_due(run: AnytimeRun) -> None:
-    """Commit the plan's next group the moment it is due (never past a refinement being
-    journaled), until every move is committed; then close the feed."""
+    """Commit the plan's next group the moment it is due, until every move is committed; then
+    close the feed. A search running from the plan's position does not hold a due commit back
+    (its result is then dropped); a refinement being journaled does (its write was only started
+    if the worst write measured fits before the commit is due)."""
     loop = asyncio.get_running_loop()
     while run.uncommitted:
         run.timeline.observe(run.feed.last_group)
@@ -232,10 +279,11 @@ async def commit_when_due(run: AnytimeRun) -> None:
                 run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
             continue
         upto = group_ends(run.plan, run.committed)[0]
-        if run.fence is not None and upto > run.fence and now < run.fence_until:
-            # a search from the fence, or its result being journaled: it was given until
-            # then (a wasted search costs more robot time than a late commit risks)
-            await run.wait_fence(run.fence_until - now)
+        if run.fence is not None and upto > run.fence and run.journaling:
+            # the journal is taking the refinement of the moves past the fence: sending the
+            # old plan's moves now would contradict it, the new ones are not durable yet
+            run.late_writes += 1
+            await run.wait_fence(math.inf)
             continue
         logger.debug(
             "job %s: commit after move %d: %.1f ms before the motors run dry",
@@ -260,20 +308,20 @@ class Anytime:
         ctx: Context,
         executor: Executor,
         planner: Planner,
-        solver: Solver,
         first_solution: Callable[..., Solution],
     ) -> None:
         self.ctx = ctx
         self.executor = executor
         self.planner = planner
-        self.solver = solver
         self.first_solution = first_solution
+        self._search_session: SearchSession | None = None
         self.cost = ctx.config.cost_model
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
-        #: what the jobs so far measured (a refinement's overhead, the host's wake-up lag, how
-        #: early reports came): the next job starts from the worst, slowly forgotten
-        self._learnt: tuple[float, ...] = (MIN_OVERHEAD_S, 0.0, 0.0)
+        #: what the jobs so far measured (how late searches hand back, the longest journal
+        #: write, the host's wake-up lag, how early reports came): the next job starts from
+        #: the worst, slowly forgotten
+        self._learnt: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
 
     # === the job ==================================================================================
 
@@ -292,9 +340,12 @@ class Anytime:
         fetched = asyncio.ensure_future(link.status())
         try:
             head_start = self.ctx.config.solver.head_start_s
-            # one worker: a budget of a few milliseconds is spent searching, not handing over
-            solution = await asyncio.to_thread(self.first_solution, cube, head_start, threads=1)
+            solution = await asyncio.to_thread(
+                self.first_solution, cube, head_start, threads=HEAD_THREADS
+            )
+            searched = time.perf_counter()
             program = self._plan(solution.moves)
+            planned = time.perf_counter()
             status = await fetched
         except LinkError as exc:  # as the executor's first STATUS would
             raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
@@ -321,6 +372,16 @@ class Anytime:
             state=JobState.EXECUTING if program.moves else None,
             dispatch=dispatch,
         )
+        wrote = time.perf_counter() - writing
+        logger.debug(
+            "job %s: before the first step: search %.1f ms, plan %.1f ms, status %.1f ms, "
+            "journal %.1f ms",
+            job.id,
+            1000 * (searched - started),
+            1000 * (planned - searched),
+            1000 * (writing - planned),
+            1000 * wrote,
+        )
         solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
         self.ctx.out.event(EventName.SOLUTION, solved)
         if not program.moves:
@@ -332,8 +393,8 @@ class Anytime:
         run = AnytimeRun(job, offset, cube, plan, timeline)
         # a refinement's hand-back, planning and journaling: as the jobs before measured it,
         # and at least twice the write just made
-        overhead, timeline.wake_lag_s, timeline.overstated_s = self._learnt
-        run.overhead_s = max(overhead, 2 * (time.perf_counter() - writing))
+        run.late_s, write, timeline.wake_lag_s, timeline.overstated_s = self._learnt
+        run.write_s = max(write, wrote)
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         run.commit(self._first_commit(run))
@@ -348,21 +409,29 @@ class Anytime:
                 max(DECAY * before, now)
                 for before, now in zip(
                     self._learnt,
-                    (run.overhead_s, timeline.wake_lag_s, timeline.overstated_s),
+                    (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
                     strict=True,
                 )
             )
             logger.info(
-                "job %s: anytime: %d searches, %d refinements, %d gaps; lead %.1f ms "
-                "(link latency %.1f, wake lag %.1f, reports early by %.1f a group)",
+                "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
+                "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
+                "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
+                "late, a journal write takes %.1f ms at most",
                 job.id,
                 run.searches,
                 run.refinements,
+                run.saved_s,
+                run.late_searches,
+                run.dropped,
+                run.late_writes,
                 run.feed.gaps,
                 1000 * timeline.lead_s(),
                 1000 * link.latency_s,
                 1000 * timeline.wake_lag_s,
                 1000 * timeline.overstated_s,
+                1000 * run.late_s,
+                1000 * run.write_s,
             )
 
     def _first_commit(self, run: AnytimeRun) -> int:
@@ -376,31 +445,46 @@ class Anytime:
 
     # === searching while the motors turn ==========================================================
 
+    def _session(self) -> SearchSession:
+        """The engine's search session for the refinements (options checked, robot-metric
+        tables loaded and worker threads started once, for every job)."""
+        if self._search_session is None:
+            config = self.ctx.config
+            faces = sorted(config.motors.faces) if config.motors.missing else None
+            self._search_session = get_solver().session(
+                cost_model=self.cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE
+            )
+        return self._search_session
+
     async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
         for faster remainders. Each search starts from the plan's state after ``target``
-        moves and ends when move ``target + 1`` is due; the first from the committed moves,
-        each next one from further ahead so that it may run about twice as long (a search
-        that restarts with the same short budget finds the same plan again)."""
+        moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
+        first runs about as long as a quarter turn, each next one from further ahead may run
+        up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
+        the same length from a similar state finds about the same plan."""
         loop = asyncio.get_running_loop()
         journal = self.ctx.journal
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
+            session = await asyncio.to_thread(self._session)
             await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
-            # the first search: from the state after the first group or two, for about as long
-            # as a quarter turn; the later ones from further ahead, each about twice as long
-            wanted, after = self.cost.quarter_turn_s, -1
+            wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
                 run.timeline.observe(run.feed.last_group)
-                target = self._target(run, wanted, after, loop.time())
+                now = loop.time()
+                target = self._target(run, wanted, after, now)
                 if target is None:
                     break
-                budget = run.timeline.deadline(target) - loop.time() - run.overhead_s
-                if budget < MIN_SEARCH_S:
+                deadline = run.timeline.deadline(target) - run.overhead_s
+                if deadline - now < MIN_SEARCH_S:
                     await run.wait_commit()
                     continue
-                await self._improve(run, budget, target)
-                wanted, after = GROWTH * budget, target
+                searched = await self._improve(run, session, deadline, target)
+                # a search that ended before its deadline covered its state: no need to grow
+                ran = min(searched, deadline - now)
+                grown = GROWTH * ran if searched >= 0.9 * (deadline - now) else ran
+                wanted, after = min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown)), target
             await committer
         except asyncio.CancelledError:
             raise
@@ -417,8 +501,8 @@ class Anytime:
 
     def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
         """The first group end past ``after`` (the last search's start) and not before the
-        committed moves whose search may run ``wanted_s`` (the last one before the plan's end,
-        if none may); ``None``: nothing left to search."""
+        committed moves whose search may run ``wanted_s``; else the one whose search may run
+        longest (the last one before the plan's end). ``None``: nothing left to search."""
         ends = [run.committed, *group_ends(run.plan, run.committed)]
         ends = [e for e in ends if after < e < len(run.plan)]
         if not ends:
@@ -428,38 +512,73 @@ class Anytime:
                 return end
         return ends[-1]
 
-    async def _improve(self, run: AnytimeRun, budget_s: float, target: int) -> None:
-        """One search from the plan's state after ``target`` moves; a faster remainder replaces
-        the moves after them (journaled, then announced). Nothing past ``target`` is committed
-        meanwhile, until the time the search was planned to end with its result journaled."""
+    async def _improve(
+        self, run: AnytimeRun, session: SearchSession, deadline: float, target: int
+    ) -> float:
+        """One search from the plan's state after ``target`` moves until ``deadline`` (loop
+        time) for a remainder faster than the plan's; one found replaces the moves after
+        ``target`` (journaled, then announced) if that is still in time. Nothing past
+        ``target`` is committed while its result is journaled. Returns how long it searched."""
         loop = asyncio.get_running_loop()
         began = loop.time()
         cube = run.cube_after(target)
+        current = self._remainder_s(run.plan[target:])
         run.searches += 1
-        run.fence, run.fence_until = target, began + budget_s + run.overhead_s
+        run.fence = target
         try:
-            found = await asyncio.to_thread(self._search, cube, budget_s, target)
-            await self._apply(run, target, found, budget_s, began)
+            found = await asyncio.to_thread(self._search, session, cube, deadline, current, target)
+            searched = loop.time() - began
+            if searched >= deadline - began:  # (one that covered its state ends sooner)
+                run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
+            await self._apply(run, target, found, current, deadline, searched)
         finally:
             run.release_fence()
-        run.overhead_s = max(run.overhead_s, loop.time() - began - budget_s)
+        return searched
+
+    def _search(
+        self, session: SearchSession, cube: Cube, deadline: float, bound_s: float, kept_htm: int
+    ) -> Solution | None:
+        """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
+        event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
+        ``bound_s`` (in a worker thread)."""
+        max_length = self.ctx.config.solver.max_length
+        try:
+            return session.search(
+                cube,
+                deadline,
+                bound_s=bound_s,
+                max_length=None if max_length is None else max(0, max_length - kept_htm),
+            )
+        except CubeError as exc:  # nothing found: the plan stays
+            logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
+            return None
 
     async def _apply(
-        self, run: AnytimeRun, target: int, found: Solution | None, budget_s: float, began: float
+        self,
+        run: AnytimeRun,
+        target: int,
+        found: Solution | None,
+        current: float,
+        deadline: float,
+        searched: float,
     ) -> None:
-        """Take a search's result: a faster remainder from move ``target`` replaces the plan's,
-        unless moves past ``target`` were committed meanwhile."""
+        """Take a search's result: a faster remainder from move ``target`` replaces the plan's
+        if no move past ``target`` was committed meanwhile and the worst journal write measured
+        fits before the next commit is due."""
         loop = asyncio.get_running_loop()
-        searched = loop.time() - began
         logger.debug(
-            "job %s: searched %.1f ms of a %.1f ms budget from move %d (%d committed)",
+            "job %s: searched %.1f ms from move %d (%d committed), deadline %+.1f ms: %s",
             run.job.id,
             1000 * searched,
-            1000 * budget_s,
             target,
             run.committed,
+            1000 * (loop.time() - deadline),
+            "nothing faster" if found is None else f"{found.robot_time_s:.3f} s",
         )
-        if found is None or run.committed > target:  # nothing, or too late to use it
+        if found is None:
+            return
+        if run.committed > target:  # too late to use it
+            run.late_searches += 1
             return
         try:
             candidate = self.planner.plan(found.moves)
@@ -468,7 +587,6 @@ class Anytime:
                 "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
             )
             return
-        current = self._remainder_s(run.plan[target:])
         better = candidate.estimate_s if candidate.moves else 0.0
         logger.debug(
             "job %s: after move %d: remainder %.3f s, found %.3f s (%d moves)",
@@ -478,30 +596,21 @@ class Anytime:
             better,
             len(candidate.moves),
         )
-        if better < current - 1e-9:
-            await self._replace(run, target, candidate, current - better, searched)
-
-    def _search(self, cube: Cube, budget_s: float, kept_htm: int) -> Solution | None:
-        """The robot-time search from ``cube`` for ``budget_s`` (in a worker thread)."""
-        config = self.ctx.config
-        cfg = config.solver
-        options: dict[str, Any] = {
-            "budget_s": budget_s,
-            "timeout_s": budget_s,
-            "cost_model": config.cost_model,
-            # one worker: the other core keeps the event loop (journal, link) on time; measured
-            # on the bench, two workers gave no faster plans but later commits
-            "threads": 1,
-        }
-        if cfg.max_length is not None:
-            options["max_length"] = max(0, cfg.max_length - kept_htm)
-        if config.motors.missing:
-            options["faces"] = [f.name for f in sorted(config.motors.faces)]
-        try:
-            return self.solver(cube, cfg.engine, **options)
-        except CubeError as exc:  # nothing within the budget: the plan stays
-            logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
-            return None
+        if not better < current - 1e-9:
+            return
+        left = run.timeline.deadline(target) - loop.time()
+        if left < run.write_s:
+            logger.debug(
+                "job %s: a refinement saving %.3f s dropped: %.1f ms left before the commit, "
+                "a journal write may take %.1f ms",
+                run.job.id,
+                current - better,
+                1000 * left,
+                1000 * run.write_s,
+            )
+            run.dropped += 1
+            return
+        await self._replace(run, target, candidate, current - better, searched)
 
     def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
         return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
@@ -521,7 +630,8 @@ class Anytime:
         program = self._combined(plan, candidate)
         keep = run.offset + target
         journal = self.ctx.journal
-        run.fence_until = math.inf  # nothing past the fence until the journal has it
+        run.journaling = True  # nothing past the fence until the journal has it
+        writing = time.perf_counter()
         await journal.call(
             journal.sync.record_refinement,
             job.id,
@@ -531,9 +641,11 @@ class Anytime:
             str(program),
             _rows(candidate.moves),
         )
+        run.write_s = max(run.write_s, time.perf_counter() - writing)
         run.plan = plan
         run.timeline.durations = move_durations(plan, self.cost)
         run.refinements += 1
+        run.saved_s += saved_s
         job.program = program
         job.face_moves = job.face_moves[:keep] + candidate.face_moves
         job.moves_total = run.offset + len(plan)

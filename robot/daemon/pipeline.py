@@ -83,7 +83,7 @@ class Pipeline:
             ctx, self.rescanner, self._read_once, self._solve_and_execute, self.scheme
         )
         if ctx.config.solver.anytime:
-            self.anytime = Anytime(ctx, self.executor, self.planner, solver, self._solve)
+            self.anytime = Anytime(ctx, self.executor, self.planner, self._solve)
         #: the reads of the job's first state (for the check after execution) and the job
         #: move they were taken after
         self.evidence: Evidence | None = None

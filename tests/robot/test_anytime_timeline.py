@@ -83,18 +83,31 @@ def test_a_refinement_that_leaves_nothing_to_commit_closes_the_feed() -> None:
     assert asyncio.run(scenario())
 
 
-def test_no_move_past_a_fence_is_committed_before_it_ends() -> None:
+def _fenced(journaling: bool) -> list[int]:
+    """Moves committed while a search from after R runs (or its result is journaled) past
+    the time every group was due, and once it ends."""
+
     async def scenario() -> list[int]:
         loop = asyncio.get_running_loop()
         run = _run(0.005)
         run.timeline.started_at = loop.time()
         run.commit(1)
-        run.fence, run.fence_until = 1, loop.time() + 0.1  # a search from after R
+        run.fence, run.journaling = 1, journaling
         task = asyncio.create_task(commit_when_due(run))
         await asyncio.sleep(0.05)
         held = len(run.feed.moves)
         run.release_fence()
         await asyncio.wait_for(task, 1)
-        return [held, len(run.feed.moves)]
+        return [held, len(run.feed.moves), run.late_writes]
 
-    assert asyncio.run(scenario()) == [1, 4]
+    return asyncio.run(scenario())
+
+
+def test_a_running_search_never_holds_a_due_commit_back() -> None:
+    # the search's result comes too late to be used; the motors do not wait for it
+    assert _fenced(journaling=False) == [4, 4, 0]
+
+
+def test_no_move_past_a_refinement_being_journaled_is_committed_before_the_journal_has_it() -> None:
+    held, committed, waited = _fenced(journaling=True)
+    assert (held, committed) == (1, 4) and waited >= 1

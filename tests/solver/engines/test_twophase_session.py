@@ -1,0 +1,86 @@
+"""The two-phase engine's search sessions: searches restarted from new states until absolute
+deadlines with the options, tables and threads prepared once, and a bound that only a faster
+solution passes (what anytime solving refines with)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from solver.cost import CostModel
+from solver.cube.cubie import CubieCube
+from solver.cube.geometry import Face
+from solver.engines.twophase.engine import TwoPhaseSolver, get_solver
+from solver.errors import OptionError
+
+COST = CostModel(quarter_turn_s=0.0975, half_turn_s=0.1575, pair_extra_s=0.0, settle_s=0.005)
+#: how much later than its deadline a search may return on a loaded 2-core machine
+SLACK_S = 0.5
+
+
+@pytest.fixture(scope="module")
+def engine() -> TwoPhaseSolver:
+    return get_solver()
+
+
+def _cubes(count: int, seed: int) -> list[CubieCube]:
+    rng = random.Random(seed)
+    return [CubieCube.random(rng) for _ in range(count)]
+
+
+def test_a_session_solves_one_state_after_another_by_each_deadline(engine: TwoPhaseSolver) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    for cube in _cubes(4, 3):
+        deadline = time.monotonic() + 0.03
+        solution = session.search(cube, deadline)
+        assert time.monotonic() < deadline + SLACK_S
+        assert solution is not None and cube.apply(solution.moves).is_solved()
+        assert solution.robot_time_s == pytest.approx(COST.estimate(solution.moves))
+        assert solution.stats["objective"] == "robot_time" and solution.stats["threads"] == 2
+    assert session.searches == session.found == 4
+
+
+def test_only_a_solution_faster_than_the_bound_is_returned(engine: TwoPhaseSolver) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    faster = 0
+    for cube in _cubes(4, 5):
+        first = session.search(cube, time.monotonic() + 0.02)
+        assert first is not None and first.robot_time_s is not None
+        bound = first.robot_time_s
+        again = session.search(cube, time.monotonic() + 0.1, bound_s=bound)
+        if again is not None:  # a longer search may find a faster one, never an equal one
+            assert again.robot_time_s is not None and again.robot_time_s < bound
+            assert cube.apply(again.moves).is_solved()
+            faster += 1
+        loose = session.search(cube, time.monotonic() + 0.02, bound_s=bound + 1.0)
+        assert loose is not None and loose.robot_time_s is not None
+        assert loose.robot_time_s < bound + 1.0 and loose.stats["bound_s"] == bound + 1.0
+    assert session.found == 8 + faster
+    assert session.search(_cubes(1, 9)[0], time.monotonic() + 0.01, bound_s=0.0) is None
+
+
+def test_a_solved_cube_needs_no_search_and_the_faces_and_length_are_kept(
+    engine: TwoPhaseSolver,
+) -> None:
+    session = engine.session(cost_model=COST, faces=[f for f in Face if f is not Face.B])
+    solved = session.search(CubieCube(), time.monotonic() + 0.01)
+    assert solved is not None and solved.moves == ()
+    for cube in _cubes(2, 7):
+        found = session.search(cube, time.monotonic() + 0.05)
+        assert found is not None and cube.apply(found.moves).is_solved()
+        assert all(m.face is not Face.B for m in found.moves)
+    short = session.search(_cubes(1, 8)[0], time.monotonic() + 0.01, max_length=3)
+    assert short is None  # a random state needs more than 3 turns
+    with pytest.raises(OptionError, match="max_length"):
+        session.search(_cubes(1, 8)[0], time.monotonic() + 0.01, max_length=99)
+
+
+def test_a_session_of_lower_priority_threads_solves_the_same(engine: TwoPhaseSolver) -> None:
+    session = engine.session(cost_model=COST, threads=2, nice=5)
+    for cube in _cubes(2, 11):
+        found = session.search(cube, time.monotonic() + 0.03)
+        assert found is not None and cube.apply(found.moves).is_solved()
+    with pytest.raises(OptionError, match="nice"):
+        engine.session(cost_model=COST, nice=40)
