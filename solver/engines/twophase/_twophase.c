@@ -9,7 +9,7 @@
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
  *        axial, shared_found])
- *   tables     tuple of the 20 arrays of TwoPhaseTables.search_arrays(), in that order
+ *   tables     tuple of the 22 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
  *              allowed_moves is an 18-bit mask of the face turns this direction may use
@@ -78,7 +78,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 20
+#define N_TABLES 22
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -103,6 +103,9 @@ typedef struct {
     const uint16_t *corner_classidx;
     const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
+    /* the same depths with the turns that change them (tables/bfs.py move_masks): bits
+       24..31 the depth, a nibble per face (see pair_moves()) */
+    const uint32_t *slice_twist_mask, *slice_flip_mask;
 } Tables;
 
 typedef struct {
@@ -145,9 +148,9 @@ typedef struct {
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
-    /* path[0..valid) has its corners (and ss_at) in cp_at, path[0..valid_ud) its U and D edges
-       in u_at, d_at (valid_ud <= valid: the face-turn search computes the edges only for the
-       phase-1 ends whose corners pass) */
+    /* the robot search: path[0..valid) has its corners (and ss_at) in cp_at (the face-turn
+       search carries the corners down its phase-1 path instead); both: path[0..valid_ud) its
+       U and D edges in u_at, d_at (computed only for the phase-1 ends whose corners pass) */
     int valid, valid_ud;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
@@ -471,6 +474,49 @@ static inline int successor_ok(int prev, int m) {
     return pf != f && pf != f + 3;
 }
 
+#define ALL_MOVES ((1u << N_MOVE) - 1)
+/* SUCC[prev + 1]: the moves successor_ok() allows after prev (-1: none before) */
+static uint32_t SUCC[N_MOVE + 1];
+/* three faces' nibbles of a move-mask entry (12 bits) -> the 9 turns that decrease its depth
+   (MASK_DOWN) and that do not increase it (MASK_KEEP) */
+static uint16_t MASK_DOWN[1 << 12], MASK_KEEP[1 << 12];
+
+static void init_masks(void) {
+    for (int x = 0; x < (1 << 12); x++) {
+        unsigned down = 0, keep = 0;
+        for (int f = 0; f < 3; f++) {
+            unsigned nibble = (unsigned)(x >> (4 * f)) & 15u, bits = nibble & 7u;
+            if (nibble & 8u) {
+                keep |= (~bits & 7u) << (3 * f); /* bits: the turns that increase it */
+            } else {
+                down |= bits << (3 * f);
+                keep |= 7u << (3 * f);
+            }
+        }
+        MASK_DOWN[x] = (uint16_t)down;
+        MASK_KEEP[x] = (uint16_t)keep;
+    }
+    for (int prev = -1; prev < N_MOVE; prev++) {
+        uint32_t mask = 0;
+        for (int m = 0; m < N_MOVE; m++)
+            if (successor_ok(prev, m)) mask |= 1u << m;
+        SUCC[prev + 1] = mask;
+    }
+}
+
+/* The moves after which a child can still be within togo - 1 moves of H by one of the exact
+   slice x twist / slice x flip tables, from the node's move-mask entry e: every move when the
+   node's depth there is at most togo - 2, those that do not increase it at togo - 1, those
+   that decrease it at togo, none beyond. Exactly the children the depth tables would pass. */
+static inline uint32_t pair_moves(uint32_t e, int togo) {
+    int d = (int)(e >> 24);
+    uint32_t lo = e & 0xFFFu, hi = (e >> 12) & 0xFFFu;
+    if (d <= togo - 2) return ALL_MOVES;
+    if (d == togo - 1) return MASK_KEEP[lo] | (uint32_t)MASK_KEEP[hi] << 9;
+    if (d == togo) return MASK_DOWN[lo] | (uint32_t)MASK_DOWN[hi] << 9;
+    return 0;
+}
+
 static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo) {
     const Tables *T = c->T;
     int prev, k, found = 0;
@@ -509,9 +555,11 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
     return found;
 }
 
-static void phase2_start(Ctx *c, int ss, int n1) {
+/* a phase-1 end after n1 moves: its slice order ss and corners (the phase-1 search carries
+   the corners along its path, see phase1()) */
+static void phase2_start(Ctx *c, int ss, int corners, int n1) {
     const Tables *T = c->T;
-    int i, corners, cs, es, ud, d2, lo, limit, togo2, bound;
+    int i, cs, es, ud, d2, lo, limit, togo2, bound;
     c->phase2_starts++;
     if ((c->phase2_starts & 0xF) == 0) {
         check_time(c);
@@ -527,10 +575,6 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
-    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++)
-        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + c->path[i]];
-    c->valid = n1;
-    corners = c->cp_at[n1];
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
     /* most phase-1 ends fail on their corners: only the others pay for their edges */
@@ -565,7 +609,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
 /* a phase-1 child: move (or group) m, its coordinates (s1 as the parent keeps it, slice its
    position 0..494), and for the robot search its time so far */
 typedef struct {
-    int m, t1, f1, s1, slice;
+    int m, t1, f1, s1, slice, nd, c1;
     uint32_t fs;
     uint64_t idx;
     double total;
@@ -616,54 +660,91 @@ static int screen_children(const Tables *T, const uint8_t *slice_twist, const ui
     return n;
 }
 
-/* A phase-1 node one move before its end (togo 1, distance 0 or 1): a child ends phase 1 iff
-   it is in H (twist 0, flip 0, the slice edges in the slice), which the move tables tell
-   without a pruning lookup; the last move must leave H (see phase1()), so it is not a
-   phase-2 move, and a node already in H has no such child. */
-static void phase1_last(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+/* fetch what a phase-1 node reads first: its two move-mask entries and its move-table rows
+   (each row is 36 bytes, so it may straddle two cache lines); its parent asks for them
+   before it visits the node */
+static inline void prefetch_node(const Tables *T, int twist, int flip, int ss, int corners) {
+    const uint16_t *r;
+    int slice = ss / 24;
+    __builtin_prefetch(&T->slice_twist_mask[slice * N_TWIST + twist]);
+    __builtin_prefetch(&T->slice_flip_mask[slice * N_FLIP + flip]);
+    r = &T->twist_move[twist * N_MOVE];
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + N_MOVE - 1);
+    r = &T->flip_move[flip * N_MOVE];
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + N_MOVE - 1);
+    r = &T->slice_sorted_move[ss * N_MOVE];
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + N_MOVE - 1);
+    r = &T->corners_move[corners * N_MOVE];
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + N_MOVE - 1);
+}
+
+/* A phase-1 node one move before its end (togo 1): its moves (see phase1()) are those into H
+   (the exact slice x twist and slice x flip depths both 0: twist, flip and slice solved);
+   the last move must leave H (see phase1()), so it is not a phase-2 move, and a node already
+   in H has no such child. The ends' corners x slice entries (phase2_start()'s first test, a
+   cache miss each) are fetched together before any is read. */
+static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) {
     const Tables *T = c->T;
-    int prev = depth > 0 ? c->path[depth - 1] : -1, m;
+    int m, n = 0, i;
+    int end_m[N_MOVE], end_s[N_MOVE], end_c[N_MOVE];
     c->nodes1++;
     if ((c->nodes1 & 0x3FFF) == 0) {
         check_time(c);
         if (c->stop) return;
     }
-    if (dist != 1) return;
-    for (m = 0; m < N_MOVE; m++) {
-        int s1;
-        if ((PHASE2_MASK >> m) & 1u) continue;
-        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
-        if (T->twist_move[twist * N_MOVE + m] != 0 || T->flip_move[flip * N_MOVE + m] != 0)
-            continue;
-        s1 = T->slice_sorted_move[ss * N_MOVE + m];
-        if (s1 >= 24) continue;
+    moves &= ~PHASE2_MASK;
+    while (moves) {
+        m = __builtin_ctz(moves);
+        moves &= moves - 1;
+        end_m[n] = m;
+        end_s[n] = T->slice_sorted_move[ss * N_MOVE + m];
+        end_c[n] = T->corners_move[corners * N_MOVE + m];
+        __builtin_prefetch(&T->cornslice_depth[end_c[n] * 24 + end_s[n]]);
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        m = end_m[i];
         if (c->robot) {
             cost_push(c, depth, m);
             if (c->bounded && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
-        if (c->valid > depth) c->valid = depth;
         if (c->valid_ud > depth) c->valid_ud = depth;
-        phase2_start(c, s1, depth + 1);
+        phase2_start(c, end_s[i], end_c[i], depth + 1);
         if (c->stop) return;
     }
 }
 
-static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+/* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
+   phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
+   entries (slice x twist, slice x flip) give the moves whose children the small exact tables
+   pass, so only those children are computed. */
+static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m, n, i, in_h;
+    int togo = c->n1 - depth, prev, m, n, i, slice;
+    const uint16_t *crow;
+    uint32_t moves;
     Child ch[N_MOVE];
-    if (togo == 1) {
-        phase1_last(c, twist, flip, ss, dist, depth);
-        return;
-    }
     if (togo == 0) {
         if (depth > 0) {
             /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
                already ended in it, and phase 2 tries this move there */
             if ((PHASE2_MASK >> c->path[depth - 1]) & 1u) return;
         }
-        phase2_start(c, ss, depth);
+        phase2_start(c, ss, corners, depth);
+        return;
+    }
+    prev = depth > 0 ? c->path[depth - 1] : -1;
+    slice = ss / 24;
+    moves = c->st->allowed & SUCC[prev + 1] &
+            pair_moves(T->slice_twist_mask[slice * N_TWIST + twist], togo) &
+            pair_moves(T->slice_flip_mask[slice * N_FLIP + flip], togo);
+    if (togo == 1) {
+        phase1_last(c, ss, corners, moves, depth);
         return;
     }
     c->nodes1++;
@@ -671,24 +752,23 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         check_time(c);
         if (c->stop) return;
     }
-    prev = depth > 0 ? c->path[depth - 1] : -1;
     /* a node in H close to its end takes no phase-2 move (its children would stay in H, and
        phase 1 must end with a move that leaves it); below SMALL_ONLY_TOGO the distance is
        not known (see below), the coordinates tell */
-    in_h = togo < 5 && (togo <= SMALL_ONLY_TOGO ? twist == 0 && flip == 0 && ss < 24 : dist == 0);
-    /* The pruning lookups of the children miss the cache (tables of tens of MB): fetch them
-       in three passes, so the misses of all children overlap instead of queueing. */
+    if (togo < 5 && (togo <= SMALL_ONLY_TOGO ? twist == 0 && flip == 0 && ss < 24 : dist == 0))
+        moves &= ~PHASE2_MASK;
+    crow = &T->corners_move[corners * N_MOVE];
+    /* The lookups of the children miss the cache (tables of tens of MB): they are made in
+       passes, each fetching what the next one reads, so that the misses overlap. */
     n = 0;
-    for (m = 0; m < N_MOVE; m++) {
-        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
-        if (in_h && ((PHASE2_MASK >> m) & 1u)) continue;
+    while (moves) {
+        m = __builtin_ctz(moves);
+        moves &= moves - 1;
         ch[n].m = m;
         ch[n].t1 = T->twist_move[twist * N_MOVE + m];
         ch[n].f1 = T->flip_move[flip * N_MOVE + m];
         ch[n].s1 = T->slice_sorted_move[ss * N_MOVE + m];
         ch[n].slice = ch[n].s1 / 24;
-        __builtin_prefetch(&T->slice_twist_depth[ch[n].slice * N_TWIST + ch[n].t1]);
-        __builtin_prefetch(&T->slice_flip_depth[ch[n].slice * N_FLIP + ch[n].f1]);
         n++;
     }
     if (togo <= SMALL_ONLY_TOGO) {
@@ -696,24 +776,46 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
            which are passed on at the greatest distance they may have; phase1_last() tests
            the last move exactly (a node further from H has no child in H, one in H none that
            leaves it) */
-        n = screen_small(T->slice_twist_depth, T->slice_flip_depth, ch, n, togo);
+        for (i = 0; i < n; i++) ch[i].nd = togo - 1;
     } else {
-        n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
-                            togo);
+        /* what the children read first is fetched while the big table is read */
+        for (i = 0; i < n; i++) {
+            ch[i].c1 = crow[ch[i].m];
+            prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
+        }
+        for (i = 0; i < n; i++) {
+            ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
+            __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+            __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t cls = T->flipslice_classidx[ch[i].fs];
+            int sym = T->flipslice_sym[ch[i].fs];
+            ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+            __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
+        }
+        for (i = 0; i < n; i++) ch[i].nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
     }
+    /* the children that are visited (close to the end: what they read first is fetched
+       now, so that only the first one's misses are waited for) */
+    for (i = m = 0; i < n; i++) {
+        if (ch[i].nd >= togo) continue;
+        if (togo <= SMALL_ONLY_TOGO) {
+            ch[i].c1 = crow[ch[i].m];
+            prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
+        }
+        ch[m++] = ch[i];
+    }
+    n = m;
     for (i = 0; i < n; i++) {
-        int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
-        nd = togo <= SMALL_ONLY_TOGO ? togo - 1 : next_depth(dist, get2(T->phase1_prun, ch[i].idx));
-        if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
             if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
-        if (c->valid > depth) c->valid = depth;
         if (c->valid_ud > depth) c->valid_ud = depth;
-        phase1(c, t1, f1, s1, nd, depth + 1);
+        phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, depth + 1);
         if (c->stop) return;
     }
 }
@@ -1062,7 +1164,7 @@ static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
             Start *s = &starts[i];
             if (s->dist < 0 || s->dist > c->n1) continue;
             begin_direction(c, s, i);
-            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, 0);
         }
     }
 }
@@ -1121,6 +1223,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1133,6 +1236,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
+        (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
@@ -1634,6 +1738,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__twophase(void) {
     PyObject *m;
     init_axial();
+    init_masks();
     if (PyType_Ready(&CollectorType) < 0) return NULL;
     m = PyModule_Create(&module);
     if (m == NULL) return NULL;

@@ -64,6 +64,8 @@ class TwoPhaseTables:
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
     slice_twist_depth: Array  # uint8 (495 * 2187,) exact phase-1 depth of slice * 2187 + twist
     slice_flip_depth: Array  # uint8 (495 * 2048,) exact phase-1 depth of slice * 2048 + flip
+    slice_twist_mask: Array  # uint32 (495 * 2187,) that depth and the turns changing it
+    slice_flip_mask: Array  # uint32 (495 * 2048,) (see tables.bfs.move_masks)
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -103,6 +105,8 @@ class TwoPhaseTables:
             self.edgeslice_depth,
             self.slice_twist_depth,
             self.slice_flip_depth,
+            self.slice_twist_mask,
+            self.slice_flip_mask,
         )
 
 
