@@ -65,6 +65,7 @@
 #include <time.h>
 #include <pthread.h>
 #include <errno.h>
+#include <stdlib.h>
 
 #define N_MOVE 18
 #define N_TWIST 2187
@@ -557,9 +558,11 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
 
 /* a phase-1 end after n1 moves: its slice order ss and corners (the phase-1 search carries
    the corners along its path, see phase1()) */
+static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1);
+
 static void phase2_start(Ctx *c, int ss, int corners, int n1) {
     const Tables *T = c->T;
-    int i, cs, es, ud, d2, lo, limit, togo2, bound;
+    int cs, limit, bound;
     c->phase2_starts++;
     if ((c->phase2_starts & 0xF) == 0) {
         check_time(c);
@@ -577,6 +580,13 @@ static void phase2_start(Ctx *c, int ss, int corners, int n1) {
     if (limit < 0) return;
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
+    phase2_continue(c, ss, corners, cs, limit, n1);
+}
+
+/* a phase-1 end whose corners x slice depth cs passed: its edges, then phase 2 up to limit */
+static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1) {
+    const Tables *T = c->T;
+    int i, es, ud, d2, lo, togo2;
     /* most phase-1 ends fail on their corners: only the others pay for their edges */
     for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < n1; i++) {
         int m = c->path[i];
@@ -663,23 +673,19 @@ static int screen_children(const Tables *T, const uint8_t *slice_twist, const ui
 /* fetch what a phase-1 node reads first: its two move-mask entries and its move-table rows
    (each row is 36 bytes, so it may straddle two cache lines); its parent asks for them
    before it visits the node */
+static inline void prefetch_row(const uint16_t *r) {
+    __builtin_prefetch(r);
+    if ((((uintptr_t)r) & 63u) > 64u - 2u * N_MOVE) __builtin_prefetch(r + N_MOVE - 1);
+}
+
 static inline void prefetch_node(const Tables *T, int twist, int flip, int ss, int corners) {
-    const uint16_t *r;
     int slice = ss / 24;
     __builtin_prefetch(&T->slice_twist_mask[slice * N_TWIST + twist]);
     __builtin_prefetch(&T->slice_flip_mask[slice * N_FLIP + flip]);
-    r = &T->twist_move[twist * N_MOVE];
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + N_MOVE - 1);
-    r = &T->flip_move[flip * N_MOVE];
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + N_MOVE - 1);
-    r = &T->slice_sorted_move[ss * N_MOVE];
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + N_MOVE - 1);
-    r = &T->corners_move[corners * N_MOVE];
-    __builtin_prefetch(r);
-    __builtin_prefetch(r + N_MOVE - 1);
+    prefetch_row(&T->twist_move[twist * N_MOVE]);
+    prefetch_row(&T->flip_move[flip * N_MOVE]);
+    prefetch_row(&T->slice_sorted_move[ss * N_MOVE]);
+    prefetch_row(&T->corners_move[corners * N_MOVE]);
 }
 
 /* A phase-1 node one move before its end (togo 1): its moves (see phase1()) are those into H
@@ -1152,9 +1158,284 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     return min_dist;
 }
 
+/* ---- the shortest-solution search in lanes ----
+
+   The phase-1 tree is nearly a chain (a node has about 1.1 children that pass the tables
+   below ten moves from its end), so a depth-first search waits for one cache miss after the
+   other: each node's table entries depend on its parent's. The plain face-turn search (no
+   cost, no collector) therefore runs N_LANES depth-first searches side by side in one
+   thread, one step of each in turn: a step does what it can with the entries fetched for it,
+   asks for the ones its next step needs, and the other lanes run while they arrive.
+
+   A lane runs one job: a search direction, a phase-1 length n1 and the first move. Jobs are
+   handed out by growing n1, then direction, then first move, the order of the recursive
+   search; the tree below a job is the one phase1() walks, in the same order. */
+
+#ifndef N_LANES
+#define N_LANES 4
+#endif
+
+enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
+
+typedef struct {
+    int twist, flip, ss, corners, dist;
+    int n, next; /* its children that are visited, and the next one */
+    Child ch[N_MOVE];
+} Frame;
+
+typedef struct {
+    int busy, stage, dir, n1, first, depth; /* depth: of the node the next step works on */
+    const Start *st;
+    int path[MAX_DEPTH + 1];
+    int u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], valid_ud; /* as in Ctx */
+    int n_end, end_m[N_MOVE], end_s[N_MOVE], end_c[N_MOVE];
+    Frame fr[MAX_DEPTH + 2];
+} Lane;
+
+typedef struct {
+    int n1, first, dir; /* the next job */
+} Jobs;
+
+/* the next job (0: none left, or none can give a shorter solution) */
+static int next_job(Ctx *c, Jobs *j, const Start *starts, int n_dirs, int *n1, int *first,
+                    int *dir) {
+    for (;;) {
+        if (j->n1 > c->max_length || j->n1 >= beat_len(c)) return 0;
+        *n1 = j->n1;
+        *first = j->first;
+        *dir = j->dir;
+        if (++j->first == N_MOVE) {
+            j->first = 0;
+            if (++j->dir == n_dirs) {
+                j->dir = 0;
+                j->n1++;
+            }
+        }
+        if (starts[*dir].dist >= 0 && starts[*dir].dist <= *n1 &&
+            ((starts[*dir].allowed >> *first) & 1u))
+            return 1;
+    }
+}
+
+/* pick the lane's next child to visit (its entries were asked for when it was made), or end
+   the job when its tree is done */
+static void lane_next(Lane *L) {
+    for (;;) {
+        Frame *f = &L->fr[L->depth];
+        if (f->next < f->n) {
+            const Child *k = &f->ch[f->next++];
+            Frame *g = &L->fr[L->depth + 1];
+            L->path[L->depth] = k->m;
+            if (L->valid_ud > L->depth) L->valid_ud = L->depth;
+            g->twist = k->t1;
+            g->flip = k->f1;
+            g->ss = k->s1;
+            g->corners = k->c1;
+            g->dist = k->nd;
+            L->depth++;
+            L->stage = ST_EXPAND;
+            return;
+        }
+        if (L->depth == 0) {
+            L->busy = 0;
+            return;
+        }
+        L->depth--;
+    }
+}
+
+/* a lane's phase-1 end i that passed its corners test: the rest of phase2_start() on the
+   lane's path */
+static void lane_end(Ctx *c, Lane *L, int i, int cs, int limit) {
+    int n1 = L->depth + 1, v;
+    memcpy(c->path, L->path, sizeof(int) * (size_t)L->depth);
+    c->path[L->depth] = L->end_m[i];
+    v = L->valid_ud < L->depth ? L->valid_ud : L->depth;
+    memcpy(c->u_at, L->u_at, sizeof(int) * (size_t)(v + 1));
+    memcpy(c->d_at, L->d_at, sizeof(int) * (size_t)(v + 1));
+    c->valid_ud = v;
+    c->st = L->st;
+    c->dir = L->dir;
+    phase2_continue(c, L->end_s[i], L->end_c[i], cs, limit, n1);
+    /* the edges it computed along the path (the last move is the end's own) */
+    v = c->valid_ud < L->depth ? c->valid_ud : L->depth;
+    memcpy(L->u_at, c->u_at, sizeof(int) * (size_t)(v + 1));
+    memcpy(L->d_at, c->d_at, sizeof(int) * (size_t)(v + 1));
+    L->valid_ud = v;
+}
+
+/* one step of a lane (see above) */
+static void lane_step(Ctx *c, Lane *L) {
+    const Tables *T = c->T;
+    Frame *f = &L->fr[L->depth];
+    int togo = L->n1 - L->depth, i, m, n;
+    switch (L->stage) {
+    case ST_EXPAND: {
+        int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
+        const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
+        uint32_t moves;
+        if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
+            L->busy = 0;
+            return;
+        }
+        c->nodes1++;
+        if ((c->nodes1 & 0x3FFF) == 0) {
+            check_time(c);
+            if (c->stop) return;
+        }
+        moves = L->st->allowed & SUCC[prev + 1] &
+                pair_moves(T->slice_twist_mask[slice * N_TWIST + f->twist], togo) &
+                pair_moves(T->slice_flip_mask[slice * N_FLIP + f->flip], togo);
+        if (L->depth == 0) moves &= 1u << L->first;
+        f->n = f->next = 0;
+        if (togo == 1) { /* as phase1_last() */
+            moves &= ~PHASE2_MASK;
+            n = 0;
+            while (moves) {
+                m = __builtin_ctz(moves);
+                moves &= moves - 1;
+                L->end_m[n] = m;
+                L->end_s[n] = T->slice_sorted_move[f->ss * N_MOVE + m];
+                L->end_c[n] = crow[m];
+                __builtin_prefetch(&T->cornslice_depth[L->end_c[n] * 24 + L->end_s[n]]);
+                n++;
+            }
+            L->n_end = n;
+            L->stage = ST_ENDS;
+            return;
+        }
+        /* as phase1() */
+        if (togo < 5 && (togo <= SMALL_ONLY_TOGO ? f->twist == 0 && f->flip == 0 && f->ss < 24
+                                                 : f->dist == 0))
+            moves &= ~PHASE2_MASK;
+        n = 0;
+        while (moves) {
+            Child *k = &f->ch[n++];
+            m = __builtin_ctz(moves);
+            moves &= moves - 1;
+            k->m = m;
+            k->t1 = T->twist_move[f->twist * N_MOVE + m];
+            k->f1 = T->flip_move[f->flip * N_MOVE + m];
+            k->s1 = T->slice_sorted_move[f->ss * N_MOVE + m];
+            k->slice = k->s1 / 24;
+            k->c1 = crow[m];
+        }
+        f->n = n;
+        if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
+            for (i = 0; i < n; i++) {
+                f->ch[i].nd = togo - 1;
+                prefetch_node(T, f->ch[i].t1, f->ch[i].f1, f->ch[i].s1, f->ch[i].c1);
+            }
+            lane_next(L);
+            return;
+        }
+        for (i = 0; i < n; i++) {
+            Child *k = &f->ch[i];
+            k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
+            __builtin_prefetch(&T->flipslice_classidx[k->fs]);
+            __builtin_prefetch(&T->flipslice_sym[k->fs]);
+        }
+        L->stage = ST_CLASS;
+        return;
+    }
+    case ST_CLASS:
+        for (i = 0; i < f->n; i++) {
+            Child *k = &f->ch[i];
+            uint64_t cls = T->flipslice_classidx[k->fs];
+            int sym = T->flipslice_sym[k->fs];
+            k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
+            __builtin_prefetch(&T->phase1_prun[k->idx >> 2]);
+        }
+        L->stage = ST_PRUN;
+        return;
+    case ST_PRUN:
+        for (i = m = 0; i < f->n; i++) {
+            Child *k = &f->ch[i];
+            k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
+            if (k->nd >= togo) continue;
+            prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
+            f->ch[m++] = *k;
+        }
+        f->n = m;
+        lane_next(L);
+        return;
+    case ST_ENDS:
+        for (i = 0; i < L->n_end && !c->stop; i++) {
+            int beat = beat_len(c), bound, limit, cs;
+            c->phase2_starts++;
+            if ((c->phase2_starts & 0xF) == 0) {
+                check_time(c);
+                if (c->stop) return;
+            }
+            bound = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
+            limit = bound < c->phase2_max ? bound : c->phase2_max;
+            if (limit < 0) continue;
+            cs = T->cornslice_depth[L->end_c[i] * 24 + L->end_s[i]];
+            if (cs > limit) continue;
+            lane_end(c, L, i, cs, limit);
+        }
+        lane_next(L);
+        return;
+    }
+}
+
+/* returns 0 (having searched nothing) when there is no memory for the lanes */
+static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
+    Lane *lanes = calloc(N_LANES, sizeof(Lane));
+    Jobs jobs = {min_dist > 1 ? min_dist : 1, 0, 0};
+    int more = 1, i, k;
+    if (lanes == NULL) return 0;
+    if (min_dist == 0) { /* a direction already in H: phase 2 alone */
+        c->n1 = 0;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            if (starts[i].dist != 0) continue;
+            begin_direction(c, &starts[i], i);
+            phase1(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted,
+                   starts[i].corners, 0, 0);
+        }
+    }
+    while (!c->stop) {
+        int busy = 0;
+        for (k = 0; k < N_LANES && !c->stop; k++) {
+            Lane *L = &lanes[k];
+            if (!L->busy && more) {
+                int n1, first, dir;
+                more = next_job(c, &jobs, starts, n_dirs, &n1, &first, &dir);
+                if (more) {
+                    const Start *s = &starts[dir];
+                    L->busy = 1;
+                    L->stage = ST_EXPAND;
+                    L->n1 = n1;
+                    L->first = first;
+                    L->dir = dir;
+                    L->depth = 0;
+                    L->st = s;
+                    L->valid_ud = 0;
+                    L->u_at[0] = s->u_edges;
+                    L->d_at[0] = s->d_edges;
+                    L->fr[0].twist = s->twist;
+                    L->fr[0].flip = s->flip;
+                    L->fr[0].ss = s->slice_sorted;
+                    L->fr[0].corners = s->corners;
+                    L->fr[0].dist = s->dist;
+                    if (n1 > c->max_n1) c->max_n1 = n1;
+                    c->n1 = n1;
+                }
+            }
+            if (!L->busy) continue;
+            busy = 1;
+            lane_step(c, L);
+        }
+        if (!busy) break;
+    }
+    free(lanes);
+    return 1;
+}
+
 /* the face-turn search: phase-1 depths growing one at a time, the directions in turn */
 static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     int i;
+    if (!c->robot && !c->collect && lanes_search(c, starts, n_dirs, min_dist)) return;
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
         if (collecting(c) && c->n1 > collect_bound(c)) break;
