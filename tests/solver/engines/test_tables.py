@@ -274,3 +274,14 @@ def test_worker_entry_point_usage() -> None:
         check=False,
     )
     assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_huge_page_copies_hold_the_same_tables() -> None:
+    tables = get_solver().tables
+    plain, huge = tables.search_arrays(), tables.search_arrays(huge_pages=True)
+    copied = 0
+    for a, b in zip(plain, huge, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+        assert not b.flags.writeable
+        copied += a is not b
+    assert copied == 7  # the tables the phase-1 search reads at random
