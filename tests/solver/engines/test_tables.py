@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -285,3 +286,20 @@ def test_huge_page_copies_hold_the_same_tables() -> None:
         assert not b.flags.writeable
         copied += a is not b
     assert copied == 7  # the tables the phase-1 search reads at random
+
+
+def test_only_a_budgeted_search_makes_the_huge_page_copies() -> None:
+    from solver.cube.cubie import CubieCube
+    from solver.engines.twophase.engine import TwoPhaseSolver
+
+    tables = get_solver().tables
+    solver = TwoPhaseSolver(tables)  # a solver of its own: no copies yet
+    cube = CubieCube().apply("R U2 F' L D B2 R' F")
+    solver.solve(cube)
+    assert solver._arrays[14] is tables.phase1_prun
+    solver.solve(cube, budget_s=0.01)
+    deadline = time.monotonic() + 20.0
+    while solver._arrays[14] is tables.phase1_prun and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert solver._arrays[14] is not tables.phase1_prun
+    assert np.array_equal(solver._arrays[14], tables.phase1_prun)
