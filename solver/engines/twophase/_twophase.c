@@ -9,7 +9,7 @@
  *
  * search(tables, starts, max_length, budget_s, timeout_s, phase2_max, cost[, phase2_slack,
  *        axial, shared_found])
- *   tables     tuple of the 20 arrays of TwoPhaseTables.search_arrays(), in that order
+ *   tables     tuple of the 22 arrays of TwoPhaseTables.search_arrays(), in that order
  *   starts     list of (twist, flip, slice_sorted, u_edges, d_edges, corners, allowed_moves)
  *              one per search direction (a conjugated and/or inverted copy of the cube);
  *              allowed_moves is an 18-bit mask of the face turns this direction may use
@@ -65,6 +65,7 @@
 #include <time.h>
 #include <pthread.h>
 #include <errno.h>
+#include <stdlib.h>
 
 #define N_MOVE 18
 #define N_TWIST 2187
@@ -78,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 20
+#define N_TABLES 22
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -103,6 +104,9 @@ typedef struct {
     const uint16_t *corner_classidx;
     const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
+    /* the same depths with the turns that change them (tables/bfs.py move_masks): bits
+       24..31 the depth, a nibble per face (see pair_moves()) */
+    const uint32_t *slice_twist_mask, *slice_flip_mask;
 } Tables;
 
 typedef struct {
@@ -168,9 +172,9 @@ typedef struct {
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
     int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
-    /* path[0..valid) has its corners (and ss_at) in cp_at, path[0..valid_ud) its U and D edges
-       in u_at, d_at (valid_ud <= valid: the face-turn search computes the edges only for the
-       phase-1 ends whose corners pass) */
+    /* the robot search: path[0..valid) has its corners (and ss_at) in cp_at (the face-turn
+       search carries the corners down its phase-1 path instead); both: path[0..valid_ud) its
+       U and D edges in u_at, d_at (computed only for the phase-1 ends whose corners pass) */
     int valid, valid_ud;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
@@ -510,6 +514,49 @@ static inline int successor_ok(int prev, int m) {
     return pf != f && pf != f + 3;
 }
 
+#define ALL_MOVES ((1u << N_MOVE) - 1)
+/* SUCC[prev + 1]: the moves successor_ok() allows after prev (-1: none before) */
+static uint32_t SUCC[N_MOVE + 1];
+/* three faces' nibbles of a move-mask entry (12 bits) -> the 9 turns that decrease its depth
+   (MASK_DOWN) and that do not increase it (MASK_KEEP) */
+static uint16_t MASK_DOWN[1 << 12], MASK_KEEP[1 << 12];
+
+static void init_masks(void) {
+    for (int x = 0; x < (1 << 12); x++) {
+        unsigned down = 0, keep = 0;
+        for (int f = 0; f < 3; f++) {
+            unsigned nibble = (unsigned)(x >> (4 * f)) & 15u, bits = nibble & 7u;
+            if (nibble & 8u) {
+                keep |= (~bits & 7u) << (3 * f); /* bits: the turns that increase it */
+            } else {
+                down |= bits << (3 * f);
+                keep |= 7u << (3 * f);
+            }
+        }
+        MASK_DOWN[x] = (uint16_t)down;
+        MASK_KEEP[x] = (uint16_t)keep;
+    }
+    for (int prev = -1; prev < N_MOVE; prev++) {
+        uint32_t mask = 0;
+        for (int m = 0; m < N_MOVE; m++)
+            if (successor_ok(prev, m)) mask |= 1u << m;
+        SUCC[prev + 1] = mask;
+    }
+}
+
+/* The moves after which a child can still be within togo - 1 moves of H by one of the exact
+   slice x twist / slice x flip tables, from the node's move-mask entry e: every move when the
+   node's depth there is at most togo - 2, those that do not increase it at togo - 1, those
+   that decrease it at togo, none beyond. Exactly the children the depth tables would pass. */
+static inline uint32_t pair_moves(uint32_t e, int togo) {
+    int d = (int)(e >> 24);
+    uint32_t lo = e & 0xFFFu, hi = (e >> 12) & 0xFFFu;
+    if (d <= togo - 2) return ALL_MOVES;
+    if (d == togo - 1) return MASK_KEEP[lo] | (uint32_t)MASK_KEEP[hi] << 9;
+    if (d == togo) return MASK_DOWN[lo] | (uint32_t)MASK_DOWN[hi] << 9;
+    return 0;
+}
+
 static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int togo) {
     const Tables *T = c->T;
     int prev, k, found = 0;
@@ -549,9 +596,13 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
     return found;
 }
 
-static void phase2_start(Ctx *c, int ss, int n1) {
+/* a phase-1 end after n1 moves: its slice order ss and corners (the phase-1 search carries
+   the corners along its path, see phase1()) */
+static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1);
+
+static void phase2_start(Ctx *c, int ss, int corners, int n1) {
     const Tables *T = c->T;
-    int i, corners, cs, es, ud, d2, lo, limit, togo2, bound;
+    int cs, limit, bound;
     c->phase2_starts++;
     if ((c->phase2_starts & 0xF) == 0) {
         check_time(c);
@@ -569,12 +620,15 @@ static void phase2_start(Ctx *c, int ss, int n1) {
     }
     limit = bound < c->phase2_max ? bound : c->phase2_max;
     if (limit < 0) return;
-    for (i = c->valid > 0 ? c->valid : 0; i < n1; i++)
-        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + c->path[i]];
-    c->valid = n1;
-    corners = c->cp_at[n1];
     cs = T->cornslice_depth[corners * 24 + ss];
     if (cs > limit) return;
+    phase2_continue(c, ss, corners, cs, limit, n1);
+}
+
+/* a phase-1 end whose corners x slice depth cs passed: its edges, then phase 2 up to limit */
+static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1) {
+    const Tables *T = c->T;
+    int i, es, ud, d2, lo, togo2;
     /* most phase-1 ends fail on their corners: only the others pay for their edges */
     for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < n1; i++) {
         int m = c->path[i];
@@ -607,7 +661,7 @@ static void phase2_start(Ctx *c, int ss, int n1) {
 /* a phase-1 child: move (or group) m, its coordinates (s1 as the parent keeps it, slice its
    position 0..494), and for the robot search its time so far */
 typedef struct {
-    int m, t1, f1, s1, slice;
+    int m, t1, f1, s1, slice, nd, c1;
     uint32_t fs;
     uint64_t idx;
     double total;
@@ -660,54 +714,87 @@ static int screen_children(const Tables *T, const uint8_t *slice_twist, const ui
     return n;
 }
 
-/* A phase-1 node one move before its end (togo 1, distance 0 or 1): a child ends phase 1 iff
-   it is in H (twist 0, flip 0, the slice edges in the slice), which the move tables tell
-   without a pruning lookup; the last move must leave H (see phase1()), so it is not a
-   phase-2 move, and a node already in H has no such child. */
-static void phase1_last(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+/* fetch what a phase-1 node reads first: its two move-mask entries and its move-table rows
+   (each row is 36 bytes, so it may straddle two cache lines); its parent asks for them
+   before it visits the node */
+static inline void prefetch_row(const uint16_t *r) {
+    __builtin_prefetch(r);
+    if ((((uintptr_t)r) & 63u) > 64u - 2u * N_MOVE) __builtin_prefetch(r + N_MOVE - 1);
+}
+
+static inline void prefetch_node(const Tables *T, int twist, int flip, int ss, int corners) {
+    int slice = ss / 24;
+    __builtin_prefetch(&T->slice_twist_mask[slice * N_TWIST + twist]);
+    __builtin_prefetch(&T->slice_flip_mask[slice * N_FLIP + flip]);
+    prefetch_row(&T->twist_move[twist * N_MOVE]);
+    prefetch_row(&T->flip_move[flip * N_MOVE]);
+    prefetch_row(&T->slice_sorted_move[ss * N_MOVE]);
+    prefetch_row(&T->corners_move[corners * N_MOVE]);
+}
+
+/* A phase-1 node one move before its end (togo 1): its moves (see phase1()) are those into H
+   (the exact slice x twist and slice x flip depths both 0: twist, flip and slice solved);
+   the last move must leave H (see phase1()), so it is not a phase-2 move, and a node already
+   in H has no such child. The ends' corners x slice entries (phase2_start()'s first test, a
+   cache miss each) are fetched together before any is read. */
+static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) {
     const Tables *T = c->T;
-    int prev = depth > 0 ? c->path[depth - 1] : -1, m;
+    int m, n = 0, i;
+    int end_m[N_MOVE], end_s[N_MOVE], end_c[N_MOVE];
     c->nodes1++;
     if ((c->nodes1 & 0x3FFF) == 0) {
         check_time(c);
         if (c->stop) return;
     }
-    if (dist != 1) return;
-    for (m = 0; m < N_MOVE; m++) {
-        int s1;
-        if ((PHASE2_MASK >> m) & 1u) continue;
-        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
-        if (T->twist_move[twist * N_MOVE + m] != 0 || T->flip_move[flip * N_MOVE + m] != 0)
-            continue;
-        s1 = T->slice_sorted_move[ss * N_MOVE + m];
-        if (s1 >= 24) continue;
+    moves &= ~PHASE2_MASK;
+    while (moves) {
+        m = __builtin_ctz(moves);
+        moves &= moves - 1;
+        end_m[n] = m;
+        end_s[n] = T->slice_sorted_move[ss * N_MOVE + m];
+        end_c[n] = T->corners_move[corners * N_MOVE + m];
+        __builtin_prefetch(&T->cornslice_depth[end_c[n] * 24 + end_s[n]]);
+        n++;
+    }
+    for (i = 0; i < n; i++) {
+        m = end_m[i];
         if (c->robot) {
             cost_push(c, depth, m);
             if (c->bounded && cost_bound(c, depth + 1, 0) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
-        if (c->valid > depth) c->valid = depth;
         if (c->valid_ud > depth) c->valid_ud = depth;
-        phase2_start(c, s1, depth + 1);
+        phase2_start(c, end_s[i], end_c[i], depth + 1);
         if (c->stop) return;
     }
 }
 
-static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
+/* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
+   phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
+   entries (slice x twist, slice x flip) give the moves whose children the small exact tables
+   pass, so only those children are computed. */
+static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, int depth) {
     const Tables *T = c->T;
-    int togo = c->n1 - depth, prev, m, n, i, in_h;
+    int togo = c->n1 - depth, prev, m, n, i, slice;
+    const uint16_t *crow;
+    uint32_t moves;
     Child ch[N_MOVE];
-    if (togo == 1) {
-        phase1_last(c, twist, flip, ss, dist, depth);
-        return;
-    }
     if (togo == 0) {
         if (depth > 0) {
             /* the last phase-1 move must leave phase 2's group: otherwise the shorter phase 1
                already ended in it, and phase 2 tries this move there */
             if ((PHASE2_MASK >> c->path[depth - 1]) & 1u) return;
         }
-        phase2_start(c, ss, depth);
+        phase2_start(c, ss, corners, depth);
+        return;
+    }
+    prev = depth > 0 ? c->path[depth - 1] : -1;
+    slice = ss / 24;
+    moves = c->st->allowed & SUCC[prev + 1] &
+            pair_moves(T->slice_twist_mask[slice * N_TWIST + twist], togo) &
+            pair_moves(T->slice_flip_mask[slice * N_FLIP + flip], togo);
+    if (togo == 1) {
+        phase1_last(c, ss, corners, moves, depth);
         return;
     }
     c->nodes1++;
@@ -715,24 +802,23 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
         check_time(c);
         if (c->stop) return;
     }
-    prev = depth > 0 ? c->path[depth - 1] : -1;
     /* a node in H close to its end takes no phase-2 move (its children would stay in H, and
        phase 1 must end with a move that leaves it); below SMALL_ONLY_TOGO the distance is
        not known (see below), the coordinates tell */
-    in_h = togo < 5 && (togo <= SMALL_ONLY_TOGO ? twist == 0 && flip == 0 && ss < 24 : dist == 0);
-    /* The pruning lookups of the children miss the cache (tables of tens of MB): fetch them
-       in three passes, so the misses of all children overlap instead of queueing. */
+    if (togo < 5 && (togo <= SMALL_ONLY_TOGO ? twist == 0 && flip == 0 && ss < 24 : dist == 0))
+        moves &= ~PHASE2_MASK;
+    crow = &T->corners_move[corners * N_MOVE];
+    /* The lookups of the children miss the cache (tables of tens of MB): they are made in
+       passes, each fetching what the next one reads, so that the misses overlap. */
     n = 0;
-    for (m = 0; m < N_MOVE; m++) {
-        if (!((c->st->allowed >> m) & 1u) || !successor_ok(prev, m)) continue;
-        if (in_h && ((PHASE2_MASK >> m) & 1u)) continue;
+    while (moves) {
+        m = __builtin_ctz(moves);
+        moves &= moves - 1;
         ch[n].m = m;
         ch[n].t1 = T->twist_move[twist * N_MOVE + m];
         ch[n].f1 = T->flip_move[flip * N_MOVE + m];
         ch[n].s1 = T->slice_sorted_move[ss * N_MOVE + m];
         ch[n].slice = ch[n].s1 / 24;
-        __builtin_prefetch(&T->slice_twist_depth[ch[n].slice * N_TWIST + ch[n].t1]);
-        __builtin_prefetch(&T->slice_flip_depth[ch[n].slice * N_FLIP + ch[n].f1]);
         n++;
     }
     if (togo <= SMALL_ONLY_TOGO) {
@@ -740,25 +826,47 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int dist, int depth) {
            which are passed on at the greatest distance they may have; phase1_last() tests
            the last move exactly (a node further from H has no child in H, one in H none that
            leaves it) */
-        n = screen_small(T->slice_twist_depth, T->slice_flip_depth, ch, n, togo);
+        for (i = 0; i < n; i++) ch[i].nd = togo - 1;
     } else {
-        n = screen_children(T, T->slice_twist_depth, T->slice_flip_depth, T->phase1_prun, ch, n,
-                            togo);
+        /* what the children read first is fetched while the big table is read */
+        for (i = 0; i < n; i++) {
+            ch[i].c1 = crow[ch[i].m];
+            prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
+        }
+        for (i = 0; i < n; i++) {
+            ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
+            __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+            __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t cls = T->flipslice_classidx[ch[i].fs];
+            int sym = T->flipslice_sym[ch[i].fs];
+            ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+            __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
+        }
+        for (i = 0; i < n; i++) ch[i].nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
     }
+    /* the children that are visited (close to the end: what they read first is fetched
+       now, so that only the first one's misses are waited for) */
+    for (i = m = 0; i < n; i++) {
+        if (ch[i].nd >= togo) continue;
+        if (togo <= SMALL_ONLY_TOGO) {
+            ch[i].c1 = crow[ch[i].m];
+            prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
+        }
+        ch[m++] = ch[i];
+    }
+    n = m;
     if (c->mech != NULL) mech_order(c, depth, ch, n, togo);
     for (i = 0; i < n; i++) {
-        int t1 = ch[i].t1, f1 = ch[i].f1, s1 = ch[i].s1, nd;
         m = ch[i].m;
-        nd = togo <= SMALL_ONLY_TOGO ? togo - 1 : next_depth(dist, get2(T->phase1_prun, ch[i].idx));
-        if (nd >= togo) continue;
         if (c->robot) {
             cost_push(c, depth, m);
             if (c->bounded && cost_bound(c, depth + 1, togo - 1) >= c->best_time - 1e-12) continue;
         }
         c->path[depth] = m;
-        if (c->valid > depth) c->valid = depth;
         if (c->valid_ud > depth) c->valid_ud = depth;
-        phase1(c, t1, f1, s1, nd, depth + 1);
+        phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, depth + 1);
         if (c->stop) return;
     }
 }
@@ -1096,9 +1204,284 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
     return min_dist;
 }
 
+/* ---- the shortest-solution search in lanes ----
+
+   The phase-1 tree is nearly a chain (a node has about 1.1 children that pass the tables
+   below ten moves from its end), so a depth-first search waits for one cache miss after the
+   other: each node's table entries depend on its parent's. The plain face-turn search (no
+   cost, no collector) therefore runs N_LANES depth-first searches side by side in one
+   thread, one step of each in turn: a step does what it can with the entries fetched for it,
+   asks for the ones its next step needs, and the other lanes run while they arrive.
+
+   A lane runs one job: a search direction, a phase-1 length n1 and the first move. Jobs are
+   handed out by growing n1, then direction, then first move, the order of the recursive
+   search; the tree below a job is the one phase1() walks, in the same order. */
+
+#ifndef N_LANES
+#define N_LANES 4
+#endif
+
+enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
+
+typedef struct {
+    int twist, flip, ss, corners, dist;
+    int n, next; /* its children that are visited, and the next one */
+    Child ch[N_MOVE];
+} Frame;
+
+typedef struct {
+    int busy, stage, dir, n1, first, depth; /* depth: of the node the next step works on */
+    const Start *st;
+    int path[MAX_DEPTH + 1];
+    int u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], valid_ud; /* as in Ctx */
+    int n_end, end_m[N_MOVE], end_s[N_MOVE], end_c[N_MOVE];
+    Frame fr[MAX_DEPTH + 2];
+} Lane;
+
+typedef struct {
+    int n1, first, dir; /* the next job */
+} Jobs;
+
+/* the next job (0: none left, or none can give a shorter solution) */
+static int next_job(Ctx *c, Jobs *j, const Start *starts, int n_dirs, int *n1, int *first,
+                    int *dir) {
+    for (;;) {
+        if (j->n1 > c->max_length || j->n1 >= beat_len(c)) return 0;
+        *n1 = j->n1;
+        *first = j->first;
+        *dir = j->dir;
+        if (++j->first == N_MOVE) {
+            j->first = 0;
+            if (++j->dir == n_dirs) {
+                j->dir = 0;
+                j->n1++;
+            }
+        }
+        if (starts[*dir].dist >= 0 && starts[*dir].dist <= *n1 &&
+            ((starts[*dir].allowed >> *first) & 1u))
+            return 1;
+    }
+}
+
+/* pick the lane's next child to visit (its entries were asked for when it was made), or end
+   the job when its tree is done */
+static void lane_next(Lane *L) {
+    for (;;) {
+        Frame *f = &L->fr[L->depth];
+        if (f->next < f->n) {
+            const Child *k = &f->ch[f->next++];
+            Frame *g = &L->fr[L->depth + 1];
+            L->path[L->depth] = k->m;
+            if (L->valid_ud > L->depth) L->valid_ud = L->depth;
+            g->twist = k->t1;
+            g->flip = k->f1;
+            g->ss = k->s1;
+            g->corners = k->c1;
+            g->dist = k->nd;
+            L->depth++;
+            L->stage = ST_EXPAND;
+            return;
+        }
+        if (L->depth == 0) {
+            L->busy = 0;
+            return;
+        }
+        L->depth--;
+    }
+}
+
+/* a lane's phase-1 end i that passed its corners test: the rest of phase2_start() on the
+   lane's path */
+static void lane_end(Ctx *c, Lane *L, int i, int cs, int limit) {
+    int n1 = L->depth + 1, v;
+    memcpy(c->path, L->path, sizeof(int) * (size_t)L->depth);
+    c->path[L->depth] = L->end_m[i];
+    v = L->valid_ud < L->depth ? L->valid_ud : L->depth;
+    memcpy(c->u_at, L->u_at, sizeof(int) * (size_t)(v + 1));
+    memcpy(c->d_at, L->d_at, sizeof(int) * (size_t)(v + 1));
+    c->valid_ud = v;
+    c->st = L->st;
+    c->dir = L->dir;
+    phase2_continue(c, L->end_s[i], L->end_c[i], cs, limit, n1);
+    /* the edges it computed along the path (the last move is the end's own) */
+    v = c->valid_ud < L->depth ? c->valid_ud : L->depth;
+    memcpy(L->u_at, c->u_at, sizeof(int) * (size_t)(v + 1));
+    memcpy(L->d_at, c->d_at, sizeof(int) * (size_t)(v + 1));
+    L->valid_ud = v;
+}
+
+/* one step of a lane (see above) */
+static void lane_step(Ctx *c, Lane *L) {
+    const Tables *T = c->T;
+    Frame *f = &L->fr[L->depth];
+    int togo = L->n1 - L->depth, i, m, n;
+    switch (L->stage) {
+    case ST_EXPAND: {
+        int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
+        const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
+        uint32_t moves;
+        if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
+            L->busy = 0;
+            return;
+        }
+        c->nodes1++;
+        if ((c->nodes1 & 0x3FFF) == 0) {
+            check_time(c);
+            if (c->stop) return;
+        }
+        moves = L->st->allowed & SUCC[prev + 1] &
+                pair_moves(T->slice_twist_mask[slice * N_TWIST + f->twist], togo) &
+                pair_moves(T->slice_flip_mask[slice * N_FLIP + f->flip], togo);
+        if (L->depth == 0) moves &= 1u << L->first;
+        f->n = f->next = 0;
+        if (togo == 1) { /* as phase1_last() */
+            moves &= ~PHASE2_MASK;
+            n = 0;
+            while (moves) {
+                m = __builtin_ctz(moves);
+                moves &= moves - 1;
+                L->end_m[n] = m;
+                L->end_s[n] = T->slice_sorted_move[f->ss * N_MOVE + m];
+                L->end_c[n] = crow[m];
+                __builtin_prefetch(&T->cornslice_depth[L->end_c[n] * 24 + L->end_s[n]]);
+                n++;
+            }
+            L->n_end = n;
+            L->stage = ST_ENDS;
+            return;
+        }
+        /* as phase1() */
+        if (togo < 5 && (togo <= SMALL_ONLY_TOGO ? f->twist == 0 && f->flip == 0 && f->ss < 24
+                                                 : f->dist == 0))
+            moves &= ~PHASE2_MASK;
+        n = 0;
+        while (moves) {
+            Child *k = &f->ch[n++];
+            m = __builtin_ctz(moves);
+            moves &= moves - 1;
+            k->m = m;
+            k->t1 = T->twist_move[f->twist * N_MOVE + m];
+            k->f1 = T->flip_move[f->flip * N_MOVE + m];
+            k->s1 = T->slice_sorted_move[f->ss * N_MOVE + m];
+            k->slice = k->s1 / 24;
+            k->c1 = crow[m];
+        }
+        f->n = n;
+        if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
+            for (i = 0; i < n; i++) {
+                f->ch[i].nd = togo - 1;
+                prefetch_node(T, f->ch[i].t1, f->ch[i].f1, f->ch[i].s1, f->ch[i].c1);
+            }
+            lane_next(L);
+            return;
+        }
+        for (i = 0; i < n; i++) {
+            Child *k = &f->ch[i];
+            k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
+            __builtin_prefetch(&T->flipslice_classidx[k->fs]);
+            __builtin_prefetch(&T->flipslice_sym[k->fs]);
+        }
+        L->stage = ST_CLASS;
+        return;
+    }
+    case ST_CLASS:
+        for (i = 0; i < f->n; i++) {
+            Child *k = &f->ch[i];
+            uint64_t cls = T->flipslice_classidx[k->fs];
+            int sym = T->flipslice_sym[k->fs];
+            k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
+            __builtin_prefetch(&T->phase1_prun[k->idx >> 2]);
+        }
+        L->stage = ST_PRUN;
+        return;
+    case ST_PRUN:
+        for (i = m = 0; i < f->n; i++) {
+            Child *k = &f->ch[i];
+            k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
+            if (k->nd >= togo) continue;
+            prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
+            f->ch[m++] = *k;
+        }
+        f->n = m;
+        lane_next(L);
+        return;
+    case ST_ENDS:
+        for (i = 0; i < L->n_end && !c->stop; i++) {
+            int beat = beat_len(c), bound, limit, cs;
+            c->phase2_starts++;
+            if ((c->phase2_starts & 0xF) == 0) {
+                check_time(c);
+                if (c->stop) return;
+            }
+            bound = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
+            limit = bound < c->phase2_max ? bound : c->phase2_max;
+            if (limit < 0) continue;
+            cs = T->cornslice_depth[L->end_c[i] * 24 + L->end_s[i]];
+            if (cs > limit) continue;
+            lane_end(c, L, i, cs, limit);
+        }
+        lane_next(L);
+        return;
+    }
+}
+
+/* returns 0 (having searched nothing) when there is no memory for the lanes */
+static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
+    Lane *lanes = calloc(N_LANES, sizeof(Lane));
+    Jobs jobs = {min_dist > 1 ? min_dist : 1, 0, 0};
+    int more = 1, i, k;
+    if (lanes == NULL) return 0;
+    if (min_dist == 0) { /* a direction already in H: phase 2 alone */
+        c->n1 = 0;
+        for (i = 0; i < n_dirs && !c->stop; i++) {
+            if (starts[i].dist != 0) continue;
+            begin_direction(c, &starts[i], i);
+            phase1(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted,
+                   starts[i].corners, 0, 0);
+        }
+    }
+    while (!c->stop) {
+        int busy = 0;
+        for (k = 0; k < N_LANES && !c->stop; k++) {
+            Lane *L = &lanes[k];
+            if (!L->busy && more) {
+                int n1, first, dir;
+                more = next_job(c, &jobs, starts, n_dirs, &n1, &first, &dir);
+                if (more) {
+                    const Start *s = &starts[dir];
+                    L->busy = 1;
+                    L->stage = ST_EXPAND;
+                    L->n1 = n1;
+                    L->first = first;
+                    L->dir = dir;
+                    L->depth = 0;
+                    L->st = s;
+                    L->valid_ud = 0;
+                    L->u_at[0] = s->u_edges;
+                    L->d_at[0] = s->d_edges;
+                    L->fr[0].twist = s->twist;
+                    L->fr[0].flip = s->flip;
+                    L->fr[0].ss = s->slice_sorted;
+                    L->fr[0].corners = s->corners;
+                    L->fr[0].dist = s->dist;
+                    if (n1 > c->max_n1) c->max_n1 = n1;
+                    c->n1 = n1;
+                }
+            }
+            if (!L->busy) continue;
+            busy = 1;
+            lane_step(c, L);
+        }
+        if (!busy) break;
+    }
+    free(lanes);
+    return 1;
+}
+
 /* the face-turn search: phase-1 depths growing one at a time, the directions in turn */
 static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
     int i;
+    if (!c->robot && !c->collect && lanes_search(c, starts, n_dirs, min_dist)) return;
     for (c->n1 = min_dist; c->n1 <= c->max_length && !c->stop; c->n1++) {
         if (!c->robot && !collecting(c) && c->n1 >= beat_len(c)) break;
         if (c->mech != NULL && c->n1 > mech_cap(c)) break;
@@ -1109,7 +1492,7 @@ static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
             Start *s = &starts[i];
             if (s->dist < 0 || s->dist > c->n1) continue;
             begin_direction(c, s, i);
-            phase1(c, s->twist, s->flip, s->slice_sorted, s->dist, 0);
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, 0);
         }
     }
 }
@@ -1168,6 +1551,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1180,6 +1564,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
+        (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
@@ -2251,6 +2636,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__twophase(void) {
     PyObject *m;
     init_axial();
+    init_masks();
     if (PyType_Ready(&CollectorType) < 0) return NULL;
     m = PyModule_Create(&module);
     if (m == NULL) return NULL;

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +187,34 @@ def test_robot_phase2_depths_are_exact() -> None:
     assert (neighbours.min(axis=0) >= d - 1).all()
 
 
+@pytest.mark.parametrize(
+    ("mask_name", "depth_name", "inner_name", "n_inner"),
+    [
+        ("slice_twist_mask", "slice_twist_depth", "twist_move", C.N_TWIST),
+        ("slice_flip_mask", "slice_flip_depth", "flip_move", C.N_FLIP),
+    ],
+)
+def test_move_masks_name_the_turns_that_change_the_depth(
+    mask_name: str, depth_name: str, inner_name: str, n_inner: int
+) -> None:
+    tables = get_solver().tables
+    mask = getattr(tables, mask_name).astype(np.int64)
+    depth = getattr(tables, depth_name).astype(np.int64)
+    assert ((mask >> 24) == depth).all()
+    rng = np.random.default_rng(5)
+    entries = rng.choice(len(depth), 20000, replace=False)
+    outer, inner = entries // n_inner, entries % n_inner
+    slice_move = tables.slice_sorted_move.astype(np.int64)[np.arange(C.N_SLICE) * 24] // 24
+    inner_move = getattr(tables, inner_name).astype(np.int64)
+    for m in range(C.N_MOVE):
+        face, k = divmod(m, 3)
+        child = depth[slice_move[outer, m] * n_inner + inner_move[inner, m]]
+        nibble = (mask[entries] >> (4 * face)) & 15
+        up, bit = (nibble & 8) != 0, ((nibble >> k) & 1) == 1
+        delta = np.where(up, np.where(bit, 1, 0), np.where(bit, -1, 0))
+        assert (child == depth[entries] + delta).all(), m
+
+
 def test_table_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     path = T.table_path(tmp_path, "axial2")
     path.parent.mkdir(parents=True)
@@ -246,3 +275,31 @@ def test_worker_entry_point_usage() -> None:
         check=False,
     )
     assert done.returncode == 2 and "usage:" in done.stderr
+
+
+def test_huge_page_copies_hold_the_same_tables() -> None:
+    tables = get_solver().tables
+    plain, huge = tables.search_arrays(), tables.search_arrays(huge_pages=True)
+    copied = 0
+    for a, b in zip(plain, huge, strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+        assert not b.flags.writeable
+        copied += a is not b
+    assert copied == 7  # the tables the phase-1 search reads at random
+
+
+def test_only_a_budgeted_search_makes_the_huge_page_copies() -> None:
+    from solver.cube.cubie import CubieCube
+    from solver.engines.twophase.engine import TwoPhaseSolver
+
+    tables = get_solver().tables
+    solver = TwoPhaseSolver(tables)  # a solver of its own: no copies yet
+    cube = CubieCube().apply("R U2 F' L D B2 R' F")
+    solver.solve(cube)
+    assert solver._arrays[14] is tables.phase1_prun
+    solver.solve(cube, budget_s=0.01)
+    deadline = time.monotonic() + 20.0
+    while solver._arrays[14] is tables.phase1_prun and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert solver._arrays[14] is not tables.phase1_prun
+    assert np.array_equal(solver._arrays[14], tables.phase1_prun)

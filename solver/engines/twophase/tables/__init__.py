@@ -24,7 +24,9 @@ Groups and sizes::
     cornslice exact depths of corners x slice order and of ud_edges x slice order,
               phase 2 moves (967,680 each)                                          2 MB
     slicepair exact phase-1 depths of slice x twist (1,082,565) and slice x flip
-              (1,013,760), tried before the phase-1 table                          2 MB
+              (1,013,760), tried before the phase-1 table, and the same depths
+              with the turns that change them, 4 bytes each (a file without them
+              is rebuilt)                                                          10 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
               twist and slice x flip depths                                         37 MB

@@ -63,6 +63,40 @@ def exact_bfs(a_move: Array, b_move: Array, n_b: int, moves: Sequence[int] | Non
     return depth
 
 
+def move_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
+    """For an exact depth table of :func:`exact_bfs` (18 face turns), which turns change each
+    entry's depth, so that a search reads the moves it may take instead of each child's depth.
+
+    One uint32 per entry: the depth in bits 24..31, and for each face ``f`` a nibble at bits
+    ``4f..4f+3``. The three turns of a face are one move apart from each other, so their
+    depths never span both ``d - 1`` and ``d + 1``: bit 3 is set when some turn of the face
+    increases the depth (then bit ``k`` tells whether turn ``3f + k`` increases it), else bit
+    ``k`` tells whether turn ``3f + k`` decreases it."""
+    a_table = np.asarray(a_move, dtype=np.int64)
+    b_table = np.asarray(b_move, dtype=np.int64)
+    n_a = a_table.shape[0]
+    base = depth.astype(np.int16)
+    out = depth.astype(np.uint32) << 24
+    for face in range(6):
+        deltas = []
+        for k in range(3):
+            m = 3 * face + k
+            child = (a_table[:, m] * n_b)[:, None] + b_table[:n_b, m][None, :]
+            deltas.append(base[child.ravel()] - base)
+        up = np.zeros(n_a * n_b, dtype=bool)
+        down = np.zeros(n_a * n_b, dtype=bool)
+        for delta in deltas:
+            up |= delta == 1
+            down |= delta == -1
+        if (up & down).any():
+            raise AssertionError("a face's turns span depth - 1 and depth + 1: not a distance")
+        nibble = up.astype(np.uint32) << 3
+        for k, delta in enumerate(deltas):
+            nibble |= (np.where(up, delta == 1, delta == -1).astype(np.uint32)) << k
+        out |= nibble << (4 * face)
+    return out
+
+
 def _spans(total: int) -> Iterator[tuple[int, int]]:
     """``[lo, hi)`` ranges of at most :data:`_CHUNK` entries covering ``0..total-1``, each
     starting at a multiple of :data:`_CHUNK` (a multiple of 4)."""

@@ -15,7 +15,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from solver.engines.twophase import coord as C
-from solver.engines.twophase.tables.bfs import exact_bfs, pack_mod3, pack_nibbles, sym_bfs
+from solver.engines.twophase.tables.bfs import (
+    exact_bfs,
+    move_masks,
+    pack_mod3,
+    pack_nibbles,
+    sym_bfs,
+)
 from solver.engines.twophase.tables.cache import Array
 from solver.engines.twophase.tables.moves import UNDEFINED, build_moves
 from solver.engines.twophase.tables.progress import Progress
@@ -106,12 +112,16 @@ def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
 
 def _build_slicepair(a: Arrays, report: Progress) -> Arrays:
     """Exact phase-1 depths of slice x twist and slice x flip (1 MB each): they reject most
-    children before the big phase-1 table is read."""
+    children before the big phase-1 table is read; and the same depths with the turns that
+    change them (:func:`~.bfs.move_masks`, 4 MB each): the face-turn search reads a node's
+    two entries and takes only the moves both allow, without computing the other children."""
     report("phase 1 slice tables", 0, 2)
     sm = slice_move(a["slice_sorted_move"])
     out = {"slice_twist_depth": exact_bfs(sm, a["twist_move"], C.N_TWIST)}
+    out["slice_twist_mask"] = move_masks(out["slice_twist_depth"], sm, a["twist_move"], C.N_TWIST)
     report("phase 1 slice tables", 1, 2)
     out["slice_flip_depth"] = exact_bfs(sm, a["flip_move"], C.N_FLIP)
+    out["slice_flip_mask"] = move_masks(out["slice_flip_depth"], sm, a["flip_move"], C.N_FLIP)
     report("phase 1 slice tables", 2, 2)
     return out
 

@@ -58,6 +58,7 @@ AXIAL_GROUPS = ("axial1", "axial2")
 _REQUIRED_ARRAYS = {
     "axial1": ("axial1_prun", "axial_slice_twist", "axial_slice_flip"),
     "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
+    "slicepair": ("slice_twist_depth", "slice_flip_depth", "slice_twist_mask", "slice_flip_mask"),
 }
 #: bytes before the JSON header: the magic, then the header length (uint32, little endian)
 _PREFIX = len(MAGIC) + 4

@@ -19,6 +19,7 @@ from solver.engines.twophase.tables.cache import (
     Array,
     default_cache_dir,
 )
+from solver.engines.twophase.tables.hugepages import huge_page_copy
 from solver.engines.twophase.tables.loader import load_or_build
 from solver.engines.twophase.tables.moves import u16
 from solver.engines.twophase.tables.progress import Progress, no_progress
@@ -64,6 +65,8 @@ class TwoPhaseTables:
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
     slice_twist_depth: Array  # uint8 (495 * 2187,) exact phase-1 depth of slice * 2187 + twist
     slice_flip_depth: Array  # uint8 (495 * 2048,) exact phase-1 depth of slice * 2048 + flip
+    slice_twist_mask: Array  # uint32 (495 * 2187,) that depth and the turns changing it
+    slice_flip_mask: Array  # uint32 (495 * 2048,) (see tables.bfs.move_masks)
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -80,8 +83,17 @@ class TwoPhaseTables:
     def nbytes(self) -> int:
         return sum(arr.nbytes for arr in self.arrays().values())
 
-    def search_arrays(self) -> tuple[Array, ...]:
-        """The arrays in the order the C search takes them (see ``_twophase.c``)."""
+    def search_arrays(self, *, huge_pages: bool = False) -> tuple[Array, ...]:
+        """The arrays in the order the C search takes them (see ``_twophase.c``); with
+        ``huge_pages`` the ones the phase-1 search reads at random are private copies in huge
+        pages (:mod:`.hugepages`: about 50 MB)."""
+        arrays = self._search_arrays()
+        if not huge_pages:
+            return arrays
+        hot = {id(getattr(self, name)) for name in _HOT}
+        return tuple(huge_page_copy(a) if id(a) in hot else a for a in arrays)
+
+    def _search_arrays(self) -> tuple[Array, ...]:
         return (
             self.twist_move,
             self.flip_move,
@@ -103,7 +115,22 @@ class TwoPhaseTables:
             self.edgeslice_depth,
             self.slice_twist_depth,
             self.slice_flip_depth,
+            self.slice_twist_mask,
+            self.slice_flip_mask,
         )
+
+
+#: the tables the phase-1 search reads at random, by name: the big pruning table, the move
+#: masks, the flipslice classes and the corner moves and corners x slice depths of its ends
+_HOT = (
+    "phase1_prun",
+    "slice_twist_mask",
+    "slice_flip_mask",
+    "flipslice_classidx",
+    "flipslice_sym",
+    "corners_move",
+    "cornslice_depth",
+)
 
 
 def load_tables(
