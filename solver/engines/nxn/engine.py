@@ -59,7 +59,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
-from solver.engines.nxn.pairing import pair_edges
+from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
 from solver.engines.nxn.sim import geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
@@ -234,11 +234,21 @@ def _finish(state: Colours, n: int) -> list[Move]:
 
 def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
     """Freeslice pairing, then 3-cycles for the rest (turns ``state``). Even N: also tried
-    with :func:`pll_parity` first; the shorter finish is kept. None when the pairing alone
-    reaches ``limit`` (OBTM)."""
+    with :func:`pll_parity` first; the shorter finish is kept. 5 ≤ N ≤ ``MAX_N``: the
+    pairing is a beam search (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) that
+    finishes each of its pairings this way. None when the pairing (4x4: alone) reaches
+    ``limit`` (OBTM)."""
+    if 5 <= n <= MAX_N:
+        return beam_pair_edges(state, n, lambda end: _best_finish(end, n), limit=limit)
     edges = pair_edges(state, n, limit)
     if edges is None:
         return None
+    return edges + _best_finish(state, n)
+
+
+def _best_finish(state: Colours, n: int) -> list[Move]:
+    """:func:`_finish`, on even N also after :func:`pll_parity`: the shorter (turns
+    ``state``)."""
     best: tuple[int, list[Move], Colours] | None = None
     for prefix in ([], list(pll_parity(n))) if n % 2 == 0 else ([],):
         trial = state.copy()
@@ -249,7 +259,7 @@ def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | Non
             best = (cost, moves, trial)
     assert best is not None
     state[:] = best[2]
-    return edges + best[1]
+    return best[1]
 
 
 def _best_reduction(
