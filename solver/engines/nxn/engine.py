@@ -14,8 +14,9 @@ A 4x4 has one ``centres`` stage instead of these three: the staged search of
 :mod:`solver.engines.nxn.staged` (exact tables; it also makes the wings even), its three
 stage lengths in the stage's ``stages`` detail (engine option ``centres``: ``auto``,
 ``staged`` or ``commutators``).
-3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
-   (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
+3. ``edges``, before the 3x3: first slice–replace–unslice pairing
+   (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
+   its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
