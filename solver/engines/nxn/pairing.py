@@ -280,6 +280,8 @@ def beam_for(n: int) -> Beam:
     inner-slice macros and edge flips (three quarters of the candidates), a 6x6 or 7x7 gains
     more from a wider beam than from the flips in the same time; the width is what the time
     allows (the edges are solved after several centre rotations)."""
+    if n == 4:  # only a second pass on the best centre solutions (see the engine)
+        return Beam(8, 3)
     if n == 5:
         return Beam(16, 8, wide_only=True, flips=False)
     if n <= 7:
