@@ -208,19 +208,22 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
 
 @cache
 def pll_parity(n: int) -> tuple[Move, ...]:
-    """Even N: ``r2 U2 r2 Uw2 r2 Uw2`` with ``r`` the inner layers 2..N/2 of R (9 OBTM). It
-    keeps centres, paired dedges and every wing orbit's parity and turns the corners by an even
-    permutation, but exchanges two dedges: it flips the dedges' permutation parity against the
-    corners' (PLL parity) for far less than the two wing 3-cycles it otherwise costs."""
+    """Even N: ``Rw2 U2 Rw2 Uw2 r2 Uw2`` with ``Rw``/``Uw`` the outer half of the cube
+    (layers 1..N/2) and ``r`` its inner layers 2..N/2 (7 OBTM; the all-inner-slice
+    ``r2 U2 r2 Uw2 r2 Uw2`` costs 9). It keeps centres, paired dedges and every wing orbit's
+    parity and turns the corners by an even permutation, but exchanges two dedges: it flips
+    the dedges' permutation parity against the corners' (PLL parity) for far less than the
+    two wing 3-cycles it otherwise costs."""
     h = n // 2
-    r2 = Move.block(Face.R, 2, h, 2)
+    wide_r2 = Move.block(Face.R, 1, h, 2)
+    wide_u2 = Move.block(Face.U, 1, h, 2)
     return (
-        r2,
+        wide_r2,
         Move.outer(Face.U, 2),
-        r2,
-        Move.block(Face.U, 1, h, 2),
-        r2,
-        Move.block(Face.U, 1, h, 2),
+        wide_r2,
+        wide_u2,
+        Move.block(Face.R, 2, h, 2),
+        wide_u2,
     )
 
 

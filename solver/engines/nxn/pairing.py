@@ -16,7 +16,7 @@ applies every candidate to the state at once (numpy) and keeps the one that pair
 stickers per move (OBTM); it stops when none gains. Pairing is counted per edge: the wings
 that match the middle edge (odd N) or the most common of the two innermost wings (even N).
 When no macro gains, one outer turn before the macro is tried too (every N: on even N the
-PLL parity that this may leave is fixed afterwards by a 9-move algorithm, see the engine).
+PLL parity that this may leave is fixed afterwards by a 7-move algorithm, see the engine).
 The wings' permutation parity is kept (``s`` and ``s'`` are two odd or two even
 permutations of each orbit, outer turns are even), so the 3-cycles of
 :mod:`solver.engines.nxn.wings` finish every orbit afterwards.
