@@ -14,8 +14,9 @@ A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged se
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
 tables; both also make the wings even), its three stage lengths in the stage's ``stages``
 detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``).
-3. ``edges``, before the 3x3: first greedy slice–replace–unslice pairing
-   (:mod:`solver.engines.nxn.pairing`), then centre-keeping 3-cycles
+3. ``edges``, before the 3x3: first slice–replace–unslice pairing
+   (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
+   its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
@@ -60,7 +61,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn import staged5
 from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
-from solver.engines.nxn.pairing import pair_edges
+from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
 from solver.engines.nxn.sim import geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
@@ -220,19 +221,22 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
 
 @cache
 def pll_parity(n: int) -> tuple[Move, ...]:
-    """Even N: ``r2 U2 r2 Uw2 r2 Uw2`` with ``r`` the inner layers 2..N/2 of R (9 OBTM). It
-    keeps centres, paired dedges and every wing orbit's parity and turns the corners by an even
-    permutation, but exchanges two dedges: it flips the dedges' permutation parity against the
-    corners' (PLL parity) for far less than the two wing 3-cycles it otherwise costs."""
+    """Even N: ``Rw2 U2 Rw2 Uw2 r2 Uw2`` with ``Rw``/``Uw`` the outer half of the cube
+    (layers 1..N/2) and ``r`` its inner layers 2..N/2 (7 OBTM; the all-inner-slice
+    ``r2 U2 r2 Uw2 r2 Uw2`` costs 9). It keeps centres, paired dedges and every wing orbit's
+    parity and turns the corners by an even permutation, but exchanges two dedges: it flips
+    the dedges' permutation parity against the corners' (PLL parity) for far less than the
+    two wing 3-cycles it otherwise costs."""
     h = n // 2
-    r2 = Move.block(Face.R, 2, h, 2)
+    wide_r2 = Move.block(Face.R, 1, h, 2)
+    wide_u2 = Move.block(Face.U, 1, h, 2)
     return (
-        r2,
+        wide_r2,
         Move.outer(Face.U, 2),
-        r2,
-        Move.block(Face.U, 1, h, 2),
-        r2,
-        Move.block(Face.U, 1, h, 2),
+        wide_r2,
+        wide_u2,
+        Move.block(Face.R, 2, h, 2),
+        wide_u2,
     )
 
 
@@ -247,11 +251,21 @@ def _finish(state: Colours, n: int) -> list[Move]:
 
 def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
     """Freeslice pairing, then 3-cycles for the rest (turns ``state``). Even N: also tried
-    with :func:`pll_parity` first; the shorter finish is kept. None when the pairing alone
-    reaches ``limit`` (OBTM)."""
+    with :func:`pll_parity` first; the shorter finish is kept. 5 ≤ N ≤ ``MAX_N``: the
+    pairing is a beam search (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) that
+    finishes each of its pairings this way. None when the pairing (4x4: alone) reaches
+    ``limit`` (OBTM)."""
+    if 5 <= n <= MAX_N:
+        return beam_pair_edges(state, n, lambda end: _best_finish(end, n), limit=limit)
     edges = pair_edges(state, n, limit)
     if edges is None:
         return None
+    return edges + _best_finish(state, n)
+
+
+def _best_finish(state: Colours, n: int) -> list[Move]:
+    """:func:`_finish`, on even N also after :func:`pll_parity`: the shorter (turns
+    ``state``)."""
     best: tuple[int, list[Move], Colours] | None = None
     for prefix in ([], list(pll_parity(n))) if n % 2 == 0 else ([],):
         trial = state.copy()
@@ -262,25 +276,48 @@ def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | Non
             best = (cost, moves, trial)
     assert best is not None
     state[:] = best[2]
-    return edges + best[1]
+    return best[1]
+
+
+#: 4x4: of the staged centre solutions, how many get their edges again by the beam search
+#: (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) after the greedy pairing of every
+#: one ranked them (shortest greedy total first): the beam is 3-4x the time of a greedy try
+BEAM_TRIES_4 = 2
 
 
 def _best_reduction(
     cube: Cube, tries: int, edge_tries: int, options: Any
 ) -> tuple[str, Colours, list[Stage]]:
     """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
-    state and stages (centres, edges) of the shortest centres + edges."""
+    state and stages (centres, edges) of the shortest centres + edges. 4x4: the
+    :data:`BEAM_TRIES_4` best are paired once more by the beam search."""
+    n = cube.n
     best: tuple[int, str, Colours, list[Stage]] | None = None
+    #: (greedy total, centre OBTM, rotation, state and stages before the edges)
+    tried: list[tuple[int, int, str, Colours, list[Stage]]] = []
     for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
+        before, centre_stages = state.copy(), list(stages)
         start = time.perf_counter()
-        edges = _edges(state, cube.n, None if best is None else best[0] - cost)
+        edges = _edges(state, n, None if best is None else best[0] - cost)
         if edges is None:  # already longer than the best
             continue
-        _timed(stages, "edges", edges, start, cube.n)
-        total = cost + count(edges, Metric.HTM, cube.n)
+        _timed(stages, "edges", edges, start, n)
+        total = cost + count(edges, Metric.HTM, n)
+        tried.append((total, cost, rotation, before, centre_stages))
         if best is None or total < best[0]:
             best = (total, rotation, state, stages)
     assert best is not None
+    if n == 4:
+        tried.sort(key=lambda item: item[0])
+        for _, cost, rotation, state, stages in tried[:BEAM_TRIES_4]:
+            start = time.perf_counter()
+            edges = beam_pair_edges(
+                state, n, lambda end: _best_finish(end, n), limit=best[0] - cost
+            )
+            if edges is None:  # not shorter than the best
+                continue
+            _timed(stages, "edges", edges, start, n)
+            best = (cost + count(edges, Metric.HTM, n), rotation, state, stages)
     return best[1], best[2], best[3]
 
 

@@ -16,16 +16,27 @@ applies every candidate to the state at once (numpy) and keeps the one that pair
 stickers per move (OBTM); it stops when none gains. Pairing is counted per edge: the wings
 that match the middle edge (odd N) or the most common of the two innermost wings (even N).
 When no macro gains, one outer turn before the macro is tried too (every N: on even N the
-PLL parity that this may leave is fixed afterwards by a 9-move algorithm, see the engine).
+PLL parity that this may leave is fixed afterwards by a 7-move algorithm, see the engine).
 The wings' permutation parity is kept (``s`` and ``s'`` are two odd or two even
 permutations of each orbit, outer turns are even), so the 3-cycles of
 :mod:`solver.engines.nxn.wings` finish every orbit afterwards.
+
+N ≥ 5: :func:`beam_pair_edges` instead of the greedy choice. A beam search keeps the
+:class:`Beam` ``width`` best partial pairings (wings paired minus moves / ``scale``), each
+expanded by its ``per_node`` best macros, with the cost of a macro counted after it cancels
+into the moves before it (``s P s'`` then ``s Q s'`` is ``s P Q s'``: several edges per
+slice). Every pairing that cannot gain any more is finished (the caller's wing 3-cycles and
+parity fixes) and the shortest pairing + finish is kept. Per N the macro set is cut to what
+pays (:func:`beam_for`): 5x5 wide slices only, no edge flips on odd N.
 
 Used for N up to :data:`MAX_N` (the candidate table grows as N³).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -36,7 +47,7 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["MAX_N", "pair_edges", "paired_count"]
+__all__ = ["MAX_N", "Beam", "beam_for", "beam_pair_edges", "pair_edges", "paired_count"]
 
 MAX_N = 9
 Colours = npt.NDArray[np.uint8]
@@ -51,7 +62,7 @@ def _adjacent(a: Face, c: Face) -> bool:
     return int(np.array(FACE_FRAMES[a][0]) @ np.array(FACE_FRAMES[c][0])) == 0
 
 
-def _replacements(axis: Face) -> list[list[Move]]:
+def _replacements(axis: Face, flips: bool = True) -> list[list[Move]]:
     ends = (axis, Face((axis + 3) % 6))
     ring = _ring(axis)
     out: list[list[Move]] = [[Move.outer(b, t)] for b in ends for t in (1, 2, -1)]
@@ -60,6 +71,8 @@ def _replacements(axis: Face) -> list[list[Move]]:
             for b in ends:
                 for t in (1, 2, -1):
                     out.append([Move.outer(a, da), Move.outer(b, t), Move.outer(a, -da)])
+        if not flips:
+            continue
         for c in (c for c in ring if _adjacent(a, c)):
             for da in (1, -1):
                 for dc in (1, -1):
@@ -71,10 +84,10 @@ def _replacements(axis: Face) -> list[list[Move]]:
     return out
 
 
-def _slices(n: int, axis: Face) -> list[Move]:
+def _slices(n: int, axis: Face, wide_only: bool = False) -> list[Move]:
     half = (n - 1) // 2 if n % 2 else n // 2
     out = []
-    for lo in range(1, half + 1):
+    for lo in range(1, 2 if wide_only else half + 1):
         for hi in range(max(lo, 2), half + 1):
             for t in (1, 2, -1):
                 out.append(Move.block(axis, lo, hi, t))
@@ -95,15 +108,18 @@ def _perm(n: int, moves: list[Move]) -> IntArray:
 
 
 @cache
-def _macros(n: int) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
+def _macros(
+    n: int, wide_only: bool = False, flips: bool = True
+) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
     """(for each macro, the sticker each first-side edge sticker gets, (M, 12, N-2); move
     sequences; OBTM costs). A wing's two stickers move together, so the first side names the
-    wing (see :func:`_wing_codes`)."""
+    wing (see :func:`_wing_codes`). ``wide_only``: slices that include their outer layer only;
+    ``flips``: with the 7-move edge flips."""
     edge = _edge_cells(n)[:, 0, :].reshape(-1)
     perms, seqs, costs = [], [], []
     for axis in Face:
-        reps = _replacements(axis)
-        for s in _slices(n, axis):
+        reps = _replacements(axis, flips)
+        for s in _slices(n, axis, wide_only):
             for p in reps:
                 seq = [s, *p, s.inverse()]
                 perms.append(_perm(n, seq)[edge])
@@ -145,6 +161,13 @@ def _wing_codes(state: Colours, n: int) -> npt.NDArray[np.uint8]:
 
 def _score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int64]:
     """Paired wings per candidate; ``codes`` is (candidates, 12, N-2) wing codes (first side)."""
+    total: npt.NDArray[np.int64] = _edge_score(codes, n).sum(axis=-1, dtype=np.int64)
+    return total
+
+
+def _edge_score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int16]:
+    """Paired wings per edge; ``codes`` is (..., N-2) wing codes (first side) of edges. The
+    same for an edge moved whole, flipped or not (the reference wings are in the middle)."""
     k = n - 2
     refs = [k // 2] if n % 2 else [k // 2 - 1, k // 2]
     best: npt.NDArray[np.int16] | None = None
@@ -155,8 +178,35 @@ def _score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int64]:
             same += codes[..., i] == ref
         best = same if best is None else np.maximum(best, same)
     assert best is not None
-    total: npt.NDArray[np.int64] = best.sum(axis=-1, dtype=np.int64)
-    return total
+    return best
+
+
+@cache
+def _effects(
+    n: int, wide_only: bool, flips: bool
+) -> tuple[npt.NDArray[np.int32], IntArray, IntArray]:
+    """Which edges each macro of :func:`_macros` changes, to score it there only: (for each
+    macro, the stickers that the first sides of its mixed edges get, (M, T, N-2); the edges
+    it splits, (M, T); the macros that split any). An edge that gets wings of several edges
+    is mixed; the edges those come from are split, as many as mixed ones; every other edge
+    moves whole and keeps its score. Rows are padded with edge 0 left as it is (its score
+    cancels)."""
+    perms, _, _ = _macros(n, wide_only, flips)
+    cells = _edge_cells(n)
+    edge_of = np.zeros(6 * n * n, dtype=np.int64)
+    for side in (0, 1):
+        edge_of[cells[:, side, :]] = np.arange(12)[:, None]
+    src = edge_of[perms]  # (M, 12, N-2): the edge each wing comes from
+    mixed = (src != src[..., :1]).any(axis=-1)
+    width = max(1, int(mixed.sum(axis=-1).max()))
+    after = np.broadcast_to(cells[0, 0], (len(perms), width, n - 2)).copy().astype(np.int32)
+    split = np.zeros((len(perms), width), dtype=np.int64)
+    for m in range(len(perms)):
+        edges = np.flatnonzero(mixed[m])
+        after[m, : edges.size] = perms[m, edges]
+        sources = np.unique(src[m, edges])
+        split[m, : sources.size] = sources
+    return after, split, np.flatnonzero(mixed.any(axis=-1))
 
 
 def paired_count(state: Colours, n: int) -> int:
@@ -206,3 +256,196 @@ def _best_step(
     if ratio[k] <= 0:
         return None
     return float(ratio[k]), [*setup, *seqs[k]]
+
+
+@dataclass(frozen=True)
+class Beam:
+    """Settings of :func:`beam_pair_edges`: ``width`` partial pairings kept per step, each
+    expanded by its ``per_node`` best macros; a pairing's rank is wings paired minus moves /
+    ``scale`` (moves one more paired wing is worth); the macro set (see :func:`_macros`)."""
+
+    width: int
+    per_node: int
+    scale: float = 2.0
+    wide_only: bool = False
+    flips: bool = True
+    #: per step, how many pairings that no macro improves get an outer turn first
+    setup_nodes: int = 2
+    #: OBTM per unpaired wing at least still to come (prunes against the best so far)
+    floor: float = 1.0
+
+
+def beam_for(n: int) -> Beam:
+    """The settings per N, measured (docs/benchmarks.md): a 5x5 loses nothing without its
+    inner-slice macros and edge flips (three quarters of the candidates), a 6x6 or 7x7 gains
+    more from a wider beam than from the flips in the same time; the width is what the time
+    allows (the edges are solved after several centre rotations)."""
+    if n == 4:  # only a second pass on the best centre solutions (see the engine)
+        return Beam(8, 3)
+    if n == 5:
+        return Beam(16, 8, wide_only=True, flips=False)
+    if n <= 7:
+        return Beam(32, 3, flips=False)
+    return Beam(8, 3, flips=False)
+
+
+@dataclass
+class _Node:
+    state: Colours
+    moves: list[Move]
+    cost: int  # OBTM of moves
+    paired: int
+
+
+_SETUPS = tuple(Move.outer(f, t) for f in Face for t in (1, 2, -1))
+
+
+@cache
+def _move_cost(move: Move, n: int) -> int:
+    return count([move], Metric.HTM, n)
+
+
+def _join(moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int) -> tuple[list[Move], int]:
+    """``moves + seq`` with the turns of one block meeting at the junction merged, and the
+    OBTM that adds."""
+    out = list(moves)
+    added = 0
+    for m in seq:
+        last = out[-1] if out else None
+        if last is not None and (last.face, last.lo, last.hi) == (m.face, m.lo, m.hi):
+            out.pop()
+            added -= _move_cost(last, n)
+            q = (last.quarter_turns + m.quarter_turns) % 4
+            if q:
+                out.append(Move.block(m.face, m.lo, m.hi, (0, 1, 2, -1)[q]))
+                added += _move_cost(out[-1], n)
+        else:
+            out.append(m)
+            added += _move_cost(m, n)
+    return out, added
+
+
+@cache
+def _firsts(n: int, wide_only: bool, flips: bool) -> tuple[IntArray, tuple[Move, ...]]:
+    """For each macro, the index of its first move in a list of the distinct first moves."""
+    _, seqs, _ = _macros(n, wide_only, flips)
+    index: dict[Move, int] = {}
+    for seq in seqs:
+        index.setdefault(seq[0], len(index))
+    return np.array([index[seq[0]] for seq in seqs], dtype=np.int64), tuple(index)
+
+
+def _savings(last: Move | None, firsts: tuple[Move, ...], n: int) -> npt.NDArray[np.float64]:
+    """OBTM saved when each first move follows ``last`` (merged, or cancelled away)."""
+    out = np.zeros(len(firsts))
+    if last is None:
+        return out
+    for i, m in enumerate(firsts):
+        if (m.face, m.lo, m.hi) == (last.face, last.lo, last.hi):
+            one = _move_cost(m, n)
+            out[i] = 2 * one if (m.quarter_turns + last.quarter_turns) % 4 == 0 else one
+    return out
+
+
+def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[Move], int]]:
+    """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
+    after cancellation / ``scale``), each with the wings it gains; when none gains (and
+    ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
+    _, seqs, costs = _macros(n, beam.wide_only, beam.flips)
+    first_of, firsts = _firsts(n, beam.wide_only, beam.flips)
+    last = node.moves[-1] if node.moves else None
+    gains = _gains(node.state, n, beam)
+    value = np.where(
+        gains > 0, gains - (costs - _savings(last, firsts, n)[first_of]) / beam.scale, -np.inf
+    )
+    top = _top(value, beam.per_node)
+    if top or not setups:
+        return [(list(seqs[k]), int(gains[k])) for k in top]
+    g = geometry(n)
+    found: list[tuple[float, list[Move], int]] = []
+    if not beam.flips:  # the macros with edge flips, left out so far
+        full = dataclasses.replace(beam, flips=True)
+        _, all_seqs, all_costs = _macros(n, beam.wide_only, True)
+        gains = _gains(node.state, n, full)
+        value = np.where(gains > 0, gains - all_costs / beam.scale, -np.inf)
+        found += [(float(value[k]), list(all_seqs[k]), int(gains[k])) for k in _top(value, 2)]
+    for setup in _SETUPS:
+        turned = node.state.copy()
+        g.apply_move(turned, setup)
+        gains = _gains(turned, n, beam)
+        value = np.where(gains > 0, gains - (costs + 1) / beam.scale, -np.inf)
+        found += [(float(value[k]), [setup, *seqs[k]], int(gains[k])) for k in _top(value, 2)]
+    found.sort(key=lambda item: -item[0])
+    return [(seq, gain) for _, seq, gain in found[: beam.per_node]]
+
+
+def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
+    """Wings each macro pairs (or unpairs: negative), scored on the edges it mixes."""
+    after, split, _ = _effects(n, beam.wide_only, beam.flips)
+    codes = _wing_codes(state, n)
+    before = _edge_score(codes[_edge_cells(n)[:, 0, :]], n)
+    gains: npt.NDArray[np.int64] = _edge_score(codes[after], n).sum(
+        axis=-1, dtype=np.int64
+    ) - before[split].sum(axis=-1, dtype=np.int64)
+    return gains
+
+
+def _top(value: npt.NDArray[np.float64], k: int) -> list[int]:
+    """Indices of the ``k`` largest finite values, largest first."""
+    part = np.argpartition(-value, k)[:k] if k < value.size else np.arange(value.size)
+    part = part[np.argsort(-value[part], kind="stable")]
+    return [int(i) for i in part if np.isfinite(value[i])]
+
+
+def beam_pair_edges(
+    state: Colours,
+    n: int,
+    finish: Callable[[Colours], list[Move]],
+    beam: Beam | None = None,
+    limit: int | None = None,
+) -> list[Move] | None:
+    """Beam-searched freeslice pairing, each pairing completed by ``finish`` (moves that end
+    the edges from the state given, which it may turn); the shortest whole is returned and
+    ``state`` turned by it. Centres must be solved and stay solved. None when nothing shorter
+    than ``limit`` (OBTM) was found."""
+    settings = beam if beam is not None else beam_for(n)
+    g = geometry(n)
+    full = 12 * (n - 2)
+    best: tuple[int, list[Move], Colours] | None = None
+    bound = (1 << 30) if limit is None else limit
+    nodes = [_Node(state.copy(), [], 0, paired_count(state, n))]
+    while nodes:
+        children: dict[bytes, _Node] = {}
+        setups = settings.setup_nodes
+        for node in nodes:
+            options = [] if node.paired == full else _options(node, n, settings, False)
+            if not options:  # nothing gains any more as it stands: finish this one
+                end = node.state.copy()
+                moves, added = _join(node.moves, finish(end), n)
+                cost = node.cost + added
+                if cost < bound:
+                    best, bound = (cost, moves, end), cost
+                if node.paired == full or setups == 0:
+                    continue
+                setups -= 1  # and go on after an outer turn
+                options = _options(node, n, settings, True)
+            for seq, gain in options:
+                moves, added = _join(node.moves, seq, n)
+                cost = node.cost + added
+                if cost >= bound:
+                    continue
+                child = node.state.copy()
+                g.apply(child, seq)
+                key = child.tobytes()
+                if key not in children or children[key].cost > cost:
+                    children[key] = _Node(child, moves, cost, node.paired + gain)
+        ranked = sorted(children.values(), key=lambda c: c.cost / settings.scale - c.paired)
+        nodes = [
+            c
+            for c in ranked[: settings.width]
+            if c.cost + settings.floor * (full - c.paired) < bound
+        ]
+    if best is None:
+        return None
+    state[:] = best[2]
+    return best[1]

@@ -109,7 +109,7 @@ def test_pll_parity_alg_swaps_dedge_parity_and_keeps_the_reduction(n: int) -> No
     from solver.engines.nxn import engine, pairing
 
     moves = engine.pll_parity(n)
-    assert count(moves, Metric.HTM, n) == 9
+    assert count(moves, Metric.HTM, n) == 7
     state = Cube.solved(n).apply(list(moves)).flat
     for face in Face:
         assert (state[interior(n, face)] == face).all()

@@ -1,0 +1,90 @@
+"""The beam-searched edge pairing of 5 ≤ N ≤ 9 (pairing.beam_pair_edges)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from solver.cube.facelets import Cube
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, count, parse
+from solver.cube.validate import validate
+from solver.engines.nxn import centres, engine, pairing
+from solver.engines.nxn.sim import geometry
+from solver.scramble import random_state_nxn
+
+
+def _finish(n: int) -> Callable[[npt.NDArray[np.uint8]], list[Move]]:
+    return lambda end: engine._best_finish(end, n)
+
+
+@pytest.mark.parametrize("n", [5, 6, 7])
+def test_beam_pairing_keeps_centres_and_ends_every_edge(n: int) -> None:
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 11))
+    start = state.copy()
+    moves = pairing.beam_pair_edges(state, n, _finish(n))
+    assert moves is not None
+    for face in Face:
+        inside = centres.interior(n, face)
+        assert np.array_equal(state[inside], start[inside])
+    assert pairing.paired_count(state, n) == 12 * (n - 2)
+    check = start.copy()
+    geometry(n).apply(check, moves)
+    assert np.array_equal(check, state)  # the moves returned are the moves applied
+    assert not validate(engine.reduced_3x3(state, n))  # no OLL/PLL parity left on even N
+    # a beam of one partial pairing is a greedy search; the wide one is never longer here
+    greedy = pairing.beam_pair_edges(start.copy(), n, _finish(n), pairing.Beam(1, 1))
+    assert greedy is not None
+    assert count(moves, Metric.HTM, n) <= count(greedy, Metric.HTM, n)
+
+
+def test_beam_pairing_gives_up_below_the_limit_and_leaves_the_state() -> None:
+    n = 5
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 3))
+    start = state.copy()
+    assert pairing.beam_pair_edges(state, n, _finish(n), limit=5) is None
+    assert np.array_equal(state, start)
+
+
+def test_beam_pairing_of_paired_edges_is_the_finish_only() -> None:
+    n = 6
+    state = Cube.solved(n).apply("R U F' D2").flat.copy()  # outer turns keep every pair
+    assert pairing.beam_pair_edges(state, n, _finish(n)) == []
+
+
+@pytest.mark.parametrize(
+    ("n", "wide_only", "flips"),
+    [(4, False, True), (5, True, False), (6, False, True), (7, False, False)],
+)
+def test_gains_scored_on_the_mixed_edges_equal_whole_cube_scores(
+    n: int, wide_only: bool, flips: bool
+) -> None:
+    scrambled = engine.reduce_centres(random_state_nxn(n, 2))[0]
+    paired = Cube.solved(n).apply("R U F' D2").flat.copy()  # every edge paired
+    perms, _, _ = pairing._macros(n, wide_only, flips)
+    beam = pairing.Beam(1, 1, wide_only=wide_only, flips=flips)
+    for state, sign in ((scrambled, 1), (paired, -1)):
+        codes = pairing._wing_codes(state, n)
+        whole = pairing._score(codes[perms], n) - pairing.paired_count(state, n)
+        assert np.array_equal(pairing._gains(state, n, beam), whole)
+        assert (sign * whole > 0).any()
+
+
+def test_join_merges_and_cancels_the_turns_that_meet() -> None:
+    n = 5
+    moves, added = pairing._join(parse("R Uw"), parse("Uw' F"), n)
+    assert moves == parse("R F") and added == 0  # Uw' cancels Uw (-1), F (+1)
+    moves, added = pairing._join(parse("R 2U"), parse("2U F"), n)
+    assert moves == parse("R 2U2 F") and added == 1  # 2U 2U is one 2U2 (an inner slice: 2)
+    moves, added = pairing._join([], parse("Rw U Rw'"), n)
+    assert moves == parse("Rw U Rw'") and added == 3
+
+
+def test_beam_settings_per_size() -> None:
+    assert pairing.beam_for(5).wide_only and not pairing.beam_for(5).flips
+    for n in (5, 6, 7, 8, 9):
+        beam = pairing.beam_for(n)
+        assert beam.width >= 1 and beam.per_node >= 1
