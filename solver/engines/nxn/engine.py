@@ -58,7 +58,12 @@ from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
-from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
+from solver.engines.nxn.centres import (
+    ORDER,
+    centre_targets,
+    finish_centres,
+    first_centres,
+)
 from solver.engines.nxn.pairing import pair_edges
 from solver.engines.nxn.sim import geometry
 from solver.engines.nxn.staged import staged_centres
@@ -113,12 +118,12 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     stages: list[Stage] = []
     start = time.perf_counter()
     targets = centre_targets(state, n)
-    first = solve_centres(state, n, targets, ORDER[:1])
+    first = first_centres(state, n, targets)
     _timed(stages, "first centre", first, start, n)
     start = time.perf_counter()
     _timed(stages, "wing parity", parity_fixes(state, n, ORDER[0]), start, n)
     start = time.perf_counter()
-    _timed(stages, "centres", solve_centres(state, n, targets, ORDER[1:-1]), start, n)
+    _timed(stages, "centres", finish_centres(state, n, targets, ORDER[:1]), start, n)
     relabel = np.zeros(6, dtype=np.uint8)
     for face, colour in enumerate(targets):
         relabel[colour] = face
