@@ -208,56 +208,40 @@ def _block(n: int, axis: Face, lo: int, hi: int, turns: int) -> Move:
     return Move.block(axis, lo, hi, turns)
 
 
-def _setup_moves(cfg: _Config, setup: tuple[int, int]) -> list[Move]:
-    """Quarter turns of the source, then of the target, before the commutator."""
-    turns = {1: 1, 2: 2, 3: -1}
-    out = [Move.outer(cfg.source, turns[setup[0]])] if setup[0] else []
-    return out + ([Move.outer(cfg.target, turns[setup[1]])] if setup[1] else [])
-
-
 def _commutator(
     cfg: _Config,
     n: int,
     rows: list[tuple[int, int]],
     cols: list[tuple[int, int]],
-    setup: tuple[int, int],
+    setup: int,
 ) -> list[Move]:
     a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in rows]
     b = [_block(n, cfg.axis, lo, hi, cfg.e) for lo, hi in cols]
     t = Move.outer(cfg.target, cfg.t)
-    moves = _setup_moves(cfg, setup)
+    moves = [Move.outer(cfg.source, {1: 1, 2: 2, 3: -1}[setup])] if setup else []
     # the closing T' is left out: it only turns the target face (its pieces stay on it)
     moves += [*a, t, *b, t.inverse(), *[m.inverse() for m in a], t, *[m.inverse() for m in b]]
     return moves
 
 
-TT = True
-_SETUPS = tuple((s, t) for s in range(4) for t in range(4))
-
-
 @cache
-def _gathered(
-    n: int, target: Face, source: Face, target_turns: bool
-) -> tuple[IntArray, IntArray, IntArray, IntArray]:
-    """The configurations of a face pair after each setup (quarter turns of the source, then
-    of the target; the target is turned only with ``target_turns``), all at once: the
-    stickers whose colours the source cells and the target cells then show, where each
-    (setup, configuration) block starts (offsets), and the setup cost of each block."""
+def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray, IntArray]:
+    """The configurations of a face pair after each setup (0-3 quarter turns of the source),
+    all at once: the stickers whose colours the source cells and the target cells then show,
+    and where each (setup, configuration) block starts (offsets)."""
     g = geometry(n)
     configs = _configs(n, target, source)
-    src, cells, sizes, extra = [], [], [], []
-    for setup in _SETUPS if target_turns else _SETUPS[::4]:
+    src, cells, sizes = [], [], []
+    for setup in range(4):
         labels = np.arange(6 * n * n, dtype=np.int64)
-        for face, turns in ((source, setup[0]), (target, setup[1])):
-            if turns:
-                g.apply_move(labels, Move.outer(face, turns))
+        if setup:
+            g.apply_move(labels, Move.outer(source, setup))
         for c in configs:
             src.append(labels[c.src])
             cells.append(labels[c.cells])
             sizes.append(c.cells.size)
-            extra.append((setup[0] > 0) + (setup[1] > 0))
     offsets = np.cumsum([0, *sizes]).astype(np.int64)
-    return np.concatenate(src), np.concatenate(cells), offsets, np.array(extra, dtype=np.int64)
+    return np.concatenate(src), np.concatenate(cells), offsets
 
 
 def _best_plan(
@@ -266,48 +250,52 @@ def _best_plan(
     target: Face,
     source: Face,
     colours: tuple[int, int],
-    target_turns: bool = False,
     floor: float = 0.0,
 ) -> _Plan | None:
-    """The commutator from ``source`` with most pieces gained per move. ``colours`` are the
-    target's colour and the colour counted for the source (-1: the source's own pieces do not
-    count, only the target's). The source (and, with ``target_turns``, the target) may be
-    turned first. Only plans of more than ``floor`` pieces per move are looked for: a
-    configuration whose gaining cells could not beat it with the cheapest commutator (7
-    moves) is skipped."""
+    """The commutator from ``source`` (turned first by 0-3 quarter turns) with most pieces
+    gained per move. ``colours`` are the target's colour and the colour counted for the
+    source (-1: the source's own pieces do not count, only the target's). Only plans of more
+    than ``floor`` pieces per move are looked for: a configuration whose gaining cells could
+    not beat it with the cheapest commutator (7 moves) is skipped."""
     c_t, c_s = colours
     configs = _configs(n, target, source)
-    src_idx, cell_idx, offsets, extra = _gathered(n, target, source, target_turns)
+    src_idx, cell_idx, offsets = _gathered(n, target, source)
     src, cell = state[src_idx], state[cell_idx]
     net = (src == c_t).astype(np.int64) - (cell == c_t)
     if c_s >= 0:
         net += (cell == c_s).astype(np.int64) - (src == c_s)
     sizes = np.diff(offsets)
     bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
-    best: _Plan | None = None
-    best_ctx: tuple[_Config, IntArray, tuple[int, int]] | None = None
-    setups = _SETUPS if target_turns else _SETUPS[::4]
+    extra = (np.arange(bounds.size) >= len(configs)).astype(np.int64)  # the setup turn
+    tried: list[tuple[float, int, _Config, IntArray, int]] = []
     for k in np.argsort(-bounds / (7 + extra), kind="stable"):
         if bounds[k] <= floor * (7 + extra[k]):
             break
         cfg = configs[int(k) % len(configs)]
-        setup = setups[int(k) // len(configs)]
+        setup = int(k) // len(configs)
         cfg_net = net[offsets[k] : offsets[k + 1]]
         plan = _line_plan(cfg, n, cfg_net, setup)
-        if best is None or plan.gain * best.cost > best.gain * plan.cost:
-            best, best_ctx = plan, (cfg, cfg_net, setup)
+        if plan.gain > 0:
+            tried.append((plan.gain / plan.cost, int(k), cfg, cfg_net, setup))
             floor = max(floor, plan.gain / plan.cost)
-    if best is None or best_ctx is None or best.gain <= 0:
-        return None
-    cfg, net, setup = best_ctx
-    return _line_plan(cfg, n, net, setup, rectangle=True)
+    tried.sort(key=lambda item: (-item[0], item[1]))
+    best: _Plan | None = None
+    for _, _, cfg, cfg_net, setup in tried[:FINALISTS]:
+        plan = _line_plan(cfg, n, cfg_net, setup, rectangle=True)
+        if best is None or plan.gain * best.cost > best.gain * plan.cost:
+            best = plan
+    return best
+
+
+#: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
+FINALISTS = 3
 
 
 def _line_plan(
     cfg: _Config,
     n: int,
     net: IntArray,
-    setup: tuple[int, int],
+    setup: int,
     rectangle: bool = False,
 ) -> _Plan:
     """The best line for one configuration; ``net`` is what each cell gains (pieces put in
@@ -333,7 +321,7 @@ def _line_plan(
         sl[su == n - 1], minlength=n + 1
     )
     m2 = np.where((np.arange(n + 1) == 2) | (np.arange(n + 1) == n - 1), 1, 2)
-    cost = 3 + 2 * (2 * runs - cheap) + 2 * m2 + (setup[0] > 0) + (setup[1] > 0)
+    cost = 3 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
     ratio = np.where(gain > 0, gain / cost, -1.0)
     line = int(np.argmax(ratio))
     chosen = [int(v) for v in su[sl == line]]
@@ -409,7 +397,7 @@ def _alternate(
     net_cells: IntArray,
     rows: list[tuple[int, int]],
     cols: list[tuple[int, int]],
-    setup: tuple[int, int],
+    setup: int,
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int, int]:
     """Rectangle commutator of many runs: ``m`` turns the runs ``rows``, ``m2`` the runs
     ``cols`` and every cell (a, b) with ``a`` in one and ``b`` in the other is cycled (cells
@@ -418,7 +406,7 @@ def _alternate(
     grow. Returns (rows, cols, gain, cost)."""
     net = np.zeros((n + 1, n + 1), dtype=np.int64)
     net[cfg.u, cfg.u2] = net_cells
-    fixed = 3 + (setup[0] > 0) + (setup[1] > 0)
+    fixed = 3 + (1 if setup else 0)
 
     def layers(runs: list[tuple[int, int]]) -> list[int]:
         return [k for lo, hi in runs for k in range(lo, hi + 1)]
@@ -601,7 +589,7 @@ def _global_step(
             floor = 0.0 if best is None else best[0].gain / best[0].cost
             if source != target:
                 colours = (targets[target], targets[source])
-                plan = _best_plan(state, n, target, source, colours, TT, floor)
+                plan = _best_plan(state, n, target, source, colours, floor)
                 if plan:
                     plans.append(plan)
             for plan in plans:

@@ -3,12 +3,15 @@
 Stages, each a :class:`~solver.solution.Stage` of the result:
 
 1. ``first centre``: the U centre, by plain slice turns and insertions
-   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move.
+   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move;
+   for N ≤ 8 the U and D centres, with every centre piece of the cube counted
+   (:func:`solver.engines.nxn.centres.first_centres`).
 2. ``wing parity``: one inner slice quarter turn of the U axis (it keeps the U and D centres)
    for each wing orbit whose wings are in an odd permutation
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
-2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
+2b. ``centres``: the other faces (:func:`solver.engines.nxn.centres.finish_centres`; all of
+   them at once for N ≤ 8).
 
 A 4x4 has one ``centres`` stage instead of these three: the staged search of
 :mod:`solver.engines.nxn.staged` (exact tables; it also makes the wings even), its three
@@ -131,14 +134,15 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     return state, stages, targets
 
 
-#: whole-cube rotations tried for the centre stage (each puts another face first)
-ROTATIONS = ("", "x", "x'", "z", "z'", "x2", "y", "x y", "z y")
+#: whole-cube rotations tried for the centre stage (each puts another face first; the first
+#: three put each axis first: N <= 8 finishes U and D together in the first stage)
+ROTATIONS = ("", "x", "z", "x'", "z'", "x2", "y", "x y", "z y")
 
 
 def centre_tries(n: int) -> int:
     """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
     varies a lot with the face solved first, and a try costs more as N grows."""
-    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
+    return 8 if n == 4 else 5 if n == 5 else 3 if n == 6 else 2 if n == 7 else 1
 
 
 def edge_tries(n: int) -> int:
