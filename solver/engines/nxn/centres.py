@@ -280,7 +280,7 @@ def _best_plan(
             floor = max(floor, plan.gain / plan.cost)
     tried.sort(key=lambda item: (-item[0], item[1]))
     best: _Plan | None = None
-    for _, _, cfg, cfg_net, setup in tried[:FINALISTS]:
+    for _, _, cfg, cfg_net, setup in tried[: FINALISTS if n <= MAX_MACRO_N else 1]:
         plan = _line_plan(cfg, n, cfg_net, setup, rectangle=True)
         if best is None or plan.gain * best.cost > best.gain * plan.cost:
             best = plan
@@ -288,6 +288,7 @@ def _best_plan(
 
 
 #: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
+#: for N <= MAX_MACRO_N (1 above: CPU time)
 FINALISTS = 3
 
 
@@ -363,31 +364,42 @@ def _max_runs(
 ) -> list[tuple[int, int]]:
     """The runs maximising sum(values) - lam x :func:`_run_cost`."""
     neg = float("-inf")
-    # states per layer: 0 not taken, 1 in a run that started at layer 2, 2 in another run
-    score = [(0.0, neg, neg)]
-    back: list[tuple[int, int, int]] = [(0, 0, 0)]
+    vals = values.tolist()
+    ok = allowed.tolist()
+    # best score at each layer: not taken (o), in a run that started at layer 2 (a), in
+    # another run (b); back pointers: the state before (o) and whether (b) started here
+    o, a, b = 0.0, neg, neg
+    from_o: list[int] = []
+    b_new: list[bool] = []
     for r in range(2, n):
-        out_prev, a_prev, b_prev = score[-1]
-        prev = (out_prev, a_prev, b_prev)
-        k_out = max(range(3), key=lambda i: prev[i])
-        if not allowed[r]:
-            score.append((prev[k_out], neg, neg))
-            back.append((k_out, 0, 0))
+        if o >= a and o >= b:
+            k = 0
+        elif a >= b:
+            k = 1
+        else:
+            k = 2
+        best_prev = o if k == 0 else a if k == 1 else b
+        from_o.append(k)
+        if not ok[r]:
+            o, a, b = best_prev, neg, neg
+            b_new.append(False)
             continue
-        v = float(values[r])
-        in_a = (v - 2 * lam, 0) if r == 2 else (a_prev + v, 1)
-        start = out_prev - 4 * lam if r > 2 else neg
-        in_b = (b_prev + v, 2) if b_prev >= start else (start + v, 0)
-        score.append((prev[k_out], in_a[0], in_b[0]))
-        back.append((k_out, in_a[1], in_b[1]))
-    last = score[-1]
-    finals = (last[0], last[1], last[2] + 2 * lam)  # a run ending at N-1 is a wide move
-    state = max(range(3), key=lambda i: finals[i])
+        v = vals[r]
+        start = o - 4 * lam if r > 2 else neg
+        new = start > b
+        o, a, b = best_prev, (v - 2 * lam if r == 2 else a + v), (start if new else b) + v
+        b_new.append(new)
+    b += 2 * lam  # a run ending at N-1 is a wide move
+    state = 0 if o >= a and o >= b else 1 if a >= b else 2
     taken: list[int] = []
     for r in range(n - 1, 1, -1):
-        if state:
-            taken.append(r)
-        state = back[r - 1][state]
+        i = r - 2
+        if state == 0:
+            state = from_o[i]
+            continue
+        taken.append(r)
+        if state == 2 and b_new[i]:
+            state = 0
     return _runs(taken)
 
 
