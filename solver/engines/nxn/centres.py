@@ -18,9 +18,9 @@ finished.
 * **Intersection rule**: ``m2`` must not be one of the layers of ``m`` (the blocks would
   overlap); ``T`` or ``T'`` gives two choices of ``m2``, and cells whose own layer is ``m2`` are
   left for another commutator.
-* **Blocks**: all target cells of one line (same ``m2``) go in one commutator, ``m`` being
-  every layer holding one of them (one range move per run of adjacent layers), so the cost per
-  piece falls as N grows. A run that starts at layer 2 (or ends at N-1) is turned together
+* **Blocks**: many target cells go in one commutator, ``m`` being every layer holding one
+  of them (one range move per run of adjacent layers), so the cost per piece falls as N
+  grows. A run that starts at layer 2 (or ends at N-1) is turned together
   with the outer layer (a wide move, 1 in OBTM instead of 2): during the centre stage edges and
   corners do not matter, and the outer face's centres come back when ``m'`` undoes ``m``.
 * **Open end**: the closing ``T'`` is left out (7 moves, not 8): it only turns the target
@@ -31,15 +31,31 @@ finished.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
-Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
-face with the best ratio of pieces to moves; for N ≤ 8 plain slice turns and insertions
-(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio, and for every N
-the line insertions ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+Two ways of running the stage:
 
-* **Rectangles**: the best commutator of each source face then grows ``m2`` over adjacent
-  lines (one range move, so no extra moves) as long as the added cells gain pieces
-  (:func:`_widen`): every cell in the rectangle of the ``m`` layers × the ``m2`` lines is
-  cycled, each as if alone, because ``m`` and ``m2`` never share a layer.
+* **Face by face** (:func:`solve_centres`, N > :data:`MAX_MACRO_N`): faces are finished in the
+  order U, D, F, R, B (L is then done), each from every unfinished face with the best ratio
+  of pieces to moves; the first face also by plain block turns
+  (:func:`~solver.engines.nxn.insert.best_block_turn`), and for every N the line insertions
+  ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+* **Every face at once** (:func:`first_centres` then :func:`finish_centres`, N ≤
+  :data:`MAX_MACRO_N`): each step is the sequence that puts most centre pieces of the whole
+  cube on their face per move; a commutator's 3-cycle also counts the pieces it brings to
+  (or takes from) its source face, so faces fill up together and the last pieces of a face
+  are rarely moved one at a time. Candidates: the commutators of every ordered pair of open
+  faces, the half insertions, and the macros of :mod:`solver.engines.nxn.macros`
+  (insertions, slice half turns, and plain block turns in the first stage). The first stage
+  ends when U and D are finished (the engine's wing-parity turns keep both); later steps
+  keep every wing parity. Measured on random states (centres only, one orientation): 5x5
+  130 → 115, 6x6 276 → 244, 7x7 439 → 391, 8x8 659 → 600 moves.
+
+* **Rectangles**: ``m`` and ``m2`` are both sets of runs of layers and every cell in the
+  rectangle of the ``m`` layers × the ``m2`` lines is cycled, each as if alone, because
+  ``m`` and ``m2`` never share a layer. The best line of a face pair (its ``m`` runs joined
+  over neutral cells) first grows ``m2`` over adjacent lines (:func:`_widen`), then rows and
+  columns are chosen in turn, each side exactly for the other (:func:`_alternate`: a dynamic
+  programme over the layers, :func:`_max_runs`, inside Dinkelbach's iteration on the ratio of
+  pieces to moves, :func:`_select`), as long as the ratio grows.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """
