@@ -18,9 +18,9 @@ finished.
 * **Intersection rule**: ``m2`` must not be one of the layers of ``m`` (the blocks would
   overlap); ``T`` or ``T'`` gives two choices of ``m2``, and cells whose own layer is ``m2`` are
   left for another commutator.
-* **Blocks**: all target cells of one line (same ``m2``) go in one commutator, ``m`` being
-  every layer holding one of them (one range move per run of adjacent layers), so the cost per
-  piece falls as N grows. A run that starts at layer 2 (or ends at N-1) is turned together
+* **Blocks**: many target cells go in one commutator, ``m`` being every layer holding one
+  of them (one range move per run of adjacent layers), so the cost per piece falls as N
+  grows. A run that starts at layer 2 (or ends at N-1) is turned together
   with the outer layer (a wide move, 1 in OBTM instead of 2): during the centre stage edges and
   corners do not matter, and the outer face's centres come back when ``m'`` undoes ``m``.
 * **Open end**: the closing ``T'`` is left out (7 moves, not 8): it only turns the target
@@ -31,15 +31,31 @@ finished.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
-Faces are finished in the order U, D, F, R, B (L is then done), each from every unfinished
-face with the best ratio of pieces to moves; for N ≤ 8 plain slice turns and insertions
-(:mod:`solver.engines.nxn.insert`) compete with the commutators on that ratio, and for every N
-the line insertions ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+Two ways of running the stage:
 
-* **Rectangles**: the best commutator of each source face then grows ``m2`` over adjacent
-  lines (one range move, so no extra moves) as long as the added cells gain pieces
-  (:func:`_widen`): every cell in the rectangle of the ``m`` layers × the ``m2`` lines is
-  cycled, each as if alone, because ``m`` and ``m2`` never share a layer.
+* **Face by face** (:func:`solve_centres`, N > :data:`MAX_MACRO_N`): faces are finished in the
+  order U, D, F, R, B (L is then done), each from every unfinished face with the best ratio
+  of pieces to moves; the first face also by plain block turns
+  (:func:`~solver.engines.nxn.insert.best_block_turn`), and for every N the line insertions
+  ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
+* **Every face at once** (:func:`first_centres` then :func:`finish_centres`, N ≤
+  :data:`MAX_MACRO_N`): each step is the sequence that puts most centre pieces of the whole
+  cube on their face per move; a commutator's 3-cycle also counts the pieces it brings to
+  (or takes from) its source face, so faces fill up together and the last pieces of a face
+  are rarely moved one at a time. Candidates: the commutators of every ordered pair of open
+  faces, the half insertions, and the macros of :mod:`solver.engines.nxn.macros`
+  (insertions, slice half turns, and plain block turns in the first stage). The first stage
+  ends when U and D are finished (the engine's wing-parity turns keep both); later steps
+  keep every wing parity. Measured on random states (centres only, one orientation): 5x5
+  130 → 115, 6x6 276 → 244, 7x7 439 → 391, 8x8 659 → 600 moves.
+
+* **Rectangles**: ``m`` and ``m2`` are both sets of runs of layers and every cell in the
+  rectangle of the ``m`` layers × the ``m2`` lines is cycled, each as if alone, because
+  ``m`` and ``m2`` never share a layer. The best line of a face pair (its ``m`` runs joined
+  over neutral cells) first grows ``m2`` over adjacent lines (:func:`_widen`), then rows and
+  columns are chosen in turn, each side exactly for the other (:func:`_alternate`: a dynamic
+  programme over the layers, :func:`_max_runs`, inside Dinkelbach's iteration on the ratio of
+  pieces to moves, :func:`_select`), as long as the ratio grows.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """
@@ -58,9 +74,18 @@ from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_m
 from solver.cube.notation import Move
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
+from solver.engines.nxn.macros import MAX_N as MAX_MACRO_N
+from solver.engines.nxn.macros import best_macro
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["ORDER", "centre_targets", "orientation_colours", "solve_centres"]
+__all__ = [
+    "ORDER",
+    "centre_targets",
+    "finish_centres",
+    "first_centres",
+    "orientation_colours",
+    "solve_centres",
+]
 
 ORDER = (Face.U, Face.D, Face.F, Face.R, Face.B, Face.L)
 _ROTATIONS = [
@@ -68,7 +93,6 @@ _ROTATIONS = [
 ]
 
 Colours = npt.NDArray[np.uint8]
-Mask = npt.NDArray[np.bool_]
 
 
 def _opposite(face: Face) -> Face:
@@ -201,57 +225,104 @@ def _block(n: int, axis: Face, lo: int, hi: int, turns: int) -> Move:
 
 
 def _commutator(
-    cfg: _Config, n: int, layers: list[int], lines: tuple[int, int], setup: int
+    cfg: _Config,
+    n: int,
+    rows: list[tuple[int, int]],
+    cols: list[tuple[int, int]],
+    setup: int,
 ) -> list[Move]:
-    a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in _runs(layers)]
-    m2 = _block(n, cfg.axis, lines[0], lines[1], cfg.e)
+    a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in rows]
+    b = [_block(n, cfg.axis, lo, hi, cfg.e) for lo, hi in cols]
     t = Move.outer(cfg.target, cfg.t)
     moves = [Move.outer(cfg.source, {1: 1, 2: 2, 3: -1}[setup])] if setup else []
     # the closing T' is left out: it only turns the target face (its pieces stay on it)
-    moves += [*a, t, m2, t.inverse(), *[m.inverse() for m in a], t, m2.inverse()]
+    moves += [*a, t, *b, t.inverse(), *[m.inverse() for m in a], t, *[m.inverse() for m in b]]
     return moves
 
 
-def _best_plan(
-    state: Colours, n: int, target: Face, source: Face, colour: int, need: Mask
-) -> _Plan | None:
-    """The commutator from ``source`` with the most target cells per move."""
+@cache
+def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray, IntArray]:
+    """The configurations of a face pair after each setup (0-3 quarter turns of the source),
+    all at once: the stickers whose colours the source cells and the target cells then show,
+    and where each (setup, configuration) block starts (offsets)."""
     g = geometry(n)
-    best: _Plan | None = None
-    best_ctx: tuple[_Config, npt.NDArray[np.bool_], npt.NDArray[np.bool_], int] | None = None
+    configs = _configs(n, target, source)
+    src, cells, sizes = [], [], []
     for setup in range(4):
-        turned = state.copy()
+        labels = np.arange(6 * n * n, dtype=np.int64)
         if setup:
-            g.apply_move(turned, Move.outer(source, setup))
-        for cfg in _configs(n, target, source):
-            wanted = need[cfg.cells]
-            brings = turned[cfg.src] == colour
-            if not (wanted & brings).any():
-                continue
-            plan = _line_plan(cfg, n, wanted, brings, setup)
-            if best is None or plan.gain * best.cost > best.gain * plan.cost:
-                best, best_ctx = plan, (cfg, wanted, brings, setup)
-    if best is not None and best_ctx is not None:
-        cfg, wanted, brings, setup = best_ctx
-        best = _line_plan(cfg, n, wanted, brings, setup, rectangle=True)
+            g.apply_move(labels, Move.outer(source, setup))
+        for c in configs:
+            src.append(labels[c.src])
+            cells.append(labels[c.cells])
+            sizes.append(c.cells.size)
+    offsets = np.cumsum([0, *sizes]).astype(np.int64)
+    return np.concatenate(src), np.concatenate(cells), offsets
+
+
+def _best_plan(
+    state: Colours,
+    n: int,
+    target: Face,
+    source: Face,
+    colours: tuple[int, int],
+    floor: float = 0.0,
+) -> _Plan | None:
+    """The commutator from ``source`` (turned first by 0-3 quarter turns) with most pieces
+    gained per move. ``colours`` are the target's colour and the colour counted for the
+    source (-1: the source's own pieces do not count, only the target's). Only plans of more
+    than ``floor`` pieces per move are looked for: a configuration whose gaining cells could
+    not beat it with the cheapest commutator (7 moves) is skipped."""
+    c_t, c_s = colours
+    configs = _configs(n, target, source)
+    src_idx, cell_idx, offsets = _gathered(n, target, source)
+    src, cell = state[src_idx], state[cell_idx]
+    net = (src == c_t).astype(np.int64) - (cell == c_t)
+    if c_s >= 0:
+        net += (cell == c_s).astype(np.int64) - (src == c_s)
+    sizes = np.diff(offsets)
+    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
+    extra = (np.arange(bounds.size) >= len(configs)).astype(np.int64)  # the setup turn
+    tried: list[tuple[float, int, _Config, IntArray, int]] = []
+    for k in np.argsort(-bounds / (7 + extra), kind="stable"):
+        if bounds[k] <= floor * (7 + extra[k]):
+            break
+        cfg = configs[int(k) % len(configs)]
+        setup = int(k) // len(configs)
+        cfg_net = net[offsets[k] : offsets[k + 1]]
+        plan = _line_plan(cfg, n, cfg_net, setup)
+        if plan.gain > 0:
+            tried.append((plan.gain / plan.cost, int(k), cfg, cfg_net, setup))
+            floor = max(floor, plan.gain / plan.cost)
+    tried.sort(key=lambda item: (-item[0], item[1]))
+    best: _Plan | None = None
+    for _, _, cfg, cfg_net, setup in tried[: FINALISTS if n <= MAX_MACRO_N else 1]:
+        plan = _line_plan(cfg, n, cfg_net, setup, rectangle=True)
+        if best is None or plan.gain * best.cost > best.gain * plan.cost:
+            best = plan
     return best
+
+
+#: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
+#: for N <= MAX_MACRO_N (1 above: CPU time)
+FINALISTS = 3
 
 
 def _line_plan(
     cfg: _Config,
     n: int,
-    wanted: npt.NDArray[np.bool_],
-    brings: npt.NDArray[np.bool_],
+    net: IntArray,
     setup: int,
     rectangle: bool = False,
 ) -> _Plan:
-    """The best line for one configuration. A cell of the line may be taken when it does not
-    lose a target piece (it is wanted, or its source has the colour too); taking such "neutral"
-    cells joins runs of gaining cells into one range move. Runs without a gaining cell are
-    left out. With ``rectangle`` the line then grows into a block of adjacent lines (``m2`` a
-    range move: no extra moves) as far as that gains pieces, see :func:`_widen`."""
-    usable = wanted | brings
-    lines, layers, good = cfg.u2[usable], cfg.u[usable], (wanted & brings)[usable]
+    """The best line for one configuration; ``net`` is what each cell gains (pieces put in
+    place minus pieces taken out of place) when it is cycled. A cell of the line may be taken
+    when it loses nothing; taking such "neutral" cells joins runs of gaining cells into one
+    range move. Runs without a gaining cell are left out. With ``rectangle`` the line then
+    grows into a block of adjacent lines (``m2`` a range move: no extra moves) as far as that
+    gains pieces, see :func:`_widen`."""
+    usable = net >= 0
+    lines, layers, good = cfg.u2[usable], cfg.u[usable], net[usable]
     order = np.lexsort((layers, lines))
     sl, su, sg = lines[order], layers[order], good[order]
     start = np.ones(sl.size, dtype=bool)
@@ -273,28 +344,133 @@ def _line_plan(
     chosen = [int(v) for v in su[sl == line]]
     if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
         return _Plan(int(gain[line]), int(cost[line]), ())
-    lo, hi, extra = _widen(cfg, n, wanted, brings, chosen, line)
-    m2_cost = 1 if lo == 2 or hi == n - 1 else 2
-    total = int(cost[line]) - 2 * int(m2[line]) + 2 * m2_cost
-    moves = _commutator(cfg, n, chosen, (lo, hi), setup)
-    return _Plan(int(gain[line]) + extra, total, tuple(moves))
+    lo, hi, _ = _widen(cfg, n, net, chosen, line)
+    rows, cols, total_gain, total = _alternate(cfg, n, net, _runs(chosen), [(lo, hi)], setup)
+    moves = _commutator(cfg, n, rows, cols, setup)
+    return _Plan(total_gain, total, tuple(moves))
+
+
+def _run_cost(n: int, runs: list[tuple[int, int]]) -> int:
+    """OBTM of turning the runs and turning them back (a run at an end of the inner layers
+    takes the outer layer along: 1 move, else 2)."""
+    return sum(2 if lo == 2 or hi == n - 1 else 4 for lo, hi in runs)
+
+
+def _select(
+    values: IntArray, allowed: npt.NDArray[np.bool_], fixed: int, n: int, ratio: float
+) -> tuple[list[tuple[int, int]], int, int] | None:
+    """The runs of layers (2..N-1, ``allowed`` ones) that give most ``values`` per move, with
+    ``fixed`` moves paid anyway: Dinkelbach's iteration on the ratio from ``ratio``, each
+    step an exact dynamic programme over the layers (max of gain - ratio x cost). Returns
+    (runs, gain, cost) or None if nothing beats ``ratio``."""
+    best: tuple[list[tuple[int, int]], int, int] | None = None
+    lam = ratio
+    for _ in range(8):
+        runs = _max_runs(values, allowed, lam, n)
+        gain = int(sum(int(values[lo : hi + 1].sum()) for lo, hi in runs))
+        cost = fixed + _run_cost(n, runs)
+        if not runs or gain <= 0 or gain <= lam * cost + 1e-9:
+            break
+        best, lam = (runs, gain, cost), gain / cost
+    return best
+
+
+def _max_runs(
+    values: IntArray, allowed: npt.NDArray[np.bool_], lam: float, n: int
+) -> list[tuple[int, int]]:
+    """The runs maximising sum(values) - lam x :func:`_run_cost`."""
+    neg = float("-inf")
+    vals = values.tolist()
+    ok = allowed.tolist()
+    # best score at each layer: not taken (o), in a run that started at layer 2 (a), in
+    # another run (b); back pointers: the state before (o) and whether (b) started here
+    o, a, b = 0.0, neg, neg
+    from_o: list[int] = []
+    b_new: list[bool] = []
+    for r in range(2, n):
+        if o >= a and o >= b:
+            k = 0
+        elif a >= b:
+            k = 1
+        else:
+            k = 2
+        best_prev = o if k == 0 else a if k == 1 else b
+        from_o.append(k)
+        if not ok[r]:
+            o, a, b = best_prev, neg, neg
+            b_new.append(False)
+            continue
+        v = vals[r]
+        start = o - 4 * lam if r > 2 else neg
+        new = start > b
+        o, a, b = best_prev, (v - 2 * lam if r == 2 else a + v), (start if new else b) + v
+        b_new.append(new)
+    b += 2 * lam  # a run ending at N-1 is a wide move
+    state = 0 if o >= a and o >= b else 1 if a >= b else 2
+    taken: list[int] = []
+    for r in range(n - 1, 1, -1):
+        i = r - 2
+        if state == 0:
+            state = from_o[i]
+            continue
+        taken.append(r)
+        if state == 2 and b_new[i]:
+            state = 0
+    return _runs(taken)
+
+
+def _alternate(
+    cfg: _Config,
+    n: int,
+    net_cells: IntArray,
+    rows: list[tuple[int, int]],
+    cols: list[tuple[int, int]],
+    setup: int,
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int, int]:
+    """Rectangle commutator of many runs: ``m`` turns the runs ``rows``, ``m2`` the runs
+    ``cols`` and every cell (a, b) with ``a`` in one and ``b`` in the other is cycled (cells
+    as if alone: ``m`` and ``m2`` never share a layer). Starting from a rectangle, the rows
+    are chosen best for the columns, then the columns for the rows, while pieces per move
+    grow. Returns (rows, cols, gain, cost)."""
+    net = np.zeros((n + 1, n + 1), dtype=np.int64)
+    net[cfg.u, cfg.u2] = net_cells
+    fixed = 3 + (1 if setup else 0)
+
+    def layers(runs: list[tuple[int, int]]) -> list[int]:
+        return [k for lo, hi in runs for k in range(lo, hi + 1)]
+
+    gain = int(net[np.ix_(layers(rows), layers(cols))].sum())
+    cost = fixed + _run_cost(n, rows) + _run_cost(n, cols)
+    for _ in range(4):
+        improved = False
+        for side in (0, 1):
+            other = cols if side == 0 else rows
+            values = net[:, layers(other)].sum(axis=1) if side == 0 else net[layers(other)].sum(0)
+            allowed = np.ones(n + 1, dtype=bool)
+            allowed[layers(other)] = False
+            found = _select(values, allowed, fixed + _run_cost(n, other), n, gain / cost)
+            if found is not None:
+                runs, gain, cost = found
+                if side == 0:
+                    rows = runs
+                else:
+                    cols = runs
+                improved = True
+        if not improved:
+            break
+    return rows, cols, gain, cost
 
 
 def _widen(
-    cfg: _Config,
-    n: int,
-    wanted: npt.NDArray[np.bool_],
-    brings: npt.NDArray[np.bool_],
-    layers: list[int],
-    line: int,
+    cfg: _Config, n: int, net_cells: IntArray, layers: list[int], line: int
 ) -> tuple[int, int, int]:
     """Rectangle commutator: ``m2`` turns the lines ``lo..hi`` around ``line``, so every cell
     (a, b) with ``a`` in ``layers`` and ``b`` in lo..hi is cycled (cells as if alone: ``m`` and
-    ``m2`` never share a layer). A line's net gain is its gaining cells minus the cells that
-    would lose a target piece; on each side the prefix of lines with the largest positive
-    total is added. Returns (lo, hi, the extra gain)."""
+    ``m2`` never share a layer). A line's net gain is the sum of its cells' gains; on each side
+    the prefix of lines with the largest positive total is added. Returns (lo, hi, the extra
+    gain)."""
     net = np.zeros((n + 1, n + 1), dtype=np.int64)
-    net[cfg.u, cfg.u2] = (wanted & brings).astype(np.int64) - (~wanted & ~brings)
+    net[cfg.u, cfg.u2] = net_cells
     per_line = net[layers].sum(axis=0)
     taken = set(layers)
     bounds, extra = [line, line], 0
@@ -309,15 +485,33 @@ def _widen(
     return bounds[0], bounds[1], extra
 
 
+def _correct(state: Colours, n: int, targets: tuple[int, ...]) -> int:
+    return sum(int((state[interior(n, f)] == targets[f]).sum()) for f in Face)
+
+
 def _apply_checked(
-    state: Colours, n: int, plan: _Plan, target: Face, colour: int, done: list[Face]
+    state: Colours,
+    n: int,
+    plan: _Plan,
+    target: Face,
+    colour: int,
+    done: Sequence[Face],
+    targets: tuple[int, ...] | None = None,
 ) -> None:
+    """Apply ``plan`` and check that it gained what was planned (on the target, or on every
+    face when ``targets`` is given) and left the ``done`` faces alone."""
     g = geometry(n)
-    before_t = int((state[interior(n, target)] == colour).sum())
+    if targets is None:
+        before = int((state[interior(n, target)] == colour).sum())
+    else:
+        before = _correct(state, n, targets)
     frozen = {f: state[interior(n, f)].copy() for f in done}
     g.apply(state, plan.moves)
-    after_t = int((state[interior(n, target)] == colour).sum())
-    if after_t - before_t != plan.gain or any(
+    if targets is None:
+        after = int((state[interior(n, target)] == colour).sum())
+    else:
+        after = _correct(state, n, targets)
+    if after - before != plan.gain or any(
         not np.array_equal(state[interior(n, f)], v) for f, v in frozen.items()
     ):  # pragma: no cover - the planner and the geometry disagree
         raise AssertionError(f"centre commutator on {target.name} did not do what was planned")
@@ -327,28 +521,25 @@ def solve_centres(
     state: Colours, n: int, targets: tuple[int, ...], faces: Sequence[Face] = ORDER[:-1]
 ) -> list[Move]:
     """Moves that give ``faces`` (in :data:`ORDER`; the faces before them already finished)
-    their target centre colour; ``state`` is turned in place. The first face is built with
-    plain slice turns, which may change the wing parities (see the engine)."""
+    their target centre colour, one face after the other; ``state`` is turned in place. The
+    first face is built with plain slice turns, which may change the wing parities (see the
+    engine)."""
     moves: list[Move] = []
     done: list[Face] = list(ORDER[: ORDER.index(faces[0])])
     for target in faces:
         colour = targets[target]
         cells = interior(n, target)
-        while True:
-            need = np.zeros(state.size, dtype=bool)
-            need[cells] = state[cells] != colour
-            if not need.any():
-                break
-            plan = _step(state, n, target, colour, need, done)
+        while (state[cells] != colour).any():
+            plan = _step(state, n, target, colour, done)
             _apply_checked(state, n, plan, target, colour, done)
             moves.extend(plan.moves)
         done.append(target)
     return moves
 
 
-def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: list[Face]) -> _Plan:
+def _step(state: Colours, n: int, target: Face, colour: int, done: list[Face]) -> _Plan:
     free = [f for f in Face if f not in done and f != target]
-    plans = [p for s in free if (p := _best_plan(state, n, target, s, colour, need))]
+    plans = [p for s in free if (p := _best_plan(state, n, target, s, (colour, -1)))]
     if n <= MAX_INSERT_N:
         cells = {f: interior(n, f) for f in Face}
         found = best_insertion(state, n, target, colour, done, cells)
@@ -364,3 +555,75 @@ def _step(state: Colours, n: int, target: Face, colour: int, need: Mask, done: l
     if not plans:  # pragma: no cover - every face pair reaches every cell; counts validated
         raise AssertionError(f"no {colour} centre piece left for {target.name}")
     return max(plans, key=lambda p: p.gain / p.cost)
+
+
+def finish_centres(
+    state: Colours, n: int, targets: tuple[int, ...], done: Sequence[Face] = ORDER[:1]
+) -> list[Move]:
+    """Moves that give every face its target centre colour, all open faces at once; ``state``
+    is turned in place and the ``done`` faces must be finished already. Each step is the move
+    sequence (commutator or line insertion, between any two open faces) that puts most centre
+    pieces of the whole cube in place per move: a commutator's 3-cycle also counts the pieces
+    it brings to the source face, so the faces fill up together and the last pieces of a face
+    are rarely moved one by one."""
+    if n > MAX_MACRO_N:
+        return solve_centres(state, n, targets, ORDER[len(done) : -1])
+    moves: list[Move] = []
+    frozen = list(done)
+    while True:
+        open_faces = [
+            f for f in Face if f not in frozen and (state[interior(n, f)] != targets[f]).any()
+        ]
+        if not open_faces:
+            return moves
+        plan, target = _global_step(state, n, targets, open_faces)
+        _apply_checked(state, n, plan, target, targets[target], frozen, targets)
+        moves.extend(plan.moves)
+
+
+def first_centres(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
+    """The first stage: the U centre (N > :data:`MAX_MACRO_N`, see :func:`solve_centres`), or
+    the U and D centres with every centre piece of the cube counted (N ≤
+    :data:`MAX_MACRO_N`): commutators, macros and plain block turns, whichever puts most
+    pieces in place per move, until U and D are finished. Block turns may change the wing
+    parities (see the engine; its parity fixes keep U and D)."""
+    if n > MAX_MACRO_N:
+        return solve_centres(state, n, targets, ORDER[:1])
+    moves: list[Move] = []
+    faces = list(Face)
+    while any((state[interior(n, f)] != targets[f]).any() for f in (Face.U, Face.D)):
+        open_faces = [f for f in faces if (state[interior(n, f)] != targets[f]).any()]
+        plan, target = _global_step(state, n, targets, open_faces, safe=False)
+        _apply_checked(state, n, plan, target, targets[target], [], targets)
+        moves.extend(plan.moves)
+    return moves
+
+
+def _global_step(
+    state: Colours, n: int, targets: tuple[int, ...], open_faces: list[Face], safe: bool = True
+) -> tuple[_Plan, Face]:
+    best: tuple[_Plan, Face] | None = None
+    if n <= MAX_MACRO_N:
+        macro = best_macro(state, n, targets, safe)
+        if macro:
+            best = (_Plan(macro.gain, macro.cost, macro.moves), open_faces[0])
+    done = [f for f in Face if f not in open_faces]
+    for target in open_faces:
+        plans = []
+        half = best_half_insertion(state, n, target, targets[target], done, targets)
+        if half:
+            plans.append(_Plan(half.gain, half.cost, half.moves))
+        for source in open_faces:
+            floor = 0.0 if best is None else best[0].gain / best[0].cost
+            if source != target:
+                colours = (targets[target], targets[source])
+                plan = _best_plan(state, n, target, source, colours, floor)
+                if plan:
+                    plans.append(plan)
+            for plan in plans:
+                if best is None or plan.gain * best[0].cost > best[0].gain * plan.cost:
+                    best = (plan, target)
+            plans = []
+    if best is None:  # pragma: no cover - an open face always has a piece to gain
+        raise AssertionError("no centre piece can be put in place")
+    return best

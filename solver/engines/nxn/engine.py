@@ -3,12 +3,15 @@
 Stages, each a :class:`~solver.solution.Stage` of the result:
 
 1. ``first centre``: the U centre, by plain slice turns and insertions
-   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move.
+   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move;
+   for N ≤ 8 the U and D centres, with every centre piece of the cube counted
+   (:func:`solver.engines.nxn.centres.first_centres`).
 2. ``wing parity``: one inner slice quarter turn of the U axis (it keeps the U and D centres)
    for each wing orbit whose wings are in an odd permutation
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
-2b. ``centres``: the other faces (:mod:`solver.engines.nxn.centres`).
+2b. ``centres``: the other faces (:func:`solver.engines.nxn.centres.finish_centres`; all of
+   them at once for N ≤ 8).
 
 A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged search of
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
@@ -60,7 +63,12 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn import staged5
-from solver.engines.nxn.centres import ORDER, centre_targets, solve_centres
+from solver.engines.nxn.centres import (
+    ORDER,
+    centre_targets,
+    finish_centres,
+    first_centres,
+)
 from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
 from solver.engines.nxn.sim import geometry
 from solver.engines.nxn.staged import staged_centres
@@ -115,12 +123,12 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     stages: list[Stage] = []
     start = time.perf_counter()
     targets = centre_targets(state, n)
-    first = solve_centres(state, n, targets, ORDER[:1])
+    first = first_centres(state, n, targets)
     _timed(stages, "first centre", first, start, n)
     start = time.perf_counter()
     _timed(stages, "wing parity", parity_fixes(state, n, ORDER[0]), start, n)
     start = time.perf_counter()
-    _timed(stages, "centres", solve_centres(state, n, targets, ORDER[1:-1]), start, n)
+    _timed(stages, "centres", finish_centres(state, n, targets, ORDER[:1]), start, n)
     relabel = np.zeros(6, dtype=np.uint8)
     for face, colour in enumerate(targets):
         relabel[colour] = face
@@ -128,14 +136,15 @@ def reduce_centres(cube: Cube) -> tuple[Colours, list[Stage], tuple[int, ...]]:
     return state, stages, targets
 
 
-#: whole-cube rotations tried for the centre stage (each puts another face first)
-ROTATIONS = ("", "x", "x'", "z", "z'", "x2", "y", "x y", "z y")
+#: whole-cube rotations tried for the centre stage (each puts another face first; the first
+#: three put each axis first: N <= 8 finishes U and D together in the first stage)
+ROTATIONS = ("", "x", "z", "x'", "z'", "x2", "y", "x y", "z y")
 
 
 def centre_tries(n: int) -> int:
     """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
     varies a lot with the face solved first, and a try costs more as N grows."""
-    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
+    return 8 if n == 4 else 5 if n == 5 else 3 if n == 6 else 2 if n == 7 else 1
 
 
 def edge_tries(n: int) -> int:

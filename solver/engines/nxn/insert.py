@@ -182,7 +182,12 @@ def _best_ranges(gains: IntArray, n: int, mid: int) -> Iterator[tuple[int, int, 
 
 
 def best_half_insertion(
-    state: Colours, n: int, target: Face, colour: int, done: Sequence[Face]
+    state: Colours,
+    n: int,
+    target: Face,
+    colour: int,
+    done: Sequence[Face],
+    targets: Sequence[int] | None = None,
 ) -> Insertion | None:
     """The best ``m T2 m'`` (after an optional setup turn of the feeding face), for any N and
     any stage, gains counted per layer. ``m`` (layers ``A`` of an axis perpendicular to the
@@ -191,7 +196,9 @@ def best_half_insertion(
     the feeder and the target to what it was; the target's own lines ``A`` come back from
     where ``m`` had put them. Net: the target gets the feeder's lines ``A`` in its lines
     ``N+1-a`` and the feeder gets what was there; nothing else changes, so the feeder must not
-    be a finished face. 3 to 5 moves in OBTM (+1 for the setup)."""
+    be a finished face. 3 to 5 moves in OBTM (+1 for the setup). With ``targets`` (the colour
+    of every face) the feeder's own pieces count too: those it gives away and those it gets
+    back from the target's lines."""
     half = n // 2
     best: Insertion | None = None
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
@@ -202,8 +209,14 @@ def best_half_insertion(
             feeder = _feeder(n, Move.block(axis, 2, 2, d), target)
             if feeder in done:
                 continue
+            own = np.zeros_like(out)
+            if targets is not None:
+                back = _per_layer(state, n, target, axis, targets[feeder])
+                own[2:n] = back[n - 1 : 1 : -1]
             for setup in (0, 1, 2, -1):
                 gains = _per_layer(state, n, feeder, axis, colour, setup) - mirrored
+                if targets is not None:
+                    gains += own - _per_layer(state, n, feeder, axis, targets[feeder], setup)
                 for lo, hi, gain in _half_ranges(gains, n, half):
                     if lo == 2:
                         m = Move.block(axis, 1, hi, d)
