@@ -61,7 +61,8 @@ from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cost import CostModel
 from solver.cube.facelets import Cube
 from solver.cube.notation import Move, format_moves
-from solver.engines.twophase.engine import SearchSession, get_solver
+from solver.engines.twophase.engine import get_solver
+from solver.engines.twophase.session import SearchSession
 from solver.errors import CubeError
 from solver.solution import Solution
 

@@ -54,8 +54,8 @@ Two ways of running the stage:
   ``m`` and ``m2`` never share a layer. The best line of a face pair (its ``m`` runs joined
   over neutral cells) first grows ``m2`` over adjacent lines (:func:`_widen`), then rows and
   columns are chosen in turn, each side exactly for the other (:func:`_alternate`: a dynamic
-  programme over the layers, :func:`_max_runs`, inside Dinkelbach's iteration on the ratio of
-  pieces to moves, :func:`_select`), as long as the ratio grows.
+  programme over the layers inside Dinkelbach's iteration on the ratio of pieces to moves,
+  :mod:`solver.engines.nxn.rectangles`), as long as the ratio grows.
 Each commutator is planned for every cell at once by tracing 3D positions
 (:meth:`Geometry.trace`), and checked after it is applied.
 """
@@ -76,6 +76,7 @@ from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
 from solver.engines.nxn.macros import MAX_N as MAX_MACRO_N
 from solver.engines.nxn.macros import best_macro
+from solver.engines.nxn.rectangles import run_cost, runs_of, select_runs
 from solver.engines.nxn.sim import IntArray, geometry
 
 __all__ = [
@@ -202,16 +203,6 @@ class _Plan:
     gain: int
     cost: int
     moves: tuple[Move, ...]
-
-
-def _runs(layers: list[int]) -> list[tuple[int, int]]:
-    runs: list[tuple[int, int]] = []
-    for layer in sorted(layers):
-        if runs and runs[-1][1] == layer - 1:
-            runs[-1] = (runs[-1][0], layer)
-        else:
-            runs.append((layer, layer))
-    return runs
 
 
 def _block(n: int, axis: Face, lo: int, hi: int, turns: int) -> Move:
@@ -345,78 +336,9 @@ def _line_plan(
     if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
         return _Plan(int(gain[line]), int(cost[line]), ())
     lo, hi, _ = _widen(cfg, n, net, chosen, line)
-    rows, cols, total_gain, total = _alternate(cfg, n, net, _runs(chosen), [(lo, hi)], setup)
+    rows, cols, total_gain, total = _alternate(cfg, n, net, runs_of(chosen), [(lo, hi)], setup)
     moves = _commutator(cfg, n, rows, cols, setup)
     return _Plan(total_gain, total, tuple(moves))
-
-
-def _run_cost(n: int, runs: list[tuple[int, int]]) -> int:
-    """OBTM of turning the runs and turning them back (a run at an end of the inner layers
-    takes the outer layer along: 1 move, else 2)."""
-    return sum(2 if lo == 2 or hi == n - 1 else 4 for lo, hi in runs)
-
-
-def _select(
-    values: IntArray, allowed: npt.NDArray[np.bool_], fixed: int, n: int, ratio: float
-) -> tuple[list[tuple[int, int]], int, int] | None:
-    """The runs of layers (2..N-1, ``allowed`` ones) that give most ``values`` per move, with
-    ``fixed`` moves paid anyway: Dinkelbach's iteration on the ratio from ``ratio``, each
-    step an exact dynamic programme over the layers (max of gain - ratio x cost). Returns
-    (runs, gain, cost) or None if nothing beats ``ratio``."""
-    best: tuple[list[tuple[int, int]], int, int] | None = None
-    lam = ratio
-    for _ in range(8):
-        runs = _max_runs(values, allowed, lam, n)
-        gain = int(sum(int(values[lo : hi + 1].sum()) for lo, hi in runs))
-        cost = fixed + _run_cost(n, runs)
-        if not runs or gain <= 0 or gain <= lam * cost + 1e-9:
-            break
-        best, lam = (runs, gain, cost), gain / cost
-    return best
-
-
-def _max_runs(
-    values: IntArray, allowed: npt.NDArray[np.bool_], lam: float, n: int
-) -> list[tuple[int, int]]:
-    """The runs maximising sum(values) - lam x :func:`_run_cost`."""
-    neg = float("-inf")
-    vals = values.tolist()
-    ok = allowed.tolist()
-    # best score at each layer: not taken (o), in a run that started at layer 2 (a), in
-    # another run (b); back pointers: the state before (o) and whether (b) started here
-    o, a, b = 0.0, neg, neg
-    from_o: list[int] = []
-    b_new: list[bool] = []
-    for r in range(2, n):
-        if o >= a and o >= b:
-            k = 0
-        elif a >= b:
-            k = 1
-        else:
-            k = 2
-        best_prev = o if k == 0 else a if k == 1 else b
-        from_o.append(k)
-        if not ok[r]:
-            o, a, b = best_prev, neg, neg
-            b_new.append(False)
-            continue
-        v = vals[r]
-        start = o - 4 * lam if r > 2 else neg
-        new = start > b
-        o, a, b = best_prev, (v - 2 * lam if r == 2 else a + v), (start if new else b) + v
-        b_new.append(new)
-    b += 2 * lam  # a run ending at N-1 is a wide move
-    state = 0 if o >= a and o >= b else 1 if a >= b else 2
-    taken: list[int] = []
-    for r in range(n - 1, 1, -1):
-        i = r - 2
-        if state == 0:
-            state = from_o[i]
-            continue
-        taken.append(r)
-        if state == 2 and b_new[i]:
-            state = 0
-    return _runs(taken)
 
 
 def _alternate(
@@ -440,7 +362,7 @@ def _alternate(
         return [k for lo, hi in runs for k in range(lo, hi + 1)]
 
     gain = int(net[np.ix_(layers(rows), layers(cols))].sum())
-    cost = fixed + _run_cost(n, rows) + _run_cost(n, cols)
+    cost = fixed + run_cost(n, rows) + run_cost(n, cols)
     for _ in range(4):
         improved = False
         for side in (0, 1):
@@ -448,7 +370,7 @@ def _alternate(
             values = net[:, layers(other)].sum(axis=1) if side == 0 else net[layers(other)].sum(0)
             allowed = np.ones(n + 1, dtype=bool)
             allowed[layers(other)] = False
-            found = _select(values, allowed, fixed + _run_cost(n, other), n, gain / cost)
+            found = select_runs(values, allowed, fixed + run_cost(n, other), n, gain / cost)
             if found is not None:
                 runs, gain, cost = found
                 if side == 0:

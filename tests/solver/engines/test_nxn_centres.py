@@ -9,7 +9,7 @@ import pytest
 
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import centres, macros, wings
+from solver.engines.nxn import centres, macros, rectangles, wings
 from solver.engines.nxn.sim import geometry
 from solver.scramble import random_state_nxn
 
@@ -88,12 +88,12 @@ def test_run_selection_is_optimal() -> None:
             taken = [k + 2 for k, bit in enumerate(mask) if bit]
             if any(not allowed[k] for k in taken):
                 continue
-            runs = centres._runs(taken)
-            best = max(best, values[taken].sum() - lam * centres._run_cost(n, runs))
-        runs = centres._max_runs(values, allowed, lam, n)
+            runs = rectangles.runs_of(taken)
+            best = max(best, values[taken].sum() - lam * rectangles.run_cost(n, runs))
+        runs = rectangles.max_runs(values, allowed, lam, n)
         taken = [k for lo, hi in runs for k in range(lo, hi + 1)]
         assert all(allowed[k] for k in taken)
-        got = values[taken].sum() - lam * centres._run_cost(n, runs)
+        got = values[taken].sum() - lam * rectangles.run_cost(n, runs)
         assert got == pytest.approx(best)
 
 

@@ -1,0 +1,169 @@
+"""Search sessions of the two-phase engine: one state after another with the same options,
+tables and worker threads (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`).
+
+What a restart must not pay again is prepared once: the options are checked, the robot-metric
+tables loaded and the worker threads kept (a session of lower priority gets threads of its
+own). Each :meth:`SearchSession.search` restarts from a new state until an absolute deadline;
+with ``bound_s`` the kernel prunes with that robot time from its first node, so only a strictly
+faster solution comes back (anytime solving, :mod:`robot.daemon.anytime`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from solver.cost import DEFAULT_COST_MODEL
+from solver.cube.cubie import CubieCube
+from solver.cube.facelets import Cube
+from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase.engine import (
+    _AXES,
+    _MIN_SEARCH_S,
+    PHASE2_SLACK_ALL,
+    Found,
+    TwoPhaseSolver,
+    _cost_tuple,
+    _merge_stats,
+    _plan,
+)
+from solver.engines.twophase.settings import MAX_LENGTH_LIMIT, TwoPhaseSettings
+from solver.errors import OptionError
+from solver.options import SolveOptions
+from solver.solution import Solution
+
+__all__ = ["SearchSession"]
+
+log = logging.getLogger(__name__)
+
+
+class SearchSession:
+    """Searches from one state after another with the same options, tables and worker threads
+    (see the module docstring); thread-safe as the solver is, one search at a time per call."""
+
+    def __init__(
+        self,
+        solver: TwoPhaseSolver,
+        options: SolveOptions,
+        settings: TwoPhaseSettings,
+        *,
+        nice: int = 0,
+    ) -> None:
+        if not isinstance(nice, int) or not 0 <= nice <= 19:
+            raise OptionError("nice", f"nice must be 0..19, got {nice!r}")
+        if settings.score is not None:
+            raise OptionError("score", "a search session does not score candidates")
+        self.solver = solver
+        self.options = options
+        self.settings = settings
+        self.plan = _plan(options, settings)
+        self.cost = _cost_tuple(options.cost_model)
+        self.model = options.cost_model or DEFAULT_COST_MODEL
+        # what a restart must not pay again: the robot-metric tables and the worker threads
+        self._axial = (
+            solver.axial_tables(settings.progress).search_arrays() if self.plan.groups else None
+        )
+        self.nice = nice
+        self._pool: ThreadPoolExecutor | None = None
+        if nice:  # threads of its own, at the lower priority
+            self._pool = ThreadPoolExecutor(
+                settings.threads, "twophase-session", initializer=_lower_priority, initargs=(nice,)
+            )
+        elif settings.threads > 1:
+            self._pool = solver._workers()
+        #: searches run, and how many returned a solution
+        self.searches = 0
+        self.found = 0
+
+    def search(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        *,
+        bound_s: float | None = None,
+        max_length: int | None = None,
+    ) -> Solution | None:
+        """Search from ``cube`` until ``deadline`` (:func:`time.monotonic`) for the best
+        solution (at most ``max_length`` moves, default the session's); with ``bound_s`` only
+        one the cost model says takes less than that (with a cost model). ``None`` when there
+        is none by the deadline (or, with a bound, none faster); a search that covers every
+        solution within the length returns sooner."""
+        called = time.monotonic()
+        self.searches += 1
+        cubie = cube if isinstance(cube, CubieCube) else CubieCube.from_cube(cube)
+        length = self.plan.length if max_length is None else int(max_length)
+        if not 0 <= length <= MAX_LENGTH_LIMIT:
+            raise OptionError(
+                "max_length", f"max_length must be 0..{MAX_LENGTH_LIMIT}, got {length}"
+            )
+        if cubie.is_solved():
+            solved = Solution((), "twophase", 3, 0.0, (), {"objective": "robot_time"})
+            return None if bound_s is not None and not bound_s > 0 else solved
+        dirs = self.solver._directions(cubie, self.plan.faces, self.settings.directions)
+        workers = max(1, min(self.settings.threads, len(dirs)))
+        chunks = [dirs[i::workers] for i in range(workers)]
+        shared = bytearray(16)
+        if bound_s is not None and self.cost is not None:
+            if not bound_s > 0:
+                return None  # nothing takes less than no time
+            shared[8:16] = struct.pack("=d", bound_s)
+        budget = max(deadline - time.monotonic(), _MIN_SEARCH_S)
+
+        def run_chunk(number: int) -> Found:
+            found: Found = _c_search(
+                self.solver._arrays,
+                [d[2] for d in chunks[number]],
+                length,
+                float(budget),
+                float(budget),
+                int(self.plan.phase2_max),
+                self.cost,
+                PHASE2_SLACK_ALL,
+                self._axial,
+                shared,
+                None,
+                number,
+            )
+            return found
+
+        if self._pool is None or (workers == 1 and not self.nice):
+            results = [run_chunk(i) for i in range(workers)]
+        else:
+            results = list(self._pool.map(run_chunk, range(workers)))
+        best = self.solver._best(chunks, results, self.options.cost_model)
+        stats = _merge_stats([r[2] for r in results])
+        if best is None:
+            return None
+        moves, rot, inv, first_length = best
+        estimate = self.model.estimate(moves)
+        if bound_s is not None and self.cost is not None and not estimate < bound_s:
+            return None  # (the kernel keeps only faster ones; its rounding may differ)
+        self.found += 1
+        info: dict[str, Any] = dict(stats)
+        info.update(
+            {
+                "first_length": first_length,
+                "objective": "robot_time" if self.cost is not None else "length",
+                "metric": "groups" if self.plan.groups else "moves",
+                "directions": len(dirs),
+                "threads": len(chunks),
+                "direction": {"axis": _AXES[rot], "inverse": inv},
+                "budget_s": deadline - called,
+                "bound_s": bound_s,
+                "solve_s": time.monotonic() - called,
+            }
+        )
+        return Solution(moves, "twophase", 3, estimate, (), info)
+
+
+def _lower_priority(nice: int) -> None:
+    """Lower the calling thread's scheduling priority by ``nice`` (Linux: per thread)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError) as exc:  # not on this platform: the same priority
+        log.debug("search worker priority unchanged: %s", exc)
