@@ -61,7 +61,7 @@ import numpy.typing as npt
 from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.cube.notation import Metric, Move, count, parse
+from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn import staged5
 from solver.engines.nxn.centres import (
     ORDER,
@@ -70,7 +70,7 @@ from solver.engines.nxn.centres import (
     first_centres,
 )
 from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
-from solver.engines.nxn.sim import geometry
+from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
@@ -160,25 +160,8 @@ EDGE_TRIES_4 = 16
 EDGE_TRIES_5 = 12
 
 
-@cache
-def _face_map(rotation: str) -> tuple[Face, ...]:
-    """For each face X, the face Y with ``rotation X == Y rotation``: a move found on the
-    rotated cube is that move on face Y of the cube as given."""
-    g = geometry(3)
-    out = []
-    for face in Face:
-        ref = np.arange(54)
-        g.apply(ref, [*parse(rotation), Move.outer(face, 1)])
-        for other in Face:
-            trial = np.arange(54)
-            g.apply(trial, [Move.outer(other, 1), *parse(rotation)])
-            if np.array_equal(ref, trial):
-                out.append(other)
-    return tuple(out)
-
-
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
-    fmap = _face_map(rotation)
+    fmap = face_map(rotation)
     return tuple(dataclasses.replace(m, face=fmap[m.face]) for m in moves)
 
 

@@ -21,9 +21,9 @@ import numpy as np
 import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face, rotation_matrix, sticker_positions
-from solver.cube.notation import Move
+from solver.cube.notation import Move, parse
 
-__all__ = ["Geometry", "geometry"]
+__all__ = ["Geometry", "face_map", "geometry"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -108,3 +108,21 @@ class Geometry:
 def geometry(n: int) -> Geometry:
     """The (cached) geometry of an N cube."""
     return Geometry(n)
+
+
+@cache
+def face_map(rotation: str) -> tuple[Face, ...]:
+    """For each face X, the face Y with ``rotation X == Y rotation`` (``rotation`` a string
+    of whole-cube rotations, e.g. ``"x y2"``): a move found on the rotated cube is that move on
+    face Y of the cube as given."""
+    g = geometry(3)
+    out = []
+    for face in Face:
+        ref = np.arange(54)
+        g.apply(ref, [*parse(rotation), Move.outer(face, 1)])
+        for other in Face:
+            trial = np.arange(54)
+            g.apply(trial, [Move.outer(other, 1), *parse(rotation)])
+            if np.array_equal(ref, trial):
+                out.append(other)
+    return tuple(out)

@@ -55,7 +55,7 @@ import numpy.typing as npt
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, parse
 from solver.engines.nxn import _staged5
-from solver.engines.nxn.sim import IntArray, geometry
+from solver.engines.nxn.sim import IntArray, face_map, geometry
 from solver.engines.nxn.tables import Table, load_table
 from solver.engines.nxn.wings import wing_parity
 from solver.errors import NoSolutionError
@@ -504,27 +504,10 @@ def _distinct(
 
 
 @cache
-def _face_map(rotation: str) -> tuple[Face, ...]:
-    """For each face X, the face Y with ``rotation X == Y rotation``: a move found on the
-    rotated cube is that move on face Y of the cube as given."""
-    g = geometry(3)
-    out = []
-    for face in Face:
-        ref = np.arange(54)
-        g.apply(ref, [*parse(rotation), Move.outer(face, 1)])
-        for other in Face:
-            trial = np.arange(54)
-            g.apply(trial, [Move.outer(other, 1), *parse(rotation)])
-            if np.array_equal(ref, trial):
-                out.append(other)
-    return tuple(out)
-
-
-@cache
 def _to_given(rotation: str) -> tuple[int, ...]:
     """For each move index in the frame of ``rotation``, the index of the same move on the
     cube as given."""
-    fmap = _face_map(rotation)
+    fmap = face_map(rotation)
     index = {(m.face, m.hi, m.turns): i for i, m in enumerate(MOVES)}
     return tuple(index[(fmap[m.face], m.hi, m.turns)] for m in MOVES)
 
