@@ -46,6 +46,10 @@ def _profile(base: RobotConfig, port: str, state_file: Path) -> RobotConfig:
     return base.model_copy(update={"serial": serial, "cameras": cameras})
 
 
+#: how long a daemon may take to come up or to stop
+STOP_S = 30.0
+
+
 async def _daemon(
     config: RobotConfig,
     broker: Broker,
@@ -59,7 +63,7 @@ async def _daemon(
     async with contextlib.AsyncExitStack() as stack:
         parts = await assemble(config, stack, mqtt=(broker.host, broker.port), journal_path=journal)
         task = asyncio.create_task(parts.daemon.run())
-        await parts.daemon.firmware_ready.wait()
+        await asyncio.wait_for(parts.daemon.firmware_ready.wait(), STOP_S)
         assert parts.daemon.mqtt is not None
         await asyncio.wait_for(parts.daemon.mqtt.connected.wait(), 10)
         try:
@@ -70,8 +74,15 @@ async def _daemon(
             else:
                 await parts.daemon.mqtt.flush(5)
                 parts.daemon.stop()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            # bounded, and a cancellation of the test itself is not swallowed: a daemon that
+            # does not stop fails the test instead of hanging the suite
+            done, _ = await asyncio.wait({task}, timeout=STOP_S)
+            if not done:
+                task.cancel()
+                raise AssertionError(f"the daemon did not stop within {STOP_S} s")
+            error = None if task.cancelled() else task.exception()
+            if error is not None:
+                raise error
             if crash:  # as the process's death would: the port closes, no heartbeat follows
                 await parts.daemon.link.close()  # type: ignore[attr-defined]
 
