@@ -39,14 +39,22 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from robot.daemon.events import ErrorCode, JobState
 from robot.errors import JournalError
+from robot.journal_records import (
+    FINISHED,
+    JobRecord,
+    LookRecord,
+    MoveRecord,
+    job_from_row,
+    loads_object,
+)
 
 __all__ = [
+    "FINISHED",
     "SCHEMA_VERSION",
     "AsyncJournal",
     "JobRecord",
@@ -117,89 +125,6 @@ CREATE TABLE IF NOT EXISTS scan_looks (
 );
 CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
 """
-
-#: job states that are finished; anything else is resumable
-FINISHED = tuple(state for state in JobState if state.finished)
-
-
-@dataclass(frozen=True, slots=True)
-class MoveRecord:
-    """One planned move of a job and whether it executed."""
-
-    idx: int
-    face: str
-    turns: int
-    motor: int
-    simultaneous: bool
-    fw_index: int | None
-    executed_at: float | None
-    #: layers the motor's gripper turns (1: the outer layer; journals before schema 3: 1)
-    depth: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class LookRecord:
-    """A frame a one-camera scan took (:meth:`Journal.record_look`)."""
-
-    seq: int
-    #: how many of the job's moves had executed when it was taken
-    after: int
-    #: the cube's orientation then (index of :func:`robot.kinds.frames.frames`, in the frame
-    #: of the move rows' orientation)
-    orientation: int
-    #: the model face the camera saw, and the quarter turns clockwise it appeared turned by
-    face: str
-    turn: int
-    #: L*a*b* samples at the camera face's N² cells, LTR order (row 0 at the bottom)
-    samples: tuple[tuple[float, float, float], ...]
-    taken_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class JobRecord:
-    """A job as the journal knows it."""
-
-    id: str
-    seq: int
-    kind: str
-    command_id: str | None
-    size: int
-    state: JobState
-    created_at: float
-    updated_at: float
-    finished_at: float | None
-    scanned: str | None
-    scan_detail: dict[str, Any]
-    solution: str | None
-    solution_detail: dict[str, Any]
-    program: str | None
-    total_moves: int
-    executed: int
-    #: how many of the executed moves (from the first) the broker had acknowledged as events
-    #: when the journal last wrote the job; a restart re-announces the rest
-    reported: int
-    physical: str | None
-    boot_id: int | None
-    first_index: int | None
-    dispatch_offset: int | None
-    error_code: ErrorCode | None
-    error_message: str | None
-    stage_times: dict[str, float]
-
-    @property
-    def finished(self) -> bool:
-        return self.state.finished
-
-    @property
-    def remaining(self) -> int:
-        return self.total_moves - self.executed
-
-
-def _loads(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    value = json.loads(text)
-    return value if isinstance(value, dict) else {}
 
 
 class Journal:
@@ -323,7 +248,7 @@ class Journal:
     def record_stage_time(self, job_id: str, stage: str, seconds: float) -> None:
         def run(db: sqlite3.Connection) -> None:
             row = db.execute("SELECT stage_times FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            times = _loads(row["stage_times"]) if row else {}
+            times = loads_object(row["stage_times"]) if row else {}
             times[stage] = round(times.get(stage, 0.0) + seconds, 6)
             db.execute(
                 "UPDATE jobs SET stage_times = ?, updated_at = ? WHERE id = ?",
@@ -503,12 +428,12 @@ class Journal:
     def job(self, job_id: str) -> JobRecord | None:
         with self._lock:
             row = self._db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        return None if row is None else self._job(row)
+        return None if row is None else job_from_row(row)
 
     def latest_job(self) -> JobRecord | None:
         with self._lock:
             row = self._db.execute("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1").fetchone()
-        return None if row is None else self._job(row)
+        return None if row is None else job_from_row(row)
 
     def unfinished_job(self) -> JobRecord | None:
         """The latest job if it did not finish (the daemon died during it)."""
@@ -521,7 +446,7 @@ class Journal:
             rows = self._db.execute(
                 "SELECT * FROM jobs ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
             ).fetchall()
-        return [self._job(r) for r in rows]
+        return [job_from_row(r) for r in rows]
 
     def job_count(self) -> int:
         with self._lock:
@@ -613,35 +538,6 @@ class Journal:
             ).fetchone()
         return None if row is None else str(row["physical"])
 
-    @staticmethod
-    def _job(row: sqlite3.Row) -> JobRecord:
-        return JobRecord(
-            id=row["id"],
-            seq=int(row["seq"]),
-            kind=row["kind"],
-            command_id=row["command_id"],
-            size=int(row["size"]),
-            state=JobState(row["state"]),
-            created_at=float(row["created_at"]),
-            updated_at=float(row["updated_at"]),
-            finished_at=row["finished_at"],
-            scanned=row["scanned"],
-            scan_detail=_loads(row["scan_detail"]),
-            solution=row["solution"],
-            solution_detail=_loads(row["solution_detail"]),
-            program=row["program"],
-            total_moves=int(row["total_moves"]),
-            executed=int(row["executed"]),
-            reported=int(row["reported"]),
-            physical=row["physical"],
-            boot_id=row["boot_id"],
-            first_index=row["first_index"],
-            dispatch_offset=row["dispatch_offset"],
-            error_code=None if row["error_code"] is None else ErrorCode(row["error_code"]),
-            error_message=row["error_message"],
-            stage_times={k: float(v) for k, v in _loads(row["stage_times"]).items()},
-        )
-
     # --- commands -----------------------------------------------------------------------------
     def seen_command(self, command_id: str) -> dict[str, Any] | None:
         """The reply given to ``command_id`` (``{}`` if it is in progress), or None if new."""
@@ -651,7 +547,7 @@ class Journal:
             ).fetchone()
         if row is None:
             return None
-        return _loads(row["reply"])
+        return loads_object(row["reply"])
 
     def record_command(self, command_id: str, verb: str) -> bool:
         """Remember a command id; False if it was already known (a duplicate)."""

@@ -385,7 +385,10 @@ def test_hold_and_resume() -> None:
 def test_state_file_follows_every_move(tmp_path: Path) -> None:
     async def scenario() -> list[str]:
         state = tmp_path / "cube.txt"
-        firmware, host, _ = await booted(state_file=state)
+        # ~400 ms a turn: the file is read between the two turns even on a loaded machine
+        # (at ~5 ms a turn the second turn could be done before the host looked)
+        slow = FirmwareConfig(boot_time_s=0.005, status_period_s=5.0).with_speed(0.25)
+        firmware, host, _ = await booted(slow, state_file=state)
         seen = [state.read_text()]
         await host.hello(seq=10)
         host.send(moves(1, (0, 1), (1, -1)), seq=11)

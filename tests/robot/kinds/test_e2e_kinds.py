@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,43 @@ def _profile(base: RobotConfig, port: str, state_file: Path) -> RobotConfig:
     )
     serial = base.serial.model_copy(update={"url": port})
     return base.model_copy(update={"serial": serial, "cameras": cameras})
+
+
+def _load(name: str, *, speed: float | None = None, faults: str = "", n: int = 3) -> RobotConfig:
+    """The example profile ``name`` for an ``n``-cube; ``speed``: the simulated motors that many
+    times faster than real time (the tests that need the firmware's queue still running when
+    a new daemon comes up keep the profile's own), ``faults``: injected firmware faults."""
+    base = load_config(CONFIGS / name)
+    assert base.simulation is not None
+    update: dict[str, object] = {"faults": faults}
+    if speed is not None:
+        update["speed_factor"] = speed
+    robot = base.robot.model_copy(update={"cube_size": n})
+    return base.model_copy(
+        update={"simulation": base.simulation.model_copy(update=update), "robot": robot}
+    )
+
+
+#: the simulated motors' speed in the tests that only need the job's outcome and its journal
+FAST = 12.0
+
+
+@contextlib.asynccontextmanager
+async def _rig(
+    base: RobotConfig, start: Cube, seed: int, tmp_path: Path, broker: Broker
+) -> AsyncIterator[tuple[RobotConfig, SimulatedRobot, Recorder]]:
+    """The simulated robot holding ``start`` (its cameras reading a state file), the profile
+    pointed at its firmware, and a recorder of the robot's MQTT topics; all stopped after."""
+    state_file = tmp_path / "cube.txt"
+    sim = SimulatedRobot(base, start, seed=seed, state_file=state_file)
+    state_file.write_text(start.to_facelets("scheme") + "\n")
+    port = await sim.start()
+    try:
+        topic = f"cuberobot/{base.robot.id}/#"
+        async with Recorder(broker.host, broker.port, topic) as rec:
+            yield _profile(base, port, state_file), sim, rec
+    finally:
+        await sim.stop()
 
 
 #: how long a daemon may take to come up or to stop
@@ -111,28 +148,17 @@ def _rows(journal_path: Path, job_id: str) -> tuple[str, int, int, list[WireActi
 def test_job_over_mqtt(name: str, faults: str, mqtt_broker: Broker, tmp_path: Path) -> None:
     """``faults``: the simulated firmware resets mid-job; the job homes and goes on."""
     start = scrambled(41)
-    state_file = tmp_path / "cube.txt"
-    base = load_config(CONFIGS / name)
-    assert base.simulation is not None
-    simulation = base.simulation.model_copy(update={"faults": faults})
-    base = base.model_copy(update={"simulation": simulation})
+    base = _load(name, speed=FAST, faults=faults)
     topic = f"cuberobot/{base.robot.id}"
 
     async def scenario() -> tuple[Recorder, SimulatedRobot]:
-        sim = SimulatedRobot(base, start, seed=2, state_file=state_file)
-        state_file.write_text(start.to_facelets("scheme") + "\n")
-        port = await sim.start()
-        config = _profile(base, port, state_file)
-        try:
-            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+        async with _rig(base, start, 2, tmp_path, mqtt_broker) as (config, sim, rec):
 
-                async def job() -> None:
-                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "job-1"}))
-                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+            async def job() -> None:
+                await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "job-1"}))
+                await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
 
-                await _daemon(config, mqtt_broker, tmp_path / "journal.sqlite", job)
-        finally:
-            await sim.stop()
+            await _daemon(config, mqtt_broker, tmp_path / "journal.sqlite", job)
         return rec, sim
 
     rec, sim = run(scenario(), 150)
@@ -177,43 +203,35 @@ def test_daemon_dies_mid_job_and_resumes(
     """``rescan``: resume with a fresh scan, a new plan from where the journal says the parts
     are (the cover may be closed, the table turned)."""
     start = scrambled(43)
-    state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
-    base = load_config(CONFIGS / name)
+    base = _load(name, speed=FAST)
     topic = f"cuberobot/{base.robot.id}"
 
     async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
-        sim = SimulatedRobot(base, start, seed=3, state_file=state_file)
-        state_file.write_text(start.to_facelets("scheme") + "\n")
-        port = await sim.start()
-        config = _profile(base, port, state_file)
-        try:
-            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+        async with _rig(base, start, 3, tmp_path, mqtt_broker) as (config, sim, rec):
 
-                async def first() -> None:
-                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
-                    # a dozen moves into the solution (after a one-camera scan's actions)
-                    await rec.wait(
-                        lambda: (
-                            bool(rec.events("solution"))
-                            and len(rec.events("move_executed")) >= 12 + scan_moves(rec)
-                        ),
-                        60,
-                    )
+            async def first() -> None:
+                await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                # a dozen moves into the solution (after a one-camera scan's actions)
+                await rec.wait(
+                    lambda: (
+                        bool(rec.events("solution"))
+                        and len(rec.events("move_executed")) >= 12 + scan_moves(rec)
+                    ),
+                    60,
+                )
 
-                await _daemon(config, mqtt_broker, journal, first, crash=True)
-                seen = len(rec.events("move_executed"))
-                await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
+            await _daemon(config, mqtt_broker, journal, first, crash=True)
+            seen = len(rec.events("move_executed"))
+            await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
 
-                async def second() -> None:
-                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
-                    resume = {"id": "again", "rescan": rescan}
-                    await rec.publish(f"{topic}/cmd/resume", json.dumps(resume))
-                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+            async def second() -> None:
+                await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                resume = {"id": "again", "rescan": rescan}
+                await rec.publish(f"{topic}/cmd/resume", json.dumps(resume))
+                await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
 
-                await _daemon(config, mqtt_broker, journal, second)
-        finally:
-            await sim.stop()
+            await _daemon(config, mqtt_broker, journal, second)
         return rec, sim, seen
 
     rec, sim, seen = run(scenario(), 200)
@@ -259,9 +277,8 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     resume waits for the queue to drain, journaling those moves, then sends only the rest:
     every wire move runs exactly once."""
     start = scrambled(43)
-    state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
-    base = load_config(CONFIGS / name)
+    base = _load(name)
     topic = f"cuberobot/{base.robot.id}"
     monkeypatch.setattr(
         "robot.assemble.link_config",
@@ -269,35 +286,28 @@ def test_resume_while_the_firmware_still_runs_its_queue(
     )
 
     async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
-        sim = SimulatedRobot(base, start, seed=3, state_file=state_file)
-        state_file.write_text(start.to_facelets("scheme") + "\n")
-        port = await sim.start()
-        config = _profile(base, port, state_file)
-        try:
-            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+        async with _rig(base, start, 3, tmp_path, mqtt_broker) as (config, sim, rec):
 
-                def solve_moves() -> int:
-                    """Moves executed since the solution (a one-camera scan moves first)."""
-                    names = rec.event_names()
-                    if "solution" not in names:
-                        return 0
-                    return names[names.index("solution") :].count("move_executed")
+            def solve_moves() -> int:
+                """Moves executed since the solution (a one-camera scan moves first)."""
+                names = rec.event_names()
+                if "solution" not in names:
+                    return 0
+                return names[names.index("solution") :].count("move_executed")
 
-                async def first() -> None:
-                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
-                    await rec.wait(lambda: solve_moves() >= 6, 60)
+            async def first() -> None:
+                await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                await rec.wait(lambda: solve_moves() >= 6, 60)
 
-                await _daemon(config, mqtt_broker, journal, first, crash=True)
-                crashed_at = len(rec.events("move_executed"))
+            await _daemon(config, mqtt_broker, journal, first, crash=True)
+            crashed_at = len(rec.events("move_executed"))
 
-                async def second() -> None:
-                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
-                    await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
-                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
+            async def second() -> None:
+                await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
+                await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 90)
 
-                await _daemon(config, mqtt_broker, journal, second)
-        finally:
-            await sim.stop()
+            await _daemon(config, mqtt_broker, journal, second)
         return rec, sim, crashed_at
 
     rec, sim, crashed_at = run(scenario(), 200)
@@ -348,37 +358,28 @@ def test_daemon_dies_mid_scan_and_the_job_ends_solved(
     with the looks taken before, and the job ends solved. Each wire move ran once, and the
     scan's rows keep one frame across the restart."""
     start = Cube.solved(n).apply(random_moves(n, 25 if n == 3 else 40, 47))
-    state_file = tmp_path / "cube.txt"
     journal = tmp_path / "journal.sqlite"
-    base = load_config(CONFIGS / name)
-    base = base.model_copy(update={"robot": base.robot.model_copy(update={"cube_size": n})})
+    base = _load(name, speed=FAST, n=n)
     assert base.scan_camera is not None
     topic = f"cuberobot/{base.robot.id}"
 
     async def scenario() -> tuple[Recorder, SimulatedRobot, int]:
-        sim = SimulatedRobot(base, start, seed=5, state_file=state_file)
-        state_file.write_text(start.to_facelets("scheme") + "\n")
-        port = await sim.start()
-        config = _profile(base, port, state_file)
-        try:
-            async with Recorder(mqtt_broker.host, mqtt_broker.port, f"{topic}/#") as rec:
+        async with _rig(base, start, 5, tmp_path, mqtt_broker) as (config, sim, rec):
 
-                async def first() -> None:
-                    await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
-                    await rec.wait(lambda: len(rec.events("move_executed")) >= k, 60)
+            async def first() -> None:
+                await rec.publish(f"{topic}/cmd/start", json.dumps({"id": "first"}))
+                await rec.wait(lambda: len(rec.events("move_executed")) >= k, 60)
 
-                await _daemon(config, mqtt_broker, journal, first, crash=True)
-                seen = len(rec.events("move_executed"))
-                await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
+            await _daemon(config, mqtt_broker, journal, first, crash=True)
+            seen = len(rec.events("move_executed"))
+            await asyncio.sleep(1.5)  # the firmware's watchdog stops its queue
 
-                async def second() -> None:
-                    await rec.wait(lambda: bool(rec.events("recovered")), 20)
-                    await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
-                    await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 150)
+            async def second() -> None:
+                await rec.wait(lambda: bool(rec.events("recovered")), 20)
+                await rec.publish(f"{topic}/cmd/resume", json.dumps({"id": "again"}))
+                await rec.wait(lambda: bool(rec.events("done") or rec.events("error")), 150)
 
-                await _daemon(config, mqtt_broker, journal, second)
-        finally:
-            await sim.stop()
+            await _daemon(config, mqtt_broker, journal, second)
         return rec, sim, seen
 
     rec, sim, seen = run(scenario(), 280)

@@ -1,0 +1,126 @@
+"""The records the job journal (:mod:`robot.journal`) hands out: a job, one of its moves, one
+look of a one-camera scan; and the conversion of a ``jobs`` row into a :class:`JobRecord`."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from robot.daemon.events import ErrorCode, JobState
+
+__all__ = ["FINISHED", "JobRecord", "LookRecord", "MoveRecord", "job_from_row", "loads_object"]
+
+#: job states that are finished; anything else is resumable
+FINISHED = tuple(state for state in JobState if state.finished)
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRecord:
+    """One planned move of a job and whether it executed."""
+
+    idx: int
+    face: str
+    turns: int
+    motor: int
+    simultaneous: bool
+    fw_index: int | None
+    executed_at: float | None
+    #: layers the motor's gripper turns (1: the outer layer; journals before schema 3: 1)
+    depth: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LookRecord:
+    """A frame a one-camera scan took (:meth:`Journal.record_look`)."""
+
+    seq: int
+    #: how many of the job's moves had executed when it was taken
+    after: int
+    #: the cube's orientation then (index of :func:`robot.kinds.frames.frames`, in the frame
+    #: of the move rows' orientation)
+    orientation: int
+    #: the model face the camera saw, and the quarter turns clockwise it appeared turned by
+    face: str
+    turn: int
+    #: L*a*b* samples at the camera face's N² cells, LTR order (row 0 at the bottom)
+    samples: tuple[tuple[float, float, float], ...]
+    taken_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """A job as the journal knows it."""
+
+    id: str
+    seq: int
+    kind: str
+    command_id: str | None
+    size: int
+    state: JobState
+    created_at: float
+    updated_at: float
+    finished_at: float | None
+    scanned: str | None
+    scan_detail: dict[str, Any]
+    solution: str | None
+    solution_detail: dict[str, Any]
+    program: str | None
+    total_moves: int
+    executed: int
+    #: how many of the executed moves (from the first) the broker had acknowledged as events
+    #: when the journal last wrote the job; a restart re-announces the rest
+    reported: int
+    physical: str | None
+    boot_id: int | None
+    first_index: int | None
+    dispatch_offset: int | None
+    error_code: ErrorCode | None
+    error_message: str | None
+    stage_times: dict[str, float]
+
+    @property
+    def finished(self) -> bool:
+        return self.state.finished
+
+    @property
+    def remaining(self) -> int:
+        return self.total_moves - self.executed
+
+
+def loads_object(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def job_from_row(row: sqlite3.Row) -> JobRecord:
+    """The :class:`JobRecord` of a ``jobs`` row."""
+    return JobRecord(
+        id=row["id"],
+        seq=int(row["seq"]),
+        kind=row["kind"],
+        command_id=row["command_id"],
+        size=int(row["size"]),
+        state=JobState(row["state"]),
+        created_at=float(row["created_at"]),
+        updated_at=float(row["updated_at"]),
+        finished_at=row["finished_at"],
+        scanned=row["scanned"],
+        scan_detail=loads_object(row["scan_detail"]),
+        solution=row["solution"],
+        solution_detail=loads_object(row["solution_detail"]),
+        program=row["program"],
+        total_moves=int(row["total_moves"]),
+        executed=int(row["executed"]),
+        reported=int(row["reported"]),
+        physical=row["physical"],
+        boot_id=row["boot_id"],
+        first_index=row["first_index"],
+        dispatch_offset=row["dispatch_offset"],
+        error_code=None if row["error_code"] is None else ErrorCode(row["error_code"]),
+        error_message=row["error_message"],
+        stage_times={k: float(v) for k, v in loads_object(row["stage_times"]).items()},
+    )
