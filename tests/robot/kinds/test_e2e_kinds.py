@@ -62,7 +62,7 @@ def _load(name: str, *, speed: float | None = None, faults: str = "", n: int = 3
 
 
 #: the simulated motors' speed in the tests that only need the job's outcome and its journal
-FAST = 12.0
+FAST = 25.0
 
 
 @contextlib.asynccontextmanager
