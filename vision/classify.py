@@ -46,6 +46,7 @@ from vision.colour import (
     lab_to_invariant,
     lab_to_rgb,
     pairwise_sq_dist,
+    rgb_to_lab,
 )
 from vision.confidence import (
     ACCEPT_MARGIN,
@@ -66,6 +67,7 @@ from vision.references import (
     robust_cost,
     separation,
 )
+from vision.shading import correct_shading, frozen_channels, local_gains
 
 __all__ = [
     "ACCEPT_CONFIDENCE",
@@ -298,6 +300,7 @@ def classify(
     low_confidence: float = DEFAULT_LOW_CONFIDENCE,
     accept_confidence: float = ACCEPT_CONFIDENCE,
     seed: int = 0,
+    shading: bool = True,
 ) -> Classification:
     """Classify the L*a*b* samples of one scan, shape ``(6, N, N, 3)`` in LTR layout.
 
@@ -312,6 +315,20 @@ def classify(
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
     assignment, refs, adjusted = _refine(flat, start, n, level)
+    # How distinct the colours are is a property of the samples as taken (the check refuses
+    # random colours and blanks, and was calibrated so): measured before any correction.
+    distinctness = separation(adjusted, assignment.labels, refs)
+    if shading:
+        # Light varying across a face (vision.shading): measured with this first reading's
+        # colours, undone in camera RGB, and the scan read again from the corrected samples.
+        rgb = lab_to_rgb(x.reshape(-1, 3))
+        labels = assignment.labels
+        frozen = frozen_channels(rgb, labels, _clipped_channels(rgb, labels))
+        gains = local_gains(rgb, labels, n, frozen)
+        x = rgb_to_lab(correct_shading(rgb, gains, frozen)).reshape(x.shape)
+        flat = lab_to_invariant(x).reshape(-1, 3)
+        start = _initial_references(flat, n, seed)
+        assignment, refs, adjusted = _refine(flat, start, n, level)
 
     target = np.array(palette.lab, dtype=np.float64) if palette is not None else None
     lab_flat = x.reshape(-1, 3)
@@ -363,7 +380,7 @@ def classify(
         level=level,
         margins=margins.reshape(6, n, n),
         accept_confidence=accept_confidence,
-        separation=separation(adjusted, assignment.labels, refs),
+        separation=distinctness,
         colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
         disputed=disputed.reshape(6, n, n),
     )
