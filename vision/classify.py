@@ -13,6 +13,9 @@ switched off to measure what it adds (:class:`~vision.assign.ConstraintLevel`):
 4. **Cheapest repair**: an impossible twist, flip or corner/midge parity is fixed by the cheapest
    change (by colour-distance cost), which is reported.
 
+Light that varies across a face is measured after a first reading and undone in camera RGB
+(:mod:`vision.shading`); the scan is then read again from the corrected samples.
+
 Costs are squared Mahalanobis distances under the within-colour covariance pooled over this scan
 (the first round, before any colour is known, uses plain CIE76 distance); after each assignment
 the references become the mean of the stickers given that colour and the assignment is redone
@@ -303,6 +306,9 @@ def classify(
     shading: bool = True,
 ) -> Classification:
     """Classify the L*a*b* samples of one scan, shape ``(6, N, N, 3)`` in LTR layout.
+
+    ``shading``: correct light that varies across a face before the final reading
+    (:mod:`vision.shading`; off only to measure what it adds).
 
     Raises :class:`~vision.errors.ScanInputError` if the array has the wrong shape, holds
     non-finite values; :class:`~vision.errors.NoCubeError` if it shows no colours to tell

@@ -42,8 +42,11 @@ SHADING_SIGMA = 0.7
 SHADING_PRIOR_WEIGHT = 0.25
 #: Channels darker than this (levels) are too noisy for a ratio and are not used to measure.
 SHADING_MIN_LEVEL = 24.0
-#: No correction beyond this factor either way (a gain this far from 1 is not shading).
-SHADING_MAX_GAIN = 1.6
+#: A sticker's gain is taken no further than this factor either way before it votes: a gain
+#: further from its colour's average is a sticker washed out by glare or misread in the first
+#: reading, not the shading of a face (1.6 let glare on rendered 5x5/6x6 cubes shade their
+#: neighbours; the real scans' shadows are within 15 %).
+SHADING_MAX_GAIN = 1.3
 #: Channels at or above this level are clipped (a little under :data:`CLIP_LEVEL`: a clipped
 #: channel of a sample, a median of noisy pixels at the clip point, reads a few levels lower).
 _CLIPPED = CLIP_LEVEL - 6.0
