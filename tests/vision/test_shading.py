@@ -7,7 +7,7 @@ import numpy as np
 from solver.cube.facelets import DEFAULT_SCHEME, Cube
 from vision.classify import classify
 from vision.colour import rgb_to_lab
-from vision.shading import correct_shading, local_gains
+from vision.shading import correct_shading, frozen_channels, local_gains
 
 # A camera that clips red and green of white and yellow: only blue tells them apart.
 _CAMERA = {
@@ -75,3 +75,21 @@ def test_even_light_is_left_alone() -> None:
     rgb = _scan(cube, np.ones((6, 3, 3))).reshape(-1, 3)
     labels = cube.stickers.reshape(-1).astype(np.intp)
     assert np.allclose(local_gains(rgb, labels, 3), 0.0, atol=0.02)
+
+
+def test_a_channel_saturated_in_the_camera_is_not_corrected() -> None:
+    """A white clipped in the camera and then darkened (× 0.6) reads 151 blue on every sticker:
+    below the clip, but it measures no light. Correcting it for shading would make it vary
+    like a colour that follows the light, and hide that it is saturated."""
+    cube = Cube.solved(4).apply("R U Rw' F2 u L' 2B D")
+    rgb = _scan(cube, _shadow(4, 0.3)).reshape(-1, 3)
+    labels = cube.stickers.reshape(-1).astype(np.intp)
+    whites = labels == DEFAULT_SCHEME.colours.index("white")
+    rgb[whites] = (151.0, 151.0, 151.0)
+    saturated = np.zeros((6, 3), dtype=bool)
+    saturated[DEFAULT_SCHEME.colours.index("white")] = True
+    frozen = frozen_channels(rgb, labels, saturated)
+    fixed = correct_shading(rgb, local_gains(rgb, labels, 4, frozen), frozen)
+    assert np.array_equal(fixed[whites], rgb[whites])
+    reds = labels == DEFAULT_SCHEME.colours.index("red")
+    assert not np.array_equal(fixed[reds], rgb[reds])  # the others are corrected
