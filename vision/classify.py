@@ -13,6 +13,9 @@ switched off to measure what it adds (:class:`~vision.assign.ConstraintLevel`):
 4. **Cheapest repair**: an impossible twist, flip or corner/midge parity is fixed by the cheapest
    change (by colour-distance cost), which is reported.
 
+Light that varies across a face is measured after a first reading and undone in camera RGB
+(:mod:`vision.shading`); the scan is then read again from the corrected samples.
+
 Costs are squared Mahalanobis distances under the within-colour covariance pooled over this scan
 (the first round, before any colour is known, uses plain CIE76 distance); after each assignment
 the references become the mean of the stickers given that colour and the assignment is redone
@@ -46,6 +49,7 @@ from vision.colour import (
     lab_to_invariant,
     lab_to_rgb,
     pairwise_sq_dist,
+    rgb_to_lab,
 )
 from vision.confidence import (
     ACCEPT_MARGIN,
@@ -66,6 +70,7 @@ from vision.references import (
     robust_cost,
     separation,
 )
+from vision.shading import correct_shading, frozen_channels, local_gains
 
 __all__ = [
     "ACCEPT_CONFIDENCE",
@@ -298,8 +303,12 @@ def classify(
     low_confidence: float = DEFAULT_LOW_CONFIDENCE,
     accept_confidence: float = ACCEPT_CONFIDENCE,
     seed: int = 0,
+    shading: bool = True,
 ) -> Classification:
     """Classify the L*a*b* samples of one scan, shape ``(6, N, N, 3)`` in LTR layout.
+
+    ``shading``: correct light that varies across a face before the final reading
+    (:mod:`vision.shading`; off only to measure what it adds).
 
     Raises :class:`~vision.errors.ScanInputError` if the array has the wrong shape, holds
     non-finite values; :class:`~vision.errors.NoCubeError` if it shows no colours to tell
@@ -312,6 +321,20 @@ def classify(
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
     assignment, refs, adjusted = _refine(flat, start, n, level)
+    # How distinct the colours are is a property of the samples as taken (the check refuses
+    # random colours and blanks, and was calibrated so): measured before any correction.
+    distinctness = separation(adjusted, assignment.labels, refs)
+    if shading:
+        # Light varying across a face (vision.shading): measured with this first reading's
+        # colours, undone in camera RGB, and the scan read again from the corrected samples.
+        rgb = lab_to_rgb(x.reshape(-1, 3))
+        labels = assignment.labels
+        frozen = frozen_channels(rgb, labels, _clipped_channels(rgb, labels))
+        gains = local_gains(rgb, labels, n, frozen)
+        x = rgb_to_lab(correct_shading(rgb, gains, frozen)).reshape(x.shape)
+        flat = lab_to_invariant(x).reshape(-1, 3)
+        start = _initial_references(flat, n, seed)
+        assignment, refs, adjusted = _refine(flat, start, n, level)
 
     target = np.array(palette.lab, dtype=np.float64) if palette is not None else None
     lab_flat = x.reshape(-1, 3)
@@ -363,7 +386,7 @@ def classify(
         level=level,
         margins=margins.reshape(6, n, n),
         accept_confidence=accept_confidence,
-        separation=separation(adjusted, assignment.labels, refs),
+        separation=distinctness,
         colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
         disputed=disputed.reshape(6, n, n),
     )

@@ -21,6 +21,9 @@ whole patch is clipped, as white stickers in strong light are) and pixels far fr
 median lightness (softer highlights, the black border) are
 rejected, and the per-channel median of the rest is the sample. (Keeping only the darker,
 least-glared pixels was tried and rejected: it pulls orange towards red on real photos.)
+A sticker whose sample is clipped in two or more channels (a white or a yellow at the clip
+point, which then read alike) takes its hue from its rim instead, where the sticker's edge
+falls off towards the dark body and no channel is clipped (:func:`_rim_chroma`).
 """
 
 from __future__ import annotations
@@ -58,6 +61,20 @@ CLIPPED_MAX_SHARE = 0.85
 CENSORED_BAND = 12
 #: Samples per patch side at most (patches are subsampled beyond this).
 PATCH_SAMPLES = 24
+#: Use the sticker's rim to recover the hue of a sticker clipped in two or more channels.
+RIM_CHROMA = True
+#: The rim: pixels of the square of this many patch half-sizes around the centre.
+RIM_REACH = 1.6
+#: Samples per side of the rim's square at most (the rim is a thin band: denser than a patch).
+RIM_SAMPLES = 64
+#: Rim pixels used: every channel under the clip, the brightest at least this share of it.
+RIM_MIN_SHARE = 0.6
+#: The rim must reach the dark body: the darkest :data:`RIM_BODY_SHARE` of its pixels under
+#: this share of the clip point (otherwise pixels under the clip are only noise).
+RIM_BODY_SHARE = 0.05
+RIM_BODY_LEVEL = 0.5
+#: Fewest rim pixels to trust.
+RIM_MIN_PIXELS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +105,45 @@ def sample_sites(image: npt.ArrayLike, sites: Sequence[StickerSite]) -> FloatArr
     for i, size in enumerate(sizes):
         px = lab[start : start + size]
         start += size
-        px = px[_not_glare(raw[start - size : start])]
+        patch = raw[start - size : start]
+        keep = _not_glare(patch)
+        px = px[keep]
         light = px[:, 0]
         med = np.median(light)
         mad = np.median(np.abs(light - med)) * 1.4826
-        kept = px[np.abs(light - med) <= max(3.0 * mad, 4.0)]
-        out[i] = np.median(kept, axis=0)
+        near = np.abs(light - med) <= max(3.0 * mad, 4.0)
+        out[i] = np.median(px[near], axis=0)
+        if RIM_CHROMA:
+            bgr = np.median(patch[keep][near], axis=0)
+            if int((bgr >= CLIPPED_LEVEL).sum()) >= 2:
+                rim = _rim_chroma(img, sites[i])
+                if rim is not None:
+                    out[i] = _to_lab(rim * float(bgr.max()))
     return out
+
+
+def _rim_chroma(img: npt.NDArray[np.uint8], s: StickerSite) -> FloatArray | None:
+    """BGR chromaticity (largest channel 1) of a sticker from its rim, where its edge falls off
+    towards the dark body: there the light is dimmer and no channel is clipped, so the hue the
+    clipped centre hides is seen (a white and a yellow that both read 255/255/255 in the
+    middle differ in blue at the rim). None when too few rim pixels qualify."""
+    half = max(1.0, s.patch_half_size()) * RIM_REACH
+    px = _patch(img, s, half, RIM_SAMPLES).astype(np.float64)
+    top = px.max(axis=1)
+    if float(np.quantile(top, RIM_BODY_SHARE)) >= RIM_BODY_LEVEL * CLIPPED_LEVEL:
+        return None  # no dark body in reach: no fall-off, only noise, under the clip
+    ok = (top < CLIPPED_LEVEL - 5) & (top >= RIM_MIN_SHARE * CLIPPED_LEVEL)
+    if int(ok.sum()) < RIM_MIN_PIXELS:
+        return None
+    chroma = np.median(px[ok] / top[ok, None], axis=0)
+    result: FloatArray = chroma / chroma.max()
+    return result
+
+
+def _to_lab(bgr: FloatArray) -> FloatArray:
+    one = np.clip(bgr, 0.0, 255.0).reshape(1, 1, 3).astype(np.float32) / 255.0
+    result: FloatArray = cv2.cvtColor(one, cv2.COLOR_BGR2Lab).reshape(3).astype(np.float64)
+    return result
 
 
 def _not_glare(bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
@@ -121,7 +170,9 @@ def _not_glare(bgr: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
     return keep
 
 
-def _patch(img: npt.NDArray[np.uint8], s: StickerSite, half: float) -> npt.NDArray[np.uint8]:
+def _patch(
+    img: npt.NDArray[np.uint8], s: StickerSite, half: float, samples: int = PATCH_SAMPLES
+) -> npt.NDArray[np.uint8]:
     h, w = img.shape[:2]
     x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
     y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
@@ -131,7 +182,7 @@ def _patch(img: npt.NDArray[np.uint8], s: StickerSite, half: float) -> npt.NDArr
             f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
             f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"
         )
-    step = max(1, (x1 - x0) // PATCH_SAMPLES, (y1 - y0) // PATCH_SAMPLES)
+    step = max(1, (x1 - x0) // samples, (y1 - y0) // samples)
     result: npt.NDArray[np.uint8] = img[y0:y1:step, x0:x1:step].reshape(-1, 3)
     return result
 

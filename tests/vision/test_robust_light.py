@@ -1,6 +1,7 @@
 """Right-or-refused under real lighting (issue 13): the evidence behind better reads.
 
-* sampling: a clipped pixel of a white at the clip point is a censored reading, not glare;
+* sampling: a clipped pixel of a white at the clip point is a censored reading, not glare; a
+  white and a yellow clipped alike in the middle are told apart by their rims;
 * a channel the camera saturated stays constant below the clip after a later gain;
 * the assignment under the heavy-tailed cost: one washed-out sticker does not push a cycle
   of good ones along;
@@ -165,10 +166,11 @@ def test_photos_under_unseen_degradations_are_never_wrong_and_accepted(
         assert right or not result.accepted, (case, result.classification.cube_margin)
 
 
-@pytest.mark.parametrize("name", ["noise-8", "bright-0.6", "wb-warm"])
+@pytest.mark.parametrize("name", ["noise-8", "bright-0.6", "wb-warm", "wb-cool", "jpeg-q40"])
 def test_3x3_photos_now_right_and_accepted(vision_data: Path, name: str) -> None:
     """Refused before (noise σ 8 even wrong): the censored-pixel sampling and the saturated
-    channels give the evidence; seed 0 as in the bench."""
+    channels give the evidence, and under cool white balance and JPEG q40 (white and yellow
+    clipped or quantised alike in the middle) the rims; seed 0 as in the bench."""
     case = "3x3x3-random-01"
     images = load_face_images(vision_data / "photos" / case)
     index = sorted(PHOTOS).index(case)
@@ -186,3 +188,41 @@ def test_cast_on_one_face_changes_exactly_one_image() -> None:
     images = {f.name: np.full((8, 8, 3), 120, dtype=np.uint8) for f in Face}
     changed = perturb_photo_set(images, "cast-one-face", 5)
     assert sum(not np.array_equal(images[k], changed[k]) for k in images) == 1
+
+
+def _sticker_image(rgb: tuple[float, float, float], gain: float, seed: int) -> np.ndarray:
+    """A sticker of camera colour ``rgb`` (may lie above the clip) on a dark body, its edge
+    blurred over a few pixels, seen at ``gain``; then clipped at 255 and noisy (σ 2)."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:60, 0:60]
+    # the sticker's share of each pixel: 1 inside a 44-px square, falling to 0 over ~6 px
+    inside = np.minimum(np.minimum(x - 8, 51 - x), np.minimum(y - 8, 51 - y))
+    share = np.clip(0.5 + inside / 6.0, 0.0, 1.0)[..., None]
+    body = np.array([22.0, 22.0, 26.0])
+    bgr = np.array(rgb[::-1])
+    img = gain * (share * bgr + (1.0 - share) * body) + rng.normal(0.0, 2.0, (60, 60, 3))
+    return np.clip(np.round(img), 0, 255).astype(np.uint8)
+
+
+def test_white_and_yellow_at_the_clip_are_told_apart_by_their_rims() -> None:
+    """Both clipped in every channel in the middle (255/255/255), so the patch alone cannot
+    tell them apart; the rim, where each falls off towards the body under the clip, shows
+    that the yellow has less blue."""
+    white = (300.0, 300.0, 320.0)
+    yellow = (310.0, 320.0, 265.0)
+    reads = []
+    for k, colour in enumerate((white, yellow)):
+        img = _sticker_image(colour, 1.0, k)
+        assert (img[25:35, 25:35] >= 250).all()  # the middle is clipped
+        reads.append(lab_to_rgb(sample_sites(img, [_SITE])[0]))
+    w, yel = reads
+    assert w[2] - yel[2] > 20.0  # blue
+    assert abs(w[1] - yel[1]) < 20.0  # green: both near the top
+
+
+def test_a_clipped_patch_without_a_body_in_reach_is_left_as_it_is() -> None:
+    """No fall-off to a dark body around the patch (a close-up of one sticker): the pixels
+    under the clip are noise, not a rim, and the sample is the patch's median."""
+    img = _patch_image((255, 255, 255), 3.0, 4)
+    lab = sample_sites(img, [_SITE])[0]
+    assert np.abs(lab_to_rgb(lab) - 255.0).max() < 3.0
