@@ -1,0 +1,148 @@
+"""6x6 and 7x7: the inner ring of centres by the smaller cube's staged search, then the rest by
+the commutator method.
+
+The stickers of an N cube at coordinates :func:`inner_coords` along both axes of every face
+(6x6: 0, 2, 3, 5; 7x7: 0, 2, 3, 4, 6) form a cube of size N - 2 under the moves that turn
+depth 0, 2 and (odd N) the middle together or not at all: its outer turn ``R`` is the N cube's
+``R`` and its wide turn ``Rw`` the N cube's ``3Rw`` (depths 0-2: depth 1 holds none of those
+stickers). Its centres are the N cube's inner ring (6x6: the inner x-centres; 7x7: the inner
+x- and t-centres), its wings the N cube's wing orbit 2, its corners and (7x7) middle edges
+the same. So the staged search of the smaller cube (:mod:`.staged` for the 4x4,
+:mod:`.staged5` for the 5x5, exact tables) solves the inner ring, leaves wing orbit 2 even, and
+costs what a 4x4's or 5x5's centres cost.
+
+The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: outer x- and t-centres
+and obliques, 96) are then solved as before (:func:`.centres.first_centres`, wing parity
+fixes, :func:`.centres.finish_centres`): their commutators put the ring's pieces back when
+they move them, and a face colour is the colour of its inner ring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, count, parse
+from solver.engines.nxn import staged, staged5
+from solver.engines.nxn.centres import ORDER, finish_centres, first_centres
+from solver.engines.nxn.sim import face_map, geometry
+from solver.engines.nxn.tables import Progress
+from solver.engines.nxn.wings import parity_fixes
+from solver.errors import UnsupportedError
+from solver.solution import Stage
+
+__all__ = ["SIZES", "inner_coords", "project", "ring_centres", "to_big"]
+
+Colours = npt.NDArray[np.uint8]
+#: the sizes whose inner ring is a smaller cube with a staged search (4x4, 5x5)
+SIZES = (6, 7)
+#: the smaller cube's layer count per wide turn -> the N cube's (``Rw`` -> ``3Rw``)
+_WIDTH = {1: 1, 2: 3}
+
+
+def inner_coords(n: int) -> tuple[int, ...]:
+    """The coordinates of the N cube's stickers that form the smaller cube, per face axis."""
+    if n not in SIZES:
+        raise UnsupportedError(f"the inner-ring centre search is for N in {SIZES}, not {n}")
+    return (0, *range(2, n - 2), n - 1)
+
+
+@cache
+def _picks(n: int) -> npt.NDArray[np.int64]:
+    """For each sticker of the smaller cube, the flat index of its N-cube sticker."""
+    keep = inner_coords(n)
+    m = len(keep)
+    return np.array(
+        [f * n * n + keep[r] * n + keep[c] for f in range(6) for r in range(m) for c in range(m)],
+        dtype=np.int64,
+    )
+
+
+def project(state: Colours, n: int) -> Colours:
+    """The smaller cube that the N cube ``state`` (flat colours) holds."""
+    return state[_picks(n)].copy()
+
+
+def to_big(moves: tuple[Move, ...]) -> tuple[Move, ...]:
+    """The smaller cube's outer and wide turns as the N cube's (``Rw`` -> ``3Rw``)."""
+    out = []
+    for move in moves:
+        if move.lo != 1 or move.hi not in _WIDTH:  # pragma: no cover - the searches' moves
+            raise AssertionError(f"the staged search gave {move}, not an outer or wide turn")
+        out.append(Move.block(move.face, 1, _WIDTH[move.hi], move.turns))
+    return tuple(out)
+
+
+def _in_frame(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
+    """Moves on the cube as given, as moves in the frame of ``rotation``."""
+    back = {g: Face(f) for f, g in enumerate(face_map(rotation))}
+    return tuple(dataclasses.replace(m, face=back[m.face]) for m in moves)
+
+
+def _stage(name: str, moves: list[Move], start: float, n: int) -> Stage:
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    return Stage(name, tuple(moves), {"obtm": count(moves, Metric.HTM, n), "ms": ms})
+
+
+#: a centre solution as the engine keeps it: (OBTM, rotation, state after it relabelled,
+#: stages with moves in the rotated frame)
+Reduced = tuple[int, str, Colours, list[Stage]]
+
+
+def ring_centres(
+    state: Colours,
+    n: int,
+    rotations: tuple[str, ...],
+    keep: int,
+    rings: int = 1,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+) -> list[Reduced]:
+    """Centre solutions of the N cube ``state`` (not changed): the ``rings`` shortest staged
+    solutions of its inner ring, each finished by the commutator method on every rotation of
+    ``rotations``; the ``keep`` shortest, shortest first."""
+    start = time.perf_counter()
+    search = staged.staged_centres if n == 6 else staged5.staged_centres
+    options = search(project(state, n), max(1, rings), cache_dir, progress)
+    ring_ms = (time.perf_counter() - start) / len(options)
+    g = geometry(n)
+    mid = inner_coords(n)[1]  # an inner-ring cell of every face: (2, 2)
+    found: list[Reduced] = []
+    for option in options:
+        ring = to_big(option.moves)
+        for rotation in rotations:
+            turned = state.copy()
+            g.apply(turned, ring)
+            g.apply(turned, parse(rotation))
+            targets = tuple(int(turned[f * n * n + mid * n + mid]) for f in range(6))
+            moves = _in_frame(ring, rotation)
+            stages = [
+                Stage(
+                    "inner centres",
+                    moves,
+                    {
+                        "obtm": count(list(moves), Metric.HTM, n),
+                        "ms": round(ring_ms * 1000, 2),
+                        "stages": [len(s) for s in option.stages],
+                    },
+                )
+            ]
+            t0 = time.perf_counter()
+            first = first_centres(turned, n, targets)
+            stages.append(_stage("first centre", first, t0, n))
+            t0 = time.perf_counter()
+            stages.append(_stage("wing parity", parity_fixes(turned, n, ORDER[0]), t0, n))
+            t0 = time.perf_counter()
+            stages.append(_stage("centres", finish_centres(turned, n, targets, ORDER[:1]), t0, n))
+            relabel = np.zeros(6, dtype=np.uint8)
+            for face, colour in enumerate(targets):
+                relabel[colour] = face
+            cost = sum(int(s.detail["obtm"]) for s in stages)
+            found.append((cost, rotation, relabel[turned], stages))
+    found.sort(key=lambda item: item[0])
+    return found[: max(1, keep)]
