@@ -149,7 +149,7 @@ ROTATIONS = ("", "x", "z", "x'", "z'", "x2", "y", "x y", "z y")
 def centre_tries(n: int) -> int:
     """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
     varies a lot with the face solved first, and a try costs more as N grows."""
-    return 8 if n == 4 else 5 if n == 5 else 3 if n == 6 else 2 if n == 7 else 1
+    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
 
 
 def edge_tries(n: int) -> int:
@@ -172,8 +172,11 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
 
 #: the sizes with a staged centre search (:mod:`.staged`, :mod:`.staged5`)
 STAGED_SIZES = (4, 5)
-#: 6x6, 7x7: the inner ring's staged solutions each finished on every rotation tried
-RINGS = 1
+#: 6x6, 7x7: how many of the inner ring's shortest staged solutions are each finished on
+#: every rotation tried (6 states each, OBTM / CPU median at load ~7: 6x6 1 x 3 rotations
+#: 294.7 / 0.96 s, 3 x 3 287.0 / 1.91 s; 7x7 1 x 2 415.2 / 1.09 s, 1 x 4 406.7 / 1.9 s,
+#: 3 x 2 406.5 / 2.61 s, 3 x 4 400.8 / 4.26 s)
+RINGS = {6: 3, 7: 2}
 
 
 def _staged(
@@ -217,7 +220,9 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
         return _staged(cube, keep, cache_dir, progress)
     if method != "commutators" and cube.n in ring.SIZES:  # inner ring staged, then the rest
         rotations = ROTATIONS[: max(1, tries)]
-        return ring.ring_centres(cube.flat, cube.n, rotations, keep, RINGS, cache_dir, progress)
+        return ring.ring_centres(
+            cube.flat, cube.n, rotations, keep, RINGS[cube.n], cache_dir, progress
+        )
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)

@@ -41,40 +41,52 @@ __all__ = ["SIZES", "inner_coords", "project", "ring_centres", "to_big"]
 Colours = npt.NDArray[np.uint8]
 #: the sizes whose inner ring is a smaller cube with a staged search (4x4, 5x5)
 SIZES = (6, 7)
-#: the smaller cube's layer count per wide turn -> the N cube's (``Rw`` -> ``3Rw``)
-_WIDTH = {1: 1, 2: 3}
 
 
 def inner_coords(n: int) -> tuple[int, ...]:
-    """The coordinates of the N cube's stickers that form the smaller cube, per face axis."""
+    """The coordinates of the N cube's stickers that form the smaller cube of its inner ring,
+    per face axis."""
     if n not in SIZES:
         raise UnsupportedError(f"the inner-ring centre search is for N in {SIZES}, not {n}")
     return (0, *range(2, n - 2), n - 1)
 
 
+def outer_coords(n: int) -> tuple[int, ...]:
+    """The same for the outer ring (7x7: 0, 1, 3, 5, 6; 6x6: 0, 1, 4, 5)."""
+    if n not in SIZES:
+        raise UnsupportedError(f"the inner-ring centre search is for N in {SIZES}, not {n}")
+    return (0, 1, *range(3, n - 3), n - 2, n - 1)
+
+
 @cache
-def _picks(n: int) -> npt.NDArray[np.int64]:
+def _picks(n: int, coords: tuple[int, ...]) -> npt.NDArray[np.int64]:
     """For each sticker of the smaller cube, the flat index of its N-cube sticker."""
-    keep = inner_coords(n)
-    m = len(keep)
+    m = len(coords)
     return np.array(
-        [f * n * n + keep[r] * n + keep[c] for f in range(6) for r in range(m) for c in range(m)],
+        [
+            f * n * n + coords[r] * n + coords[c]
+            for f in range(6)
+            for r in range(m)
+            for c in range(m)
+        ],
         dtype=np.int64,
     )
 
 
-def project(state: Colours, n: int) -> Colours:
-    """The smaller cube that the N cube ``state`` (flat colours) holds."""
-    return state[_picks(n)].copy()
+def project(state: Colours, n: int, coords: tuple[int, ...] | None = None) -> Colours:
+    """The smaller cube that the N cube ``state`` (flat colours) holds at ``coords`` (by
+    default :func:`inner_coords`)."""
+    return state[_picks(n, coords or inner_coords(n))].copy()
 
 
-def to_big(moves: tuple[Move, ...]) -> tuple[Move, ...]:
-    """The smaller cube's outer and wide turns as the N cube's (``Rw`` -> ``3Rw``)."""
+def to_big(moves: tuple[Move, ...], width: int = 3) -> tuple[Move, ...]:
+    """The smaller cube's outer and wide turns as the N cube's, ``Rw`` as ``width`` layers
+    (``3Rw`` for the inner ring, ``2Rw`` for the outer)."""
     out = []
     for move in moves:
-        if move.lo != 1 or move.hi not in _WIDTH:  # pragma: no cover - the searches' moves
+        if move.lo != 1 or move.hi not in (1, 2):  # pragma: no cover - the searches' moves
             raise AssertionError(f"the staged search gave {move}, not an outer or wide turn")
-        out.append(Move.block(move.face, 1, _WIDTH[move.hi], move.turns))
+        out.append(Move.block(move.face, 1, 1 if move.hi == 1 else width, move.turns))
     return tuple(out)
 
 
@@ -88,6 +100,27 @@ def _stage(name: str, moves: list[Move], start: float, n: int) -> Stage:
     ms = round((time.perf_counter() - start) * 1000, 2)
     return Stage(name, tuple(moves), {"obtm": count(moves, Metric.HTM, n), "ms": ms})
 
+
+def _ring_stage(
+    name: str,
+    moves: tuple[Move, ...],
+    option: staged5.StagedCentres | staged.StagedCentres,
+    ms: float,
+    n: int,
+) -> Stage:
+    detail = {
+        "obtm": count(list(moves), Metric.HTM, n),
+        "ms": round(ms, 2),
+        "stages": [len(s) for s in option.stages],
+    }
+    return Stage(name, moves, detail)
+
+
+#: the sizes whose outer ring is solved by the staged search too, after the inner one
+#: (its ``2Rw`` and outer turns keep a solved inner ring: depth 1 holds none of it, a face
+#: turn turns a one-colour face). Not the 6x6: its outer x-centres cost the commutators
+#: almost nothing once the inner ones are done (measured by hand, 3 states).
+OUTER_RING_SIZES = (7,)
 
 #: a centre solution as the engine keeps it: (OBTM, rotation, state after it relabelled,
 #: stages with moves in the rotated frame)
@@ -104,33 +137,32 @@ def ring_centres(
     progress: Progress | None = None,
 ) -> list[Reduced]:
     """Centre solutions of the N cube ``state`` (not changed): the ``rings`` shortest staged
-    solutions of its inner ring, each finished by the commutator method on every rotation of
-    ``rotations``; the ``keep`` shortest, shortest first."""
+    solutions of its inner ring, (7x7) each followed by the shortest of its outer ring, each
+    finished by the commutator method on every rotation of ``rotations``; the ``keep``
+    shortest, shortest first."""
     start = time.perf_counter()
     search = staged.staged_centres if n == 6 else staged5.staged_centres
     options = search(project(state, n), max(1, rings), cache_dir, progress)
-    ring_ms = (time.perf_counter() - start) / len(options)
+    ring_ms = (time.perf_counter() - start) * 1000 / len(options)
     g = geometry(n)
     mid = inner_coords(n)[1]  # an inner-ring cell of every face: (2, 2)
     found: list[Reduced] = []
     for option in options:
-        ring = to_big(option.moves)
+        rings_done = [_ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)]
+        after = state.copy()
+        g.apply(after, rings_done[0].moves)
+        if n in OUTER_RING_SIZES:
+            t0 = time.perf_counter()
+            outer = search(project(after, n, outer_coords(n)), 1, cache_dir, progress)[0]
+            ms = (time.perf_counter() - t0) * 1000
+            rings_done.append(_ring_stage("outer centres", to_big(outer.moves, 2), outer, ms, n))
+            g.apply(after, rings_done[1].moves)
         for rotation in rotations:
-            turned = state.copy()
-            g.apply(turned, ring)
+            turned = after.copy()
             g.apply(turned, parse(rotation))
             targets = tuple(int(turned[f * n * n + mid * n + mid]) for f in range(6))
-            moves = _in_frame(ring, rotation)
             stages = [
-                Stage(
-                    "inner centres",
-                    moves,
-                    {
-                        "obtm": count(list(moves), Metric.HTM, n),
-                        "ms": round(ring_ms * 1000, 2),
-                        "stages": [len(s) for s in option.stages],
-                    },
-                )
+                dataclasses.replace(st, moves=_in_frame(st.moves, rotation)) for st in rings_done
             ]
             t0 = time.perf_counter()
             first = first_centres(turned, n, targets)

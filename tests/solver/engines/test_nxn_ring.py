@@ -1,4 +1,4 @@
-"""6x6 and 7x7: the inner ring of centres by the smaller cube's staged search (ring.py), and the
+"""6x6 and 7x7: the rings of centres by the smaller cube's staged search (ring.py), and the
 progress display of slow big-cube table builds."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from solver import api
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import ring, tables
+from solver.engines.nxn import engine, ring, tables
 from solver.engines.nxn.centres import interior
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
@@ -37,48 +37,64 @@ def test_the_inner_stickers_turn_as_the_smaller_cube(n: int) -> None:
     geometry(n).apply(state, ring.to_big(moves))
     assert np.array_equal(ring.project(state, n), small)
     assert ring.to_big((Move.block(Face.R, 1, 2, 1),)) == (Move.block(Face.R, 1, 3, 1),)
+    outer = ring.project(state, n, ring.outer_coords(n))  # Rw as 2Rw: the outer ring
+    geometry(n - 2).apply(outer, moves)
+    geometry(n).apply(state, ring.to_big(moves, 2))
+    assert np.array_equal(ring.project(state, n, ring.outer_coords(n)), outer)
 
 
 def test_the_projection_is_for_six_and_seven_only() -> None:
     assert ring.inner_coords(6) == (0, 2, 3, 5)
     assert ring.inner_coords(7) == (0, 2, 3, 4, 6)
+    assert ring.outer_coords(6) == (0, 1, 4, 5) and ring.outer_coords(7) == (0, 1, 3, 5, 6)
     with pytest.raises(UnsupportedError, match="N in"):
         ring.inner_coords(8)
 
 
+def _one_colour_centres(small: np.ndarray, m: int) -> bool:
+    inner = small.reshape(6, m, m)[:, 1:-1, 1:-1].reshape(6, -1)
+    return bool((inner == inner[:, :1]).all())
+
+
 @pytest.mark.parametrize(("n", "seed"), [(6, 0), (7, 5)])
-def test_ring_centres_solve_the_inner_ring_first_and_then_every_face(n: int, seed: int) -> None:
+def test_ring_centres_solve_the_rings_first_and_then_every_face(n: int, seed: int) -> None:
     cube = random_state_nxn(n, seed)
     found = ring.ring_centres(cube.flat, n, ("", "x"), keep=2)
     assert len(found) == 2 and found[0][0] <= found[1][0]
     assert {found[0][1], found[1][1]} == {"", "x"}
+    rings = ["inner centres", "outer centres"] if n == 7 else ["inner centres"]
     for cost, rotation, relabelled, stages in found:
-        assert [s.name for s in stages] == [
-            "inner centres",
-            "first centre",
-            "wing parity",
-            "centres",
-        ]
+        assert [s.name for s in stages] == [*rings, "first centre", "wing parity", "centres"]
         assert cost == sum(int(s.detail["obtm"]) for s in stages)
         start = cube.apply(rotation).flat.copy() if rotation else cube.flat.copy()
-        after_ring = start.copy()
-        geometry(n).apply(after_ring, stages[0].moves)
-        small = ring.project(after_ring, n).reshape(6, n - 2, n - 2)
-        inner = small[:, 1:-1, 1:-1].reshape(6, -1)
-        assert (inner == inner[:, :1]).all()  # the inner ring: every face one colour
-        assert len(stages[0].moves) <= 40
+        after = start.copy()
+        geometry(n).apply(after, stages[0].moves)
+        assert _one_colour_centres(ring.project(after, n), n - 2)  # the inner ring
+        if n == 7:  # the outer ring, the inner one kept
+            geometry(n).apply(after, stages[1].moves)
+            assert _one_colour_centres(ring.project(after, n), n - 2)
+            assert _one_colour_centres(ring.project(after, n, ring.outer_coords(n)), n - 2)
+        assert all(len(s.moves) <= 40 for s in stages[: len(rings)])
         geometry(n).apply(start, [m for s in stages for m in s.moves])
         for face in Face:  # every face one colour, relabelled to its own
             assert (start[interior(n, face)] == start[interior(n, face)][0]).all()
             assert (relabelled[interior(n, face)] == face).all()
 
 
-def test_engine_starts_a_seven_with_the_inner_ring_unless_told_commutators() -> None:
+def test_engine_starts_a_seven_with_the_rings_unless_told_commutators(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's centres only, of one ring solution (the whole solve of 6x6 and 7x7 states,
+    verified, is in test_nxn.py)."""
+    monkeypatch.setitem(engine.RINGS, 7, 1)
     cube = random_state_nxn(7, 11)
-    staged = api.solve(cube)
-    assert staged.stages[0].name == "inner centres"
+    staged = api.solve(cube, stages_only=True, centre_tries=1)
+    names = [s.name for s in staged.stages]
+    assert names == ["inner centres", "outer centres", "first centre", "wing parity", "centres"]
     assert len(staged.stages[0].detail["stages"]) == 3
-    assert staged.stats["verified"] and cube.apply(staged.moves).is_solved()
+    state = cube.apply(staged.moves).flat
+    for face in Face:
+        assert (state[interior(7, face)] == state[interior(7, face)][0]).all()
     commutators = api.solve(cube, centres="commutators", stages_only=True, centre_tries=1)
     assert commutators.stages[0].name == "first centre"
 
