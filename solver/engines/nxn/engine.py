@@ -172,11 +172,11 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
 
 #: the sizes with a staged centre search (:mod:`.staged`, :mod:`.staged5`)
 STAGED_SIZES = (4, 5)
-#: 6x6, 7x7: how many of the inner ring's shortest staged solutions are each finished on
-#: every rotation tried (6 states each, OBTM / CPU median at load ~7: 6x6 1 x 3 rotations
-#: 294.7 / 0.96 s, 3 x 3 287.0 / 1.91 s; 7x7 1 x 2 415.2 / 1.09 s, 1 x 4 406.7 / 1.9 s,
-#: 3 x 2 406.5 / 2.61 s, 3 x 4 400.8 / 4.26 s)
-RINGS = {6: 3, 7: 2}
+#: 6x6, 7x7: how many of the inner ring's shortest staged solutions are each finished (7x7:
+#: its outer ring, then the commutators) on every rotation tried. Seeds 0-5, OBTM / CPU
+#: median at load 7-8: 6x6 1 x 3 rotations 294.7 / 0.96 s, 3 x 3 287.0 / 1.91 s; 7x7 (both
+#: rings) 2 x 3 380.7 / 2.51 s, 3 x 3 371.5 / 3.37 s, 4 x 2 370.0 / 3.65 s, 4 x 3 370.0 / 4.5 s
+RINGS = {6: 3, 7: 3}
 
 
 def _staged(
