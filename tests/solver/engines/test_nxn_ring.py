@@ -115,3 +115,14 @@ def test_a_slow_table_build_is_shown_and_a_fast_one_is_not(
     tables.load_table("slow", 10, build, tmp_path, lambda *a: shown.append(a))
     assert shown[0] == ("slow", 3, 10) and shown[-1] == ("slow", 10, 10)
     tables._LOADED.clear()
+
+
+def test_the_cli_display_names_the_big_cube_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.engines.twophase.tables import stderr_progress
+
+    report = stderr_progress("building big-cube tables:")  # what `cuberobot solve` hands nxn
+    report("centres5-faces-xt", 5, 10)
+    report("centres5-faces-xt", 10, 10)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "building big-cube tables: centres5-faces-xt ..."
+    assert err[1].startswith("building big-cube tables: centres5-faces-xt done in")
