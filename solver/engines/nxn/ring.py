@@ -1,5 +1,5 @@
-"""6x6 and 7x7: the inner ring of centres by the smaller cube's staged search, then the rest by
-the commutator method.
+"""6x6 and 7x7: the rings of centres by the smaller cube's staged search, then the rest by the
+commutator method.
 
 The stickers of an N cube at coordinates :func:`inner_coords` along both axes of every face
 (6x6: 0, 2, 3, 5; 7x7: 0, 2, 3, 4, 6) form a cube of size N - 2 under the moves that turn
@@ -11,10 +11,15 @@ the same. So the staged search of the smaller cube (:mod:`.staged` for the 4x4,
 :mod:`.staged5` for the 5x5, exact tables) solves the inner ring, leaves wing orbit 2 even, and
 costs what a 4x4's or 5x5's centres cost.
 
-The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: outer x- and t-centres
-and obliques, 96) are then solved as before (:func:`.centres.first_centres`, wing parity
-fixes, :func:`.centres.finish_centres`): their commutators put the ring's pieces back when
-they move them, and a face colour is the colour of its inner ring.
+7x7: the stickers at :func:`outer_coords` (0, 1, 3, 5, 6) form a 5x5 as well, its ``Rw`` the
+N cube's ``2Rw``, its centres the outer x- and t-centres, its wings orbit 1. The same search
+solves them after the inner ring and keeps it (:data:`OUTER_RING_SIZES`): depth 1 holds none
+of the inner ring, and a face turn turns a one-colour face.
+
+The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: the obliques, 48) are
+then solved as before (:func:`.centres.first_centres`, wing parity fixes,
+:func:`.centres.finish_centres`): their commutators put the rings' pieces back when they move
+them, and a face colour is the colour of its inner ring.
 """
 
 from __future__ import annotations
@@ -36,7 +41,15 @@ from solver.engines.nxn.wings import parity_fixes
 from solver.errors import UnsupportedError
 from solver.solution import Stage
 
-__all__ = ["SIZES", "inner_coords", "project", "ring_centres", "to_big"]
+__all__ = [
+    "OUTER_RING_SIZES",
+    "SIZES",
+    "inner_coords",
+    "outer_coords",
+    "project",
+    "ring_centres",
+    "to_big",
+]
 
 Colours = npt.NDArray[np.uint8]
 #: the sizes whose inner ring is a smaller cube with a staged search (4x4, 5x5)
