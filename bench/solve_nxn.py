@@ -9,8 +9,9 @@ States: N = 2 from random moves (30; the 2x2 table makes every solution optimal 
 state), N >= 4 from :func:`solver.scramble.random_state_nxn` (uniform, built piece by piece),
 seeds 0, 1, 2, ... Each solution is applied to its state and must solve it (``verified``).
 Moves are counted in OBTM (a block turn with an outer layer 1, an inner slice 2);
-``stage_moves`` is the mean OBTM of each stage; ``centre_per_piece`` is the OBTM of the two
-centre stages per centre piece (6·(N-2)²). Times are wall-clock per state on this machine;
+``stage_moves`` is the mean OBTM of each stage; ``centre_per_piece`` is the OBTM of the
+centre stages (``inner centres`` of a 6x6 and 7x7, ``outer centres`` of a 7x7, ``first
+centre``, ``centres``) per centre piece (6·(N-2)²). Times are wall-clock per state on this machine;
 ``cpu_ms_median`` the median CPU time of this process per state (what the wall-clock time
 would be on an idle machine; the development machine is shared);
 ``rss_mb`` is the process's peak resident memory after the size. Exit status 1 if any state
@@ -81,7 +82,8 @@ def run_size(n: int, count: int) -> dict[str, Any]:
             moves = int(stage.detail.get("obtm", len(stage.moves)))
             stage_totals[stage.name] = stage_totals.get(stage.name, 0) + moves
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    centre = (stage_totals.get("first centre", 0) + stage_totals.get("centres", 0)) / count
+    centre_stages = ("inner centres", "outer centres", "first centre", "centres")
+    centre = sum(stage_totals.get(name, 0) for name in centre_stages) / count
     return {
         "n": n,
         "states": count,

@@ -160,6 +160,10 @@ def _options(args: argparse.Namespace, engine: str) -> dict[str, Any]:
         from solver.engines.twophase.tables import stderr_progress
 
         opts["progress"] = stderr_progress()
+    if engine == "nxn":
+        from solver.engines.twophase.tables import stderr_progress
+
+        opts["progress"] = stderr_progress("building big-cube tables:")
     return opts
 
 

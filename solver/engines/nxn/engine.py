@@ -16,7 +16,10 @@ Stages, each a :class:`~solver.solution.Stage` of the result:
 A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged search of
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
 tables; both also make the wings even), its three stage lengths in the stage's ``stages``
-detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``).
+detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``). A 6x6 and a 7x7
+first get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
+under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then the
+stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
    its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
@@ -42,7 +45,8 @@ move found on it is mapped back to the faces of the cube as given (a rotation on
 faces).
 
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
-stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables).
+stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables),
+``progress`` (a ``(task, done, total)`` callback that shows a table build taking over 2 s).
 ``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
 checked on the result.
 """
@@ -62,7 +66,7 @@ from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count
-from solver.engines.nxn import staged5
+from solver.engines.nxn import ring, staged5
 from solver.engines.nxn.centres import (
     ORDER,
     centre_targets,
@@ -72,6 +76,7 @@ from solver.engines.nxn.centres import (
 from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
+from solver.engines.nxn.tables import Progress
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.optimize import optimize
@@ -144,7 +149,7 @@ ROTATIONS = ("", "x", "z", "x'", "z'", "x2", "y", "x y", "z y")
 def centre_tries(n: int) -> int:
     """How many of :data:`ROTATIONS` the centre stage tries by default: the centre cost
     varies a lot with the face solved first, and a try costs more as N grows."""
-    return 8 if n == 4 else 5 if n == 5 else 3 if n == 6 else 2 if n == 7 else 1
+    return 8 if n == 4 else 5 if n == 5 else 3 if n <= 7 else 1
 
 
 def edge_tries(n: int) -> int:
@@ -167,14 +172,21 @@ def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
 
 #: the sizes with a staged centre search (:mod:`.staged`, :mod:`.staged5`)
 STAGED_SIZES = (4, 5)
+#: 6x6, 7x7: how many of the inner ring's shortest staged solutions are each finished (7x7:
+#: its outer ring, then the commutators) on every rotation tried. Seeds 0-5, OBTM / CPU
+#: median at load 7-8: 6x6 1 x 3 rotations 294.7 / 0.96 s, 3 x 3 287.0 / 1.91 s; 7x7 (both
+#: rings) 2 x 3 380.7 / 2.51 s, 3 x 3 371.5 / 3.37 s, 4 x 2 370.0 / 3.65 s, 4 x 3 370.0 / 4.5 s
+RINGS = {6: 3, 7: 3}
 
 
-def _staged(cube: Cube, keep: int, cache_dir: str | None) -> list[_Reduced]:
+def _staged(
+    cube: Cube, keep: int, cache_dir: str | None, progress: Progress | None = None
+) -> list[_Reduced]:
     """4x4 and 5x5: the ``keep`` shortest centre solutions of the staged search, each as the
     rotation-free (OBTM, "", state after them relabelled, [centres stage])."""
     start = time.perf_counter()
     search = staged_centres if cube.n == 4 else staged5.staged_centres
-    found = search(cube.flat, keep, cache_dir)
+    found = search(cube.flat, keep, cache_dir, progress)
     ms = round((time.perf_counter() - start) * 1000, 2)
     out: list[_Reduced] = []
     for option in found:
@@ -199,12 +211,18 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
             f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 and 5x5 only) or "
             "'commutators'"
         )
-    if method == "staged" and cube.n not in STAGED_SIZES:
+    if method == "staged" and cube.n not in STAGED_SIZES + ring.SIZES:
         raise UnsupportedError(
-            f"the staged centre search is for 4x4 and 5x5 cubes, not {cube.n}x{cube.n}"
+            f"the staged centre search is for 4x4 to 7x7 cubes, not {cube.n}x{cube.n}"
         )
-    if method == "staged" or (method == "auto" and cube.n in STAGED_SIZES):
-        return _staged(cube, keep, options.extra.get("cache_dir"))
+    cache_dir, progress = options.extra.get("cache_dir"), options.extra.get("progress")
+    if method != "commutators" and cube.n in STAGED_SIZES:
+        return _staged(cube, keep, cache_dir, progress)
+    if method != "commutators" and cube.n in ring.SIZES:  # inner ring staged, then the rest
+        rotations = ROTATIONS[: max(1, tries)]
+        return ring.ring_centres(
+            cube.flat, cube.n, rotations, keep, RINGS[cube.n], cache_dir, progress
+        )
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
@@ -338,7 +356,13 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     n = cube.n
     if n < 4:
         raise UnsupportedError(f"the nxn engine solves cubes of size 4 and up, not {n}x{n}x{n}")
-    unknown = set(options.extra) - {"stages_only", "centre_tries", "centres", "cache_dir"}
+    unknown = set(options.extra) - {
+        "stages_only",
+        "centre_tries",
+        "centres",
+        "cache_dir",
+        "progress",
+    }
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     start = time.perf_counter()

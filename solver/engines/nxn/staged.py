@@ -40,7 +40,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move
 from solver.engines.nxn.centres import orientation_colours
 from solver.engines.nxn.sim import IntArray, geometry
-from solver.engines.nxn.tables import Table, load_table
+from solver.engines.nxn.tables import Progress, Report, Table, load_table
 from solver.engines.nxn.wings import wing_parity
 
 __all__ = ["POSITIONS", "StagedCentres", "load_tables", "staged_centres"]
@@ -150,29 +150,36 @@ def _rank3(masks: IntArray) -> IntArray:
     return out
 
 
-def _bfs(size: int, goal: int, expand: Callable[[IntArray], Iterator[IntArray]]) -> Table:
+def _bfs(
+    size: int, goal: int, expand: Callable[[IntArray], Iterator[IntArray]], report: Report
+) -> Table:
     dist = np.full(size, -1, dtype=np.int8)
     dist[goal] = 0
     frontier = np.array([goal], dtype=np.int64)
-    depth = 0
+    depth, reached = 0, 1
     while frontier.size:
         depth += 1
         for nxt in expand(frontier):
             dist[nxt[dist[nxt] < 0]] = depth
         frontier = np.flatnonzero(dist == depth)
+        reached += frontier.size
+        report(reached)
     return dist
 
 
-def _build1() -> Table:
+def _build1(report: Report) -> Table:
     masks = _masks(24, 8)
     goal = int(np.searchsorted(masks, sum(1 << p for p in _UD)))
     src = _local_sources(0)
     return _bfs(
-        N_STAGE1, goal, lambda f: (np.searchsorted(masks, _permute(masks[f], s)) for s in src)
+        N_STAGE1,
+        goal,
+        lambda f: (np.searchsorted(masks, _permute(masks[f], s)) for s in src),
+        report,
     )
 
 
-def _build2() -> Table:
+def _build2(report: Report) -> Table:
     masks = _masks(16, 8)
     goal_mask = sum(1 << i for i, p in enumerate(_P2) if p // 4 in (Face.R, Face.L))
     goal = int(np.searchsorted(masks, goal_mask)) * 2
@@ -184,7 +191,7 @@ def _build2() -> Table:
         for s, flip in zip(src, flips, strict=True):
             yield np.searchsorted(masks, _permute(masks[rank], s)) * 2 + (parity ^ flip)
 
-    return _bfs(N_STAGE2, goal, expand)
+    return _bfs(N_STAGE2, goal, expand, report)
 
 
 def _decode3(index: IntArray) -> IntArray:
@@ -194,10 +201,10 @@ def _decode3(index: IntArray) -> IntArray:
     return comb[a] | (comb[b] << 8) | (comb[c] << 16)
 
 
-def _build3() -> Table:
+def _build3(report: Report) -> Table:
     goal = int(_rank3(np.array([0x0F0F0F]))[0])
     src = _local_sources(2)
-    return _bfs(N_STAGE3, goal, lambda f: (_rank3(_permute(_decode3(f), s)) for s in src))
+    return _bfs(N_STAGE3, goal, lambda f: (_rank3(_permute(_decode3(f), s)) for s in src), report)
 
 
 @dataclass(frozen=True)
@@ -207,12 +214,13 @@ class _Tables:
     stage3: Table
 
 
-def load_tables(cache_dir: str | None = None) -> _Tables:
-    """The three stage tables (from the cache, or built and cached: a few seconds)."""
+def load_tables(cache_dir: str | None = None, progress: Progress | None = None) -> _Tables:
+    """The three stage tables (from the cache, or built and cached: a few seconds; shown on
+    ``progress`` when slow)."""
     return _Tables(
-        load_table("centres4-axis", N_STAGE1, _build1, cache_dir),
-        load_table("centres4-axis2-parity", N_STAGE2, _build2, cache_dir),
-        load_table("centres4-faces", N_STAGE3, _build3, cache_dir),
+        load_table("centres4-axis", N_STAGE1, _build1, cache_dir, progress),
+        load_table("centres4-axis2-parity", N_STAGE2, _build2, cache_dir, progress),
+        load_table("centres4-faces", N_STAGE3, _build3, cache_dir, progress),
     )
 
 
@@ -253,12 +261,12 @@ def _descents(
 
 
 def staged_centres(
-    state: Colours, keep: int = 1, cache_dir: str | None = None
+    state: Colours, keep: int = 1, cache_dir: str | None = None, progress: Progress | None = None
 ) -> list[StagedCentres]:
     """The ``keep`` shortest centre solutions found for the 4x4 ``state`` (flat colours; not
     changed), shortest first. Each leaves every face one colour and the wings in an even
     permutation."""
-    tables = load_tables(cache_dir)
+    tables = load_tables(cache_dir, progress)
     src_all = _sources()
     stage_moves = _stage_moves()
     loc = [_local_sources(s) for s in range(3)]

@@ -56,7 +56,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move, parse
 from solver.engines.nxn import _staged5
 from solver.engines.nxn.sim import IntArray, face_map, geometry
-from solver.engines.nxn.tables import Table, load_table
+from solver.engines.nxn.tables import Progress, Report, Table, load_table
 from solver.engines.nxn.wings import wing_parity
 from solver.errors import NoSolutionError
 
@@ -298,7 +298,7 @@ def _specs() -> tuple[tuple[_Spec, ...], ...]:
     return one[0], one[1], (xt, t)
 
 
-def _build(spec: _Spec) -> Table:
+def _build(spec: _Spec, report: Report) -> Table:
     dist = np.full(spec.size, -1, dtype=np.int8)
     goal = _goal(spec.stage)  # a rank table reads only the bytes its table keeps
     start = _rank(spec.lx.ravel(), goal) + _rank(spec.lt.ravel(), goal)
@@ -313,6 +313,7 @@ def _build(spec: _Spec) -> Table:
             dist, depth, mx, mt, spec.ux, spec.ut, spec.lx, spec.lt, backward
         )
         left -= added
+        report(spec.size - left)
         log.debug("table %s: %d at depth %d", spec.name, added, depth + 1)
         depth += 1
     return dist
@@ -358,13 +359,14 @@ def _perimeter(stage: int) -> tuple[npt.NDArray[np.uint64], int]:
     return table, depth
 
 
-def load_tables(cache_dir: str | None = None) -> _Tables:
-    """The stage tables (from the cache, or built in C and cached: a few seconds)."""
+def load_tables(cache_dir: str | None = None, progress: Progress | None = None) -> _Tables:
+    """The stage tables (from the cache, or built in C and cached: a few seconds, shown on
+    ``progress``)."""
     stages: list[tuple[Heuristic, ...]] = []
     for specs in _specs():
         heur: list[Heuristic] = []
         for spec in specs:
-            dist = load_table(spec.name, spec.size, partial(_build, spec), cache_dir)
+            dist = load_table(spec.name, spec.size, partial(_build, spec), cache_dir, progress)
             heur.append((dist, spec.lx, spec.lt, None, None))
             if spec.name.endswith("-xt"):  # the same table for the other two axes
                 for rotation in _TO_UD:
@@ -536,12 +538,12 @@ def _first_stages(
 
 
 def staged_centres(
-    state: Colours, keep: int = 1, cache_dir: str | None = None
+    state: Colours, keep: int = 1, cache_dir: str | None = None, progress: Progress | None = None
 ) -> list[StagedCentres]:
     """The ``keep`` shortest centre solutions found for the 5x5 ``state`` (flat colours; not
     changed), shortest first, in the frame of ``state``. Each leaves every face the colour of
     its fixed centre and the wings in an even permutation."""
-    tables = load_tables(cache_dir)
+    tables = load_tables(cache_dir, progress)
     targets = tuple(int(state[f * N * N + N * N // 2]) for f in range(6))
     parity0 = wing_parity(state, N, 1)  # a whole-cube rotation is even on the wings
     candidates: list[tuple[int, str, list[int], list[int], _Stager, Colours, Colours]] = []

@@ -64,7 +64,9 @@ def _reference_bfs(spec: staged5._Spec) -> np.ndarray:
 @pytest.mark.parametrize("name", ["centres5-axis2-parity-x", "centres5-axis2-parity-t"])
 def test_c_table_build_matches_a_python_breadth_first_search(name: str) -> None:
     spec = next(s for specs in staged5._specs() for s in specs if s.name == name)
-    assert np.array_equal(staged5._build(spec), _reference_bfs(spec))
+    reached: list[int] = []
+    assert np.array_equal(staged5._build(spec, reached.append), _reference_bfs(spec))
+    assert reached == sorted(reached) and reached[-1] == spec.size  # progress: one per level
 
 
 def test_backward_levels_build_the_same_table_as_forward_ones() -> None:
@@ -77,7 +79,8 @@ def test_backward_levels_build_the_same_table_as_forward_ones() -> None:
     while added:
         added = _staged5.bfs_level(forward, depth, mx, mt, spec.ux, spec.ut, spec.lx, spec.lt)
         depth += 1
-    assert np.array_equal(staged5._build(spec), forward)  # backward for its last levels
+    built = staged5._build(spec, lambda done: None)
+    assert np.array_equal(built, forward)  # backward for its last levels
 
 
 def test_tables_have_the_sizes_and_depths_of_the_stages() -> None:

@@ -35,9 +35,10 @@ class TaskLines:
     """The progress callback of :func:`stderr_progress`, writing to ``stream``; ``live``
     chooses the terminal display (one redrawn line per task) or plain lines."""
 
-    def __init__(self, stream: TextIO, live: bool) -> None:
+    def __init__(self, stream: TextIO, live: bool, prefix: str = _PREFIX) -> None:
         self._stream = stream
         self._live = live
+        self._prefix = prefix
         self._order: list[str] = []
         self._started: dict[str, float] = {}
         self._drawn: dict[str, float] = {}
@@ -50,15 +51,15 @@ class TaskLines:
             finished = total > 0 and done >= total
             if task not in self._started:
                 if self._live and not self._order:
-                    self._write(f"{_PREFIX}\n")
+                    self._write(f"{self._prefix}\n")
                 self._started[task] = now
                 self._order.append(task)
                 if not self._live:
-                    self._write(f"{_PREFIX} {task} ...\n")
+                    self._write(f"{self._prefix} {task} ...\n")
             if self._live:
                 self._draw(task, done, total, now, finished)
             elif finished and task not in self._ended:
-                self._write(f"{_PREFIX} {task} done in {now - self._started[task]:.1f} s\n")
+                self._write(f"{self._prefix} {task} done in {now - self._started[task]:.1f} s\n")
             if finished:
                 self._ended.add(task)
 
@@ -85,11 +86,12 @@ class TaskLines:
         self._stream.flush()
 
 
-def stderr_progress() -> Progress:
+def stderr_progress(prefix: str = _PREFIX) -> Progress:
     """Progress on standard error: a line per task redrawn in place when it is a terminal
-    (and ``TERM`` is not ``dumb``), a plain line per task start and end otherwise."""
+    (and ``TERM`` is not ``dumb``), a plain line per task start and end otherwise; ``prefix``
+    heads the display (the big-cube tables use it too)."""
     live = sys.stderr.isatty() and os.environ.get("TERM", "") != "dumb"
-    return TaskLines(sys.stderr, live)
+    return TaskLines(sys.stderr, live, prefix)
 
 
 def no_progress(task: str, done: int, total: int) -> None:

@@ -1,0 +1,193 @@
+"""6x6 and 7x7: the rings of centres by the smaller cube's staged search, then the rest by the
+commutator method.
+
+The stickers of an N cube at coordinates :func:`inner_coords` along both axes of every face
+(6x6: 0, 2, 3, 5; 7x7: 0, 2, 3, 4, 6) form a cube of size N - 2 under the moves that turn
+depth 0, 2 and (odd N) the middle together or not at all: its outer turn ``R`` is the N cube's
+``R`` and its wide turn ``Rw`` the N cube's ``3Rw`` (depths 0-2: depth 1 holds none of those
+stickers). Its centres are the N cube's inner ring (6x6: the inner x-centres; 7x7: the inner
+x- and t-centres), its wings the N cube's wing orbit 2, its corners and (7x7) middle edges
+the same. So the staged search of the smaller cube (:mod:`.staged` for the 4x4,
+:mod:`.staged5` for the 5x5, exact tables) solves the inner ring, leaves wing orbit 2 even, and
+costs what a 4x4's or 5x5's centres cost.
+
+7x7: the stickers at :func:`outer_coords` (0, 1, 3, 5, 6) form a 5x5 as well, its ``Rw`` the
+N cube's ``2Rw``, its centres the outer x- and t-centres, its wings orbit 1. The same search
+solves them after the inner ring and keeps it (:data:`OUTER_RING_SIZES`): depth 1 holds none
+of the inner ring, and a face turn turns a one-colour face.
+
+The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: the obliques, 48) are
+then solved as before (:func:`.centres.first_centres`, wing parity fixes,
+:func:`.centres.finish_centres`): their commutators put the rings' pieces back when they move
+them, and a face colour is the colour of its inner ring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.cube.geometry import Face
+from solver.cube.notation import Metric, Move, count, parse
+from solver.engines.nxn import staged, staged5
+from solver.engines.nxn.centres import ORDER, finish_centres, first_centres
+from solver.engines.nxn.sim import face_map, geometry
+from solver.engines.nxn.tables import Progress
+from solver.engines.nxn.wings import parity_fixes
+from solver.errors import UnsupportedError
+from solver.solution import Stage
+
+__all__ = [
+    "OUTER_RING_SIZES",
+    "SIZES",
+    "inner_coords",
+    "outer_coords",
+    "project",
+    "ring_centres",
+    "to_big",
+]
+
+Colours = npt.NDArray[np.uint8]
+#: the sizes whose inner ring is a smaller cube with a staged search (4x4, 5x5)
+SIZES = (6, 7)
+
+
+def inner_coords(n: int) -> tuple[int, ...]:
+    """The coordinates of the N cube's stickers that form the smaller cube of its inner ring,
+    per face axis."""
+    if n not in SIZES:
+        raise UnsupportedError(f"the inner-ring centre search is for N in {SIZES}, not {n}")
+    return (0, *range(2, n - 2), n - 1)
+
+
+def outer_coords(n: int) -> tuple[int, ...]:
+    """The same for the outer ring (7x7: 0, 1, 3, 5, 6; 6x6: 0, 1, 4, 5)."""
+    if n not in SIZES:
+        raise UnsupportedError(f"the inner-ring centre search is for N in {SIZES}, not {n}")
+    return (0, 1, *range(3, n - 3), n - 2, n - 1)
+
+
+@cache
+def _picks(n: int, coords: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    """For each sticker of the smaller cube, the flat index of its N-cube sticker."""
+    m = len(coords)
+    return np.array(
+        [
+            f * n * n + coords[r] * n + coords[c]
+            for f in range(6)
+            for r in range(m)
+            for c in range(m)
+        ],
+        dtype=np.int64,
+    )
+
+
+def project(state: Colours, n: int, coords: tuple[int, ...] | None = None) -> Colours:
+    """The smaller cube that the N cube ``state`` (flat colours) holds at ``coords`` (by
+    default :func:`inner_coords`)."""
+    return state[_picks(n, coords or inner_coords(n))].copy()
+
+
+def to_big(moves: tuple[Move, ...], width: int = 3) -> tuple[Move, ...]:
+    """The smaller cube's outer and wide turns as the N cube's, ``Rw`` as ``width`` layers
+    (``3Rw`` for the inner ring, ``2Rw`` for the outer)."""
+    out = []
+    for move in moves:
+        if move.lo != 1 or move.hi not in (1, 2):  # pragma: no cover - the searches' moves
+            raise AssertionError(f"the staged search gave {move}, not an outer or wide turn")
+        out.append(Move.block(move.face, 1, 1 if move.hi == 1 else width, move.turns))
+    return tuple(out)
+
+
+def _in_frame(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
+    """Moves on the cube as given, as moves in the frame of ``rotation``."""
+    back = {g: Face(f) for f, g in enumerate(face_map(rotation))}
+    return tuple(dataclasses.replace(m, face=back[m.face]) for m in moves)
+
+
+def _stage(name: str, moves: list[Move], start: float, n: int) -> Stage:
+    ms = round((time.perf_counter() - start) * 1000, 2)
+    return Stage(name, tuple(moves), {"obtm": count(moves, Metric.HTM, n), "ms": ms})
+
+
+def _ring_stage(
+    name: str,
+    moves: tuple[Move, ...],
+    option: staged5.StagedCentres | staged.StagedCentres,
+    ms: float,
+    n: int,
+) -> Stage:
+    detail = {
+        "obtm": count(list(moves), Metric.HTM, n),
+        "ms": round(ms, 2),
+        "stages": [len(s) for s in option.stages],
+    }
+    return Stage(name, moves, detail)
+
+
+#: the sizes whose outer ring is solved by the staged search too, after the inner one
+#: (its ``2Rw`` and outer turns keep a solved inner ring: depth 1 holds none of it, a face
+#: turn turns a one-colour face). Not the 6x6: its outer x-centres cost the commutators
+#: almost nothing once the inner ones are done (measured by hand, 3 states).
+OUTER_RING_SIZES = (7,)
+
+#: a centre solution as the engine keeps it: (OBTM, rotation, state after it relabelled,
+#: stages with moves in the rotated frame)
+Reduced = tuple[int, str, Colours, list[Stage]]
+
+
+def ring_centres(
+    state: Colours,
+    n: int,
+    rotations: tuple[str, ...],
+    keep: int,
+    rings: int = 1,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+) -> list[Reduced]:
+    """Centre solutions of the N cube ``state`` (not changed): the ``rings`` shortest staged
+    solutions of its inner ring, (7x7) each followed by the shortest of its outer ring, each
+    finished by the commutator method on every rotation of ``rotations``; the ``keep``
+    shortest, shortest first."""
+    start = time.perf_counter()
+    search = staged.staged_centres if n == 6 else staged5.staged_centres
+    options = search(project(state, n), max(1, rings), cache_dir, progress)
+    ring_ms = (time.perf_counter() - start) * 1000 / len(options)
+    g = geometry(n)
+    mid = inner_coords(n)[1]  # an inner-ring cell of every face: (2, 2)
+    found: list[Reduced] = []
+    for option in options:
+        rings_done = [_ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)]
+        after = state.copy()
+        g.apply(after, rings_done[0].moves)
+        if n in OUTER_RING_SIZES:
+            t0 = time.perf_counter()
+            outer = search(project(after, n, outer_coords(n)), 1, cache_dir, progress)[0]
+            ms = (time.perf_counter() - t0) * 1000
+            rings_done.append(_ring_stage("outer centres", to_big(outer.moves, 2), outer, ms, n))
+            g.apply(after, rings_done[1].moves)
+        for rotation in rotations:
+            turned = after.copy()
+            g.apply(turned, parse(rotation))
+            targets = tuple(int(turned[f * n * n + mid * n + mid]) for f in range(6))
+            stages = [
+                dataclasses.replace(st, moves=_in_frame(st.moves, rotation)) for st in rings_done
+            ]
+            t0 = time.perf_counter()
+            first = first_centres(turned, n, targets)
+            stages.append(_stage("first centre", first, t0, n))
+            t0 = time.perf_counter()
+            stages.append(_stage("wing parity", parity_fixes(turned, n, ORDER[0]), t0, n))
+            t0 = time.perf_counter()
+            stages.append(_stage("centres", finish_centres(turned, n, targets, ORDER[:1]), t0, n))
+            relabel = np.zeros(6, dtype=np.uint8)
+            for face, colour in enumerate(targets):
+                relabel[colour] = face
+            cost = sum(int(s.detail["obtm"]) for s in stages)
+            found.append((cost, rotation, relabel[turned], stages))
+    found.sort(key=lambda item: item[0])
+    return found[: max(1, keep)]

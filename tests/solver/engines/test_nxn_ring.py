@@ -1,0 +1,128 @@
+"""6x6 and 7x7: the rings of centres by the smaller cube's staged search (ring.py), and the
+progress display of slow big-cube table builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver import api
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
+from solver.engines.nxn import engine, ring, tables
+from solver.engines.nxn.centres import interior
+from solver.engines.nxn.sim import geometry
+from solver.errors import UnsupportedError
+from solver.scramble import random_state_nxn
+
+
+def _small_moves(count: int, seed: int) -> tuple[Move, ...]:
+    rng = np.random.default_rng(seed)
+    return tuple(
+        Move.block(Face(int(rng.integers(6))), 1, int(rng.integers(1, 3)), int(t))
+        for t in rng.choice([1, 2, -1], size=count)
+    )
+
+
+@pytest.mark.parametrize("n", ring.SIZES)
+def test_the_inner_stickers_turn_as_the_smaller_cube(n: int) -> None:
+    """Every sticker of the projection, not only the centres: the mapped moves act on the N
+    cube's inner stickers exactly as the smaller cube's moves act on it."""
+    state = random_state_nxn(n, 3).flat.copy()
+    small = ring.project(state, n)
+    moves = _small_moves(40, n)
+    geometry(n - 2).apply(small, moves)
+    geometry(n).apply(state, ring.to_big(moves))
+    assert np.array_equal(ring.project(state, n), small)
+    assert ring.to_big((Move.block(Face.R, 1, 2, 1),)) == (Move.block(Face.R, 1, 3, 1),)
+    outer = ring.project(state, n, ring.outer_coords(n))  # Rw as 2Rw: the outer ring
+    geometry(n - 2).apply(outer, moves)
+    geometry(n).apply(state, ring.to_big(moves, 2))
+    assert np.array_equal(ring.project(state, n, ring.outer_coords(n)), outer)
+
+
+def test_the_projection_is_for_six_and_seven_only() -> None:
+    assert ring.inner_coords(6) == (0, 2, 3, 5)
+    assert ring.inner_coords(7) == (0, 2, 3, 4, 6)
+    assert ring.outer_coords(6) == (0, 1, 4, 5) and ring.outer_coords(7) == (0, 1, 3, 5, 6)
+    with pytest.raises(UnsupportedError, match="N in"):
+        ring.inner_coords(8)
+
+
+def _one_colour_centres(small: np.ndarray, m: int) -> bool:
+    inner = small.reshape(6, m, m)[:, 1:-1, 1:-1].reshape(6, -1)
+    return bool((inner == inner[:, :1]).all())
+
+
+@pytest.mark.parametrize(("n", "seed"), [(6, 0), (7, 5)])
+def test_ring_centres_solve_the_rings_first_and_then_every_face(n: int, seed: int) -> None:
+    cube = random_state_nxn(n, seed)
+    found = ring.ring_centres(cube.flat, n, ("", "x"), keep=2)
+    assert len(found) == 2 and found[0][0] <= found[1][0]
+    assert {found[0][1], found[1][1]} == {"", "x"}
+    rings = ["inner centres", "outer centres"] if n == 7 else ["inner centres"]
+    for cost, rotation, relabelled, stages in found:
+        assert [s.name for s in stages] == [*rings, "first centre", "wing parity", "centres"]
+        assert cost == sum(int(s.detail["obtm"]) for s in stages)
+        start = cube.apply(rotation).flat.copy() if rotation else cube.flat.copy()
+        after = start.copy()
+        geometry(n).apply(after, stages[0].moves)
+        assert _one_colour_centres(ring.project(after, n), n - 2)  # the inner ring
+        if n == 7:  # the outer ring, the inner one kept
+            geometry(n).apply(after, stages[1].moves)
+            assert _one_colour_centres(ring.project(after, n), n - 2)
+            assert _one_colour_centres(ring.project(after, n, ring.outer_coords(n)), n - 2)
+        assert all(len(s.moves) <= 40 for s in stages[: len(rings)])
+        geometry(n).apply(start, [m for s in stages for m in s.moves])
+        for face in Face:  # every face one colour, relabelled to its own
+            assert (start[interior(n, face)] == start[interior(n, face)][0]).all()
+            assert (relabelled[interior(n, face)] == face).all()
+
+
+def test_engine_starts_a_seven_with_the_rings_unless_told_commutators(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The engine's centres only, of one ring solution (the whole solve of 6x6 and 7x7 states,
+    verified, is in test_nxn.py)."""
+    monkeypatch.setitem(engine.RINGS, 7, 1)
+    cube = random_state_nxn(7, 11)
+    staged = api.solve(cube, stages_only=True, centre_tries=1)
+    names = [s.name for s in staged.stages]
+    assert names == ["inner centres", "outer centres", "first centre", "wing parity", "centres"]
+    assert len(staged.stages[0].detail["stages"]) == 3
+    state = cube.apply(staged.moves).flat
+    for face in Face:
+        assert (state[interior(7, face)] == state[interior(7, face)][0]).all()
+    commutators = api.solve(cube, centres="commutators", stages_only=True, centre_tries=1)
+    assert commutators.stages[0].name == "first centre"
+
+
+def test_a_slow_table_build_is_shown_and_a_fast_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shown: list[tuple[str, int, int]] = []
+
+    def build(report: tables.Report) -> tables.Table:
+        for done in (3, 6, 10):
+            report(done)
+        return np.zeros(10, dtype=np.int8)
+
+    tables.load_table("quick", 10, build, tmp_path, lambda *a: shown.append(a))
+    assert shown == []
+    monkeypatch.setattr(tables, "PROGRESS_AFTER_S", 0.0)
+    tables.load_table("slow", 10, build, tmp_path, lambda *a: shown.append(a))
+    assert shown[0] == ("slow", 3, 10) and shown[-1] == ("slow", 10, 10)
+    tables._LOADED.clear()
+
+
+def test_the_cli_display_names_the_big_cube_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    from solver.engines.twophase.tables import stderr_progress
+
+    report = stderr_progress("building big-cube tables:")  # what `cuberobot solve` hands nxn
+    report("centres5-faces-xt", 5, 10)
+    report("centres5-faces-xt", 10, 10)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "building big-cube tables: centres5-faces-xt ..."
+    assert err[1].startswith("building big-cube tables: centres5-faces-xt done in")
