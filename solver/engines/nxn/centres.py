@@ -72,6 +72,7 @@ import numpy.typing as npt
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
+from solver.engines.nxn import _lines
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
 from solver.engines.nxn.macros import MAX_N as MAX_MACRO_N
@@ -170,7 +171,8 @@ def _axis_configs(
     for t in (1, -1):
         turned = g.trace(cells, [(target, 1, t)])
         u2 = (n + 1 - g.centre[turned] @ na) // 2
-        valid = u != u2
+        valid = np.flatnonzero(u != u2)
+        valid = valid[np.lexsort((u[valid], u2[valid]))]  # by line, then layer: see _lines.c
         c, cu, cu2 = cells[valid], u[valid], u2[valid]
         for e in es:
             steps = _steps(target, axis, d, t, e, cu, cu2)
@@ -287,7 +289,7 @@ def _best_plan(
             floor = max(floor, plan.gain / plan.cost)
     tried.sort(key=lambda item: (-item[0], item[1]))
     best: _Plan | None = None
-    for _, _, cfg, cfg_net, setup in tried[: FINALISTS if n <= MAX_MACRO_N else 1]:
+    for _, _, cfg, cfg_net, setup in tried[: FINALISTS if n <= MAX_MACRO_N else BIG_FINALISTS]:
         plan = _line_plan(cfg, n, cfg_net, setup, rectangle=True)
         if best is None or plan.gain * best.cost > best.gain * plan.cost:
             best = plan
@@ -297,6 +299,7 @@ def _best_plan(
 #: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
 #: for N <= MAX_MACRO_N (1 above: CPU time)
 FINALISTS = 3
+BIG_FINALISTS = 1
 
 
 def _line_plan(
@@ -312,29 +315,11 @@ def _line_plan(
     range move. Runs without a gaining cell are left out. With ``rectangle`` the line then
     grows into a block of adjacent lines (``m2`` a range move: no extra moves) as far as that
     gains pieces, see :func:`_widen`."""
-    usable = net >= 0
-    lines, layers, good = cfg.u2[usable], cfg.u[usable], net[usable]
-    order = np.lexsort((layers, lines))
-    sl, su, sg = lines[order], layers[order], good[order]
-    start = np.ones(sl.size, dtype=bool)
-    start[1:] = (sl[1:] != sl[:-1]) | (su[1:] != su[:-1] + 1)
-    run = np.cumsum(start) - 1
-    run_good = np.bincount(run, weights=sg) > 0
-    keep = run_good[run]
-    sl, su, sg, start = sl[keep], su[keep], sg[keep], start[keep]
-    gain = np.bincount(sl, weights=sg, minlength=n + 1).astype(np.int64)
-    # cost of each line: 3 target turns, m2 twice, each run of m twice, the setup
-    runs = np.bincount(sl[start], minlength=n + 1)
-    cheap = np.bincount(sl[su == 2], minlength=n + 1) + np.bincount(
-        sl[su == n - 1], minlength=n + 1
-    )
-    m2 = np.where((np.arange(n + 1) == 2) | (np.arange(n + 1) == n - 1), 1, 2)
-    cost = 3 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
-    ratio = np.where(gain > 0, gain / cost, -1.0)
-    line = int(np.argmax(ratio))
-    chosen = [int(v) for v in su[sl == line]]
+    layers = np.empty(n, dtype=np.int64)
+    line, gain, cost, taken = _lines.best_line(net, cfg.u, cfg.u2, n, setup, layers)
     if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
-        return _Plan(int(gain[line]), int(cost[line]), ())
+        return _Plan(gain, cost, ())
+    chosen = [int(v) for v in layers[:taken]]
     lo, hi, _ = _widen(cfg, n, net, chosen, line)
     rows, cols, total_gain, total = _alternate(cfg, n, net, runs_of(chosen), [(lo, hi)], setup)
     moves = _commutator(cfg, n, rows, cols, setup)
