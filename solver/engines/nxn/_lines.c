@@ -7,17 +7,26 @@
  * (pieces put in place minus pieces taken out when it is cycled). The cells come sorted by
  * line, then by layer (strictly increasing within a line).
  *
- * best_line(net, u, u2, n, setup, layers_out) -> (line, gain, cost, count)
+ * best_line(net, u, u2, n, fixed, layers_out) -> (line, gain, cost, count)
  *   net, u, u2: int64 buffers of one length; layers_out: writable int64 buffer of at least
  *   N entries. For each line, the cells that lose nothing (net >= 0) form runs of adjacent
  *   layers; a run is kept when its total is positive (taking its neutral cells joins gaining
  *   cells into one range move). A line's gain is the total of its kept runs and its cost
- *   3 (target turns) + 2 x the OBTM of each kept run of m (1 when it touches layer 2 or N-1,
- *   a wide move; else 2) + 2 x the OBTM of m2 (the line: 1 at layer 2 or N-1, else 2) + 1 when
- *   the source has a setup turn. Returns the line of the highest gain / cost (lines without
+ *   `fixed` (the outer turns: 3 for the target's, + 1 for a setup turn of the source, ...)
+ *   + 2 x the OBTM of each kept run of m (1 when it touches layer 2 or N-1, a wide move; else
+ *   2) + 2 x the OBTM of m2 (the line: 1 at layer 2 or N-1, else 2). Returns the line of the highest gain / cost (lines without
  *   gain rank -1; ties: the lowest line, 0 when none gains), its gain and cost, and writes the
  *   layers of its kept runs, increasing, into layers_out (count of them). A ValueError when
  *   the buffers disagree in length or the cells are not sorted.
+ *
+ * nets(state, idx, colours, out) -> None
+ *   state: uint8 colours of every sticker; idx: int64 sticker indices, 2k rows of one length
+ *   L (row 2j: where the pieces come from, row 2j + 1: the cells they go to); colours: int64,
+ *   k pairs (c_in, c_out); out: writable int64 buffer of L entries. out[i] = the sum over j of
+ *   [state[src] == c_in] - [state[cell] == c_in] + (c_out >= 0: [state[cell] == c_out] -
+ *   [state[src] == c_out]) with src = idx[2j][i], cell = idx[2j + 1][i]: what cycling cell i
+ *   gains (pieces of c_in put on the cells' face, pieces of c_out kept on the sources' face).
+ *   A ValueError when the sizes disagree or an index is outside state.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,14 +49,14 @@ static int get_int64(Py_buffer *view, Py_ssize_t *count) {
 
 static PyObject *py_best_line(PyObject *self, PyObject *args) {
     Py_buffer nv, uv, u2v, ov;
-    int n, setup;
+    int n, fixed;
     Py_ssize_t m, mu, mu2, mo, i, k, written = 0;
     long long *gain = NULL, *runs = NULL, *cheap = NULL;
     long long best_line = 0, best_gain = 0, best_cost = 0;
     double best_ratio = 0.0;
     PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*iiw*", &nv, &uv, &u2v, &n, &setup, &ov))
+    if (!PyArg_ParseTuple(args, "y*y*y*iiw*", &nv, &uv, &u2v, &n, &fixed, &ov))
         return NULL;
     if (get_int64(&nv, &m) || get_int64(&uv, &mu) || get_int64(&u2v, &mu2) ||
         get_int64(&ov, &mo))
@@ -104,7 +113,7 @@ static PyObject *py_best_line(PyObject *self, PyObject *args) {
         }
         for (k = 0; k <= n; k++) {
             long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
-            long long cost = 3 + 2 * (2 * runs[k] - cheap[k]) + 2 * m2 + (setup ? 1 : 0);
+            long long cost = fixed + 2 * (2 * runs[k] - cheap[k]) + 2 * m2;
             double ratio = gain[k] > 0 ? (double)gain[k] / (double)cost : -1.0;
             if (k == 0 || ratio > best_ratio) {
                 best_ratio = ratio;
@@ -148,7 +157,56 @@ done:
     return result;
 }
 
+static PyObject *py_nets(PyObject *self, PyObject *args) {
+    Py_buffer sv, iv, cv, ov;
+    Py_ssize_t rows, len, pairs, ncol, i, j;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &sv, &iv, &cv, &ov))
+        return NULL;
+    if (get_int64(&iv, &rows) || get_int64(&cv, &ncol) || get_int64(&ov, &len))
+        goto done;
+    pairs = ncol / 2;
+    if (ncol % 2 || pairs < 1 || len == 0 || rows != 2 * pairs * len) {
+        PyErr_SetString(PyExc_ValueError, "nets: idx must hold 2 rows per colour pair, "
+                                          "each as long as out");
+        goto done;
+    }
+    {
+        const uint8_t *state = sv.buf;
+        const long long *idx = iv.buf, *col = cv.buf;
+        long long *out = ov.buf;
+        for (i = 0; i < rows; i++)
+            if (idx[i] < 0 || idx[i] >= sv.len) {
+                PyErr_SetString(PyExc_ValueError, "nets: a sticker index outside the state");
+                goto done;
+            }
+        for (i = 0; i < len; i++)
+            out[i] = 0;
+        for (j = 0; j < pairs; j++) {
+            const long long *src = idx + 2 * j * len, *cell = src + len;
+            long long c_in = col[2 * j], c_out = col[2 * j + 1];
+            for (i = 0; i < len; i++) {
+                long long a = state[src[i]], b = state[cell[i]];
+                out[i] += (a == c_in) - (b == c_in);
+                if (c_out >= 0)
+                    out[i] += (b == c_out) - (a == c_out);
+            }
+        }
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&iv);
+    PyBuffer_Release(&cv);
+    PyBuffer_Release(&ov);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"nets", py_nets, METH_VARARGS,
+     "What cycling each cell gains, for many configurations (see the module source)."},
     {"best_line", py_best_line, METH_VARARGS,
      "The best line of one commutator configuration (see the module source)."},
     {NULL, NULL, 0, NULL},

@@ -4,5 +4,6 @@ header for the contract)."""
 from typing import Any
 
 def best_line(
-    net: Any, u: Any, u2: Any, n: int, setup: int, layers_out: Any, /
+    net: Any, u: Any, u2: Any, n: int, fixed: int, layers_out: Any, /
 ) -> tuple[int, int, int, int]: ...
+def nets(state: Any, idx: Any, colours: Any, out: Any, /) -> None: ...
