@@ -31,11 +31,15 @@ finished.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
-Two ways of running the stage:
+Three ways of running the stage:
 
-* **Face by face** (:func:`solve_centres`, N > :data:`MAX_MACRO_N`): faces are finished in the
-  order U, D, F, R, B (L is then done), each from every unfinished face with the best ratio
-  of pieces to moves; the first face also by plain block turns
+* **Opposite faces in pairs** (N ≥ :data:`TWIN_MIN_N`, what :func:`first_centres` and
+  :func:`finish_centres` run there): U and D, then F and B, then R and L, with the twin
+  commutators of :mod:`solver.engines.nxn.twins` besides the ones here.
+* **Face by face** (:func:`solve_centres`; the engine's method for N > 8 before the twins,
+  4-6 % longer at N = 9..51, kept for the tests of the block commutators): faces are
+  finished in the order U, D, F, R, B (L is then done), each from every unfinished face with
+  the best ratio of pieces to moves; the first face also by plain block turns
   (:func:`~solver.engines.nxn.insert.best_block_turn`), and for every N the line insertions
   ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
 * **Every face at once** (:func:`first_centres` then :func:`finish_centres`, N ≤
@@ -328,9 +332,11 @@ def candidates(
     return tried
 
 
-#: from this N on, the centres are filled by pairs of opposite faces, with the twin
-#: commutators of :mod:`solver.engines.nxn.twins` (U and D first, then F and B, then R and L)
-TWIN_MIN_N = 9
+#: from this N on (every N the macro table does not cover), the centres are filled by pairs
+#: of opposite faces with the twin commutators of :mod:`solver.engines.nxn.twins` (U and D
+#: first, then F and B, then R and L). 8x8 is shorter with the macros (6 states: 624 against
+#: 666 moves).
+TWIN_MIN_N = MAX_MACRO_N + 1
 
 #: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
 #: for N <= MAX_MACRO_N (1 above: CPU time)
@@ -499,7 +505,8 @@ def _step(state: Colours, n: int, target: Face, colour: int, done: list[Face]) -
 def finish_centres(
     state: Colours, n: int, targets: tuple[int, ...], done: Sequence[Face] = ORDER[:1]
 ) -> list[Move]:
-    """Moves that give every face its target centre colour, all open faces at once; ``state``
+    """Moves that give every face its target centre colour (N ≥ :data:`TWIN_MIN_N`: by pairs,
+    see :func:`~solver.engines.nxn.twins.finish_pairs`), else all open faces at once; ``state``
     is turned in place and the ``done`` faces must be finished already. Each step is the move
     sequence (commutator or line insertion, between any two open faces) that puts most centre
     pieces of the whole cube in place per move: a commutator's 3-cycle also counts the pieces
@@ -509,8 +516,6 @@ def finish_centres(
         from solver.engines.nxn import twins  # built on this module
 
         return twins.finish_pairs(state, n, targets)
-    if n > MAX_MACRO_N:
-        return solve_centres(state, n, targets, ORDER[len(done) : -1])
     moves: list[Move] = []
     frozen = list(done)
     while True:
@@ -525,17 +530,15 @@ def finish_centres(
 
 
 def first_centres(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
-    """The first stage: the U centre (N > :data:`MAX_MACRO_N`, see :func:`solve_centres`), or
-    the U and D centres with every centre piece of the cube counted (N ≤
-    :data:`MAX_MACRO_N`): commutators, macros and plain block turns, whichever puts most
-    pieces in place per move, until U and D are finished. Block turns may change the wing
-    parities (see the engine; its parity fixes keep U and D)."""
+    """The first stage: the U and D centres, as a pair (N ≥ :data:`TWIN_MIN_N`, see
+    :func:`~solver.engines.nxn.twins.first_pair`) or with every centre piece of the cube
+    counted (N ≤ :data:`MAX_MACRO_N`): commutators, macros and plain block turns, whichever
+    puts most pieces in place per move, until U and D are finished. Block turns may change
+    the wing parities (see the engine; its parity fixes keep U and D)."""
     if n >= TWIN_MIN_N:
         from solver.engines.nxn import twins  # built on this module
 
         return twins.first_pair(state, n, targets)
-    if n > MAX_MACRO_N:
-        return solve_centres(state, n, targets, ORDER[:1])
     moves: list[Move] = []
     faces = list(Face)
     while any((state[interior(n, f)] != targets[f]).any() for f in (Face.U, Face.D)):
