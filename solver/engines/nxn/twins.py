@@ -227,10 +227,14 @@ def paired_centres(
     g = geometry(n)
     frozen = [f for f in Face if f not in todo and f not in sources]
     moves: list[Move] = []
+    steps = 0
     while True:
         open_faces = [f for f in todo if (state[interior(n, f)] != targets[f]).any()]
         if not open_faces:
+            names = "".join(f.name for f in todo)
+            log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(moves))
             return moves
+        steps += 1
         plan = _step(state, n, targets, todo, sources, open_faces)
         before = _count(state, n, todo, targets)
         kept = {f: state[interior(n, f)].copy() for f in frozen}
