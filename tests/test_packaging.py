@@ -76,6 +76,7 @@ def test_the_sdist_holds_the_sources_profiles_and_tests(installed: Installed) ->
         "MANIFEST.in",
         "solver/engines/twophase/_twophase.c",
         "solver/engines/nxn/_staged5.c",
+        "solver/engines/nxn/_lines.c",
         "robot/profiles/simulated.toml",
         "configs/simulated.toml",
         "robot/web/static/index.html",

@@ -31,11 +31,15 @@ finished.
 * **Even cubes**: no fixed centre; the colour each face gets is the cube orientation (of 24)
   that already has most centre pieces in place. For odd N the middle pieces decide.
 
-Two ways of running the stage:
+Three ways of running the stage:
 
-* **Face by face** (:func:`solve_centres`, N > :data:`MAX_MACRO_N`): faces are finished in the
-  order U, D, F, R, B (L is then done), each from every unfinished face with the best ratio
-  of pieces to moves; the first face also by plain block turns
+* **Opposite faces in pairs** (N ≥ :data:`TWIN_MIN_N`, what :func:`first_centres` and
+  :func:`finish_centres` run there): U and D, then F and B, then R and L, with the twin
+  commutators of :mod:`solver.engines.nxn.twins` besides the ones here.
+* **Face by face** (:func:`solve_centres`; the engine's method for N > 8 before the twins,
+  4-6 % longer at N = 9..51, kept for the tests of the block commutators): faces are
+  finished in the order U, D, F, R, B (L is then done), each from every unfinished face with
+  the best ratio of pieces to moves; the first face also by plain block turns
   (:func:`~solver.engines.nxn.insert.best_block_turn`), and for every N the line insertions
   ``m T2 m'`` (:func:`~solver.engines.nxn.insert.best_half_insertion`).
 * **Every face at once** (:func:`first_centres` then :func:`finish_centres`, N ≤
@@ -62,9 +66,9 @@ Each commutator is planned for every cell at once by tracing 3D positions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +76,7 @@ import numpy.typing as npt
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
+from solver.engines.nxn import _lines
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
 from solver.engines.nxn.macros import MAX_N as MAX_MACRO_N
@@ -170,7 +175,8 @@ def _axis_configs(
     for t in (1, -1):
         turned = g.trace(cells, [(target, 1, t)])
         u2 = (n + 1 - g.centre[turned] @ na) // 2
-        valid = u != u2
+        valid = np.flatnonzero(u != u2)
+        valid = valid[np.lexsort((u[valid], u2[valid]))]  # by line, then layer: see _lines.c
         c, cu, cu2 = cells[valid], u[valid], u2[valid]
         for e in es:
             steps = _steps(target, axis, d, t, e, cu, cu2)
@@ -232,10 +238,11 @@ def _commutator(
 
 
 @cache
-def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray, IntArray]:
+def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray]:
     """The configurations of a face pair after each setup (0-3 quarter turns of the source),
-    all at once: the stickers whose colours the source cells and the target cells then show,
-    and where each (setup, configuration) block starts (offsets)."""
+    all at once: the stickers whose colours the source cells and the target cells then show
+    (two rows, as :func:`._lines.nets` takes them), and where each (setup, configuration)
+    block starts (offsets)."""
     g = geometry(n)
     configs = _configs(n, target, source)
     src, cells, sizes = [], [], []
@@ -248,7 +255,7 @@ def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray, I
             cells.append(labels[c.cells])
             sizes.append(c.cells.size)
     offsets = np.cumsum([0, *sizes]).astype(np.int64)
-    return np.concatenate(src), np.concatenate(cells), offsets
+    return np.stack([np.concatenate(src), np.concatenate(cells)]), offsets
 
 
 def _best_plan(
@@ -264,81 +271,98 @@ def _best_plan(
     source (-1: the source's own pieces do not count, only the target's). Only plans of more
     than ``floor`` pieces per move are looked for: a configuration whose gaining cells could
     not beat it with the cheapest commutator (7 moves) is skipped."""
-    c_t, c_s = colours
-    configs = _configs(n, target, source)
-    src_idx, cell_idx, offsets = _gathered(n, target, source)
-    src, cell = state[src_idx], state[cell_idx]
-    net = (src == c_t).astype(np.int64) - (cell == c_t)
-    if c_s >= 0:
-        net += (cell == c_s).astype(np.int64) - (src == c_s)
-    sizes = np.diff(offsets)
-    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
-    extra = (np.arange(bounds.size) >= len(configs)).astype(np.int64)  # the setup turn
-    tried: list[tuple[float, int, _Config, IntArray, int]] = []
-    for k in np.argsort(-bounds / (7 + extra), kind="stable"):
-        if bounds[k] <= floor * (7 + extra[k]):
-            break
-        cfg = configs[int(k) % len(configs)]
-        setup = int(k) // len(configs)
-        cfg_net = net[offsets[k] : offsets[k + 1]]
-        plan = _line_plan(cfg, n, cfg_net, setup)
-        if plan.gain > 0:
-            tried.append((plan.gain / plan.cost, int(k), cfg, cfg_net, setup))
-            floor = max(floor, plan.gain / plan.cost)
-    tried.sort(key=lambda item: (-item[0], item[1]))
+    tried = candidates(state, n, target, source, colours, floor)
     best: _Plan | None = None
-    for _, _, cfg, cfg_net, setup in tried[: FINALISTS if n <= MAX_MACRO_N else 1]:
-        plan = _line_plan(cfg, n, cfg_net, setup, rectangle=True)
+    for cand in tried[: FINALISTS if n <= MAX_MACRO_N else BIG_FINALISTS]:
+        plan = cand.grow(n)
         if best is None or plan.gain * best.cost > best.gain * plan.cost:
             best = plan
     return best
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """The best line of one configuration after one setup, ``ratio`` its pieces per move;
+    :meth:`grow` works out its rectangle and moves (``moves(rows, columns)``)."""
+
+    ratio: float
+    order: int
+    cfg: _Config
+    net: IntArray
+    fixed: int
+    moves: Callable[[list[tuple[int, int]], list[tuple[int, int]]], list[Move]]
+
+    def grow(self, n: int) -> _Plan:
+        gain, cost, rows, cols = _line_plan(self.cfg, n, self.net, self.fixed, True)
+        return _Plan(gain, cost, tuple(self.moves(rows, cols)))
+
+
+def candidates(
+    state: Colours,
+    n: int,
+    target: Face,
+    source: Face,
+    colours: tuple[int, int],
+    floor: float = 0.0,
+) -> list[Candidate]:
+    """The lines of the commutators from ``source`` to ``target`` (every configuration and
+    setup) of more than ``floor`` pieces per move, best first (see :func:`_best_plan`)."""
+    c_t, c_s = colours
+    configs = _configs(n, target, source)
+    idx, offsets = _gathered(n, target, source)
+    net = np.empty(idx.shape[1], dtype=np.int64)
+    _lines.nets(state, idx, np.array([c_t, c_s], dtype=np.int64), net)
+    extra = (np.arange(offsets.size - 1) >= len(configs)).astype(np.int64)  # the setup turn
+    sizes = np.diff(offsets)
+    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
+    tried: list[Candidate] = []
+    for k in np.argsort(-bounds / (7 + extra), kind="stable").tolist():
+        if bounds[k] <= floor * (7 + extra[k]):
+            break
+        cfg = configs[k % len(configs)]
+        setup = k // len(configs)
+        cfg_net = net[offsets[k] : offsets[k + 1]]
+        fixed = 3 + (1 if setup else 0)
+        gain, cost, _, _ = _line_plan(cfg, n, cfg_net, fixed)
+        if gain > 0:
+            build = partial(_commutator, cfg, n, setup=setup)
+            tried.append(Candidate(gain / cost, k, cfg, cfg_net, fixed, build))
+            floor = max(floor, gain / cost)
+    tried.sort(key=lambda c: (-c.ratio, c.order))
+    return tried
+
+
+#: from this N on (every N the macro table does not cover), the centres are filled by pairs
+#: of opposite faces with the twin commutators of :mod:`solver.engines.nxn.twins` (U and D
+#: first, then F and B, then R and L). 8x8 is shorter with the macros (6 states: 624 against
+#: 666 moves).
+TWIN_MIN_N = MAX_MACRO_N + 1
+
 #: how many of the best lines of a face pair are grown into rectangles (:func:`_alternate`)
 #: for N <= MAX_MACRO_N (1 above: CPU time)
 FINALISTS = 3
+BIG_FINALISTS = 1
 
 
 def _line_plan(
-    cfg: _Config,
-    n: int,
-    net: IntArray,
-    setup: int,
-    rectangle: bool = False,
-) -> _Plan:
+    cfg: _Config, n: int, net: IntArray, fixed: int, rectangle: bool = False
+) -> tuple[int, int, list[tuple[int, int]], list[tuple[int, int]]]:
     """The best line for one configuration; ``net`` is what each cell gains (pieces put in
-    place minus pieces taken out of place) when it is cycled. A cell of the line may be taken
-    when it loses nothing; taking such "neutral" cells joins runs of gaining cells into one
-    range move. Runs without a gaining cell are left out. With ``rectangle`` the line then
-    grows into a block of adjacent lines (``m2`` a range move: no extra moves) as far as that
-    gains pieces, see :func:`_widen`."""
-    usable = net >= 0
-    lines, layers, good = cfg.u2[usable], cfg.u[usable], net[usable]
-    order = np.lexsort((layers, lines))
-    sl, su, sg = lines[order], layers[order], good[order]
-    start = np.ones(sl.size, dtype=bool)
-    start[1:] = (sl[1:] != sl[:-1]) | (su[1:] != su[:-1] + 1)
-    run = np.cumsum(start) - 1
-    run_good = np.bincount(run, weights=sg) > 0
-    keep = run_good[run]
-    sl, su, sg, start = sl[keep], su[keep], sg[keep], start[keep]
-    gain = np.bincount(sl, weights=sg, minlength=n + 1).astype(np.int64)
-    # cost of each line: 3 target turns, m2 twice, each run of m twice, the setup
-    runs = np.bincount(sl[start], minlength=n + 1)
-    cheap = np.bincount(sl[su == 2], minlength=n + 1) + np.bincount(
-        sl[su == n - 1], minlength=n + 1
-    )
-    m2 = np.where((np.arange(n + 1) == 2) | (np.arange(n + 1) == n - 1), 1, 2)
-    cost = 3 + 2 * (2 * runs - cheap) + 2 * m2 + (1 if setup else 0)
-    ratio = np.where(gain > 0, gain / cost, -1.0)
-    line = int(np.argmax(ratio))
-    chosen = [int(v) for v in su[sl == line]]
-    if not rectangle:  # a candidate: its moves are written once it has won (as a rectangle)
-        return _Plan(int(gain[line]), int(cost[line]), ())
+    place minus pieces taken out of place) when it is cycled and ``fixed`` the outer turns of
+    the commutator (3, + 1 for a setup turn). A cell of the line may be taken when it loses
+    nothing; taking such "neutral" cells joins runs of gaining cells into one range move. Runs
+    without a gaining cell are left out (C kernel :mod:`._lines`). With ``rectangle`` the line
+    then grows into a block of adjacent lines (``m2`` a range move: no extra moves) as far as
+    that gains pieces (:func:`_widen`), then into rows and columns of many runs
+    (:func:`_alternate`). Returns (gain, cost, rows, columns); no runs for a candidate."""
+    layers = np.empty(n, dtype=np.int64)
+    line, gain, cost, taken = _lines.best_line(net, cfg.u, cfg.u2, n, fixed, layers)
+    if not rectangle:  # a candidate: its runs are worked out once it has won
+        return gain, cost, [], []
+    chosen = [int(v) for v in layers[:taken]]
     lo, hi, _ = _widen(cfg, n, net, chosen, line)
-    rows, cols, total_gain, total = _alternate(cfg, n, net, runs_of(chosen), [(lo, hi)], setup)
-    moves = _commutator(cfg, n, rows, cols, setup)
-    return _Plan(total_gain, total, tuple(moves))
+    rows, cols, total_gain, total = _alternate(cfg, n, net, runs_of(chosen), [(lo, hi)], fixed)
+    return total_gain, total, rows, cols
 
 
 def _alternate(
@@ -347,7 +371,7 @@ def _alternate(
     net_cells: IntArray,
     rows: list[tuple[int, int]],
     cols: list[tuple[int, int]],
-    setup: int,
+    fixed: int,
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int, int]:
     """Rectangle commutator of many runs: ``m`` turns the runs ``rows``, ``m2`` the runs
     ``cols`` and every cell (a, b) with ``a`` in one and ``b`` in the other is cycled (cells
@@ -356,7 +380,6 @@ def _alternate(
     grow. Returns (rows, cols, gain, cost)."""
     net = np.zeros((n + 1, n + 1), dtype=np.int64)
     net[cfg.u, cfg.u2] = net_cells
-    fixed = 3 + (1 if setup else 0)
 
     def layers(runs: list[tuple[int, int]]) -> list[int]:
         return [k for lo, hi in runs for k in range(lo, hi + 1)]
@@ -482,14 +505,17 @@ def _step(state: Colours, n: int, target: Face, colour: int, done: list[Face]) -
 def finish_centres(
     state: Colours, n: int, targets: tuple[int, ...], done: Sequence[Face] = ORDER[:1]
 ) -> list[Move]:
-    """Moves that give every face its target centre colour, all open faces at once; ``state``
+    """Moves that give every face its target centre colour (N ≥ :data:`TWIN_MIN_N`: by pairs,
+    see :func:`~solver.engines.nxn.twins.finish_pairs`), else all open faces at once; ``state``
     is turned in place and the ``done`` faces must be finished already. Each step is the move
     sequence (commutator or line insertion, between any two open faces) that puts most centre
     pieces of the whole cube in place per move: a commutator's 3-cycle also counts the pieces
     it brings to the source face, so the faces fill up together and the last pieces of a face
     are rarely moved one by one."""
-    if n > MAX_MACRO_N:
-        return solve_centres(state, n, targets, ORDER[len(done) : -1])
+    if n >= TWIN_MIN_N:
+        from solver.engines.nxn import twins  # built on this module
+
+        return twins.finish_pairs(state, n, targets)
     moves: list[Move] = []
     frozen = list(done)
     while True:
@@ -504,13 +530,15 @@ def finish_centres(
 
 
 def first_centres(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
-    """The first stage: the U centre (N > :data:`MAX_MACRO_N`, see :func:`solve_centres`), or
-    the U and D centres with every centre piece of the cube counted (N ≤
-    :data:`MAX_MACRO_N`): commutators, macros and plain block turns, whichever puts most
-    pieces in place per move, until U and D are finished. Block turns may change the wing
-    parities (see the engine; its parity fixes keep U and D)."""
-    if n > MAX_MACRO_N:
-        return solve_centres(state, n, targets, ORDER[:1])
+    """The first stage: the U and D centres, as a pair (N ≥ :data:`TWIN_MIN_N`, see
+    :func:`~solver.engines.nxn.twins.first_pair`) or with every centre piece of the cube
+    counted (N ≤ :data:`MAX_MACRO_N`): commutators, macros and plain block turns, whichever
+    puts most pieces in place per move, until U and D are finished. Block turns may change
+    the wing parities (see the engine; its parity fixes keep U and D)."""
+    if n >= TWIN_MIN_N:
+        from solver.engines.nxn import twins  # built on this module
+
+        return twins.first_pair(state, n, targets)
     moves: list[Move] = []
     faces = list(Face)
     while any((state[interior(n, f)] != targets[f]).any() for f in (Face.U, Face.D)):

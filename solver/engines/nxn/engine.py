@@ -2,16 +2,15 @@
 
 Stages, each a :class:`~solver.solution.Stage` of the result:
 
-1. ``first centre``: the U centre, by plain slice turns and insertions
-   (:mod:`solver.engines.nxn.insert`) or block commutators, whichever brings more per move;
-   for N ≤ 8 the U and D centres, with every centre piece of the cube counted
-   (:func:`solver.engines.nxn.centres.first_centres`).
+1. ``first centre``: the U and D centres (:func:`solver.engines.nxn.centres.first_centres`):
+   for N ≤ 8 with every centre piece of the cube counted, for N ≥ 9 as a pair by plain and
+   twin block commutators (:mod:`solver.engines.nxn.twins`).
 2. ``wing parity``: one inner slice quarter turn of the U axis (it keeps the U and D centres)
    for each wing orbit whose wings are in an odd permutation
    (:func:`solver.engines.nxn.wings.parity_fixes`). Everything later is even on the wings
    (commutators, conjugates of outer turns), so this is what removes OLL parity for every N.
 2b. ``centres``: the other faces (:func:`solver.engines.nxn.centres.finish_centres`; all of
-   them at once for N ≤ 8).
+   them at once for N ≤ 8, F and B then R and L for N ≥ 9).
 
 A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged search of
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact

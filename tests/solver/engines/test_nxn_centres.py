@@ -122,7 +122,7 @@ def test_alternation_takes_two_runs_and_the_commutator_cycles_their_rectangle() 
     net = np.zeros(cfg.cells.size, dtype=np.int64)
     net[np.isin(cfg.u, [3, 4, 7, 8]) & (cfg.u2 == 10)] = 1
     net[np.isin(cfg.u, [5, 6]) & (cfg.u2 == 10)] = -1
-    rows, cols, gain, cost = centres._alternate(cfg, n, net, [(3, 8)], [(10, 10)], 0)
+    rows, cols, gain, cost = centres._alternate(cfg, n, net, [(3, 8)], [(10, 10)], 3)
     assert (rows, gain, cost) == ([(2, 4), (7, 8)], 4, 3 + 2 + 4 + 2)
     assert len(cols) == 1 and 9 <= cols[0][0] <= 10 and cols[0][1] == 11  # line 9 is neutral
     moves = centres._commutator(cfg, n, rows, cols, 0)

@@ -1,0 +1,9 @@
+"""Types of the block-commutator line planner kernel (``_lines.c`` next to this file; see its
+header for the contract)."""
+
+from typing import Any
+
+def best_line(
+    net: Any, u: Any, u2: Any, n: int, fixed: int, layers_out: Any, /
+) -> tuple[int, int, int, int]: ...
+def nets(state: Any, idx: Any, colours: Any, out: Any, /) -> None: ...

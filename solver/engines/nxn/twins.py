@@ -1,0 +1,303 @@
+"""Twin block commutators: one commutator that fills a face and its opposite face at once.
+
+The block commutator of :mod:`solver.engines.nxn.centres` is ``[A, B]`` with ``A = m`` (runs
+of layers of an axis ``X`` perpendicular to the target ``T`` and the source ``S``) and
+``B = T m2 T'``. Conjugating ``m2`` by a turn of the opposite face ``O`` as well,
+``B = T O m2 O' T'``, makes the supports of ``A`` and ``B`` meet on ``O`` too: the commutator
+then cycles the rectangle rows x lines of ``T`` with ``S`` *and* a rectangle of ``O`` with the
+face opposite ``S`` (``S'``, which ``m`` carries onto ``O``), while the faces ``S`` and ``S'``
+keep their other pieces and nothing else changes. The runs of ``m`` and ``m2``, which cost
+most, are paid once for two faces. The closing ``O' T'`` only turns ``T`` and ``O`` (their
+pieces stay on them) and is left out: 6 outer turns, + 1 for a setup turn of ``S``.
+
+Both halves are planned on one gain per (layer, line): the sum of the two cells' gains, so the
+line and rectangle search of :mod:`solver.engines.nxn.centres` (the C line kernel, the
+widening and the row/column alternation) is used unchanged.
+
+:func:`paired_centres` finishes a set of faces with these and the plain commutators: each
+step is the plan (plain or twin commutator, or half insertion) with most pieces put on the
+faces being finished per move. The engine runs it for N > 8 on U and D together (sources F, R,
+B, L; the wing-parity turns after it keep U and D), then on F and B (sources R, L), then R and
+L.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, partial
+
+import numpy as np
+import numpy.typing as npt
+
+from solver.cube.geometry import FACE_FRAMES, Face
+from solver.cube.notation import Move
+from solver.engines.nxn import _lines
+from solver.engines.nxn.centres import (
+    Candidate,
+    _block,
+    _Config,
+    _configs,
+    _line_plan,
+    _opposite,
+    _Plan,
+    candidates,
+    interior,
+)
+from solver.engines.nxn.insert import best_half_insertion
+from solver.engines.nxn.sim import IntArray, geometry
+
+__all__ = ["finish_pairs", "first_pair", "paired_centres", "twin_candidates", "twin_configs"]
+
+log = logging.getLogger(__name__)
+
+Colours = npt.NDArray[np.uint8]
+
+#: setup turns of the face opposite the source tried (1: none, 4: every quarter turn)
+#: (4 gave the same moves at N = 33 and 51 for 1.7x the CPU)
+OPPOSITE_SETUPS = 1
+
+#: outer turns of a twin commutator (T, O, O', T', T, O; the closing O' T' left out)
+TWIN_FIXED = 6
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A twin commutator: ``cfg`` on the target side and the cells of the opposite face that
+    it cycles with the same runs (``o_cells[i]`` with ``cfg.cells[i]``) and where their
+    pieces come from (on the face opposite the source)."""
+
+    cfg: _Config
+    t2: int  # the quarter turn of the opposite face that conjugates m2
+    o_cells: IntArray
+    o_src: IntArray
+
+
+def _twin_steps(
+    cfg: _Config, t2: int, u: IntArray | int, u2: IntArray | int
+) -> list[tuple[Face, IntArray | int, int]]:
+    o = _opposite(cfg.target)
+    b = [(cfg.target, 1, cfg.t), (o, 1, t2)]
+    b_inv = [(o, 1, -t2), (cfg.target, 1, -cfg.t)]
+    return [
+        (cfg.axis, u, cfg.d),
+        *b,
+        (cfg.axis, u2, cfg.e),
+        *b_inv,
+        (cfg.axis, u, -cfg.d),
+        *b,
+        (cfg.axis, u2, -cfg.e),
+        *b_inv,
+    ]
+
+
+@cache
+def twin_configs(n: int, target: Face, source: Face) -> tuple[Twin, ...]:
+    """The twin commutators of a target and an adjacent source: for each configuration of
+    the pair, each turn of the opposite face whose rectangle cell exists for every target
+    cell, with every piece the twin moves on the faces it is meant to."""
+    g = geometry(n)
+    o, s2 = _opposite(target), _opposite(source)
+    if source in (target, o):
+        return ()
+    out: list[Twin] = []
+    o_cells = interior(n, o)
+    for cfg in _configs(n, target, source):
+        na = np.array(FACE_FRAMES[cfg.axis][0], dtype=np.int64)
+        o_u = (n + 1 - g.centre[o_cells] @ na) // 2
+        for t2 in (1, -1):
+            turned = g.trace(o_cells, [(o, 1, t2)])
+            o_u2 = (n + 1 - g.centre[turned] @ na) // 2
+            where = {(int(a), int(b)): int(c) for a, b, c in zip(o_u, o_u2, o_cells, strict=True)}
+            pick = [where.get((int(a), int(b)), -1) for a, b in zip(cfg.u, cfg.u2, strict=True)]
+            if min(pick) < 0:
+                continue
+            cells = np.array(pick, dtype=np.int64)
+            steps = _twin_steps(cfg, t2, cfg.u, cfg.u2)
+            back = [(f, layer, -q) for f, layer, q in reversed(steps)]
+            dst, src = g.trace(cells, steps), g.trace(cells, back)
+            t_src = g.trace(cfg.cells, back)
+            if (
+                np.array_equal(t_src, cfg.src)
+                and (src // (n * n) == s2).all()
+                and (dst // (n * n) == s2).all()
+            ):
+                out.append(Twin(cfg, t2, cells, src))
+    return tuple(out)
+
+
+def twin_moves(
+    twin: Twin, n: int, rows: list[tuple[int, int]], cols: list[tuple[int, int]], setup: int
+) -> list[Move]:
+    cfg = twin.cfg
+    a = [_block(n, cfg.axis, lo, hi, cfg.d) for lo, hi in rows]
+    b = [_block(n, cfg.axis, lo, hi, cfg.e) for lo, hi in cols]
+    t, o = Move.outer(cfg.target, cfg.t), Move.outer(_opposite(cfg.target), twin.t2)
+    turns = {1: 1, 2: 2, 3: -1}
+    s_setup, o_setup = setup % 4, setup // 4
+    moves = [Move.outer(cfg.source, turns[s_setup])] if s_setup else []
+    if o_setup:
+        moves.append(Move.outer(_opposite(cfg.source), turns[o_setup]))
+    moves += [*a, t, o, *b, o.inverse(), t.inverse(), *[m.inverse() for m in a], t, o]
+    moves += [m.inverse() for m in b]
+    return moves
+
+
+@cache
+def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray]:
+    """Stickers whose colours the twins' cells show after each setup turn of the source (the
+    target side's sources turn with it; the opposite side is not set up): target sources,
+    target cells, opposite sources, opposite cells, and block offsets."""
+    g = geometry(n)
+    twins = twin_configs(n, target, source)
+    parts: list[list[IntArray]] = [[], [], [], []]
+    sizes = []
+    for setup in range(4 * OPPOSITE_SETUPS):
+        labels = np.arange(6 * n * n, dtype=np.int64)
+        if setup % 4:
+            g.apply_move(labels, Move.outer(source, setup % 4))
+        if setup // 4:
+            g.apply_move(labels, Move.outer(_opposite(source), setup // 4))
+        for tw in twins:
+            for part, idx in zip(
+                parts, (tw.cfg.src, tw.cfg.cells, tw.o_src, tw.o_cells), strict=True
+            ):
+                part.append(labels[idx])
+            sizes.append(tw.cfg.cells.size)
+    offsets = np.cumsum([0, *sizes]).astype(np.int64)
+    return np.stack([np.concatenate(p) for p in parts]), offsets
+
+
+def twin_candidates(
+    state: Colours,
+    n: int,
+    target: Face,
+    source: Face,
+    colours: tuple[int, int, int, int],
+    floor: float = 0.0,
+) -> list[Candidate]:
+    """The lines of the twin commutators of ``target`` and its opposite from ``source`` and
+    its opposite, of more than ``floor`` pieces per move, best first; ``colours``: of the
+    target, of the source (-1: its own pieces do not count), of the opposite face and of the
+    face opposite the source (-1 too)."""
+    twins = twin_configs(n, target, source)
+    if not twins:
+        return []
+    idx, offsets = _gathered(n, target, source)
+    net = np.empty(idx.shape[1], dtype=np.int64)
+    _lines.nets(state, idx, np.array(colours, dtype=np.int64), net)
+    sizes = np.diff(offsets)
+    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
+    setups = np.arange(bounds.size) // len(twins)
+    extra = (setups % 4 > 0).astype(np.int64) + (setups >= 4)  # the setup turns
+    least = TWIN_FIXED + 4 + extra  # m and m2 wide: 2 each
+    tried: list[Candidate] = []
+    for k in np.argsort(-bounds / least, kind="stable").tolist():
+        if bounds[k] <= floor * least[k]:
+            break
+        setup = k // len(twins)
+        tw = twins[k % len(twins)]
+        fixed = TWIN_FIXED + int(extra[k])
+        cfg_net = net[offsets[k] : offsets[k + 1]]
+        gain, cost, _, _ = _line_plan(tw.cfg, n, cfg_net, fixed)
+        if gain > 0:
+            build = partial(twin_moves, tw, n, setup=setup)
+            tried.append(Candidate(gain / cost, k, tw.cfg, cfg_net, fixed, build))
+            floor = max(floor, gain / cost)
+    tried.sort(key=lambda c: (-c.ratio, c.order))
+    return tried
+
+
+def _count(state: Colours, n: int, faces: Sequence[Face], targets: tuple[int, ...]) -> int:
+    return sum(int((state[interior(n, f)] == targets[f]).sum()) for f in faces)
+
+
+def paired_centres(
+    state: Colours,
+    n: int,
+    targets: tuple[int, ...],
+    todo: Sequence[Face],
+    sources: Sequence[Face],
+) -> list[Move]:
+    """Moves that give the ``todo`` faces their target colours from the ``sources`` (the
+    other faces stay as they are); ``state`` is turned in place. Each step: the plain
+    commutator, twin commutator or half insertion with most pieces put on the ``todo`` faces
+    per move; every step is checked as it is applied."""
+    g = geometry(n)
+    frozen = [f for f in Face if f not in todo and f not in sources]
+    moves: list[Move] = []
+    steps = 0
+    while True:
+        open_faces = [f for f in todo if (state[interior(n, f)] != targets[f]).any()]
+        if not open_faces:
+            names = "".join(f.name for f in todo)
+            log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(moves))
+            return moves
+        steps += 1
+        plan = _step(state, n, targets, todo, sources, open_faces)
+        before = _count(state, n, todo, targets)
+        kept = {f: state[interior(n, f)].copy() for f in frozen}
+        g.apply(state, plan.moves)
+        if _count(state, n, todo, targets) - before != plan.gain or any(
+            not np.array_equal(state[interior(n, f)], v) for f, v in kept.items()
+        ):  # pragma: no cover - the planner and the geometry disagree
+            raise AssertionError("a centre commutator did not do what was planned")
+        moves.extend(plan.moves)
+
+
+#: how many of a step's best lines (of every face pair) are grown into rectangles
+GROWN = 2
+
+
+def _step(
+    state: Colours,
+    n: int,
+    targets: tuple[int, ...],
+    todo: Sequence[Face],
+    sources: Sequence[Face],
+    open_faces: list[Face],
+) -> _Plan:
+    """The plan with most pieces put on the ``todo`` faces per move: the best lines of every
+    face pair (plain and twin commutators; lines that cannot beat the best one so far are not
+    worked out), the :data:`GROWN` best of them grown into rectangles, and the half
+    insertions."""
+    frozen = [f for f in Face if f not in todo and f not in sources]
+    plans: list[_Plan] = []
+    lines: list[Candidate] = []
+    floor = 0.0
+    for target in open_faces:
+        others = [*frozen, *(f for f in todo if f != target)]
+        half = best_half_insertion(state, n, target, targets[target], others)
+        if half and half.gain > 0:
+            plans.append(_Plan(half.gain, half.cost, half.moves))
+            floor = max(floor, half.gain / half.cost)
+        for source in [*todo, *sources]:
+            o, s2 = _opposite(target), _opposite(source)
+            if source == target:
+                continue
+            c_s = targets[source] if source in todo else -1
+            if target < o and o in open_faces and source in sources and s2 in sources:
+                c_s2 = targets[s2] if s2 in todo else -1
+                colours = (targets[target], c_s, targets[o], c_s2)
+                lines += twin_candidates(state, n, target, source, colours, floor)[:GROWN]
+                floor = max([floor, *(c.ratio for c in lines)])
+            lines += candidates(state, n, target, source, (targets[target], c_s), floor)[:GROWN]
+            floor = max([floor, *(c.ratio for c in lines)])
+    lines.sort(key=lambda c: -c.ratio)
+    plans += [c.grow(n) for c in lines[:GROWN]]
+    if not plans:  # pragma: no cover - every open face can be reached from a source
+        raise AssertionError("no centre piece can be put in place")
+    return max(plans, key=lambda p: p.gain / p.cost)
+
+
+def first_pair(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
+    """The first centre stage: U and D together, from F, R, B and L (``state`` turned in
+    place)."""
+    return paired_centres(state, n, targets, (Face.U, Face.D), (Face.F, Face.R, Face.B, Face.L))
+
+
+def finish_pairs(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
+    """The other centres once U and D are finished: F and B from R and L, then R and L."""
+    moves = paired_centres(state, n, targets, (Face.F, Face.B), (Face.R, Face.L))
+    return moves + paired_centres(state, n, targets, (Face.R, Face.L), ())

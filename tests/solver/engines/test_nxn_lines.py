@@ -1,0 +1,130 @@
+"""The C line planner of the block commutators (``_lines.c``) against a plain reference, and the
+twin commutators built on it (``twins.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solver.cube.geometry import Face
+from solver.cube.notation import Move
+from solver.engines.nxn import _lines, centres, twins
+from solver.engines.nxn.sim import geometry
+from solver.scramble import random_state_nxn
+
+
+def _reference(
+    net: np.ndarray, u: np.ndarray, u2: np.ndarray, n: int, setup: int
+) -> tuple[int, int, int, list[int]]:
+    """Line by line: runs of adjacent layers whose cells lose nothing, kept when they gain."""
+    best: tuple[float, int, int, int, list[int]] | None = None
+    for line in range(n + 1):
+        cells = sorted((int(a), int(v)) for a, b, v in zip(u, u2, net, strict=True) if b == line)
+        kept: list[list[tuple[int, int]]] = []
+        run: list[tuple[int, int]] = []
+        for layer, value in [*cells, (-9, -1)]:
+            if value >= 0 and run and run[-1][0] + 1 == layer:
+                run.append((layer, value))
+                continue
+            if run and sum(v for _, v in run) > 0:
+                kept.append(run)
+            run = [(layer, value)] if value >= 0 else []
+        gain = sum(v for r in kept for _, v in r)
+        m = sum(1 if r[0][0] == 2 or r[-1][0] == n - 1 else 2 for r in kept)
+        cost = 3 + 2 * m + 2 * (1 if line in (2, n - 1) else 2) + (1 if setup else 0)
+        ratio = gain / cost if gain > 0 else -1.0
+        if best is None or ratio > best[0]:
+            best = (ratio, line, gain, cost, [layer for r in kept for layer, _ in r])
+    assert best is not None
+    return best[1], best[2], best[3], best[4] if best[2] > 0 else []
+
+
+@pytest.mark.parametrize("n", [9, 11, 15])
+def test_best_line_matches_the_reference(n: int) -> None:
+    rng = np.random.default_rng(n)
+    configs = [c for s in (Face.F, Face.R, Face.D) for c in centres._configs(n, Face.U, s)]
+    for k in range(30):
+        cfg = configs[k % len(configs)]
+        net = rng.choice([-1, 0, 0, 1], cfg.cells.size).astype(np.int64)
+        if k % 3 == 0:  # mostly neutral, as late in a face: long runs joined over neutral cells
+            net = rng.choice([-1, 0, 0, 0, 0, 0, 1], cfg.cells.size).astype(np.int64)
+        setup = k % 2
+        out = np.zeros(n, dtype=np.int64)
+        line, gain, cost, taken = _lines.best_line(net, cfg.u, cfg.u2, n, 3 + setup, out)
+        assert (line, gain, cost, out[:taken].tolist()) == _reference(net, cfg.u, cfg.u2, n, setup)
+
+
+def test_best_line_without_gain_and_bad_input() -> None:
+    n = 9
+    cfg = centres._configs(n, Face.U, Face.F)[0]
+    out = np.zeros(n, dtype=np.int64)
+    net = -np.ones(cfg.cells.size, dtype=np.int64)
+    assert _lines.best_line(net, cfg.u, cfg.u2, n, 3, out)[1:] == (0, 7, 0)
+    with pytest.raises(ValueError, match="sorted"):
+        _lines.best_line(net, cfg.u[::-1].copy(), cfg.u2[::-1].copy(), n, 3, out)
+    with pytest.raises(ValueError, match="one length"):
+        _lines.best_line(net[:-1], cfg.u, cfg.u2, n, 3, out)
+    with pytest.raises(ValueError, match="int64"):
+        _lines.best_line(net.astype(np.int32), cfg.u, cfg.u2, n, 3, out)
+
+
+@pytest.mark.parametrize("n", [9, 12])
+def test_twin_commutator_cycles_a_rectangle_on_the_target_and_on_its_opposite(n: int) -> None:
+    """Each twin (with its left-out closing turns): the rows x lines rectangle of the target
+    gets the pieces of its source cells, the matching cells of the opposite face those of
+    theirs; nothing else changes on those two faces, and only the source faces besides."""
+    rows, cols = [(3, 4)], [(n - 3, n - 2)]
+    for target, source in ((Face.U, Face.F), (Face.F, Face.R), (Face.R, Face.D)):
+        found = twins.twin_configs(n, target, source)
+        assert len(found) == 4
+        o, s2 = Face((target + 3) % 6), Face((source + 3) % 6)
+        for tw in found:
+            moves = twins.twin_moves(tw, n, rows, cols, 0)
+            closing = [Move.outer(o, -tw.t2), Move.outer(target, -tw.cfg.t)]
+            labels = np.arange(6 * n * n)
+            geometry(n).apply(labels, [*moves, *closing])
+            moved = {int(c) for c in np.flatnonzero(labels != np.arange(labels.size))}
+            on = {f: moved & set(centres.interior(n, f).tolist()) for f in Face}
+            rect = np.isin(tw.cfg.u, [3, 4]) & np.isin(tw.cfg.u2, [n - 3, n - 2])
+            assert on[target] == set(tw.cfg.cells[rect].tolist())
+            assert on[o] == set(tw.o_cells[rect].tolist())
+            assert labels[tw.cfg.cells[rect]].tolist() == tw.cfg.src[rect].tolist()
+            assert labels[tw.o_cells[rect]].tolist() == tw.o_src[rect].tolist()
+            assert {f for f in Face if on[f]} == {target, o, source, s2}
+
+
+@pytest.mark.parametrize(("n", "seed"), [(9, 1), (13, 2)])
+def test_pairs_of_faces_fill_every_centre_as_planned(n: int, seed: int) -> None:
+    """U and D, then F and B, then R and L; every step is checked as it is applied."""
+    state = random_state_nxn(n, seed).flat.copy()
+    targets = centres.centre_targets(state, n)
+    first = twins.first_pair(state, n, targets)
+    for face in (Face.U, Face.D):
+        assert (state[centres.interior(n, face)] == targets[face]).all()
+    rest = twins.finish_pairs(state, n, targets)
+    assert first and rest
+    for face in Face:
+        assert (state[centres.interior(n, face)] == targets[face]).all()
+
+
+def test_nets_match_numpy_and_reject_bad_indices() -> None:
+    n = 11
+    state = random_state_nxn(n, 4).flat.copy()
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, state.size, (4, 500)).astype(np.int64)
+    for colours in ((2, -1, 5, -1), (1, 3, 0, 4)):
+        out = np.empty(500, dtype=np.int64)
+        _lines.nets(state, idx, np.array(colours, dtype=np.int64), out)
+        want = np.zeros(500, dtype=np.int64)
+        for j in range(2):
+            a, b = state[idx[2 * j]], state[idx[2 * j + 1]]
+            c_in, c_out = colours[2 * j], colours[2 * j + 1]
+            want += (a == c_in).astype(np.int64) - (b == c_in)
+            if c_out >= 0:
+                want += (b == c_out).astype(np.int64) - (a == c_out)
+        assert np.array_equal(out, want)
+    idx[1, 7] = state.size
+    with pytest.raises(ValueError, match="outside"):
+        _lines.nets(state, idx, np.array([1, -1, 2, -1], dtype=np.int64), out)
+    with pytest.raises(ValueError, match="2 rows per colour pair"):
+        _lines.nets(state, idx[:3], np.array([1, -1, 2, -1], dtype=np.int64), out)
