@@ -374,7 +374,7 @@ def least_time(
     (tens of milliseconds at 8 moves, seconds at 12); ``stats["exhausted"]`` is False when
     ``timeout_s`` cut it short (the best found so far is returned). :class:`NoSolutionError`
     when no solution is that short."""
-    return search_fastest(
+    found = search_fastest(
         cube,
         costs,
         timeout_s,
@@ -386,3 +386,5 @@ def least_time(
         threads=1,
         inverse=False,
     )
+    assert found is not None  # without ``beat`` the search raises instead
+    return found
