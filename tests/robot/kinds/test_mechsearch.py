@@ -193,7 +193,7 @@ def test_least_time_is_the_brute_force_optimum(planned: tuple[KindPlanner, Mecha
     six moves, as a brute force over every such move sequence does."""
     planner, costs = planned
     rng = random.Random(11)
-    for _ in range(3):
+    for _ in range(2):
         scramble = [C.move_of_index(m) for m in _sequence(rng, 4, same_axis=True)]
         cubie = CubieCube.from_moves(scramble)
         found = least_time(cubie, costs, 6)
