@@ -467,8 +467,9 @@ class KindPlanner:
         return plan_layered(self, moves, start)
 
     def cannot_make(self, run: Iterable[Move]) -> PlanError:
-        """The error naming moves no turn of this mechanism makes."""
-        names = " ".join(str(m) for m in run)
+        """The error naming the moves of ``run`` no turn of this mechanism makes."""
+        run = list(run)
+        names = " ".join(str(m) for m in [m for m in run if not self.can_make(m)] or run)
         return PlanError(
             f"this {type(self.mechanism).__name__} cannot make {names}: no turn it can do "
             "gives that move (check the profile's gripper or cover depths)"
