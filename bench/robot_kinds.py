@@ -4,7 +4,8 @@
                                 [--only KIND ...] [--modes baseline,coopt[,scored]]
 
 On the same uniformly random 3x3 states, for each mechanism kind and solver budget, a row per
-mode:
+mode (the modes take turns on each state, so that the shared machine's load weighs on each
+alike):
 
 * ``baseline``: the shortest two-phase solution found within the budget, then the kind's
   planner (the fastest action sequence for that solution: :class:`robot.kinds.KindPlanner`),
@@ -101,68 +102,95 @@ def _planner(kind: str) -> KindPlanner:
     return planner
 
 
+class _Tally:
+    """One mode's figures over the states, added one state at a time."""
+
+    def __init__(self, kind: str, mode: str, budget: float, planner: KindPlanner) -> None:
+        self.kind, self.mode, self.budget, self.planner = kind, mode, budget, planner
+        self.replayed = self.wire_replayed = self.scored = self.improved = 0
+        self.wire_s = self.plan_s = self.plan_cpu = self.score_s = 0.0
+        self.seconds: list[float] = []
+        self.actions: list[int] = []
+        self.turns: list[int] = []
+        self.search: list[float] = []
+
+    def add(self, cube: Any) -> None:
+        planner, mechanism, budget = self.planner, self.planner.mechanism, self.budget
+        started = time.perf_counter()
+        if self.mode in ("coopt", "scored"):
+            method = "search" if self.mode == "coopt" else "score"
+            result = fastest_plan(cube, planner, budget, method=method)
+            solution = result.solution
+            self.search.append((time.perf_counter() - started - result.plan_s) * 1000)
+            started, cpu = time.perf_counter(), time.thread_time()
+            plan = planner.plan(solution.moves)  # timed here as the baseline's is
+            self.plan_cpu += time.thread_time() - cpu
+            self.plan_s += time.perf_counter() - started
+            assert abs(plan.seconds - result.seconds) < 1e-9
+            self.scored += solution.stats.get("candidates_scored", 0)
+            self.score_s += solution.stats.get("score_s", 0.0)
+            self.improved += bool(solution.stats.get("improved"))
+        else:
+            solution = solve(cube, budget_s=budget)
+            self.search.append((time.perf_counter() - started) * 1000)
+            started, cpu = time.perf_counter(), time.thread_time()
+            plan = planner.plan(solution.moves)
+            self.plan_cpu += time.thread_time() - cpu
+            self.plan_s += time.perf_counter() - started
+        final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
+        self.replayed += final.is_solved()
+        started = time.perf_counter()
+        table = TABLES[self.kind]
+        wired = wire_program(table, mechanism, planner.home(plan).actions, mechanism.start)
+        self.wire_s += time.perf_counter() - started
+        sim = MechanismCube(cube, table)
+        for action in wired:
+            sim.apply(WireFace(action.motor).name, action.turns)
+        self.wire_replayed += sim.cube.is_solved() and sim.faults == 0
+        self.seconds.append(plan.seconds)
+        self.actions.append(len(plan))
+        self.turns.append(len(solution.moves))
+
+    def row(self) -> dict[str, Any]:
+        n = len(self.seconds)
+        return {
+            "kind": self.kind,
+            "mode": self.mode,
+            "budget_s": self.budget,
+            "states": n,
+            "replayed": self.replayed,
+            "wire_replayed": self.wire_replayed,
+            "wire_ms": round(self.wire_s / n * 1000, 2),
+            "actions_mean": round(statistics.fmean(self.actions), 1),
+            "robot_s_mean": round(statistics.fmean(self.seconds), 3),
+            "face_turns_mean": round(statistics.fmean(self.turns), 2),
+            "ratio": None,
+            "plan_ms": round(self.plan_s / n * 1000, 2),
+            "plan_cpu_ms": round(self.plan_cpu / n * 1000, 2),
+            "score_ms": round(self.score_s / self.scored * 1000, 3) if self.scored else None,
+            "scored_mean": round(self.scored / n, 1) if self.mode == "scored" else None,
+            "improved": self.improved if self.mode == "coopt" else None,
+            "search_ms_median": round(statistics.median(self.search), 1),
+        }
+
+
+def run_modes(
+    kind: str, budget: float, states: list[Any], modes: list[str], planner: KindPlanner
+) -> list[dict[str, Any]]:
+    """A row per mode; the modes take turns on each state, so that a change of the machine's
+    load while the states are solved weighs on every mode alike."""
+    tallies = [_Tally(kind, mode, budget, planner) for mode in modes]
+    for cube in states:
+        for tally in tallies:
+            tally.add(cube)
+    return [tally.row() for tally in tallies]
+
+
 def run(
     kind: str, budget: float, states: list[Any], mode: str, planner: KindPlanner
 ) -> dict[str, Any]:
-    mechanism = planner.mechanism
-    replayed = wire_replayed = 0
-    wire_s = 0.0
-    seconds, actions, turns, search = [], [], [], []
-    plan_s = plan_cpu = score_s = 0.0
-    scored = improved = 0
-    for cube in states:
-        started = time.perf_counter()
-        if mode in ("coopt", "scored"):
-            method = "search" if mode == "coopt" else "score"
-            result = fastest_plan(cube, planner, budget, method=method)
-            solution = result.solution
-            search.append((time.perf_counter() - started - result.plan_s) * 1000)
-            started, cpu = time.perf_counter(), time.thread_time()
-            plan = planner.plan(solution.moves)  # timed here as the baseline's is
-            plan_cpu += time.thread_time() - cpu
-            plan_s += time.perf_counter() - started
-            assert abs(plan.seconds - result.seconds) < 1e-9
-            scored += solution.stats.get("candidates_scored", 0)
-            score_s += solution.stats.get("score_s", 0.0)
-            improved += bool(solution.stats.get("improved"))
-        else:
-            solution = solve(cube, budget_s=budget)
-            search.append((time.perf_counter() - started) * 1000)
-            started, cpu = time.perf_counter(), time.thread_time()
-            plan = planner.plan(solution.moves)
-            plan_cpu += time.thread_time() - cpu
-            plan_s += time.perf_counter() - started
-        final, _ = replay(mechanism, cube, [a.action for a in plan.actions])
-        replayed += final.is_solved()
-        started = time.perf_counter()
-        wired = wire_program(TABLES[kind], mechanism, planner.home(plan).actions, mechanism.start)
-        wire_s += time.perf_counter() - started
-        sim = MechanismCube(cube, TABLES[kind])
-        for action in wired:
-            sim.apply(WireFace(action.motor).name, action.turns)
-        wire_replayed += sim.cube.is_solved() and sim.faults == 0
-        seconds.append(plan.seconds)
-        actions.append(len(plan))
-        turns.append(len(solution.moves))
-    return {
-        "kind": kind,
-        "mode": mode,
-        "budget_s": budget,
-        "states": len(states),
-        "replayed": replayed,
-        "wire_replayed": wire_replayed,
-        "wire_ms": round(wire_s / len(states) * 1000, 2),
-        "actions_mean": round(statistics.fmean(actions), 1),
-        "robot_s_mean": round(statistics.fmean(seconds), 3),
-        "face_turns_mean": round(statistics.fmean(turns), 2),
-        "ratio": None,
-        "plan_ms": round(plan_s / len(states) * 1000, 2),
-        "plan_cpu_ms": round(plan_cpu / len(states) * 1000, 2),
-        "score_ms": round(score_s / scored * 1000, 3) if scored else None,
-        "scored_mean": round(scored / len(states), 1) if mode == "scored" else None,
-        "improved": improved if mode == "coopt" else None,
-        "search_ms_median": round(statistics.median(search), 1),
-    }
+    """One mode's row (:func:`run_modes` with that mode alone)."""
+    return run_modes(kind, budget, states, [mode], planner)[0]
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
@@ -200,8 +228,9 @@ def main(argv: list[str] | None = None) -> int:
         planner = _planner(kind)
         for budget in budgets:
             base = None
-            for mode in modes:
-                row = run(kind, budget, states, mode, planner)
+            for mode, row in zip(
+                modes, run_modes(kind, budget, states, modes, planner), strict=True
+            ):
                 if mode == "baseline":
                     base = row["robot_s_mean"]
                     row["ratio"] = 1.0

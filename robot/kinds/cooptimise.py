@@ -15,12 +15,13 @@ it. :func:`fastest_plan` does better in one of two ways:
   for the rest of the budget, for a faster solution at most ``slack`` moves longer than that
   one, bounded by its planned time. The better of the two is planned in full.
 
-Measured (bench/robot_kinds.py, 200 states, docs/benchmarks.md): both end about 1 % under the
-baseline at 100 ms and 2-2.5 % at 1 s, the scoring a few tenths of a per cent ahead (within
-the noise), far from the 20 % issue 17 asks for: the length of a solution dominates its robot
-time (about 2.2 s per face turn on the CUBOTino-like turntable, of which 1.6 s is the least a
-turn after another face can take: cover open, a flip, cover closed, a quarter turn), and the
-solutions a search meets in that time differ little.
+Measured (bench/robot_kinds.py, 200 states, docs/benchmarks.md): both end 1-2 % under the
+baseline at 100 ms and 2-2.5 % at 1 s, within the noise of each other, far from the 20 % issue
+17 asks for, which no search reaches under the turntable's cost model (bench/robot_bounds.py,
+docs/kinds.md "What the cost model allows"): a turn takes at least 1.6 s after a turn of
+another face against 2.2 s on average in the shortest solutions, and a random state has a
+solution 20 % faster than the baseline's with a probability of about 0.5 %; its robot-optimal
+solution is about 10 % faster.
 """
 
 from __future__ import annotations

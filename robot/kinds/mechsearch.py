@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_PHASE2_SLACK",
     "MechanismCosts",
     "costs_for",
+    "least_time",
     "mechanism_costs",
     "search_fastest",
 ]
@@ -357,3 +358,33 @@ def search_fastest(
         }
     )
     return Solution(moves, "twophase", 3, seconds, (), info)
+
+
+def least_time(
+    cube: Cube | CubieCube,
+    costs: MechanismCosts,
+    max_length: int,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> Solution:
+    """The solution of at most ``max_length`` face turns whose planned time is least, by an
+    exhaustive search: every phase-1 length and every phase-2 length up to ``max_length``
+    (every move sequence splits into a phase 1 that ends with a move leaving phase 2's group
+    and a phase 2), each branch cut only by its admissible time bound. For short scrambles
+    (tens of milliseconds at 8 moves, seconds at 12); ``stats["exhausted"]`` is False when
+    ``timeout_s`` cut it short (the best found so far is returned). :class:`NoSolutionError`
+    when no solution is that short."""
+    found = search_fastest(
+        cube,
+        costs,
+        timeout_s,
+        max_length,
+        phase2_slack=max_length,
+        length_slack=max_length,
+        phase2_max=max_length,
+        timeout_s=timeout_s,
+        threads=1,
+        inverse=False,
+    )
+    assert found is not None  # without ``beat`` the search raises instead
+    return found

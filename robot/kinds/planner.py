@@ -19,9 +19,8 @@ turned the other way round).
    (one axis) is tried in every order. Only the states the vector reaches and those the move
    can end in take part (12 x 12 for a CUBOTino-like turntable after the first move; the
    blocks are cached), and the actions are spelled out afterwards along the chosen path only.
-   Exact: the optimum over every interleaving of free steps and turns (tests compare it with
-   an exhaustive search on the facelet cube, and with :meth:`KindPlanner.plan_layered`, the
-   first version, which keeps every segment's actions as it goes).
+   Exact: the optimum over every interleaving of free steps and turns (tested against an
+   exhaustive search and the first version, :mod:`robot.kinds.layered`).
 4. **Time only** (:meth:`KindPlanner.seconds`, for scoring many candidate solutions): the same
    vector steps with nothing kept.
 """
@@ -41,6 +40,13 @@ import numpy.typing as npt
 from robot.errors import PlanError
 from robot.kinds.frames import N_ORIENTATIONS, frames, key, notation_effect
 from robot.kinds.mechanism import Action, Mechanism, PartsState, Step
+from robot.kinds.moveruns import (
+    MAX_RUN_ORDERS,
+    commuting_runs,
+    merge_repeats,
+    min_plus,
+    ways,
+)
 from solver.cube.facelets import move_permutation
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, MoveKind
@@ -57,13 +63,8 @@ _MAX_BLOCKS = 20_000
 
 #: per closure source: node (parts, relative rotation) -> (previous node's parts, rotation, step)
 _Pred = dict[tuple[int, int], tuple[int, int, Step]]
-#: a free path from one state to another, then a turn step making a move
-_Segment = tuple[int, int, Step, Move]
 #: per state after a move: the state before it on the best path
 _Hop = npt.NDArray[np.intp]
-#: per solution move: state after it -> (state before the move, the segments between); the
-#: actions are only spelled out for the chosen plan
-_Back = dict[int, tuple[int, tuple[_Segment, ...]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,66 +90,6 @@ class ActionPlan:
 
     def __str__(self) -> str:
         return " ".join(str(a.action) for a in self.actions)
-
-
-def _min_plus(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """The min-plus product ``out[i, j] = min_k a[i, k] + b[k, j]``, over the ``k`` that
-    ``a`` reaches (a turn ends in few states), a few rows at a time."""
-    live = np.flatnonzero(np.isfinite(a).any(axis=0))
-    a, b = a[:, live], b[live]
-    out = np.empty((a.shape[0], b.shape[1]))
-    for i in range(0, a.shape[0], 8):
-        out[i : i + 8] = (a[i : i + 8, :, None] + b[None, :, :]).min(axis=1)
-    return out
-
-
-def merge_repeats(moves: Iterable[Move]) -> list[Move]:
-    """Neighbouring turns of the same layers merged (``D D2`` -> ``D'``, ``R R'`` -> nothing),
-    so that each planned turn is one the cube needs."""
-    out: list[Move] = []
-    for move in moves:
-        if out and move.kind is not MoveKind.ROTATION and _same_layers(out[-1], move):
-            total = (out[-1].turns + move.turns) % 4
-            out.pop()
-            if total:
-                out.append(move.with_turns(total))
-        else:
-            out.append(move)
-    return out
-
-
-#: longest run of commuting turns whose every order is tried (4! = 24 orders)
-_MAX_RUN_ORDERS = 4
-
-_AXIS = {Face.U: 0, Face.D: 0, Face.R: 1, Face.L: 1, Face.F: 2, Face.B: 2}
-
-
-def _commuting_runs(moves: list[Move]) -> list[list[Move]]:
-    """The moves cut into runs of neighbouring turns about one axis (they commute, so any
-    order makes the same cube); a rotation is a run of its own."""
-    runs: list[list[Move]] = []
-    for move in moves:
-        last = runs[-1][-1] if runs else None
-        if (
-            last is not None
-            and MoveKind.ROTATION not in (move.kind, last.kind)
-            and _AXIS[move.face] == _AXIS[last.face]
-        ):
-            runs[-1].append(move)
-        else:
-            runs.append([move])
-    return runs
-
-
-def _ways(move: Move) -> list[list[Move]]:
-    """A move as one turn, or a half turn as two quarter turns either way."""
-    if move.quarter_turns == 2:
-        return [[move], [move.with_turns(1)] * 2, [move.with_turns(-1)] * 2]
-    return [[move]]
-
-
-def _same_layers(a: Move, b: Move) -> bool:
-    return (a.kind, a.face, a.lo, a.hi) == (b.kind, b.face, b.lo, b.hi)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,11 +279,9 @@ class KindPlanner:
         same way when that is faster or the only way. :class:`PlanError` names a move that
         cannot be made.
 
-        The time-only shortest path of :meth:`seconds` (a dense vector over the states, one
-        min-plus step per move) keeps, per step, where each state's best came from; the
-        actions are spelled out afterwards only along the chosen path."""
+        :meth:`seconds`'s shortest path, keeping where each state's best came from."""
         moves = list(moves)
-        runs = _commuting_runs(merge_repeats(moves))
+        runs = commuting_runs(merge_repeats(moves))
         parts0 = self._index[self.mechanism.start if start is None else start]
         costs = np.full(N_ORIENTATIONS * len(self.parts), _INF)
         costs[self._state(0, parts0)] = 0.0
@@ -355,7 +294,7 @@ class KindPlanner:
                 costs = costs[origin]
                 continue
             orders = (
-                list(itertools.permutations(run)) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
+                list(itertools.permutations(run)) if len(run) <= MAX_RUN_ORDERS else [tuple(run)]
             )
             best = np.full(len(costs), _INF)
             choice = np.zeros(len(costs), dtype=np.intp)
@@ -369,8 +308,7 @@ class KindPlanner:
                 best[better] = found[0][better]
                 choice[better] = i
             if not np.isfinite(best).any():
-                self._step({0: 0.0}, run)  # raises the PlanError naming the move
-                raise PlanError(f"this {type(self.mechanism).__name__} cannot make {run[0]}")
+                raise self.cannot_make(run)
             history.append((orders, choice, backs))
             costs = best
         end = int(np.argmin(costs))
@@ -476,7 +414,7 @@ class KindPlanner:
         target = self._way_columns(move)
         assert target is not None
         want = float(target[0][before, after])
-        for way in _ways(move):
+        for way in ways(move):
             if len(way) == 1:
                 turns = self._turn_set(way[0])
                 hop = None if turns is None else self._hop(turns, before, after)
@@ -523,16 +461,19 @@ class KindPlanner:
         return actions
 
     def plan_layered(self, moves: Iterable[Move], start: PartsState | None = None) -> ActionPlan:
-        """:meth:`plan` by the layered shortest path over sparse frontiers that keeps every
-        segment's actions as it goes (the first version: slower, kept as a cross-check)."""
-        parts0 = self._index[self.mechanism.start if start is None else start]
-        frontier: dict[int, float] = {self._state(0, parts0): 0.0}
-        layers: list[_Back] = []
-        for run in _commuting_runs(merge_repeats(moves)):
-            frontier, back = self._step(frontier, run)
-            layers.append(back)
-        end = min(frontier, key=frontier.__getitem__)
-        return self._reconstruct(end, frontier[end], layers)
+        """:meth:`plan` by the first version (:mod:`robot.kinds.layered`, a cross-check)."""
+        from robot.kinds.layered import plan_layered
+
+        return plan_layered(self, moves, start)
+
+    def cannot_make(self, run: Iterable[Move]) -> PlanError:
+        """The error naming the moves of ``run`` no turn of this mechanism makes."""
+        run = list(run)
+        names = " ".join(str(m) for m in [m for m in run if not self.can_make(m)] or run)
+        return PlanError(
+            f"this {type(self.mechanism).__name__} cannot make {names}: no turn it can do "
+            "gives that move (check the profile's gripper or cover depths)"
+        )
 
     def home(self, plan: ActionPlan) -> ActionPlan:
         """``plan`` followed by the fastest free steps that bring the parts back to the
@@ -569,20 +510,20 @@ class KindPlanner:
         """The robot time of :meth:`plan` for ``moves`` from the mechanism's start, computed
         without the actions (a fraction of the cost; rotations fall back to :meth:`plan`)."""
         moves = list(moves)
-        runs = _commuting_runs(merge_repeats(moves))
+        runs = commuting_runs(merge_repeats(moves))
         if any(run[0].kind is MoveKind.ROTATION for run in runs):
             return self.plan(moves).seconds
         costs = np.full(len(self._free_all), _INF)
         costs[self._state(0, self._index[self.mechanism.start])] = 0.0
         for run in runs:
             best = np.full(len(costs), _INF)
-            orders = itertools.permutations(run) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
+            orders = itertools.permutations(run) if len(run) <= MAX_RUN_ORDERS else [tuple(run)]
             for order in orders:
                 reached = self._chain_seconds(costs, order)
                 if reached is not None:
                     np.minimum(best, reached, out=best)
             if not np.isfinite(best).any():
-                self._step({0: 0.0}, run)  # raises the PlanError naming the move
+                raise self.cannot_make(run)
             costs = best
         return float(costs.min())
 
@@ -623,7 +564,7 @@ class KindPlanner:
         k = b"way" + key(move_permutation(move, self.mechanism.n))
         if k not in self._matrices:
             best: npt.NDArray[np.float64] | None = None
-            for way in _ways(move):
+            for way in ways(move):
                 product = self._way_product(way)
                 if product is not None:
                     best = product if best is None else np.minimum(best, product)
@@ -638,7 +579,7 @@ class KindPlanner:
             matrix = self._move_matrix(move)
             if matrix is None:
                 return None
-            product = matrix if product is None else _min_plus(product, matrix)
+            product = matrix if product is None else min_plus(product, matrix)
         return product
 
     def _move_matrix(self, move: Move) -> npt.NDArray[np.float64] | None:
@@ -656,99 +597,3 @@ class KindPlanner:
                 matrix[:, after] = through[:, turns.after == after].min(axis=1)
             self._matrices[k] = matrix
         return self._matrices[k]
-
-    def _step(self, frontier: dict[int, float], run: list[Move]) -> tuple[dict[int, float], _Back]:
-        """Make the moves of ``run`` (turns about one axis, which commute; or one rotation) in
-        the order and the way (a half turn whole or as two quarters) that is fastest."""
-        if run[0].kind is MoveKind.ROTATION:
-            return self._rotate(frontier, run[0])
-        orders = itertools.permutations(run) if len(run) <= _MAX_RUN_ORDERS else [tuple(run)]
-        best: dict[int, float] = {}
-        best_back: _Back = {}
-        for order in orders:
-            for parts in itertools.product(*(_ways(m) for m in order)):
-                found = self._chain(frontier, [m for part in parts for m in part])
-                if found is None:
-                    continue
-                costs, back = found
-                for state, cost in costs.items():
-                    if cost < best.get(state, _INF):
-                        best[state], best_back[state] = cost, back[state]
-        if not best:
-            names = " ".join(str(m) for m in run)
-            raise PlanError(
-                f"this {type(self.mechanism).__name__} cannot make {names}: no turn it can do "
-                "gives that move (check the profile's gripper or cover depths)"
-            )
-        return best, best_back
-
-    def _chain(
-        self, frontier: dict[int, float], way: list[Move]
-    ) -> tuple[dict[int, float], _Back] | None:
-        """Frontier and back-pointers after the turns of ``way`` in a row (None: impossible)."""
-        costs = frontier
-        back: _Back = {s: (s, ()) for s in frontier}
-        for move in way:
-            turns = self._turns.get(key(move_permutation(move, self.mechanism.n)))
-            if not turns:
-                return None
-            step_costs, step_back = self._advance(costs, move, turns)
-            if not step_costs:
-                return None
-            back = {
-                s: (back[origin][0], back[origin][1] + actions)
-                for s, (origin, actions) in step_back.items()
-            }
-            costs = step_costs
-        return costs, back
-
-    def _rotate(self, frontier: dict[int, float], move: Move) -> tuple[dict[int, float], _Back]:
-        """A whole-cube rotation in the solution: no action, the orientation is relabelled."""
-        inverse = np.argsort(move_permutation(move, self.mechanism.n))
-        moved: dict[int, float] = {}
-        back: _Back = {}
-        for state, cost in frontier.items():
-            o, p = self._split(state)
-            after = self._state(self.frames.of(inverse[self.frames.perms[o]]), p)
-            moved[after], back[after] = cost, (state, ())
-        return moved, back
-
-    def _advance(
-        self, frontier: dict[int, float], move: Move, turns: _TurnSet
-    ) -> tuple[dict[int, float], _Back]:
-        """The cheapest way into every state after one turn making ``move``."""
-        sources = np.fromiter(frontier, dtype=np.intp, count=len(frontier))
-        base = np.fromiter(frontier.values(), dtype=np.float64, count=len(frontier))
-        reach = base[:, None] + self._free_cost(sources, turns.starts)
-        best_from = np.argmin(reach, axis=0)
-        start_cost = reach[best_from, np.arange(len(turns.starts))]
-        total = start_cost[turns.start_of] + turns.seconds
-        # per state after: the cheapest turn into it
-        order = np.lexsort((total, turns.after))
-        first = np.ones(len(order), dtype=bool)
-        first[1:] = turns.after[order][1:] != turns.after[order][:-1]
-        chosen = order[first]
-        chosen = chosen[np.isfinite(total[chosen])]
-        out: dict[int, float] = {}
-        back: _Back = {}
-        for i in chosen.tolist():
-            turn = turns.turns[i]
-            origin = int(sources[best_from[turns.start_of[i]]])
-            out[turn.after] = float(total[i])
-            back[turn.after] = (origin, ((origin, turn.before, turn.step, move),))
-        return out, back
-
-    def _reconstruct(self, end: int, seconds: float, layers: list[_Back]) -> ActionPlan:
-        segments: list[_Segment] = []
-        state = end
-        for back in reversed(layers):
-            state, found = back[state]
-            segments.extend(reversed(found))
-        actions: list[PlannedAction] = []
-        for origin, before, step, move in reversed(segments):
-            actions.extend(
-                PlannedAction(s.action, s.seconds) for s in self._free_path(origin, before)
-            )
-            actions.append(PlannedAction(step.action, step.seconds, move))
-        o, p = self._split(end)
-        return ActionPlan(tuple(actions), seconds, o, self.parts[p])

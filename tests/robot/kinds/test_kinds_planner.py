@@ -125,8 +125,10 @@ def test_big_cube_turntable_makes_wide_moves() -> None:
 
 
 def test_a_move_the_mechanism_cannot_make_is_named() -> None:
-    with pytest.raises(PlanError, match="2R"):
-        KindPlanner(Turntable(n=4, depths=(1,))).plan(parse("2R"))
+    shallow = KindPlanner(Turntable(n=4, depths=(1,)))
+    for plan in (shallow.plan, shallow.seconds, shallow.plan_layered):
+        with pytest.raises(PlanError, match="cannot make 2R"):
+            plan(parse("R 2R"))
     opposed = KindPlanner(TwoGripper(positions=(Face.D, Face.U)))
     assert opposed.can_make(parse("D")[0]) and not opposed.can_make(parse("R")[0])
     with pytest.raises(PlanError, match="R"):

@@ -15,6 +15,7 @@ from robot.kinds.mechsearch import (
     PHASE2_MOVES,
     MechanismCosts,
     costs_for,
+    least_time,
     mechanism_costs,
     search_fastest,
 )
@@ -157,3 +158,45 @@ def test_solved_cube_needs_no_move() -> None:
     costs = mechanism_costs(KindPlanner(Turntable()))
     solution = search_fastest(Cube.solved(3), costs, 0.0, 20)
     assert solution is not None and solution.moves == () and solution.robot_time_s == 0.0
+
+
+def _brute_force(planner: KindPlanner, cubie: CubieCube, half: int) -> float:
+    """The least planned time over every solution of at most ``2 * half`` face turns (never
+    one face twice in a row: such a pair is one turn, which the planner merges anyway), met in
+    the middle: the states ``half`` moves from the cube and those ``half`` moves from solved."""
+    turn = [CubieCube.from_moves([C.move_of_index(m)]) for m in range(C.N_MOVE)]
+    # every sequence of at most ``half`` moves and the cube it makes from solved
+    made: dict[tuple[int, ...], CubieCube] = {(): CubieCube()}
+    frontier = dict(made)
+    for _ in range(half):
+        frontier = {
+            (*s, m): cube * turn[m]
+            for s, cube in frontier.items()
+            for m in range(C.N_MOVE)
+            if not s or m // 3 != s[-1] // 3
+        }
+        made.update(frontier)
+    ends: dict[CubieCube, list[tuple[int, ...]]] = {}
+    for suffix, cube in made.items():  # the state from which ``suffix`` solves the cube
+        ends.setdefault(cube.inverse(), []).append(suffix)
+    best = np.inf
+    for prefix, cube in made.items():
+        for suffix in ends.get(cubie * cube, ()):
+            if prefix and suffix and prefix[-1] // 3 == suffix[0] // 3:
+                continue
+            best = min(best, planner.seconds([C.move_of_index(m) for m in prefix + suffix]))
+    return float(best)
+
+
+def test_least_time_is_the_brute_force_optimum(planned: tuple[KindPlanner, MechanismCosts]) -> None:
+    """The exhaustive mechanism search finds the least planned time of all solutions up to
+    six moves, as a brute force over every such move sequence does."""
+    planner, costs = planned
+    rng = random.Random(11)
+    for _ in range(2):
+        scramble = [C.move_of_index(m) for m in _sequence(rng, 4, same_axis=True)]
+        cubie = CubieCube.from_moves(scramble)
+        found = least_time(cubie, costs, 6)
+        assert found.stats["exhausted"]
+        assert cubie.to_cube().apply(found.moves).is_solved()
+        assert found.robot_time_s == pytest.approx(_brute_force(planner, cubie, 3), abs=1e-9)
