@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 22
+#define N_TABLES 23
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -107,6 +107,9 @@ typedef struct {
     /* the same depths with the turns that change them (tables/bfs.py move_masks): bits
        24..31 the depth, a nibble per face (see pair_moves()) */
     const uint32_t *slice_twist_mask, *slice_flip_mask;
+    /* exact depth (18 face turns, 4 bits each) of the corners alone, corner class * 2187 +
+       twist conjugated by the class's symmetry: a lower bound on the rest of any solution */
+    const uint8_t *corner_twist_depth;
 } Tables;
 
 typedef struct {
@@ -244,6 +247,18 @@ static inline uint64_t p2_index(const Tables *T, int corners, int ud) {
 
 static inline int p2_mod3(const Tables *T, int corners, int ud) {
     return get2(T->phase2_prun, p2_index(T, corners, ud));
+}
+
+/* the corners' entry in corner_twist_depth, and its depth (the most moves any corner state
+   needs is 11: a test against a bound of 11 or more never prunes) */
+#define CORNER_MAX_DEPTH 11
+static inline uint32_t ct_index(const Tables *T, int corners, int twist) {
+    return (uint32_t)T->corner_classidx[corners] * N_TWIST +
+           T->twist_conj[twist * N_SYM + T->corner_sym[corners]];
+}
+
+static inline int ct_depth(const Tables *T, uint32_t i) {
+    return (T->corner_twist_depth[i >> 1] >> ((i & 1u) << 2)) & 15;
 }
 
 #define N_PHASE2_MOVES 10
@@ -662,7 +677,7 @@ static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int 
    position 0..494), and for the robot search its time so far */
 typedef struct {
     int m, t1, f1, s1, slice, nd, c1;
-    uint32_t fs;
+    uint32_t fs, ct; /* ct: the corners' entry (lanes_search, when ct_on) */
     uint64_t idx;
     double total;
 } Child;
@@ -1225,6 +1240,9 @@ enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
 
 typedef struct {
     int twist, flip, ss, corners, dist;
+    int ct_on;   /* ct holds the node's corner_twist_depth entry (fetched by its parent) */
+    int kids_ct; /* its children's ct are computed (see ST_EXPAND) */
+    uint32_t ct;
     int n, next; /* its children that are visited, and the next one */
     Child ch[N_MOVE];
 } Frame;
@@ -1278,6 +1296,8 @@ static void lane_next(Lane *L) {
             g->ss = k->s1;
             g->corners = k->c1;
             g->dist = k->nd;
+            g->ct_on = f->kids_ct;
+            g->ct = k->ct;
             L->depth++;
             L->stage = ST_EXPAND;
             return;
@@ -1320,7 +1340,8 @@ static void lane_step(Ctx *c, Lane *L) {
         int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
         const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
         uint32_t moves;
-        if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
+        int beat = beat_len(c), bound;
+        if (L->n1 >= beat) { /* another lane found a solution this one cannot beat */
             L->busy = 0;
             return;
         }
@@ -1329,11 +1350,18 @@ static void lane_step(Ctx *c, Lane *L) {
             check_time(c);
             if (c->stop) return;
         }
+        /* the longest solution still wanted: the node's corners alone may need more */
+        bound = beat <= c->max_length ? beat - 1 : c->max_length;
+        f->n = f->next = 0;
+        if (f->ct_on && L->depth + ct_depth(T, f->ct) > bound) {
+            lane_next(L);
+            return;
+        }
         moves = L->st->allowed & SUCC[prev + 1] &
                 pair_moves(T->slice_twist_mask[slice * N_TWIST + f->twist], togo) &
                 pair_moves(T->slice_flip_mask[slice * N_FLIP + f->flip], togo);
         if (L->depth == 0) moves &= 1u << L->first;
-        f->n = f->next = 0;
+        f->kids_ct = 0;
         if (togo == 1) { /* as phase1_last() */
             moves &= ~PHASE2_MASK;
             n = 0;
@@ -1367,6 +1395,16 @@ static void lane_step(Ctx *c, Lane *L) {
             k->c1 = crow[m];
         }
         f->n = n;
+        /* the children's corner entries, when they may prune (checked in ST_PRUN, or close
+           to the end by each child itself) */
+        if (bound - (L->depth + 1) < CORNER_MAX_DEPTH) {
+            f->kids_ct = 1;
+            for (i = 0; i < n; i++) {
+                Child *k = &f->ch[i];
+                k->ct = ct_index(T, k->c1, k->t1);
+                __builtin_prefetch(&T->corner_twist_depth[k->ct >> 1]);
+            }
+        }
         if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
             for (i = 0; i < n; i++) {
                 f->ch[i].nd = togo - 1;
@@ -1394,17 +1432,22 @@ static void lane_step(Ctx *c, Lane *L) {
         }
         L->stage = ST_PRUN;
         return;
-    case ST_PRUN:
+    case ST_PRUN: {
+        int beat = beat_len(c), left;
+        /* the moves a child may still take (its corners alone may need more) */
+        left = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
         for (i = m = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
             k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
             if (k->nd >= togo) continue;
+            if (f->kids_ct && ct_depth(T, k->ct) > left) continue;
             prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
             f->ch[m++] = *k;
         }
         f->n = m;
         lane_next(L);
         return;
+    }
     case ST_ENDS:
         for (i = 0; i < L->n_end && !c->stop; i++) {
             int beat = beat_len(c), bound, limit, cs;
@@ -1464,6 +1507,7 @@ static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
                     L->fr[0].ss = s->slice_sorted;
                     L->fr[0].corners = s->corners;
                     L->fr[0].dist = s->dist;
+                    L->fr[0].ct_on = 0;
                     if (n1 > c->max_n1) c->max_n1 = n1;
                     c->n1 = n1;
                 }
@@ -1552,6 +1596,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
         (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
+        ((Py_ssize_t)N_CORNER_CLASS * N_TWIST + 1) / 2,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1565,6 +1610,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
         (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
+        (const void **)&T->corner_twist_depth,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
