@@ -784,6 +784,27 @@ static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) 
     }
 }
 
+/* whether the corners of a node at depth (path[0..depth) pushed) can still be solved within
+   the length, or with a cost model the robot time, that a solution may have (see
+   corner_twist_depth) */
+static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
+    int bound, rest;
+    if (c->mech != NULL)
+        bound = mech_cap(c);
+    else if (collecting(c))
+        bound = collect_bound(c);
+    else if (c->robot)
+        bound = c->max_length;
+    else
+        bound = beat_len(c) <= c->max_length ? beat_len(c) - 1 : c->max_length;
+    if (bound - depth >= CORNER_MAX_DEPTH) return 1;
+    rest = ct_depth(c->T, ct_index(c->T, corners, twist));
+    if (depth + rest > bound) return 0;
+    /* the plain robot cost (its bound grows with the moves; the mechanism's is left alone) */
+    return !(c->robot && c->mech == NULL && c->bounded &&
+             cost_bound(c, depth, rest) >= c->best_time - 1e-12);
+}
+
 /* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
    phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
    entries (slice x twist, slice x flip) give the moves whose children the small exact tables
@@ -817,6 +838,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
         check_time(c);
         if (c->stop) return;
     }
+    if (depth > 0 && !corners_may_finish(c, corners, twist, depth)) return;
     /* a node in H close to its end takes no phase-2 move (its children would stay in H, and
        phase 1 must end with a move that leaves it); below SMALL_ONLY_TOGO the distance is
        not known (see below), the coordinates tell */
@@ -1764,8 +1786,97 @@ static PyTypeObject CollectorType = {
     .tp_new = collector_new,
 };
 
+/* ---- what search() and mech_search() share ---- */
+
+/* check max_length and read the list of start tuples (see the header) into starts: how many
+   (-1 with an exception set) */
+static int parse_starts(PyObject *starts_obj, int max_length, Start *starts) {
+    int n_dirs, i;
+    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
+        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
+        return -1;
+    }
+    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
+        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
+        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
+        return -1;
+    }
+    n_dirs = (int)PyList_GET_SIZE(starts_obj);
+    for (i = 0; i < n_dirs; i++) {
+        unsigned int allowed;
+        Start *s = &starts[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
+                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
+            return -1;
+        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
+            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
+            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
+            s->corners < 0 || s->corners >= N_CORNERS) {
+            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
+            return -1;
+        }
+        s->allowed = allowed & ((1u << N_MOVE) - 1);
+    }
+    return n_dirs;
+}
+
+/* the starts' exact phase-1 distances (-1: the table has no way down); the least of them
+   (99 when none has one). No Python calls: runs without the GIL. */
+static int start_distances(const Tables *T, Start *starts, int n_dirs) {
+    int i, min_dist = 99;
+    for (i = 0; i < n_dirs; i++) {
+        starts[i].dist = p1_depth(T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+    }
+    return min_dist;
+}
+
+/* 0 with an exception set when a start had no way down the pruning table */
+static int starts_consistent(const Start *starts, int n_dirs) {
+    int i;
+    for (i = 0; i < n_dirs; i++) {
+        if (starts[i].dist < 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "two-phase tables are inconsistent (no way down the pruning table); "
+                            "delete the table cache to rebuild it");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* (direction or -1, [moves], stats) of a finished search; with_time: the stats hold the
+   robot time of the solution (mech_search) */
+static PyObject *search_result(const Ctx *c, int min_dist, int with_time) {
+    PyObject *moves, *stats, *t;
+    int i;
+    moves = PyList_New(c->found ? c->best_len : 0);
+    if (moves == NULL) return NULL;
+    if (c->found)
+        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
+    stats = Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "solutions_seen",
+        (unsigned long long)c->solutions, "nodes_phase1", (unsigned long long)c->nodes1,
+        "nodes_phase2", (unsigned long long)c->nodes2, "phase1_solutions",
+        (unsigned long long)c->phase2_starts, "improvements", (unsigned long long)c->improvements,
+        "first_solution_s", c->found ? c->first_s : -1.0, "first_length",
+        c->found ? c->first_len : -1, "search_s", now_s() - c->t0, "phase1_depth", c->max_n1,
+        "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
+        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist);
+    if (stats != NULL && with_time) {
+        t = PyFloat_FromDouble(c->found ? c->best_time : -1.0);
+        if (t == NULL || PyDict_SetItemString(stats, "robot_time_s", t) < 0) Py_CLEAR(stats);
+        Py_XDECREF(t);
+    }
+    if (stats == NULL) {
+        Py_DECREF(moves);
+        return NULL;
+    }
+    return Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+}
+
 static PyObject *py_search(PyObject *self, PyObject *args) {
-    PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result, *axial_obj = Py_None;
+    PyObject *tables_obj, *starts_obj, *cost_obj, *result, *axial_obj = Py_None;
     PyObject *shared_obj = Py_None, *collector_obj = Py_None;
     int chunk = 0;
     Py_buffer ax_views[N_AX_TABLES], shared_view;
@@ -1787,31 +1898,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "collector must be a Collector, and takes no cost");
         return NULL;
     }
-    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
-        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
-        return NULL;
-    }
-    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
-        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
-        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
-        return NULL;
-    }
-    n_dirs = (int)PyList_GET_SIZE(starts_obj);
-    for (i = 0; i < n_dirs; i++) {
-        unsigned int allowed;
-        Start *s = &starts[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
-                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
-            return NULL;
-        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
-            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
-            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
-            s->corners < 0 || s->corners >= N_CORNERS) {
-            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
-            return NULL;
-        }
-        s->allowed = allowed & ((1u << N_MOVE) - 1);
-    }
+    n_dirs = parse_starts(starts_obj, max_length, starts);
+    if (n_dirs < 0) return NULL;
     c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
     if (c == NULL) return PyErr_NoMemory();
     if (cost_obj != Py_None) {
@@ -1892,10 +1980,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     if (use_axial) {
         min_dist = ax_run(c, starts, n_dirs);
     } else {
-        for (i = 0; i < n_dirs; i++) {
-            starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
-            if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
-        }
+        min_dist = start_distances(&T, starts, n_dirs);
         face_search(c, starts, n_dirs, min_dist);
         if (c->descending) {
             /* the plain search ended during the descent: collect from the start at the length
@@ -1914,37 +1999,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     if (use_axial)
         for (i = 0; i < N_AX_TABLES; i++) PyBuffer_Release(&ax_views[i]);
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
-    for (i = 0; i < n_dirs; i++) {
-        if (starts[i].dist < 0) {
-            PyMem_Free(c);
-            PyErr_SetString(PyExc_RuntimeError,
-                            "two-phase tables are inconsistent (no way down the pruning table); "
-                            "delete the table cache to rebuild it");
-            return NULL;
-        }
-    }
-    moves = PyList_New(c->found ? c->best_len : 0);
-    if (moves == NULL) {
-        PyMem_Free(c);
-        return NULL;
-    }
-    if (c->found)
-        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
-    stats = Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "solutions_seen",
-        (unsigned long long)c->solutions, "nodes_phase1",
-        (unsigned long long)c->nodes1, "nodes_phase2", (unsigned long long)c->nodes2,
-        "phase1_solutions", (unsigned long long)c->phase2_starts, "improvements",
-        (unsigned long long)c->improvements, "first_solution_s", c->found ? c->first_s : -1.0,
-        "first_length", c->found ? c->first_len : -1, "search_s", now_s() - c->t0,
-        "phase1_depth", c->max_n1, "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
-        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist);
-    if (stats == NULL) {
-        Py_DECREF(moves);
-        PyMem_Free(c);
-        return NULL;
-    }
-    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    result = starts_consistent(starts, n_dirs) ? search_result(c, min_dist, 0) : NULL;
     PyMem_Free(c);
     return result;
 }
@@ -2470,7 +2525,7 @@ static void mech_free(Ctx *c) {
 }
 
 static PyObject *py_mech_search(PyObject *self, PyObject *args) {
-    PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *moves, *stats, *result;
+    PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *result;
     PyObject *trans_obj, *first_obj, *maps_obj, *rest1_obj, *rest2_obj, *start1_obj;
     PyObject *back_obj, *brest1_obj, *brest2_obj;
     Py_buffer views[N_TABLES], mviews[N_MECH_BUFFERS], shared_view;
@@ -2495,31 +2550,8 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
                      MECH_MAX_K);
         return NULL;
     }
-    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
-        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
-        return NULL;
-    }
-    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
-        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
-        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
-        return NULL;
-    }
-    n_dirs = (int)PyList_GET_SIZE(starts_obj);
-    for (i = 0; i < n_dirs; i++) {
-        unsigned int allowed;
-        Start *s = &starts[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
-                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
-            return NULL;
-        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
-            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
-            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
-            s->corners < 0 || s->corners >= N_CORNERS) {
-            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
-            return NULL;
-        }
-        s->allowed = allowed & ((1u << N_MOVE) - 1);
-    }
+    n_dirs = parse_starts(starts_obj, max_length, starts);
+    if (n_dirs < 0) return NULL;
     {
         PyObject *objs[N_MECH_BUFFERS] = {trans_obj, first_obj, maps_obj,   rest1_obj, rest2_obj,
                                           start1_obj, back_obj,  brest1_obj, brest2_obj};
@@ -2605,10 +2637,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     c->t0 = now_s();
     c->deadline = c->t0 + budget_s;
     c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
-    for (i = 0; i < n_dirs; i++) {
-        starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
-        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
-    }
+    min_dist = start_distances(&T, starts, n_dirs);
     face_search(c, starts, n_dirs, min_dist);
     if (c->found) {
         /* best_time may be another worker's (adopted as a bound): this one's own is its
@@ -2624,38 +2653,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
     for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
-    for (i = 0; i < n_dirs; i++) {
-        if (starts[i].dist < 0) {
-            mech_free(c);
-            PyErr_SetString(PyExc_RuntimeError,
-                            "two-phase tables are inconsistent (no way down the pruning table); "
-                            "delete the table cache to rebuild it");
-            return NULL;
-        }
-    }
-    moves = PyList_New(c->found ? c->best_len : 0);
-    if (moves == NULL) {
-        mech_free(c);
-        return NULL;
-    }
-    if (c->found)
-        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
-    stats = Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i,s:d}", "solutions_seen",
-        (unsigned long long)c->solutions, "nodes_phase1", (unsigned long long)c->nodes1,
-        "nodes_phase2", (unsigned long long)c->nodes2, "phase1_solutions",
-        (unsigned long long)c->phase2_starts, "improvements", (unsigned long long)c->improvements,
-        "first_solution_s", c->found ? c->first_s : -1.0, "first_length",
-        c->found ? c->first_len : -1, "search_s", now_s() - c->t0, "phase1_depth", c->max_n1,
-        "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
-        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist,
-        "robot_time_s", c->found ? c->best_time : -1.0);
-    if (stats == NULL) {
-        Py_DECREF(moves);
-        mech_free(c);
-        return NULL;
-    }
-    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    result = starts_consistent(starts, n_dirs) ? search_result(c, min_dist, 1) : NULL;
     mech_free(c);
     return result;
 }
