@@ -1089,15 +1089,7 @@ static void ax_phase2_start(Ctx *c, int g) {
     }
 }
 
-/* the robot time a child group's path needs at least: its time so far, and a cheapest group
-   for each group still needed, which is at least one per phase-1 group left (togo - 1) and
-   one per two face turns its corners alone still need */
-static inline double ax_child_bound(const Ctx *c, const Child *k, int togo) {
-    int left = togo - 1, ct = (ct_depth(c->T, k->ct) + 1) / 2;
-    return k->total + (double)(ct > left ? ct : left) * c->min_group_s;
-}
-
-static void ax_phase1(Ctx *c, int twist, int flip, int slice, int corners, int dist, int g) {
+static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
     int togo = c->n1 - g, pa, k, n = 0, i;
@@ -1132,9 +1124,6 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int corners, int d
             continue; /* the last group must reach H: the coordinates tell, no lookup */
         ch[n].slice = ch[n].s1;
         ch[n].total = total;
-        ch[n].c1 = mv(T->corners_move, mv(T->corners_move, corners, AX_M1[k]), AX_M2[k]);
-        ch[n].ct = ct_index(T, ch[n].c1, ch[n].t1);
-        __builtin_prefetch(&T->corner_twist_depth[ch[n].ct >> 1]);
         if (togo > 1) {
             __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
             __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
@@ -1151,11 +1140,11 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int corners, int d
         int nd = togo <= SMALL_ONLY_TOGO ? togo - 1
                                          : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
         if (nd >= togo) continue;
-        /* a better solution found below may have tightened the bound; the corners alone
-           may need more groups than phase 1 has left */
-        if (c->bounded && ax_child_bound(c, &ch[i], togo) >= c->best_time - 1e-12) continue;
+        /* a better solution found below may have tightened the bound */
+        if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
+            continue;
         ax_push(c, g, ch[i].m, ch[i].total);
-        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, nd, g + 1);
+        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
         if (c->stop) return;
     }
 }
@@ -1245,7 +1234,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
                 if (s->dist < 0 || s->dist > c->n1) continue;
                 c->ax_allowed = allowed[i];
                 begin_direction(c, s, i);
-                ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->corners, s->dist, 0);
+                ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
             }
         }
     }
