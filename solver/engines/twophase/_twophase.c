@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 22
+#define N_TABLES 23
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -107,6 +107,9 @@ typedef struct {
     /* the same depths with the turns that change them (tables/bfs.py move_masks): bits
        24..31 the depth, a nibble per face (see pair_moves()) */
     const uint32_t *slice_twist_mask, *slice_flip_mask;
+    /* exact depth (18 face turns, 4 bits each) of the corners alone, corner class * 2187 +
+       twist conjugated by the class's symmetry: a lower bound on the rest of any solution */
+    const uint8_t *corner_twist_depth;
 } Tables;
 
 typedef struct {
@@ -244,6 +247,18 @@ static inline uint64_t p2_index(const Tables *T, int corners, int ud) {
 
 static inline int p2_mod3(const Tables *T, int corners, int ud) {
     return get2(T->phase2_prun, p2_index(T, corners, ud));
+}
+
+/* the corners' entry in corner_twist_depth, and its depth (the most moves any corner state
+   needs is 11: a test against a bound of 11 or more never prunes) */
+#define CORNER_MAX_DEPTH 11
+static inline uint32_t ct_index(const Tables *T, int corners, int twist) {
+    return (uint32_t)T->corner_classidx[corners] * N_TWIST +
+           T->twist_conj[twist * N_SYM + T->corner_sym[corners]];
+}
+
+static inline int ct_depth(const Tables *T, uint32_t i) {
+    return (T->corner_twist_depth[i >> 1] >> ((i & 1u) << 2)) & 15;
 }
 
 #define N_PHASE2_MOVES 10
@@ -662,7 +677,7 @@ static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int 
    position 0..494), and for the robot search its time so far */
 typedef struct {
     int m, t1, f1, s1, slice, nd, c1;
-    uint32_t fs;
+    uint32_t fs, ct; /* ct: the corners' entry (lanes_search, when ct_on) */
     uint64_t idx;
     double total;
 } Child;
@@ -769,6 +784,27 @@ static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) 
     }
 }
 
+/* whether the corners of a node at depth (path[0..depth) pushed) can still be solved within
+   the length, or with a cost model the robot time, that a solution may have (see
+   corner_twist_depth) */
+static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
+    int bound, rest;
+    if (c->mech != NULL)
+        bound = mech_cap(c);
+    else if (collecting(c))
+        bound = collect_bound(c);
+    else if (c->robot)
+        bound = c->max_length;
+    else
+        bound = beat_len(c) <= c->max_length ? beat_len(c) - 1 : c->max_length;
+    if (bound - depth >= CORNER_MAX_DEPTH) return 1;
+    rest = ct_depth(c->T, ct_index(c->T, corners, twist));
+    if (depth + rest > bound) return 0;
+    /* the plain robot cost (its bound grows with the moves; the mechanism's is left alone) */
+    return !(c->robot && c->mech == NULL && c->bounded &&
+             cost_bound(c, depth, rest) >= c->best_time - 1e-12);
+}
+
 /* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
    phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
    entries (slice x twist, slice x flip) give the moves whose children the small exact tables
@@ -802,6 +838,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
         check_time(c);
         if (c->stop) return;
     }
+    if (depth > 0 && !corners_may_finish(c, corners, twist, depth)) return;
     /* a node in H close to its end takes no phase-2 move (its children would stay in H, and
        phase 1 must end with a move that leaves it); below SMALL_ONLY_TOGO the distance is
        not known (see below), the coordinates tell */
@@ -1225,6 +1262,9 @@ enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
 
 typedef struct {
     int twist, flip, ss, corners, dist;
+    int ct_on;   /* ct holds the node's corner_twist_depth entry (fetched by its parent) */
+    int kids_ct; /* its children's ct are computed (see ST_EXPAND) */
+    uint32_t ct;
     int n, next; /* its children that are visited, and the next one */
     Child ch[N_MOVE];
 } Frame;
@@ -1278,6 +1318,8 @@ static void lane_next(Lane *L) {
             g->ss = k->s1;
             g->corners = k->c1;
             g->dist = k->nd;
+            g->ct_on = f->kids_ct;
+            g->ct = k->ct;
             L->depth++;
             L->stage = ST_EXPAND;
             return;
@@ -1320,7 +1362,8 @@ static void lane_step(Ctx *c, Lane *L) {
         int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
         const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
         uint32_t moves;
-        if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
+        int beat = beat_len(c), bound;
+        if (L->n1 >= beat) { /* another lane found a solution this one cannot beat */
             L->busy = 0;
             return;
         }
@@ -1329,11 +1372,18 @@ static void lane_step(Ctx *c, Lane *L) {
             check_time(c);
             if (c->stop) return;
         }
+        /* the longest solution still wanted: the node's corners alone may need more */
+        bound = beat <= c->max_length ? beat - 1 : c->max_length;
+        f->n = f->next = 0;
+        if (f->ct_on && L->depth + ct_depth(T, f->ct) > bound) {
+            lane_next(L);
+            return;
+        }
         moves = L->st->allowed & SUCC[prev + 1] &
                 pair_moves(T->slice_twist_mask[slice * N_TWIST + f->twist], togo) &
                 pair_moves(T->slice_flip_mask[slice * N_FLIP + f->flip], togo);
         if (L->depth == 0) moves &= 1u << L->first;
-        f->n = f->next = 0;
+        f->kids_ct = 0;
         if (togo == 1) { /* as phase1_last() */
             moves &= ~PHASE2_MASK;
             n = 0;
@@ -1367,6 +1417,16 @@ static void lane_step(Ctx *c, Lane *L) {
             k->c1 = crow[m];
         }
         f->n = n;
+        /* the children's corner entries, when they may prune (checked in ST_PRUN, or close
+           to the end by each child itself) */
+        if (bound - (L->depth + 1) < CORNER_MAX_DEPTH) {
+            f->kids_ct = 1;
+            for (i = 0; i < n; i++) {
+                Child *k = &f->ch[i];
+                k->ct = ct_index(T, k->c1, k->t1);
+                __builtin_prefetch(&T->corner_twist_depth[k->ct >> 1]);
+            }
+        }
         if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
             for (i = 0; i < n; i++) {
                 f->ch[i].nd = togo - 1;
@@ -1394,17 +1454,22 @@ static void lane_step(Ctx *c, Lane *L) {
         }
         L->stage = ST_PRUN;
         return;
-    case ST_PRUN:
+    case ST_PRUN: {
+        int beat = beat_len(c), left;
+        /* the moves a child may still take (its corners alone may need more) */
+        left = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
         for (i = m = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
             k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
             if (k->nd >= togo) continue;
+            if (f->kids_ct && ct_depth(T, k->ct) > left) continue;
             prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
             f->ch[m++] = *k;
         }
         f->n = m;
         lane_next(L);
         return;
+    }
     case ST_ENDS:
         for (i = 0; i < L->n_end && !c->stop; i++) {
             int beat = beat_len(c), bound, limit, cs;
@@ -1464,6 +1529,7 @@ static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
                     L->fr[0].ss = s->slice_sorted;
                     L->fr[0].corners = s->corners;
                     L->fr[0].dist = s->dist;
+                    L->fr[0].ct_on = 0;
                     if (n1 > c->max_n1) c->max_n1 = n1;
                     c->n1 = n1;
                 }
@@ -1552,6 +1618,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
         (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
+        ((Py_ssize_t)N_CORNER_CLASS * N_TWIST + 1) / 2,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1565,6 +1632,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
         (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
+        (const void **)&T->corner_twist_depth,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }
@@ -1718,8 +1786,97 @@ static PyTypeObject CollectorType = {
     .tp_new = collector_new,
 };
 
+/* ---- what search() and mech_search() share ---- */
+
+/* check max_length and read the list of start tuples (see the header) into starts: how many
+   (-1 with an exception set) */
+static int parse_starts(PyObject *starts_obj, int max_length, Start *starts) {
+    int n_dirs, i;
+    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
+        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
+        return -1;
+    }
+    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
+        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
+        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
+        return -1;
+    }
+    n_dirs = (int)PyList_GET_SIZE(starts_obj);
+    for (i = 0; i < n_dirs; i++) {
+        unsigned int allowed;
+        Start *s = &starts[i];
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
+                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
+            return -1;
+        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
+            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
+            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
+            s->corners < 0 || s->corners >= N_CORNERS) {
+            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
+            return -1;
+        }
+        s->allowed = allowed & ((1u << N_MOVE) - 1);
+    }
+    return n_dirs;
+}
+
+/* the starts' exact phase-1 distances (-1: the table has no way down); the least of them
+   (99 when none has one). No Python calls: runs without the GIL. */
+static int start_distances(const Tables *T, Start *starts, int n_dirs) {
+    int i, min_dist = 99;
+    for (i = 0; i < n_dirs; i++) {
+        starts[i].dist = p1_depth(T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
+        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
+    }
+    return min_dist;
+}
+
+/* 0 with an exception set when a start had no way down the pruning table */
+static int starts_consistent(const Start *starts, int n_dirs) {
+    int i;
+    for (i = 0; i < n_dirs; i++) {
+        if (starts[i].dist < 0) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "two-phase tables are inconsistent (no way down the pruning table); "
+                            "delete the table cache to rebuild it");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* (direction or -1, [moves], stats) of a finished search; with_time: the stats hold the
+   robot time of the solution (mech_search) */
+static PyObject *search_result(const Ctx *c, int min_dist, int with_time) {
+    PyObject *moves, *stats, *t;
+    int i;
+    moves = PyList_New(c->found ? c->best_len : 0);
+    if (moves == NULL) return NULL;
+    if (c->found)
+        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
+    stats = Py_BuildValue(
+        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "solutions_seen",
+        (unsigned long long)c->solutions, "nodes_phase1", (unsigned long long)c->nodes1,
+        "nodes_phase2", (unsigned long long)c->nodes2, "phase1_solutions",
+        (unsigned long long)c->phase2_starts, "improvements", (unsigned long long)c->improvements,
+        "first_solution_s", c->found ? c->first_s : -1.0, "first_length",
+        c->found ? c->first_len : -1, "search_s", now_s() - c->t0, "phase1_depth", c->max_n1,
+        "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
+        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist);
+    if (stats != NULL && with_time) {
+        t = PyFloat_FromDouble(c->found ? c->best_time : -1.0);
+        if (t == NULL || PyDict_SetItemString(stats, "robot_time_s", t) < 0) Py_CLEAR(stats);
+        Py_XDECREF(t);
+    }
+    if (stats == NULL) {
+        Py_DECREF(moves);
+        return NULL;
+    }
+    return Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+}
+
 static PyObject *py_search(PyObject *self, PyObject *args) {
-    PyObject *tables_obj, *starts_obj, *cost_obj, *moves, *stats, *result, *axial_obj = Py_None;
+    PyObject *tables_obj, *starts_obj, *cost_obj, *result, *axial_obj = Py_None;
     PyObject *shared_obj = Py_None, *collector_obj = Py_None;
     int chunk = 0;
     Py_buffer ax_views[N_AX_TABLES], shared_view;
@@ -1741,31 +1898,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "collector must be a Collector, and takes no cost");
         return NULL;
     }
-    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
-        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
-        return NULL;
-    }
-    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
-        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
-        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
-        return NULL;
-    }
-    n_dirs = (int)PyList_GET_SIZE(starts_obj);
-    for (i = 0; i < n_dirs; i++) {
-        unsigned int allowed;
-        Start *s = &starts[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
-                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
-            return NULL;
-        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
-            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
-            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
-            s->corners < 0 || s->corners >= N_CORNERS) {
-            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
-            return NULL;
-        }
-        s->allowed = allowed & ((1u << N_MOVE) - 1);
-    }
+    n_dirs = parse_starts(starts_obj, max_length, starts);
+    if (n_dirs < 0) return NULL;
     c = (Ctx *)PyMem_Calloc(1, sizeof(Ctx));
     if (c == NULL) return PyErr_NoMemory();
     if (cost_obj != Py_None) {
@@ -1846,10 +1980,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     if (use_axial) {
         min_dist = ax_run(c, starts, n_dirs);
     } else {
-        for (i = 0; i < n_dirs; i++) {
-            starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
-            if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
-        }
+        min_dist = start_distances(&T, starts, n_dirs);
         face_search(c, starts, n_dirs, min_dist);
         if (c->descending) {
             /* the plain search ended during the descent: collect from the start at the length
@@ -1868,37 +1999,7 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     if (use_axial)
         for (i = 0; i < N_AX_TABLES; i++) PyBuffer_Release(&ax_views[i]);
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
-    for (i = 0; i < n_dirs; i++) {
-        if (starts[i].dist < 0) {
-            PyMem_Free(c);
-            PyErr_SetString(PyExc_RuntimeError,
-                            "two-phase tables are inconsistent (no way down the pruning table); "
-                            "delete the table cache to rebuild it");
-            return NULL;
-        }
-    }
-    moves = PyList_New(c->found ? c->best_len : 0);
-    if (moves == NULL) {
-        PyMem_Free(c);
-        return NULL;
-    }
-    if (c->found)
-        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
-    stats = Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i}", "solutions_seen",
-        (unsigned long long)c->solutions, "nodes_phase1",
-        (unsigned long long)c->nodes1, "nodes_phase2", (unsigned long long)c->nodes2,
-        "phase1_solutions", (unsigned long long)c->phase2_starts, "improvements",
-        (unsigned long long)c->improvements, "first_solution_s", c->found ? c->first_s : -1.0,
-        "first_length", c->found ? c->first_len : -1, "search_s", now_s() - c->t0,
-        "phase1_depth", c->max_n1, "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
-        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist);
-    if (stats == NULL) {
-        Py_DECREF(moves);
-        PyMem_Free(c);
-        return NULL;
-    }
-    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    result = starts_consistent(starts, n_dirs) ? search_result(c, min_dist, 0) : NULL;
     PyMem_Free(c);
     return result;
 }
@@ -2424,7 +2525,7 @@ static void mech_free(Ctx *c) {
 }
 
 static PyObject *py_mech_search(PyObject *self, PyObject *args) {
-    PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *moves, *stats, *result;
+    PyObject *tables_obj, *starts_obj, *mech_obj, *shared_obj, *result;
     PyObject *trans_obj, *first_obj, *maps_obj, *rest1_obj, *rest2_obj, *start1_obj;
     PyObject *back_obj, *brest1_obj, *brest2_obj;
     Py_buffer views[N_TABLES], mviews[N_MECH_BUFFERS], shared_view;
@@ -2449,31 +2550,8 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
                      MECH_MAX_K);
         return NULL;
     }
-    if (max_length < 0 || max_length > MAX_DEPTH - 1) {
-        PyErr_Format(PyExc_ValueError, "max_length must be 0..%d", MAX_DEPTH - 1);
-        return NULL;
-    }
-    if (!PyList_Check(starts_obj) || PyList_GET_SIZE(starts_obj) < 1 ||
-        PyList_GET_SIZE(starts_obj) > MAX_DIRS) {
-        PyErr_SetString(PyExc_ValueError, "starts must be a list of 1..6 tuples");
-        return NULL;
-    }
-    n_dirs = (int)PyList_GET_SIZE(starts_obj);
-    for (i = 0; i < n_dirs; i++) {
-        unsigned int allowed;
-        Start *s = &starts[i];
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(starts_obj, i), "iiiiiiI", &s->twist, &s->flip,
-                              &s->slice_sorted, &s->u_edges, &s->d_edges, &s->corners, &allowed))
-            return NULL;
-        if (s->twist < 0 || s->twist >= N_TWIST || s->flip < 0 || s->flip >= N_FLIP ||
-            s->slice_sorted < 0 || s->slice_sorted >= N_SLICE_SORTED || s->u_edges < 0 ||
-            s->u_edges >= N_SLICE_SORTED || s->d_edges < 0 || s->d_edges >= N_SLICE_SORTED ||
-            s->corners < 0 || s->corners >= N_CORNERS) {
-            PyErr_SetString(PyExc_ValueError, "a start coordinate is out of range");
-            return NULL;
-        }
-        s->allowed = allowed & ((1u << N_MOVE) - 1);
-    }
+    n_dirs = parse_starts(starts_obj, max_length, starts);
+    if (n_dirs < 0) return NULL;
     {
         PyObject *objs[N_MECH_BUFFERS] = {trans_obj, first_obj, maps_obj,   rest1_obj, rest2_obj,
                                           start1_obj, back_obj,  brest1_obj, brest2_obj};
@@ -2559,10 +2637,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     c->t0 = now_s();
     c->deadline = c->t0 + budget_s;
     c->hard_deadline = c->t0 + (timeout_s > budget_s ? timeout_s : budget_s);
-    for (i = 0; i < n_dirs; i++) {
-        starts[i].dist = p1_depth(&T, starts[i].twist, starts[i].flip, starts[i].slice_sorted);
-        if (starts[i].dist >= 0 && starts[i].dist < min_dist) min_dist = starts[i].dist;
-    }
+    min_dist = start_distances(&T, starts, n_dirs);
     face_search(c, starts, n_dirs, min_dist);
     if (c->found) {
         /* best_time may be another worker's (adopted as a bound): this one's own is its
@@ -2578,38 +2653,7 @@ static PyObject *py_mech_search(PyObject *self, PyObject *args) {
     for (i = 0; i < N_TABLES; i++) PyBuffer_Release(&views[i]);
     for (i = 0; i < N_MECH_BUFFERS; i++) PyBuffer_Release(&mviews[i]);
     if (c->shared_found != NULL) PyBuffer_Release(&shared_view);
-    for (i = 0; i < n_dirs; i++) {
-        if (starts[i].dist < 0) {
-            mech_free(c);
-            PyErr_SetString(PyExc_RuntimeError,
-                            "two-phase tables are inconsistent (no way down the pruning table); "
-                            "delete the table cache to rebuild it");
-            return NULL;
-        }
-    }
-    moves = PyList_New(c->found ? c->best_len : 0);
-    if (moves == NULL) {
-        mech_free(c);
-        return NULL;
-    }
-    if (c->found)
-        for (i = 0; i < c->best_len; i++) PyList_SET_ITEM(moves, i, PyLong_FromLong(c->best_path[i]));
-    stats = Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:d,s:i,s:d,s:i,s:O,s:O,s:i,s:d}", "solutions_seen",
-        (unsigned long long)c->solutions, "nodes_phase1", (unsigned long long)c->nodes1,
-        "nodes_phase2", (unsigned long long)c->nodes2, "phase1_solutions",
-        (unsigned long long)c->phase2_starts, "improvements", (unsigned long long)c->improvements,
-        "first_solution_s", c->found ? c->first_s : -1.0, "first_length",
-        c->found ? c->first_len : -1, "search_s", now_s() - c->t0, "phase1_depth", c->max_n1,
-        "timed_out", c->timed_out ? Py_True : Py_False, "exhausted",
-        (!c->stop && !c->timed_out) ? Py_True : Py_False, "min_phase1_depth", min_dist,
-        "robot_time_s", c->found ? c->best_time : -1.0);
-    if (stats == NULL) {
-        Py_DECREF(moves);
-        mech_free(c);
-        return NULL;
-    }
-    result = Py_BuildValue("(iNN)", c->found ? c->best_dir : -1, moves, stats);
+    result = starts_consistent(starts, n_dirs) ? search_result(c, min_dist, 1) : NULL;
     mech_free(c);
     return result;
 }

@@ -27,6 +27,9 @@ Groups and sizes::
               (1,013,760), tried before the phase-1 table, and the same depths
               with the turns that change them, 4 bytes each (a file without them
               is rebuilt)                                                          10 MB
+    cornertwist exact depth of the corners alone (all 18 turns), corner class x
+              twist, 4 bits each (6,053,616): a lower bound on the rest of a
+              solution, tested in phase 1 against the length to beat              3 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
               twist and slice x flip depths                                         37 MB

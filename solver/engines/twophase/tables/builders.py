@@ -96,6 +96,26 @@ def _build_phase2(a: Arrays, report: Progress) -> Arrays:
     return {"phase2_prun": pack_mod3(depth, in_place=True)}
 
 
+def _build_cornertwist(a: Arrays, report: Progress) -> Arrays:
+    """Exact depth (all 18 face turns) of the corners alone, corner permutation class x
+    twist, 4 bits each (2768 x 2187 entries, 3 MB): a lower bound on the rest of any
+    solution, which the phase-1 search tests against the length it must beat."""
+    raw_new = a["corners_move"].astype(np.int64)[a["corner_rep"].astype(np.int64)]  # (2768, 18)
+    depth = sym_bfs(
+        "corner pruning",
+        C.N_CORNER_CLASS,
+        C.N_TWIST,
+        a["corner_classidx"][raw_new],
+        a["corner_sym"][raw_new],
+        a["twist_move"],
+        a["twist_conj"],
+        a["corner_stab"].astype(np.int64),
+        range(C.N_MOVE),
+        report,
+    )
+    return {"corner_twist_depth": pack_nibbles(depth, in_place=True)}
+
+
 def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
     """Exact phase-2 depths of corners x slice order and of ud_edges x slice order (small
     tables that reject most phase-2 starts before the big table is walked)."""
@@ -183,6 +203,7 @@ BUILDERS: dict[str, Builder] = {
     "phase2": _build_phase2,
     "cornslice": _build_cornslice,
     "slicepair": _build_slicepair,
+    "cornertwist": _build_cornertwist,
     "axial1": _build_axial1,
     "axial2": _build_axial2,
 }

@@ -67,6 +67,7 @@ class TwoPhaseTables:
     slice_flip_depth: Array  # uint8 (495 * 2048,) exact phase-1 depth of slice * 2048 + flip
     slice_twist_mask: Array  # uint32 (495 * 2187,) that depth and the turns changing it
     slice_flip_mask: Array  # uint32 (495 * 2048,) (see tables.bfs.move_masks)
+    corner_twist_depth: Array  # uint8 packed 4-bit exact depth (18 turns), class * 2187 + twist
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -117,6 +118,7 @@ class TwoPhaseTables:
             self.slice_flip_depth,
             self.slice_twist_mask,
             self.slice_flip_mask,
+            self.corner_twist_depth,
         )
 
 
@@ -130,6 +132,7 @@ _HOT = (
     "flipslice_sym",
     "corners_move",
     "cornslice_depth",
+    "corner_twist_depth",
 )
 
 
