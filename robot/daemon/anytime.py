@@ -42,10 +42,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from firmware_protocol.errors import LinkError
+from firmware_protocol.messages import Status
 from robot.daemon.committer import (
     AnytimeRun,
     Timeline,
@@ -65,7 +68,7 @@ from robot.daemon.execution import Executor
 from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cube.facelets import Cube
-from solver.cube.notation import Move, format_moves
+from solver.cube.notation import Move, format_moves, parse
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.session import SearchSession
 from solver.errors import CubeError
@@ -96,6 +99,20 @@ MAX_SEARCH_S = 0.4
 #: meanwhile). Measured (60 states, load 10): 2.176 s of robot time against 2.236 s on one
 #: thread for the same 3 ms budget; the plan's first groups decide most of the job's time.
 HEAD_THREADS = 2
+#: The scramble whose search starts the sessions' threads (any state will do).
+WARM_UP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """The anytime searches' engine sessions, made once (:meth:`Anytime.warm`)."""
+
+    #: the head start: the event loop waits for it, at normal priority
+    head: SearchSession
+    #: the refinements while the motors turn, at a lower priority (:data:`SEARCH_NICE`)
+    refine: SearchSession
+
+
 #: Worker threads of a search while the motors turn: both cores (the host does little else).
 SEARCH_THREADS = 2
 #: ... at a lower priority than the event loop's thread (the link and the journal), which then
@@ -121,7 +138,10 @@ class Anytime:
         self.executor = executor
         self.planner = planner
         self.first_solution = first_solution
-        self._search_session: SearchSession | None = None
+        self._sessions: Sessions | None = None
+        #: the STATUS asked for at a job's start (:meth:`prefetch_status`), by job id
+        self._prefetched: tuple[str, asyncio.Future[Status]] | None = None
+        self._lock = threading.Lock()
         self.cost = ctx.config.cost_model
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
@@ -136,24 +156,26 @@ class Anytime:
         """Solve ``cube`` (the job's cube after its first ``offset`` moves) and execute the
         solution while searching for a faster remainder.
 
-        What must happen before the first motor step is kept short: the firmware's STATUS
-        (for the dispatch) is asked for while the first search runs, and the plan, the state
-        EXECUTING and the dispatch are journaled in one transaction (the journal skips SOLVING,
-        which lasts about a millisecond: a job that never reached the motors is closed at a
-        restart whatever its state)."""
+        What must happen before the first motor step is kept short (each step is marked on
+        the job, :attr:`Job.marks`): the head start runs on the warm session's threads until
+        ``head_start_s`` after the job entered SOLVING (an absolute deadline: a thread that
+        starts late does not end late) while the firmware's STATUS (for the dispatch) is
+        asked for; the plan, the state EXECUTING and the dispatch are journaled in one
+        transaction (the journal skips SOLVING, which lasts milliseconds: a job that never
+        reached the motors is closed at a restart whatever its state); the first moves go to
+        the firmware at once, and the ``solution`` event and the status only after them."""
         link, journal = self.ctx.link, self.ctx.journal
+        job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
         started = time.perf_counter()
-        fetched = asyncio.ensure_future(link.status())
+        fetched = self._status(job)
         try:
-            head_start = self.ctx.config.solver.head_start_s
-            solution = await asyncio.to_thread(
-                self.first_solution, cube, head_start, threads=HEAD_THREADS
-            )
-            searched = time.perf_counter()
+            solution = await self._head_start(cube, started)
+            job.mark("searched")
             program = self._plan(solution.moves)
-            planned = time.perf_counter()
+            job.mark("planned")
             status = await fetched
+            job.mark("status")
         except LinkError as exc:  # as the executor's first STATUS would
             raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
         finally:
@@ -180,21 +202,11 @@ class Anytime:
             dispatch=dispatch,
         )
         wrote = time.perf_counter() - writing
-        logger.debug(
-            "job %s: before the first step: search %.1f ms, plan %.1f ms, status %.1f ms, "
-            "journal %.1f ms",
-            job.id,
-            1000 * (searched - started),
-            1000 * (planned - searched),
-            1000 * (writing - planned),
-            1000 * wrote,
-        )
-        solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
-        self.ctx.out.event(EventName.SOLUTION, solved)
+        job.mark("journaled")
         if not program.moves:
+            self._announce(job, solution, program)
             await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
             return
-        self.ctx.set_state(JobState.EXECUTING)
         plan = list(program.moves)
         timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
         run = AnytimeRun(job, offset, cube, plan, timeline)
@@ -205,41 +217,106 @@ class Anytime:
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         run.commit(self._first_commit(run))
+        self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
+        asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
         refiner = asyncio.create_task(self._refine(run, solve_s), name=f"anytime-refine {job.id}")
         try:
+            job.mark("sending")  # the executor writes the first moves before it waits
             await self.executor.execute(job, run.feed, offset, dispatched=status)
         finally:
             refiner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
-            self._learnt = tuple(  # the worst so far, forgotten slowly
-                max(DECAY * before, now)
-                for before, now in zip(
-                    self._learnt,
-                    (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
-                    strict=True,
-                )
+            self._learn(run)
+
+    def prefetch_status(self, job: Job) -> None:
+        """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
+        (while the given state is journaled and validated): nothing is sent to the firmware
+        before that dispatch, so it is as current then as one asked for later."""
+        self._drop_prefetched()
+        fetched = asyncio.ensure_future(self.ctx.link.status())
+        fetched.add_done_callback(_retrieved)  # a job that fails before it never reads it
+        self._prefetched = (job.id, fetched)
+
+    def _status(self, job: Job) -> asyncio.Future[Status]:
+        """The firmware's STATUS for ``job``'s dispatch: the one asked for at its start, or a
+        new request."""
+        prefetched, self._prefetched = self._prefetched, None
+        if prefetched is not None and prefetched[0] == job.id:
+            return prefetched[1]
+        if prefetched is not None:
+            prefetched[1].cancel()
+        return asyncio.ensure_future(self.ctx.link.status())
+
+    def _drop_prefetched(self) -> None:
+        if self._prefetched is not None:
+            self._prefetched[1].cancel()
+            self._prefetched = None
+
+    async def _head_start(self, cube: Cube, started: float) -> Solution:
+        """The first solution: the warm session's search until ``head_start_s`` after
+        ``started`` (:func:`time.perf_counter`, the clock of :func:`time.monotonic` here),
+        or, with no head start, a robot with a face missing, or nothing found by then, the
+        pipeline's first solution within the length limit."""
+        head_start = self.ctx.config.solver.head_start_s
+        if head_start > 0 and not self.ctx.config.motors.missing:
+            session = (await self._warm()).head
+            deadline = time.monotonic() + head_start - (time.perf_counter() - started)
+            found = await asyncio.wrap_future(
+                session.submit(cube, deadline, max_length=self.ctx.config.solver.max_length)
             )
+            if found is not None:
+                return found
             logger.info(
-                "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
-                "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
-                "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
-                "late, a journal write takes %.1f ms at most",
-                job.id,
-                run.searches,
-                run.refinements,
-                run.saved_s,
-                run.late_searches,
-                run.dropped,
-                run.late_writes,
-                run.feed.gaps,
-                1000 * timeline.lead_s(),
-                1000 * link.latency_s,
-                1000 * timeline.wake_lag_s,
-                1000 * timeline.overstated_s,
-                1000 * run.late_s,
-                1000 * run.write_s,
+                "head start: nothing found in %.1f ms; the first solution", 1e3 * head_start
             )
+        return await asyncio.to_thread(self.first_solution, cube, 0.0, threads=HEAD_THREADS)
+
+    def _announce(self, job: Job, solution: Solution, program: MotorProgram) -> None:
+        """The ``solution`` event and the state (after the first moves went out)."""
+        solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
+        self.ctx.out.event(EventName.SOLUTION, solved)
+        if program.moves:
+            self.ctx.set_state(JobState.EXECUTING)
+
+    def _learn(self, run: AnytimeRun) -> None:
+        """Keep what the run measured for the next job (the worst so far, slowly forgotten),
+        and log it."""
+        timeline, link = run.timeline, self.ctx.link
+        self._learnt = tuple(
+            max(DECAY * before, now)
+            for before, now in zip(
+                self._learnt,
+                (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
+                strict=True,
+            )
+        )
+        marks = run.job.marks
+        logger.info(
+            "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
+            "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
+            "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
+            "late, a journal write takes %.1f ms at most; before the first step: %s",
+            run.job.id,
+            run.searches,
+            run.refinements,
+            run.saved_s,
+            run.late_searches,
+            run.dropped,
+            run.late_writes,
+            run.feed.gaps,
+            1000 * timeline.lead_s(),
+            1000 * link.latency_s,
+            1000 * timeline.wake_lag_s,
+            1000 * timeline.overstated_s,
+            1000 * run.late_s,
+            1000 * run.write_s,
+            ", ".join(
+                f"{step} {(at - marks['solving']) / 1e6:.1f} ms"
+                for step, at in marks.items()
+                if "solving" in marks and step != "solving"
+            ),
+        )
 
     def _first_commit(self, run: AnytimeRun) -> int:
         """The fewest whole groups that keep the motors busy longer than the lead time."""
@@ -252,16 +329,33 @@ class Anytime:
 
     # === searching while the motors turn ==========================================================
 
-    def _session(self) -> SearchSession:
-        """The engine's search session for the refinements (options checked, robot-metric
-        tables loaded and worker threads started once, for every job)."""
-        if self._search_session is None:
+    def warm(self) -> Sessions:
+        """The engine's search sessions for the head start and the refinements, ready: options
+        checked, robot-metric tables loaded, worker threads started (a search of each), the
+        hot tables' huge-page copies begun. Blocks (the daemon runs it in a thread at start,
+        after the tables; else the first job does)."""
+        with self._lock:
+            if self._sessions is not None:
+                return self._sessions
             config = self.ctx.config
             faces = sorted(config.motors.faces) if config.motors.missing else None
-            self._search_session = get_solver().session(
-                cost_model=self.cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE
+            solver = get_solver()
+            solver._start_hot_copies()  # (as the engine's first budgeted search does)
+            sessions = Sessions(
+                solver.session(cost_model=self.cost, faces=faces, threads=HEAD_THREADS),
+                solver.session(
+                    cost_model=self.cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE
+                ),
             )
-        return self._search_session
+            warm_up = Cube.solved(3).apply(parse(WARM_UP))
+            for session in (sessions.head, sessions.refine):
+                session.submit(warm_up, time.monotonic() + 0.002).result()
+            self._sessions = sessions
+            logger.debug("anytime search sessions ready")
+            return sessions
+
+    async def _warm(self) -> Sessions:
+        return self._sessions if self._sessions is not None else await asyncio.to_thread(self.warm)
 
     async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
@@ -274,7 +368,7 @@ class Anytime:
         journal = self.ctx.journal
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
-            session = await asyncio.to_thread(self._session)
+            session = (await self._warm()).refine
             await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
             wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
@@ -501,6 +595,12 @@ class Anytime:
     async def _journal_state(self, job: Job, state: JobState) -> None:
         journal = self.ctx.journal
         await journal.call(journal.sync.set_state, job.id, state)
+
+
+def _retrieved(future: asyncio.Future[Status]) -> None:
+    """Mark a prefetched STATUS's failure as seen (the job reads it, if it gets that far)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:
