@@ -427,7 +427,7 @@ class Anytime:
         run.searches += 1
         run.fence = target
         try:
-            found = await asyncio.to_thread(self._search, session, cube, deadline, current, target)
+            found = await self._search(session, cube, deadline, current, target)
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
                 run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
@@ -436,20 +436,24 @@ class Anytime:
             run.release_fence()
         return searched
 
-    def _search(
+    async def _search(
         self, session: SearchSession, cube: Cube, deadline: float, bound_s: float, kept_htm: int
     ) -> Solution | None:
         """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
         event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
-        ``bound_s`` (in a worker thread)."""
+        ``bound_s``, on the session's threads: the last to end wakes the loop (one hand-back,
+        no thread in between), which picks the best (a lower-priority thread holding the GIL
+        for that could hold the loop up)."""
         max_length = self.ctx.config.solver.max_length
         try:
-            return session.search(
+            pending = session.start(
                 cube,
                 deadline,
                 bound_s=bound_s,
                 max_length=None if max_length is None else max(0, max_length - kept_htm),
             )
+            await asyncio.wrap_future(pending.done)
+            return pending.result()
         except CubeError as exc:  # nothing found: the plan stays
             logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
             return None

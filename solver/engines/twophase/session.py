@@ -39,7 +39,7 @@ from solver.errors import OptionError
 from solver.options import SolveOptions
 from solver.solution import Solution
 
-__all__ = ["SearchSession"]
+__all__ = ["Pending", "SearchSession"]
 
 log = logging.getLogger(__name__)
 
@@ -113,40 +113,60 @@ class SearchSession:
         max_length: int | None = None,
     ) -> Future[Solution | None]:
         """:meth:`search` on the session's worker threads, the calling thread free: the
-        future's result is :meth:`search`'s. Every thread searches until the same absolute
-        ``deadline``, one that starts late too, and the last to end picks the best, so the
-        caller is woken once (an event loop: ``asyncio.wrap_future``)."""
+        future's result is :meth:`search`'s, picked by the last thread to end (see
+        :meth:`start`; a caller that must not have a thread of lower priority do that, the
+        GIL held, calls :meth:`start` and :meth:`Pending.result` itself)."""
         future: Future[Solution | None] = Future()
+        pending = self.start(cube, deadline, bound_s=bound_s, max_length=max_length)
+
+        def finished(done: Future[None]) -> None:
+            try:
+                done.result()
+                future.set_result(pending.result())
+            except BaseException as exc:  # the search failed: so does the future
+                future.set_exception(exc)
+
+        pending.done.add_done_callback(finished)
+        return future
+
+    def start(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        *,
+        bound_s: float | None = None,
+        max_length: int | None = None,
+    ) -> Pending:
+        """Start :meth:`search` on the session's worker threads, the calling thread free.
+        Every thread searches until the same absolute ``deadline``, one that starts late too;
+        :attr:`Pending.done` resolves when the last has ended (so a waiting event loop is
+        woken once: ``asyncio.wrap_future``), then :meth:`Pending.result` is the search's."""
         search = self._start(cube, deadline, bound_s, max_length)
         if not isinstance(search, _Search):
-            future.set_result(search)
-            return future
+            return Pending(search)
+        pending = Pending(None, search)
         pool = self._pool if self._pool is not None else self.solver._workers()
         workers = len(search.chunks)
-        results: list[Found | None] = [None] * workers
         lock = threading.Lock()
         left = [workers]
 
         def ended(number: int, part: Future[Found]) -> None:
             try:
-                results[number] = part.result()
-            except BaseException as exc:  # the search failed: so does the future
+                pending._results[number] = part.result()
+            except BaseException as exc:
                 with lock:
-                    if not future.done():
-                        future.set_exception(exc)
+                    if not pending.done.done():
+                        pending.done.set_exception(exc)
                 return
             with lock:
                 left[0] -= 1
-                if left[0] or future.done():
+                if left[0] or pending.done.done():
                     return
-            try:
-                future.set_result(search.finish([r for r in results if r is not None]))
-            except Exception as exc:
-                future.set_exception(exc)
+            pending.done.set_result(None)
 
         for number in range(workers):
             pool.submit(search.run, number).add_done_callback(functools.partial(ended, number))
-        return future
+        return pending
 
     def _start(
         self,
@@ -177,6 +197,26 @@ class SearchSession:
         workers = max(1, min(self.settings.threads, len(dirs)))
         chunks = [dirs[i::workers] for i in range(workers)]
         return _Search(self, chunks, length, deadline, shared, called, bound_s)
+
+
+class Pending:
+    """A search started on a session's threads (:meth:`SearchSession.start`)."""
+
+    def __init__(self, answer: Solution | None, search: _Search | None = None) -> None:
+        #: resolves (to ``None``) when every thread has ended
+        self.done: Future[None] = Future()
+        self._answer = answer
+        self._search = search
+        self._results: list[Found | None] = [None] * (0 if search is None else len(search.chunks))
+        if search is None:  # nothing to search
+            self.done.set_result(None)
+
+    def result(self) -> Solution | None:
+        """The search's answer, as :meth:`SearchSession.search` gives it (once :attr:`done`)."""
+        self.done.result(timeout=0)
+        if self._search is None:
+            return self._answer
+        return self._search.finish([r for r in self._results if r is not None])
 
 
 class _Search:

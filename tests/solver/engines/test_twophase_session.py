@@ -100,6 +100,12 @@ def test_submit_hands_back_the_search_by_its_absolute_deadline(engine: TwoPhaseS
         assert time.monotonic() < deadline + SLACK_S
         assert solution is not None and cube.apply(solution.moves).is_solved()
         assert solution.stats["threads"] == 2 and 0 <= solution.stats["start_lag_s"] < SLACK_S
+    # started, the caller picking the best once every thread has ended
+    cube = _cubes(1, 16)[0]
+    pending = session.start(cube, time.monotonic() + 0.02)
+    pending.done.result(timeout=10)
+    found = pending.result()
+    assert found is not None and cube.apply(found.moves).is_solved()
     # a deadline already past: each thread gets its least search, none runs on
     began = time.monotonic()
     session.submit(_cubes(1, 14)[0], began - 1.0).result(timeout=10)
