@@ -45,7 +45,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import Status
@@ -65,11 +64,11 @@ from robot.daemon.events import (
     solution_payload,
 )
 from robot.daemon.execution import Executor
+from robot.daemon.sessions import HEAD_THREADS, Sessions, make_sessions
 from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cube.facelets import Cube
-from solver.cube.notation import Move, format_moves, parse
-from solver.engines.twophase.engine import get_solver
+from solver.cube.notation import Move, format_moves
 from solver.engines.twophase.session import SearchSession
 from solver.errors import CubeError
 from solver.solution import Solution
@@ -88,36 +87,16 @@ LATE_DECAY = 0.8
 DECAY = 0.9
 #: The first search, from the moves committed first, runs for at least this long if it can
 #: (seconds): measured offline, a search from the state after the first group saves most of
-#: what any search during the motion saves (a plan's first moves decide it most).
-FIRST_SEARCH_S = 0.02
+#: what any search during the motion saves (a plan's first moves decide it most), so even a
+#: short one there beats a longer one from further ahead (20 ms before: under load the first
+#: group's window, less the lead and the overheads, was often shorter, and the first search
+#: went to the second group).
+FIRST_SEARCH_S = 0.008
 #: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
 #: ... up to this long (seconds): then the searches go on from further ahead, each from a
 #: plan as good as the ones before made it.
 MAX_SEARCH_S = 0.4
-#: Worker threads of the head start: both cores (the host waits for the firmware's STATUS
-#: meanwhile). Measured (60 states, load 10): 2.176 s of robot time against 2.236 s on one
-#: thread for the same 3 ms budget; the plan's first groups decide most of the job's time.
-HEAD_THREADS = 2
-#: The scramble whose search starts the sessions' threads (any state will do).
-WARM_UP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
-
-
-@dataclass(frozen=True)
-class Sessions:
-    """The anytime searches' engine sessions, made once (:meth:`Anytime.warm`)."""
-
-    #: the head start: the event loop waits for it, at normal priority
-    head: SearchSession
-    #: the refinements while the motors turn, at a lower priority (:data:`SEARCH_NICE`)
-    refine: SearchSession
-
-
-#: Worker threads of a search while the motors turn: both cores (the host does little else).
-SEARCH_THREADS = 2
-#: ... at a lower priority than the event loop's thread (the link and the journal), which then
-#: gets a core as soon as it wakes
-SEARCH_NICE = 10
 
 
 class Anytime:
@@ -219,7 +198,7 @@ class Anytime:
         run.commit(self._first_commit(run))
         self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
         asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
-        refiner = asyncio.create_task(self._refine(run, solve_s), name=f"anytime-refine {job.id}")
+        refiner = asyncio.create_task(self._refine(run), name=f"anytime-refine {job.id}")
         try:
             job.mark("sending")  # the executor writes the first moves before it waits
             await self.executor.execute(job, run.feed, offset, dispatched=status)
@@ -228,6 +207,8 @@ class Anytime:
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
             self._learn(run)
+            # (not while the motors turn: a journal write then delays the refinements' own)
+            await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
 
     def prefetch_status(self, job: Job) -> None:
         """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
@@ -337,27 +318,14 @@ class Anytime:
         with self._lock:
             if self._sessions is not None:
                 return self._sessions
-            config = self.ctx.config
-            faces = sorted(config.motors.faces) if config.motors.missing else None
-            solver = get_solver()
-            solver._start_hot_copies()  # (as the engine's first budgeted search does)
-            sessions = Sessions(
-                solver.session(cost_model=self.cost, faces=faces, threads=HEAD_THREADS),
-                solver.session(
-                    cost_model=self.cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE
-                ),
-            )
-            warm_up = Cube.solved(3).apply(parse(WARM_UP))
-            for session in (sessions.head, sessions.refine):
-                session.submit(warm_up, time.monotonic() + 0.002).result()
+            sessions = make_sessions(self.ctx.config)
             self._sessions = sessions
-            logger.debug("anytime search sessions ready")
             return sessions
 
     async def _warm(self) -> Sessions:
         return self._sessions if self._sessions is not None else await asyncio.to_thread(self.warm)
 
-    async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
+    async def _refine(self, run: AnytimeRun) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
         for faster remainders. Each search starts from the plan's state after ``target``
         moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
@@ -365,11 +333,9 @@ class Anytime:
         up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
         the same length from a similar state finds about the same plan."""
         loop = asyncio.get_running_loop()
-        journal = self.ctx.journal
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
             session = (await self._warm()).refine
-            await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
             wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
                 run.timeline.observe(run.feed.last_group)
