@@ -13,8 +13,9 @@ the only search the robot waits for; then two tasks share the job:
   *lead time* — how long a committed move may take to reach the firmware (the link's measured
   latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
   than the cost model the reports have come. So only the moves the firmware needs are sent.
-* **The searcher** runs the robot-time search (the profile's cost model) on both cores, at a
-  lower priority than the event loop, through one engine search session
+* **The searcher** runs the robot-time search (the profile's cost model) on both cores (at
+  the process's priority, :data:`~robot.daemon.sessions.SEARCH_NICE`), through one engine
+  search session
   (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`: tables and threads kept,
   each search a restart from a new state until an absolute deadline). It searches from the
   plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
@@ -408,8 +409,8 @@ class Anytime:
         """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
         event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
         ``bound_s``, on the session's threads: the last to end wakes the loop (one hand-back,
-        no thread in between), which picks the best (a lower-priority thread holding the GIL
-        for that could hold the loop up)."""
+        no thread in between), which picks the best (Python, the GIL held: kept out of the
+        search threads, which may run at a lower priority)."""
         max_length = self.ctx.config.solver.max_length
         try:
             pending = session.start(

@@ -1,6 +1,7 @@
 """The engine search sessions of anytime solving (:mod:`robot.daemon.anytime`): one for the head
-start, which the event loop waits for, and one for the refinements while the motors turn, at a
-lower priority; made once, their threads started by a first search (:func:`make_sessions`).
+start, which the event loop waits for, and one for the refinements while the motors turn (its
+priority :data:`SEARCH_NICE`); made once, their threads started by a first search
+(:func:`make_sessions`).
 """
 
 from __future__ import annotations
@@ -33,16 +34,20 @@ class Sessions:
 
     #: the head start: the event loop waits for it, at normal priority
     head: SearchSession
-    #: the refinements while the motors turn, at a lower priority (:data:`SEARCH_NICE`)
+    #: the refinements while the motors turn (at :data:`SEARCH_NICE`)
     refine: SearchSession
 
 
 #: Worker threads of a search while the motors turn: both cores (the host does little else).
 SEARCH_THREADS = 2
-#: ... at a lower priority than the event loop's thread (the link and the journal), which then
-#: gets a core as soon as it wakes: this much nicer than the process (a daemon started under
-#: ``nice`` keeps the gap; capped at 19)
-SEARCH_NICE = 10
+#: ... at the process's priority. Lower (10, as before) kept the searches from competing
+#: with the event loop for a core, but a thread of the pool runs Python (the pool's own, the
+#: hand-back) with the GIL held, and one preempted there by the machine's other work waits for
+#: a core as long as its niceness makes it: the loop, wanting the GIL, waits as long (a 600 ms
+#: stall and a gap in 30 jobs at load 9, the bench under ``nice``: the threads at 19). At the
+#: loop's own priority no such wait is longer than the loop's own; the loop, asleep most of the
+#: time, still wins a core as it wakes.
+SEARCH_NICE = 0
 
 
 def make_sessions(config: RobotConfig) -> Sessions:
