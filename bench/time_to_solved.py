@@ -26,7 +26,9 @@ Per mode (``--json``: one row each, fields :data:`FIELDS`):
 * ``gaps``: times the motors stood still waiting for the host between two groups of a job
   (a group whose moves arrived after the one before it had stopped);
 * ``refinements_mean``: anytime only, faster remainders found per job;
-* ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's.
+* ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's;
+* ``visible_breakdown_ms``: where the visible compute goes: for each of :data:`STEPS`, the
+  median time from the job entering SOLVING to that step (ms; cumulative).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from firmware_protocol.sim import MoveRecord
 from robot.bundled import bundled_path, load_profile
 from robot.config import RobotConfig
 from robot.daemon import Daemon, EventName, link_config
+from robot.daemon.context import Job
 from robot.daemon.prepare import solver_tables
 from robot.journal import AsyncJournal
 from robot.simrobot import SimulatedRobot
@@ -73,7 +76,15 @@ FIELDS = (
     "gaps",
     "refinements_mean",
     "vs_best_fixed",
+    "visible_breakdown_ms",
 )
+
+#: the steps from the job entering SOLVING to the first motor step, in order (the job's
+#: :attr:`~robot.daemon.context.Job.marks`, then the simulated firmware's record): the head
+#: start or the budgeted search handed back, the plan made, the firmware's STATUS in hand
+#: (anytime; the fixed path asks for it after ``sending``), the plan journaled, the first moves
+#: handed to the executor, their frames read by the firmware, its first motor step
+STEPS = ("searched", "planned", "status", "journaled", "sending", "received", "first_step")
 
 #: a group that starts more than this after the one before it stopped waited for the host
 GAP_TOLERANCE_S = 0.0005
@@ -89,6 +100,8 @@ class JobResult:
     moves: int
     gaps: int
     refinements: int
+    #: ms from SOLVING to each of :data:`STEPS` the job passed
+    steps: dict[str, float]
 
 
 class Counter:
@@ -133,7 +146,12 @@ def mode_config(
 
 
 def job_result(
-    start: Cube, records: list[MoveRecord], submitted: float, solving: float, refinements: int
+    start: Cube,
+    records: list[MoveRecord],
+    submitted: float,
+    solving: float,
+    refinements: int,
+    marks: dict[str, int] | None = None,
 ) -> JobResult:
     executed = [r for r in records if r.outcome == "executed"]
     cube = start.apply([Move.outer(Face(r.motor), r.quarter_turns) for r in executed])
@@ -150,6 +168,17 @@ def job_result(
             gaps += 1
     first = ordered[0][0] if ordered else submitted
     last = max((r.finished_at or 0.0 for r in executed), default=submitted)
+    steps: dict[str, float] = {}
+    if marks and "solving" in marks:
+        # perf_counter_ns against the loop's time.monotonic(): one clock on Linux, the offset
+        # measured anyway
+        offset_s = time.perf_counter() - time.monotonic()
+        began = marks["solving"] / 1e9 - offset_s
+        steps = {s: 1000 * (marks[s] / 1e9 - offset_s - began) for s in STEPS if s in marks}
+        if records:
+            steps["received"] = 1000 * (min(r.received_at for r in records) - began)
+        if ordered:
+            steps["first_step"] = 1000 * (first - began)
     return JobResult(
         solved=cube.is_solved(),
         wall_s=last - submitted,
@@ -159,6 +188,7 @@ def job_result(
         moves=len(executed),
         gaps=gaps,
         refinements=refinements,
+        steps=steps,
     )
 
 
@@ -180,10 +210,13 @@ async def run_mode(
     )
     loop = asyncio.get_running_loop()
     solving: list[float] = []
+    jobs: list[Job] = []
 
     def on_status(name: str, payload: dict[str, Any]) -> None:
         if name == "status" and payload["state"] == "SOLVING" and not solving:
             solving.append(loop.time())
+            if daemon.ctx.job is not None:
+                jobs.append(daemon.ctx.job)
 
     daemon.listeners.append(on_status)
     task = asyncio.create_task(daemon.run(), name="daemon")
@@ -199,6 +232,7 @@ async def run_mode(
         for cube in cubes:
             robot.firmware.records.clear()
             solving.clear()
+            jobs.clear()
             refined = sink.refinements
             submitted = loop.time()
             reply = await daemon.submit("solve", {"facelets": cube.to_facelets("scheme")})
@@ -208,7 +242,10 @@ async def run_mode(
             await asyncio.sleep(0.02)  # the last motor stop is recorded
             records = list(robot.firmware.records)
             began = solving[0] if solving else submitted
-            results.append(job_result(cube, records, submitted, began, sink.refinements - refined))
+            marks = jobs[0].marks if jobs else None
+            results.append(
+                job_result(cube, records, submitted, began, sink.refinements - refined, marks)
+            )
     finally:
         daemon.stop()
         await task
@@ -242,6 +279,11 @@ def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
             else None
         ),
         "vs_best_fixed": None,
+        "visible_breakdown_ms": {
+            step: round(statistics.median(r.steps[step] for r in results), 2)
+            for step in STEPS
+            if results and all(step in r.steps for r in results)
+        },
     }
 
 
@@ -302,6 +344,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['wall_s_p95']:>8.3f}{r['motor_s_mean']:>9.3f}{r['compute_visible_ms_mean']:>12.1f}"
             f"{r['compute_visible_ms_median']:>8.1f}{r['moves_mean']:>7.1f}{r['gaps']:>6}"
             f"{refined:>9}{ratio:>9}"
+        )
+    print("\nvisible compute, median ms from SOLVING to each step:")
+    print(f"{'mode':<14}" + "".join(f"{s:>12}" for s in STEPS))
+    for r in rows:
+        cells = (r["visible_breakdown_ms"].get(s) for s in STEPS)
+        print(
+            f"{label(r['mode']):<14}"
+            + "".join(f"{'-':>12}" if c is None else f"{c:>12.1f}" for c in cells)
         )
     return 0
 

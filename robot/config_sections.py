@@ -279,8 +279,9 @@ class SolverConfig(Section):
     #: anytime solving: the motors start on the first solution and the search goes on while
     #: they turn, replacing the moves not yet sent by faster ones (``budget_s`` is then unused)
     anytime: bool = False
-    #: anytime: how long the search runs before the first move (0: the first solution found)
-    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.003
+    #: anytime: how long after the job entered SOLVING the search before the first move ends
+    #: (0: the first solution found)
+    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.005
 
     @field_validator("engine")
     @classmethod

@@ -5,15 +5,17 @@ A longer search finds a plan the robot executes faster, but a fixed budget is pa
 first move. Here the head start (``[solver] head_start_s``, 3 ms on both worker threads) is
 the only search the robot waits for; then two tasks share the job:
 
-* **The committer** (:func:`commit_when_due`) hands the plan's next motion group to the firmware
-  (appended to the running execution, :meth:`FirmwareLink.extend`) at the last moment that
-  keeps the firmware's queue from running dry: the predicted end of the committed moves (the
+* **The committer** (:func:`~robot.daemon.committer.commit_when_due`, with the timeline and
+  the run's state in :mod:`robot.daemon.committer`) hands the plan's next motion group to the
+  firmware (appended to the running execution, :meth:`FirmwareLink.extend`) at the last moment
+  that keeps the firmware's queue from running dry: the predicted end of the committed moves (the
   cost model's group times, re-anchored on each group the firmware reports executed) less the
   *lead time* — how long a committed move may take to reach the firmware (the link's measured
   latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
   than the cost model the reports have come. So only the moves the firmware needs are sent.
-* **The searcher** runs the robot-time search (the profile's cost model) on both cores, at a
-  lower priority than the event loop, through one engine search session
+* **The searcher** runs the robot-time search (the profile's cost model) on both cores (at
+  the process's priority, :data:`~robot.daemon.sessions.SEARCH_NICE`), through one engine
+  search session
   (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`: tables and threads kept,
   each search a restart from a new state until an absolute deadline). It searches from the
   plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
@@ -41,12 +43,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
+import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from firmware_protocol.errors import LinkError
+from firmware_protocol.messages import Status
+from robot.daemon.committer import (
+    AnytimeRun,
+    Timeline,
+    commit_when_due,
+    group_ends,
+    move_durations,
+)
 from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import (
     ErrorCode,
@@ -55,13 +64,12 @@ from robot.daemon.events import (
     SolutionRefinedPayload,
     solution_payload,
 )
-from robot.daemon.execution import Executor, MoveFeed
+from robot.daemon.execution import Executor
+from robot.daemon.sessions import HEAD_THREADS, Sessions, make_sessions
 from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
-from solver.cost import CostModel
 from solver.cube.facelets import Cube
 from solver.cube.notation import Move, format_moves
-from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.session import SearchSession
 from solver.errors import CubeError
 from solver.solution import Solution
@@ -72,229 +80,24 @@ logger = logging.getLogger(__name__)
 
 #: A search shorter than this is not started: the next group is committed at once instead.
 MIN_SEARCH_S = 0.004
-#: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
-MIN_OVERHEAD_S = 0.005
 #: How much of the latest search's lateness the next one still assumes, unless it is later:
 #: a result that comes too late to be journaled wastes the whole search, ending a search a
 #: little sooner costs little.
 LATE_DECAY = 0.8
 #: How much of the worst delays measured in a job the next job still assumes.
 DECAY = 0.9
-#: The weight of a new sample in the running mean of how early reports come.
-EARLY_GAIN = 0.25
 #: The first search, from the moves committed first, runs for at least this long if it can
 #: (seconds): measured offline, a search from the state after the first group saves most of
-#: what any search during the motion saves (a plan's first moves decide it most).
-FIRST_SEARCH_S = 0.02
+#: what any search during the motion saves (a plan's first moves decide it most), so even a
+#: short one there beats a longer one from further ahead (20 ms before: under load the first
+#: group's window, less the lead and the overheads, was often shorter, and the first search
+#: went to the second group).
+FIRST_SEARCH_S = 0.008
 #: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
 #: ... up to this long (seconds): then the searches go on from further ahead, each from a
 #: plan as good as the ones before made it.
 MAX_SEARCH_S = 0.4
-#: Worker threads of the head start: both cores (the host waits for the firmware's STATUS
-#: meanwhile). Measured (60 states, load 10): 2.176 s of robot time against 2.236 s on one
-#: thread for the same 3 ms budget; the plan's first groups decide most of the job's time.
-HEAD_THREADS = 2
-#: Worker threads of a search while the motors turn: both cores (the host does little else).
-SEARCH_THREADS = 2
-#: ... at a lower priority than the event loop's thread (the link and the journal), which then
-#: gets a core as soon as it wakes
-SEARCH_NICE = 10
-#: The committer looks at the timeline at least this often while it waits (seconds): the
-#: firmware's reports move the predicted end.
-COMMIT_POLL_S = 0.02
-
-
-@dataclass
-class Timeline:
-    """When the committed moves will have executed, from the cost model's group times and the
-    firmware's reports; and how early the next group must be committed.
-
-    ``durations[i]`` is the time move ``i`` of the plan adds to the motors' timeline (its group's
-    time plus the settle before the next group, on the last move of a group; 0 on the first move
-    of a simultaneous pair).
-    """
-
-    latency_s: Callable[[], float]
-    durations: list[float] = field(default_factory=list)
-    #: loop time of the first commit (the motors start once its moves arrive)
-    started_at: float | None = None
-    #: how late the host woke up for a commit, at most so far (seconds)
-    wake_lag_s: float = 0.0
-    #: how much sooner a group's report came than the cost model says (the model overstating
-    #: the motors, or the report before it delayed), a running mean, a group
-    overstated_s: float = 0.0
-    _anchor: tuple[float, int] | None = None
-
-    def observe(self, last_group: tuple[float, int] | None) -> None:
-        """Take the firmware's latest report (``(link time, moves executed)`` of the last whole
-        group reported) and learn how far the cost model overstates the group times."""
-        if last_group is None or last_group == self._anchor:
-            return
-        previous, self._anchor = self._anchor, last_group
-        if previous is None:  # the first group started after the first commit
-            assert self.started_at is not None
-            previous = (self.started_at, 0)
-        (t0, n0), (t1, n1) = previous, last_group
-        if n1 <= n0:
-            return
-        predicted = sum(self.durations[n0:n1])
-        groups = sum(1 for d in self.durations[n0:n1] if d > 0)
-        observed = t1 - t0
-        # only back-to-back groups tell the motors' speed (after a pause the gap adds to it);
-        # a running mean, as the reports' own jitter is in the link latency already
-        if observed <= predicted and groups:
-            early = (predicted - observed) / groups
-            self.overstated_s += EARLY_GAIN * (early - self.overstated_s)
-
-    def end(self, committed: int) -> float:
-        """Loop time at which the first ``committed`` moves will have executed."""
-        if self._anchor is not None:
-            at, done = self._anchor
-            return at + sum(self.durations[done:committed])
-        # the motors start once the first moves arrive, but never before the commit: counting
-        # from the commit keeps the predicted end early (on the safe side)
-        assert self.started_at is not None
-        return self.started_at + sum(self.durations[:committed])
-
-    def lead_s(self, groups: int = 1) -> float:
-        """How long before the motors run dry the next group must be committed, when the end
-        is predicted over ``groups`` groups."""
-        return self.latency_s() + self.wake_lag_s + self.overstated_s * groups
-
-    def deadline(self, committed: int) -> float:
-        """Loop time by which the move after the first ``committed`` must be committed."""
-        done = self._anchor[1] if self._anchor is not None else 0
-        groups = sum(1 for d in self.durations[done:committed] if d > 0)
-        return self.end(committed) - self.lead_s(max(1, groups))
-
-
-def move_durations(moves: Sequence[PlannedMove], cost: CostModel) -> list[float]:
-    """What each move adds to the motors' timeline (see :class:`Timeline`)."""
-    out: list[float] = []
-    group: list[Move] = []
-    for planned in moves:
-        group.append(planned.as_move())
-        if planned.simultaneous_with_next:
-            out.append(0.0)
-            continue
-        out.append(cost.estimate(group) + cost.settle_s)
-        group = []
-    return out
-
-
-def group_ends(moves: Sequence[PlannedMove], start: int) -> list[int]:
-    """The positions just after each group that starts at or after ``start``."""
-    return [i + 1 for i in range(start, len(moves)) if not moves[i].simultaneous_with_next]
-
-
-@dataclass
-class AnytimeRun:
-    """One job's anytime execution: the plan as it stands (job moves ``offset`` on), how many
-    of its moves are committed, the cube before it, and what the refinements did."""
-
-    job: Job
-    offset: int
-    start: Cube
-    plan: list[PlannedMove]
-    timeline: Timeline
-    feed: MoveFeed = field(default_factory=lambda: MoveFeed(closed=False))
-    committed: int = 0
-    refinements: int = 0
-    searches: int = 0
-    #: how long after its deadline a search's result is in hand (the worst of the last few
-    #: searches: a late result costs the refinement, never a commit)
-    late_s: float = 0.0
-    #: the longest journal write measured (seconds): a refinement is journaled only if this
-    #: much time is left before the moves it replaces are due
-    write_s: float = 0.0
-    #: searches whose result came too late to be used, refinements dropped because their
-    #: write would not fit before the commit, commits that waited for a write
-    late_searches: int = 0
-    dropped: int = 0
-    late_writes: int = 0
-    #: robot time the refinements saved in all (seconds, the cost model's)
-    saved_s: float = 0.0
-
-    #: a search from this position runs, or (``journaling``) its result is being journaled:
-    #: then no move past it is committed until the journal has it
-    fence: int | None = None
-    journaling: bool = False
-    _committed_event: asyncio.Event = field(default_factory=asyncio.Event)
-    _fence_event: asyncio.Event = field(default_factory=asyncio.Event)
-
-    @property
-    def overhead_s(self) -> float:
-        """How long before the next commit is due a search must end: its result handed back
-        and planned (as usual), then journaled (as long as the longest write)."""
-        return max(MIN_OVERHEAD_S, self.late_s + self.write_s)
-
-    @property
-    def uncommitted(self) -> int:
-        return len(self.plan) - self.committed
-
-    def cube_after(self, moves: int) -> Cube:
-        """The cube after the plan's first ``moves`` moves."""
-        return self.start.apply([m.as_move() for m in self.plan[:moves]])
-
-    def commit(self, upto: int) -> None:
-        """Hand the plan's moves up to position ``upto`` (a group boundary) to the firmware."""
-        moves = [m.to_wire() for m in self.plan[self.committed : upto]]
-        self.committed = upto
-        self.feed.commit(moves, last=upto >= len(self.plan))
-        self._committed_event.set()
-
-    async def wait_commit(self) -> None:
-        """Until the next commit."""
-        self._committed_event.clear()
-        await self._committed_event.wait()
-
-    def release_fence(self) -> None:
-        self.fence = None
-        self.journaling = False
-        self._fence_event.set()
-
-    async def wait_fence(self, timeout_s: float) -> None:
-        """Until the fence is released (at most ``timeout_s``)."""
-        self._fence_event.clear()
-        if self.fence is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self._fence_event.wait(), None if math.isinf(timeout_s) else timeout_s
-                )
-
-
-async def commit_when_due(run: AnytimeRun) -> None:
-    """Commit the plan's next group the moment it is due, until every move is committed; then
-    close the feed. A search running from the plan's position does not hold a due commit back
-    (its result is then dropped); a refinement being journaled does (its write was only started
-    if the worst write measured fits before the commit is due)."""
-    loop = asyncio.get_running_loop()
-    while run.uncommitted:
-        run.timeline.observe(run.feed.last_group)
-        due = run.timeline.deadline(run.committed)
-        now = loop.time()
-        if due > now:
-            await asyncio.sleep(min(due - now, COMMIT_POLL_S))
-            if loop.time() >= due:
-                run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
-            continue
-        upto = group_ends(run.plan, run.committed)[0]
-        if run.fence is not None and upto > run.fence and run.journaling:
-            # the journal is taking the refinement of the moves past the fence: sending the
-            # old plan's moves now would contradict it, the new ones are not durable yet
-            run.late_writes += 1
-            await run.wait_fence(math.inf)
-            continue
-        logger.debug(
-            "job %s: commit after move %d: %.1f ms before the motors run dry",
-            run.job.id,
-            run.committed,
-            1000 * (run.timeline.end(run.committed) - loop.time()),
-        )
-        run.commit(upto)
-    if not run.feed.closed:  # a refinement found the cube solved after the moves sent
-        run.feed.commit([], last=True)
 
 
 class Anytime:
@@ -315,7 +118,10 @@ class Anytime:
         self.executor = executor
         self.planner = planner
         self.first_solution = first_solution
-        self._search_session: SearchSession | None = None
+        self._sessions: Sessions | None = None
+        #: the STATUS asked for at a job's start (:meth:`prefetch_status`), by job id
+        self._prefetched: tuple[str, asyncio.Future[Status]] | None = None
+        self._lock = threading.Lock()
         self.cost = ctx.config.cost_model
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
@@ -330,24 +136,26 @@ class Anytime:
         """Solve ``cube`` (the job's cube after its first ``offset`` moves) and execute the
         solution while searching for a faster remainder.
 
-        What must happen before the first motor step is kept short: the firmware's STATUS
-        (for the dispatch) is asked for while the first search runs, and the plan, the state
-        EXECUTING and the dispatch are journaled in one transaction (the journal skips SOLVING,
-        which lasts about a millisecond: a job that never reached the motors is closed at a
-        restart whatever its state)."""
+        What must happen before the first motor step is kept short (each step is marked on
+        the job, :attr:`Job.marks`): the head start runs on the warm session's threads until
+        ``head_start_s`` after the job entered SOLVING (an absolute deadline: a thread that
+        starts late does not end late) while the firmware's STATUS (for the dispatch) is
+        asked for; the plan, the state EXECUTING and the dispatch are journaled in one
+        transaction (the journal skips SOLVING, which lasts milliseconds: a job that never
+        reached the motors is closed at a restart whatever its state); the first moves go to
+        the firmware at once, and the ``solution`` event and the status only after them."""
         link, journal = self.ctx.link, self.ctx.journal
+        job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
         started = time.perf_counter()
-        fetched = asyncio.ensure_future(link.status())
+        fetched = self._status(job)
         try:
-            head_start = self.ctx.config.solver.head_start_s
-            solution = await asyncio.to_thread(
-                self.first_solution, cube, head_start, threads=HEAD_THREADS
-            )
-            searched = time.perf_counter()
+            solution = await self._head_start(cube, started)
+            job.mark("searched")
             program = self._plan(solution.moves)
-            planned = time.perf_counter()
+            job.mark("planned")
             status = await fetched
+            job.mark("status")
         except LinkError as exc:  # as the executor's first STATUS would
             raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
         finally:
@@ -374,21 +182,11 @@ class Anytime:
             dispatch=dispatch,
         )
         wrote = time.perf_counter() - writing
-        logger.debug(
-            "job %s: before the first step: search %.1f ms, plan %.1f ms, status %.1f ms, "
-            "journal %.1f ms",
-            job.id,
-            1000 * (searched - started),
-            1000 * (planned - searched),
-            1000 * (writing - planned),
-            1000 * wrote,
-        )
-        solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
-        self.ctx.out.event(EventName.SOLUTION, solved)
+        job.mark("journaled")
         if not program.moves:
+            self._announce(job, solution, program)
             await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
             return
-        self.ctx.set_state(JobState.EXECUTING)
         plan = list(program.moves)
         timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
         run = AnytimeRun(job, offset, cube, plan, timeline)
@@ -399,41 +197,108 @@ class Anytime:
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         run.commit(self._first_commit(run))
-        refiner = asyncio.create_task(self._refine(run, solve_s), name=f"anytime-refine {job.id}")
+        self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
+        asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
+        refiner = asyncio.create_task(self._refine(run), name=f"anytime-refine {job.id}")
         try:
+            job.mark("sending")  # the executor writes the first moves before it waits
             await self.executor.execute(job, run.feed, offset, dispatched=status)
         finally:
             refiner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await refiner
-            self._learnt = tuple(  # the worst so far, forgotten slowly
-                max(DECAY * before, now)
-                for before, now in zip(
-                    self._learnt,
-                    (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
-                    strict=True,
-                )
+            self._learn(run)
+            # (not while the motors turn: a journal write then delays the refinements' own)
+            await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
+
+    def prefetch_status(self, job: Job) -> None:
+        """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
+        (while the given state is journaled and validated): nothing is sent to the firmware
+        before that dispatch, so it is as current then as one asked for later."""
+        self._drop_prefetched()
+        fetched = asyncio.ensure_future(self.ctx.link.status())
+        fetched.add_done_callback(_retrieved)  # a job that fails before it never reads it
+        self._prefetched = (job.id, fetched)
+
+    def _status(self, job: Job) -> asyncio.Future[Status]:
+        """The firmware's STATUS for ``job``'s dispatch: the one asked for at its start, or a
+        new request."""
+        prefetched, self._prefetched = self._prefetched, None
+        if prefetched is not None and prefetched[0] == job.id:
+            return prefetched[1]
+        if prefetched is not None:
+            prefetched[1].cancel()
+        return asyncio.ensure_future(self.ctx.link.status())
+
+    def _drop_prefetched(self) -> None:
+        if self._prefetched is not None:
+            self._prefetched[1].cancel()
+            self._prefetched = None
+
+    async def _head_start(self, cube: Cube, started: float) -> Solution:
+        """The first solution: the warm session's search until ``head_start_s`` after
+        ``started`` (:func:`time.perf_counter`, the clock of :func:`time.monotonic` here),
+        or, with no head start, a robot with a face missing, or nothing found by then, the
+        pipeline's first solution within the length limit."""
+        head_start = self.ctx.config.solver.head_start_s
+        if head_start > 0 and not self.ctx.config.motors.missing:
+            session = (await self._warm()).head
+            deadline = time.monotonic() + head_start - (time.perf_counter() - started)
+            found = await asyncio.wrap_future(
+                session.submit(cube, deadline, max_length=self.ctx.config.solver.max_length)
             )
+            if found is not None:
+                return found
             logger.info(
-                "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
-                "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
-                "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
-                "late, a journal write takes %.1f ms at most",
-                job.id,
-                run.searches,
-                run.refinements,
-                run.saved_s,
-                run.late_searches,
-                run.dropped,
-                run.late_writes,
-                run.feed.gaps,
-                1000 * timeline.lead_s(),
-                1000 * link.latency_s,
-                1000 * timeline.wake_lag_s,
-                1000 * timeline.overstated_s,
-                1000 * run.late_s,
-                1000 * run.write_s,
+                "head start: nothing found in %.1f ms; the first solution", 1e3 * head_start
             )
+        return await asyncio.to_thread(self.first_solution, cube, 0.0, threads=HEAD_THREADS)
+
+    def _announce(self, job: Job, solution: Solution, program: MotorProgram) -> None:
+        """The ``solution`` event and the state (after the first moves went out)."""
+        solved = solution_payload(job.id, solution, program.to_dict(), anytime=True)
+        self.ctx.out.event(EventName.SOLUTION, solved)
+        if program.moves:
+            self.ctx.set_state(JobState.EXECUTING)
+
+    def _learn(self, run: AnytimeRun) -> None:
+        """Keep what the run measured for the next job (the worst so far, slowly forgotten),
+        and log it."""
+        timeline, link = run.timeline, self.ctx.link
+        self._learnt = tuple(
+            max(DECAY * before, now)
+            for before, now in zip(
+                self._learnt,
+                (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
+                strict=True,
+            )
+        )
+        marks = run.job.marks
+        logger.info(
+            "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
+            "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
+            "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
+            "late, a journal write takes %.1f ms at most; before the first step: %s",
+            run.job.id,
+            run.searches,
+            run.refinements,
+            run.saved_s,
+            run.late_searches,
+            run.dropped,
+            run.late_writes,
+            run.feed.gaps,
+            1000 * timeline.lead_s(),
+            1000 * link.latency_s,
+            1000 * timeline.wake_lag_s,
+            1000 * timeline.overstated_s,
+            1000 * run.late_s,
+            1000 * run.write_s,
+            ", ".join(
+                f"{step} {(at - marks['solving']) / 1e6:.1f} ms"
+                for step, at in marks.items()
+                if "solving" in marks and step != "solving"
+            ),
+        )
 
     def _first_commit(self, run: AnytimeRun) -> int:
         """The fewest whole groups that keep the motors busy longer than the lead time."""
@@ -446,18 +311,22 @@ class Anytime:
 
     # === searching while the motors turn ==========================================================
 
-    def _session(self) -> SearchSession:
-        """The engine's search session for the refinements (options checked, robot-metric
-        tables loaded and worker threads started once, for every job)."""
-        if self._search_session is None:
-            config = self.ctx.config
-            faces = sorted(config.motors.faces) if config.motors.missing else None
-            self._search_session = get_solver().session(
-                cost_model=self.cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE
-            )
-        return self._search_session
+    def warm(self) -> Sessions:
+        """The engine's search sessions for the head start and the refinements, ready: options
+        checked, robot-metric tables loaded, worker threads started (a search of each), the
+        hot tables' huge-page copies begun. Blocks (the daemon runs it in a thread at start,
+        after the tables; else the first job does)."""
+        with self._lock:
+            if self._sessions is not None:
+                return self._sessions
+            sessions = make_sessions(self.ctx.config)
+            self._sessions = sessions
+            return sessions
 
-    async def _refine(self, run: AnytimeRun, solve_s: float) -> None:
+    async def _warm(self) -> Sessions:
+        return self._sessions if self._sessions is not None else await asyncio.to_thread(self.warm)
+
+    async def _refine(self, run: AnytimeRun) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
         for faster remainders. Each search starts from the plan's state after ``target``
         moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
@@ -465,11 +334,12 @@ class Anytime:
         up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
         the same length from a similar state finds about the same plan."""
         loop = asyncio.get_running_loop()
-        journal = self.ctx.journal
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
-            session = await asyncio.to_thread(self._session)
-            await journal.call(journal.sync.record_stage_time, run.job.id, "solve", solve_s)
+            session = (await self._warm()).refine
+            # the first moves reach the firmware before the searches take both cores: 2.5
+            # against 7.2 ms from the write to the (simulated) firmware's read, 30 jobs, load 4
+            await asyncio.sleep(self.ctx.link.latency_s / 2)
             wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
                 run.timeline.observe(run.feed.last_group)
@@ -527,7 +397,7 @@ class Anytime:
         run.searches += 1
         run.fence = target
         try:
-            found = await asyncio.to_thread(self._search, session, cube, deadline, current, target)
+            found = await self._search(session, cube, deadline, current, target)
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
                 run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
@@ -536,20 +406,24 @@ class Anytime:
             run.release_fence()
         return searched
 
-    def _search(
+    async def _search(
         self, session: SearchSession, cube: Cube, deadline: float, bound_s: float, kept_htm: int
     ) -> Solution | None:
         """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
         event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
-        ``bound_s`` (in a worker thread)."""
+        ``bound_s``, on the session's threads: the last to end wakes the loop (one hand-back,
+        no thread in between), which picks the best (Python, the GIL held: kept out of the
+        search threads, which may run at a lower priority)."""
         max_length = self.ctx.config.solver.max_length
         try:
-            return session.search(
+            pending = session.start(
                 cube,
                 deadline,
                 bound_s=bound_s,
                 max_length=None if max_length is None else max(0, max_length - kept_htm),
             )
+            await asyncio.wrap_future(pending.done)
+            return pending.result()
         except CubeError as exc:  # nothing found: the plan stays
             logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
             return None
@@ -695,6 +569,12 @@ class Anytime:
     async def _journal_state(self, job: Job, state: JobState) -> None:
         journal = self.ctx.journal
         await journal.call(journal.sync.set_state, job.id, state)
+
+
+def _retrieved(future: asyncio.Future[Status]) -> None:
+    """Mark a prefetched STATUS's failure as seen (the job reads it, if it gets that far)."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:

@@ -60,6 +60,14 @@ class Job:
     #: action with its effect in the physical frame (:mod:`robot.daemon.mechanism`); empty
     #: for a face-turning robot, whose moves are ``face_moves``
     actions: tuple[WireAction, ...] = ()
+    #: when the job first passed each step on its way to the first motor step
+    #: (:func:`time.perf_counter_ns`, the clock of :func:`time.monotonic` on Linux): the
+    #: breakdown of the compute the robot waits for (``bench/time_to_solved.py``)
+    marks: dict[str, int] = field(default_factory=dict)
+
+    def mark(self, step: str) -> None:
+        """Note the time the job first reaches ``step`` (any thread)."""
+        self.marks.setdefault(step, time.perf_counter_ns())
 
     def advance(self, idx: int) -> str:
         """Job move ``idx`` executed: turn the tracked cube by it; its text for the events."""

@@ -190,6 +190,8 @@ class Daemon:
             started = time.monotonic()
             try:
                 await asyncio.to_thread(prepare, progress)
+                if self.pipeline.anytime is not None:  # its sessions' threads started too
+                    await asyncio.to_thread(self.pipeline.anytime.warm)
             except Exception as exc:  # the first job would build them (and say why it fails)
                 logger.error("preparing the solver tables failed: %s", exc)
                 self.ctx.set_error(ErrorCode.INTERNAL, f"preparing the solver tables: {exc}")

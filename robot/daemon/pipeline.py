@@ -125,6 +125,8 @@ class Pipeline:
                 return
         else:
             cube = given
+            if self.anytime is not None:  # the firmware's STATUS while the scan is journaled
+                self.anytime.prefetch_status(job)
             journal = self.ctx.journal
             await journal.call(
                 journal.sync.record_scan, job.id, cube.to_facelets("scheme"), {"given": True}
@@ -364,14 +366,17 @@ class Pipeline:
         if self.anytime is not None:  # the motors start on the first solution
             await self.anytime.run(job, cube, offset)
             return
+        job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)
         await self._journal_state(job, JobState.SOLVING)
         started = time.perf_counter()
         solution = await asyncio.to_thread(self._solve, cube)
+        job.mark("searched")
         try:
             program = self.planner.plan(solution.moves)
         except PlanError as exc:
             raise JobError(ErrorCode.PLAN_FAILED, str(exc)) from exc
+        job.mark("planned")
         await self.ctx.record_stage_time(job, "solve", started)
         job.program = program
         job.face_moves = program.face_moves
@@ -398,8 +403,10 @@ class Pipeline:
         )
         if not program.moves:
             return
+        job.mark("journaled")
         self.ctx.set_state(JobState.EXECUTING)
         await self._journal_state(job, JobState.EXECUTING)
+        job.mark("sending")
         await self.executor.execute(job, program.wire_moves(), offset)
 
     def _solve(self, cube: Cube, budget_s: float | None = None, **extra: Any) -> Solution:

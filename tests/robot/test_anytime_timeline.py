@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from robot.daemon.anytime import AnytimeRun, Timeline, commit_when_due, group_ends, move_durations
+from robot.daemon.committer import AnytimeRun, Timeline, commit_when_due, group_ends, move_durations
 from robot.daemon.context import Job
 from robot.planner import PlannedMove
 from solver.cost import CostModel

@@ -11,6 +11,8 @@ that a refinement is certain to find a faster remainder.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -199,3 +201,66 @@ def _physical(rows: list[Any]) -> list[Any]:
     from solver.cube.geometry import Face
 
     return [PlannedMove(Face[m.face], m.turns, m.motor) for m in rows]
+
+
+class StatusClock(FakeFirmware):
+    """A fake firmware that notes when each STATUS was asked for (``time.perf_counter_ns``)."""
+
+    def __init__(self, cube: Cube, **kwargs: Any) -> None:
+        super().__init__(cube, **kwargs)
+        self.asked: list[int] = []
+
+    def status(self) -> Any:
+        self.asked.append(time.perf_counter_ns())
+        return super().status()
+
+
+class FirstMovesSink(MemorySink):
+    """Notes how many moves the firmware had received when the ``solution`` event came."""
+
+    def __init__(self, firmware: FakeFirmware) -> None:
+        super().__init__()
+        self.firmware = firmware
+        self.received_at_solution: list[int] = []
+
+    def publish_event(self, name: str, payload: dict[str, Any], on_delivered: Any = None) -> None:
+        if name == EventName.SOLUTION:
+            self.received_at_solution.append(self.firmware.last_received)
+        super().publish_event(name, payload, on_delivered)
+
+
+def test_the_head_start_runs_on_the_warm_session_and_the_moves_go_out_before_the_event(
+    fast_tmp: Path,
+) -> None:
+    start = scrambled()
+    fw = StatusClock(start, group_time_s=GROUP_S)
+    sink = FirstMovesSink(fw)
+    config = anytime_config()
+    config = config.model_copy(
+        update={"solver": config.solver.model_copy(update={"head_start_s": 0.01})}
+    )
+
+    async def body() -> tuple[Rig, dict[str, int]]:
+        async with running(fast_tmp / "j.sqlite", firmware=fw, config=config, sink=sink) as rig:
+            anytime = rig.daemon.pipeline.anytime
+            assert anytime is not None
+            await asyncio.to_thread(anytime.warm)  # as the daemon does after its tables
+            await rig.job("solve", {"facelets": start.to_facelets("scheme")})
+            assert anytime.last is not None
+            return rig, dict(anytime.last.job.marks)
+
+    rig, marks = run(body(), 60)
+    assert rig.state() is JobState.DONE and fw.cube.is_solved()
+    first = sink.of(EventName.SOLUTION)[0]
+    # the session's search (its own statistics), not the pipeline's first solution
+    assert first["anytime"] is True and first["robot_time_s"] is not None
+    assert sink.received_at_solution[0] >= 1, "the event came before the first moves went out"
+    # every step on the way to the first motor step marked, in order
+    steps = ["solving", "searched", "planned", "status", "journaled", "sending"]
+    assert list(marks) == steps
+    assert all(marks[a] <= marks[b] for a, b in itertools.pairwise(steps))
+    # the head start ends by its absolute deadline (generous: a loaded 2-core machine)
+    assert marks["searched"] - marks["solving"] < 0.5e9
+    # the STATUS of the dispatch was asked for at the job's start, none while it solved
+    assert any(t < marks["solving"] for t in fw.asked)
+    assert not any(marks["solving"] <= t <= marks["sending"] for t in fw.asked)

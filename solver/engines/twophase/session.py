@@ -10,12 +10,13 @@ faster solution comes back (anytime solving, :mod:`robot.daemon.anytime`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import struct
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from solver.cost import DEFAULT_COST_MODEL
@@ -26,6 +27,7 @@ from solver.engines.twophase.engine import (
     _AXES,
     _MIN_SEARCH_S,
     PHASE2_SLACK_ALL,
+    Direction,
     Found,
     TwoPhaseSolver,
     _cost_tuple,
@@ -37,7 +39,7 @@ from solver.errors import OptionError
 from solver.options import SolveOptions
 from solver.solution import Solution
 
-__all__ = ["SearchSession"]
+__all__ = ["Pending", "SearchSession"]
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +94,89 @@ class SearchSession:
         solution (at most ``max_length`` moves, default the session's); with ``bound_s`` only
         one the cost model says takes less than that (with a cost model). ``None`` when there
         is none by the deadline (or, with a bound, none faster); a search that covers every
-        solution within the length returns sooner."""
+        solution within the length returns sooner. The calling thread waits (a session of
+        one thread at normal priority searches in it)."""
+        search = self._start(cube, deadline, bound_s, max_length)
+        if not isinstance(search, _Search):
+            return search
+        workers = len(search.chunks)
+        if self._pool is None or (workers == 1 and not self.nice):
+            return search.finish([search.run(i) for i in range(workers)])
+        return search.finish(list(self._pool.map(search.run, range(workers))))
+
+    def submit(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        *,
+        bound_s: float | None = None,
+        max_length: int | None = None,
+    ) -> Future[Solution | None]:
+        """:meth:`search` on the session's worker threads, the calling thread free: the
+        future's result is :meth:`search`'s, picked by the last thread to end (see
+        :meth:`start`; a caller that must not have a thread of lower priority do that, the
+        GIL held, calls :meth:`start` and :meth:`Pending.result` itself)."""
+        future: Future[Solution | None] = Future()
+        pending = self.start(cube, deadline, bound_s=bound_s, max_length=max_length)
+
+        def finished(done: Future[None]) -> None:
+            try:
+                done.result()
+                future.set_result(pending.result())
+            except BaseException as exc:  # the search failed: so does the future
+                future.set_exception(exc)
+
+        pending.done.add_done_callback(finished)
+        return future
+
+    def start(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        *,
+        bound_s: float | None = None,
+        max_length: int | None = None,
+    ) -> Pending:
+        """Start :meth:`search` on the session's worker threads, the calling thread free.
+        Every thread searches until the same absolute ``deadline``, one that starts late too;
+        :attr:`Pending.done` resolves when the last has ended (so a waiting event loop is
+        woken once: ``asyncio.wrap_future``), then :meth:`Pending.result` is the search's."""
+        search = self._start(cube, deadline, bound_s, max_length)
+        if not isinstance(search, _Search):
+            return Pending(search)
+        pending = Pending(None, search)
+        pool = self._pool if self._pool is not None else self.solver._workers()
+        workers = len(search.chunks)
+        lock = threading.Lock()
+        left = [workers]
+
+        def ended(number: int, part: Future[Found]) -> None:
+            try:
+                pending._results[number] = part.result()
+            except BaseException as exc:
+                with lock:
+                    if not pending.done.done():
+                        pending.done.set_exception(exc)
+                return
+            with lock:
+                left[0] -= 1
+                if left[0] or pending.done.done():
+                    return
+            pending.done.set_result(None)
+
+        for number in range(workers):
+            pool.submit(search.run, number).add_done_callback(functools.partial(ended, number))
+        return pending
+
+    def _start(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        bound_s: float | None,
+        max_length: int | None,
+    ) -> _Search | Solution | None:
+        """One search prepared (its directions shared out over the threads), or its answer
+        when no search is needed."""
         called = time.monotonic()
         self.searches += 1
         cubie = cube if isinstance(cube, CubieCube) else CubieCube.from_cube(cube)
@@ -104,66 +188,120 @@ class SearchSession:
         if cubie.is_solved():
             solved = Solution((), "twophase", 3, 0.0, (), {"objective": "robot_time"})
             return None if bound_s is not None and not bound_s > 0 else solved
-        dirs = self.solver._directions(cubie, self.plan.faces, self.settings.directions)
-        workers = max(1, min(self.settings.threads, len(dirs)))
-        chunks = [dirs[i::workers] for i in range(workers)]
         shared = bytearray(16)
         if bound_s is not None and self.cost is not None:
             if not bound_s > 0:
                 return None  # nothing takes less than no time
             shared[8:16] = struct.pack("=d", bound_s)
-        budget = max(deadline - time.monotonic(), _MIN_SEARCH_S)
+        dirs = self.solver._directions(cubie, self.plan.faces, self.settings.directions)
+        workers = max(1, min(self.settings.threads, len(dirs)))
+        chunks = [dirs[i::workers] for i in range(workers)]
+        return _Search(self, chunks, length, deadline, shared, called, bound_s)
 
-        def run_chunk(number: int) -> Found:
-            found: Found = _c_search(
-                self.solver._arrays,
-                [d[2] for d in chunks[number]],
-                length,
-                float(budget),
-                float(budget),
-                int(self.plan.phase2_max),
-                self.cost,
-                PHASE2_SLACK_ALL,
-                self._axial,
-                shared,
-                None,
-                number,
-            )
-            return found
 
-        if self._pool is None or (workers == 1 and not self.nice):
-            results = [run_chunk(i) for i in range(workers)]
-        else:
-            results = list(self._pool.map(run_chunk, range(workers)))
-        best = self.solver._best(chunks, results, self.options.cost_model)
+class Pending:
+    """A search started on a session's threads (:meth:`SearchSession.start`)."""
+
+    def __init__(self, answer: Solution | None, search: _Search | None = None) -> None:
+        #: resolves (to ``None``) when every thread has ended
+        self.done: Future[None] = Future()
+        self._answer = answer
+        self._search = search
+        self._results: list[Found | None] = [None] * (0 if search is None else len(search.chunks))
+        if search is None:  # nothing to search
+            self.done.set_result(None)
+
+    def result(self) -> Solution | None:
+        """The search's answer, as :meth:`SearchSession.search` gives it (once :attr:`done`)."""
+        self.done.result(timeout=0)
+        if self._search is None:
+            return self._answer
+        return self._search.finish([r for r in self._results if r is not None])
+
+
+class _Search:
+    """One search of a session: its directions by thread, the deadline and the shared bound."""
+
+    def __init__(
+        self,
+        session: SearchSession,
+        chunks: list[list[Direction]],
+        length: int,
+        deadline: float,
+        shared: bytearray,
+        called: float,
+        bound_s: float | None,
+    ) -> None:
+        self.session = session
+        self.chunks = chunks
+        self.length = length
+        self.deadline = deadline
+        self.shared = shared
+        self.called = called
+        self.bound_s = bound_s
+        #: how long after the call the last thread started searching (seconds)
+        self.start_lag_s = 0.0
+
+    def run(self, number: int) -> Found:
+        """Thread ``number``'s part, until the deadline (counted from now: a thread that
+        starts late does not end late)."""
+        session = self.session
+        now = time.monotonic()
+        self.start_lag_s = max(self.start_lag_s, now - self.called)
+        budget = max(self.deadline - now, _MIN_SEARCH_S)
+        found: Found = _c_search(
+            session.solver._arrays,
+            [d[2] for d in self.chunks[number]],
+            self.length,
+            float(budget),
+            float(budget),
+            int(session.plan.phase2_max),
+            session.cost,
+            PHASE2_SLACK_ALL,
+            session._axial,
+            self.shared,
+            None,
+            number,
+        )
+        return found
+
+    def finish(self, results: list[Found]) -> Solution | None:
+        """The best of the threads' results as a solution (``None``: none, or none faster
+        than the bound)."""
+        session = self.session
+        best = session.solver._best(self.chunks, results, session.options.cost_model)
         stats = _merge_stats([r[2] for r in results])
         if best is None:
             return None
         moves, rot, inv, first_length = best
-        estimate = self.model.estimate(moves)
-        if bound_s is not None and self.cost is not None and not estimate < bound_s:
+        estimate = session.model.estimate(moves)
+        bound_s = self.bound_s
+        if bound_s is not None and session.cost is not None and not estimate < bound_s:
             return None  # (the kernel keeps only faster ones; its rounding may differ)
-        self.found += 1
+        session.found += 1
         info: dict[str, Any] = dict(stats)
         info.update(
             {
                 "first_length": first_length,
-                "objective": "robot_time" if self.cost is not None else "length",
-                "metric": "groups" if self.plan.groups else "moves",
-                "directions": len(dirs),
-                "threads": len(chunks),
+                "objective": "robot_time" if session.cost is not None else "length",
+                "metric": "groups" if session.plan.groups else "moves",
+                "directions": sum(len(c) for c in self.chunks),
+                "threads": len(self.chunks),
                 "direction": {"axis": _AXES[rot], "inverse": inv},
-                "budget_s": deadline - called,
+                "budget_s": self.deadline - self.called,
                 "bound_s": bound_s,
-                "solve_s": time.monotonic() - called,
+                "start_lag_s": self.start_lag_s,
+                "solve_s": time.monotonic() - self.called,
             }
         )
         return Solution(moves, "twophase", 3, estimate, (), info)
 
 
 def _lower_priority(nice: int) -> None:
-    """Lower the calling thread's scheduling priority by ``nice`` (Linux: per thread)."""
+    """Lower the calling thread's scheduling priority by ``nice`` from the process's (Linux:
+    per thread; a process started under ``nice`` keeps its searches below its event loop)."""
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), min(19, base + nice))
     except (AttributeError, OSError) as exc:  # not on this platform: the same priority
         log.debug("search worker priority unchanged: %s", exc)

@@ -4,6 +4,7 @@ solution passes (what anytime solving refines with)."""
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -82,5 +83,33 @@ def test_a_session_of_lower_priority_threads_solves_the_same(engine: TwoPhaseSol
     for cube in _cubes(2, 11):
         found = session.search(cube, time.monotonic() + 0.03)
         assert found is not None and cube.apply(found.moves).is_solved()
+    # lowered from the process's priority (a daemon started under ``nice`` keeps the gap)
+    pool = session._pool
+    assert pool is not None
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    assert pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result() == min(19, base + 5)
     with pytest.raises(OptionError, match="nice"):
         engine.session(cost_model=COST, nice=40)
+
+
+def test_submit_hands_back_the_search_by_its_absolute_deadline(engine: TwoPhaseSolver) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    for cube in _cubes(3, 13):
+        deadline = time.monotonic() + 0.02
+        solution = session.submit(cube, deadline).result(timeout=10)
+        assert time.monotonic() < deadline + SLACK_S
+        assert solution is not None and cube.apply(solution.moves).is_solved()
+        assert solution.stats["threads"] == 2 and 0 <= solution.stats["start_lag_s"] < SLACK_S
+    # started, the caller picking the best once every thread has ended
+    cube = _cubes(1, 16)[0]
+    pending = session.start(cube, time.monotonic() + 0.02)
+    pending.done.result(timeout=10)
+    found = pending.result()
+    assert found is not None and cube.apply(found.moves).is_solved()
+    # a deadline already past: each thread gets its least search, none runs on
+    began = time.monotonic()
+    session.submit(_cubes(1, 14)[0], began - 1.0).result(timeout=10)
+    assert time.monotonic() < began + SLACK_S
+    # no search needed: answered at once
+    assert session.submit(CubieCube(), time.monotonic()).result(timeout=0).moves == ()
+    assert session.submit(_cubes(1, 15)[0], time.monotonic() + 1, bound_s=0.0).done()

@@ -1,0 +1,232 @@
+"""Committing an anytime plan's moves (:mod:`robot.daemon.anytime`): when the committed moves
+will have executed (:class:`Timeline`, from the cost model's group times re-anchored on the
+firmware's reports), the plan as it stands with how much of it is committed (:class:`AnytimeRun`),
+and the committer (:func:`commit_when_due`), which hands the plan's next motion group to the
+firmware at the last moment that keeps its queue from running dry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from robot.daemon.context import Job
+from robot.daemon.execution import MoveFeed
+from robot.planner import PlannedMove
+from solver.cost import CostModel
+from solver.cube.facelets import Cube
+from solver.cube.notation import Move
+
+__all__ = [
+    "AnytimeRun",
+    "Timeline",
+    "commit_when_due",
+    "group_ends",
+    "move_durations",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The least time a refinement is assumed to take beyond its search (hand back, plan, journal).
+MIN_OVERHEAD_S = 0.005
+#: The weight of a new sample in the running mean of how early reports come.
+EARLY_GAIN = 0.25
+#: The committer looks at the timeline at least this often while it waits (seconds): the
+#: firmware's reports move the predicted end.
+COMMIT_POLL_S = 0.02
+
+
+@dataclass
+class Timeline:
+    """When the committed moves will have executed, from the cost model's group times and the
+    firmware's reports; and how early the next group must be committed.
+
+    ``durations[i]`` is the time move ``i`` of the plan adds to the motors' timeline (its group's
+    time plus the settle before the next group, on the last move of a group; 0 on the first move
+    of a simultaneous pair).
+    """
+
+    latency_s: Callable[[], float]
+    durations: list[float] = field(default_factory=list)
+    #: loop time of the first commit (the motors start once its moves arrive)
+    started_at: float | None = None
+    #: how late the host woke up for a commit, at most so far (seconds)
+    wake_lag_s: float = 0.0
+    #: how much sooner a group's report came than the cost model says (the model overstating
+    #: the motors, or the report before it delayed), a running mean, a group
+    overstated_s: float = 0.0
+    _anchor: tuple[float, int] | None = None
+
+    def observe(self, last_group: tuple[float, int] | None) -> None:
+        """Take the firmware's latest report (``(link time, moves executed)`` of the last whole
+        group reported) and learn how far the cost model overstates the group times."""
+        if last_group is None or last_group == self._anchor:
+            return
+        previous, self._anchor = self._anchor, last_group
+        if previous is None:  # the first group started after the first commit
+            assert self.started_at is not None
+            previous = (self.started_at, 0)
+        (t0, n0), (t1, n1) = previous, last_group
+        if n1 <= n0:
+            return
+        predicted = sum(self.durations[n0:n1])
+        groups = sum(1 for d in self.durations[n0:n1] if d > 0)
+        observed = t1 - t0
+        # only back-to-back groups tell the motors' speed (after a pause the gap adds to it);
+        # a running mean, as the reports' own jitter is in the link latency already
+        if observed <= predicted and groups:
+            early = (predicted - observed) / groups
+            self.overstated_s += EARLY_GAIN * (early - self.overstated_s)
+
+    def end(self, committed: int) -> float:
+        """Loop time at which the first ``committed`` moves will have executed."""
+        if self._anchor is not None:
+            at, done = self._anchor
+            return at + sum(self.durations[done:committed])
+        # the motors start once the first moves arrive, but never before the commit: counting
+        # from the commit keeps the predicted end early (on the safe side)
+        assert self.started_at is not None
+        return self.started_at + sum(self.durations[:committed])
+
+    def lead_s(self, groups: int = 1) -> float:
+        """How long before the motors run dry the next group must be committed, when the end
+        is predicted over ``groups`` groups."""
+        return self.latency_s() + self.wake_lag_s + self.overstated_s * groups
+
+    def deadline(self, committed: int) -> float:
+        """Loop time by which the move after the first ``committed`` must be committed."""
+        done = self._anchor[1] if self._anchor is not None else 0
+        groups = sum(1 for d in self.durations[done:committed] if d > 0)
+        return self.end(committed) - self.lead_s(max(1, groups))
+
+
+def move_durations(moves: Sequence[PlannedMove], cost: CostModel) -> list[float]:
+    """What each move adds to the motors' timeline (see :class:`Timeline`)."""
+    out: list[float] = []
+    group: list[Move] = []
+    for planned in moves:
+        group.append(planned.as_move())
+        if planned.simultaneous_with_next:
+            out.append(0.0)
+            continue
+        out.append(cost.estimate(group) + cost.settle_s)
+        group = []
+    return out
+
+
+def group_ends(moves: Sequence[PlannedMove], start: int) -> list[int]:
+    """The positions just after each group that starts at or after ``start``."""
+    return [i + 1 for i in range(start, len(moves)) if not moves[i].simultaneous_with_next]
+
+
+@dataclass
+class AnytimeRun:
+    """One job's anytime execution: the plan as it stands (job moves ``offset`` on), how many
+    of its moves are committed, the cube before it, and what the refinements did."""
+
+    job: Job
+    offset: int
+    start: Cube
+    plan: list[PlannedMove]
+    timeline: Timeline
+    feed: MoveFeed = field(default_factory=lambda: MoveFeed(closed=False))
+    committed: int = 0
+    refinements: int = 0
+    searches: int = 0
+    #: how long after its deadline a search's result is in hand (the worst of the last few
+    #: searches: a late result costs the refinement, never a commit)
+    late_s: float = 0.0
+    #: the longest journal write measured (seconds): a refinement is journaled only if this
+    #: much time is left before the moves it replaces are due
+    write_s: float = 0.0
+    #: searches whose result came too late to be used, refinements dropped because their
+    #: write would not fit before the commit, commits that waited for a write
+    late_searches: int = 0
+    dropped: int = 0
+    late_writes: int = 0
+    #: robot time the refinements saved in all (seconds, the cost model's)
+    saved_s: float = 0.0
+
+    #: a search from this position runs, or (``journaling``) its result is being journaled:
+    #: then no move past it is committed until the journal has it
+    fence: int | None = None
+    journaling: bool = False
+    _committed_event: asyncio.Event = field(default_factory=asyncio.Event)
+    _fence_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def overhead_s(self) -> float:
+        """How long before the next commit is due a search must end: its result handed back
+        and planned (as usual), then journaled (as long as the longest write)."""
+        return max(MIN_OVERHEAD_S, self.late_s + self.write_s)
+
+    @property
+    def uncommitted(self) -> int:
+        return len(self.plan) - self.committed
+
+    def cube_after(self, moves: int) -> Cube:
+        """The cube after the plan's first ``moves`` moves."""
+        return self.start.apply([m.as_move() for m in self.plan[:moves]])
+
+    def commit(self, upto: int) -> None:
+        """Hand the plan's moves up to position ``upto`` (a group boundary) to the firmware."""
+        moves = [m.to_wire() for m in self.plan[self.committed : upto]]
+        self.committed = upto
+        self.feed.commit(moves, last=upto >= len(self.plan))
+        self._committed_event.set()
+
+    async def wait_commit(self) -> None:
+        """Until the next commit."""
+        self._committed_event.clear()
+        await self._committed_event.wait()
+
+    def release_fence(self) -> None:
+        self.fence = None
+        self.journaling = False
+        self._fence_event.set()
+
+    async def wait_fence(self, timeout_s: float) -> None:
+        """Until the fence is released (at most ``timeout_s``)."""
+        self._fence_event.clear()
+        if self.fence is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._fence_event.wait(), None if math.isinf(timeout_s) else timeout_s
+                )
+
+
+async def commit_when_due(run: AnytimeRun) -> None:
+    """Commit the plan's next group the moment it is due, until every move is committed; then
+    close the feed. A search running from the plan's position does not hold a due commit back
+    (its result is then dropped); a refinement being journaled does (its write was only started
+    if the worst write measured fits before the commit is due)."""
+    loop = asyncio.get_running_loop()
+    while run.uncommitted:
+        run.timeline.observe(run.feed.last_group)
+        due = run.timeline.deadline(run.committed)
+        now = loop.time()
+        if due > now:
+            await asyncio.sleep(min(due - now, COMMIT_POLL_S))
+            if loop.time() >= due:
+                run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
+            continue
+        upto = group_ends(run.plan, run.committed)[0]
+        if run.fence is not None and upto > run.fence and run.journaling:
+            # the journal is taking the refinement of the moves past the fence: sending the
+            # old plan's moves now would contradict it, the new ones are not durable yet
+            run.late_writes += 1
+            await run.wait_fence(math.inf)
+            continue
+        logger.debug(
+            "job %s: commit after move %d: %.1f ms before the motors run dry",
+            run.job.id,
+            run.committed,
+            1000 * (run.timeline.end(run.committed) - loop.time()),
+        )
+        run.commit(upto)
+    if not run.feed.closed:  # a refinement found the cube solved after the moves sent
+        run.feed.commit([], last=True)
