@@ -79,20 +79,28 @@ def _build_phase1(a: Arrays, report: Progress) -> Arrays:
     return {"phase1_prun": pack_mod3(depth, in_place=True)}
 
 
-def _build_phase2(a: Arrays, report: Progress) -> Arrays:
+def _corner_bfs(
+    a: Arrays, name: str, coord: str, size: int, moves: Sequence[int], report: Progress
+) -> Array:
+    """Exact depths of corner permutation class x ``coord`` (``size`` values, its move and
+    conjugation tables ``{coord}_move`` / ``{coord}_conj``) under ``moves``."""
     raw_new = a["corners_move"].astype(np.int64)[a["corner_rep"].astype(np.int64)]  # (2768, 18)
-    depth = sym_bfs(
-        "phase 2 pruning",
+    return sym_bfs(
+        name,
         C.N_CORNER_CLASS,
-        C.N_UD_EDGES,
+        size,
         a["corner_classidx"][raw_new],
         a["corner_sym"][raw_new],
-        a["ud_edges_move"],
-        a["ud_edges_conj"],
+        a[f"{coord}_move"],
+        a[f"{coord}_conj"],
         a["corner_stab"].astype(np.int64),
-        C.PHASE2_MOVES,
+        moves,
         report,
     )
+
+
+def _build_phase2(a: Arrays, report: Progress) -> Arrays:
+    depth = _corner_bfs(a, "phase 2 pruning", "ud_edges", C.N_UD_EDGES, C.PHASE2_MOVES, report)
     return {"phase2_prun": pack_mod3(depth, in_place=True)}
 
 
@@ -100,19 +108,7 @@ def _build_cornertwist(a: Arrays, report: Progress) -> Arrays:
     """Exact depth (all 18 face turns) of the corners alone, corner permutation class x
     twist, 4 bits each (2768 x 2187 entries, 3 MB): a lower bound on the rest of any
     solution, which the phase-1 search tests against the length it must beat."""
-    raw_new = a["corners_move"].astype(np.int64)[a["corner_rep"].astype(np.int64)]  # (2768, 18)
-    depth = sym_bfs(
-        "corner pruning",
-        C.N_CORNER_CLASS,
-        C.N_TWIST,
-        a["corner_classidx"][raw_new],
-        a["corner_sym"][raw_new],
-        a["twist_move"],
-        a["twist_conj"],
-        a["corner_stab"].astype(np.int64),
-        range(C.N_MOVE),
-        report,
-    )
+    depth = _corner_bfs(a, "corner pruning", "twist", C.N_TWIST, range(C.N_MOVE), report)
     return {"corner_twist_depth": pack_nibbles(depth, in_place=True)}
 
 
