@@ -117,7 +117,7 @@ def _stage(name: str, moves: list[Move], start: float, n: int) -> Stage:
 def _ring_stage(
     name: str,
     moves: tuple[Move, ...],
-    option: staged5.StagedCentres | staged.StagedCentres,
+    option: staged.StagedCentres,
     ms: float,
     n: int,
 ) -> Stage:

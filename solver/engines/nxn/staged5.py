@@ -56,6 +56,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move, parse
 from solver.engines.nxn import _staged5
 from solver.engines.nxn.sim import IntArray, face_map, geometry
+from solver.engines.nxn.staged import StagedCentres
 from solver.engines.nxn.tables import Progress, Report, Table, load_table
 from solver.engines.nxn.wings import wing_parity
 from solver.errors import NoSolutionError
@@ -379,22 +380,6 @@ def load_tables(cache_dir: str | None = None, progress: Progress | None = None) 
 @cache
 def _perimeters() -> tuple[tuple[npt.NDArray[np.uint64], int], ...]:
     return tuple(_perimeter(stage) for stage in range(3))
-
-
-@dataclass(frozen=True)
-class StagedCentres:
-    """One way to solve the centres: the moves of each stage and the colour of each face."""
-
-    stages: tuple[tuple[Move, ...], tuple[Move, ...], tuple[Move, ...]]
-    targets: tuple[int, ...]
-
-    @property
-    def moves(self) -> tuple[Move, ...]:
-        return self.stages[0] + self.stages[1] + self.stages[2]
-
-    @property
-    def length(self) -> int:
-        return len(self.moves)
 
 
 def _mask(colours: Colours, stage: int, wanted: tuple[tuple[int, ...], ...]) -> int:
