@@ -119,16 +119,18 @@ def group_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
     faces commute), so their depths never span both ``d - 1`` and ``d + 1``: bit 15 is set
     when some group of the axis increases the depth (then bit ``j`` tells whether group
     ``15a + j`` increases it), else bit ``j`` tells whether it decreases it."""
-    a_table = np.asarray(a_move, dtype=np.int64)
-    b_table = np.asarray(b_move, dtype=np.int64)
+    # int32 indices, int8 deltas and a 16-bit field per axis: the build runs in the worker
+    # that still holds the big axial1 depth array, so its temporaries are kept small
+    a_table = np.asarray(a_move, dtype=np.int32)
+    b_table = np.asarray(b_move, dtype=np.int32)
     n_a = a_table.shape[0]
-    base = depth.astype(np.int16)
+    base = depth.astype(np.int8)
     out = depth.astype(np.uint64) << np.uint64(56)
     for axis in range(3):
         deltas = []
         for j in range(_GROUPS_PER_AXIS):
             k = _GROUPS_PER_AXIS * axis + j
-            child = (a_table[:, k] * n_b)[:, None] + b_table[:n_b, k][None, :]
+            child = (a_table[:, k] * np.int32(n_b))[:, None] + b_table[:n_b, k][None, :]
             deltas.append(base[child.ravel()] - base)
         up = np.zeros(n_a * n_b, dtype=bool)
         down = np.zeros(n_a * n_b, dtype=bool)
@@ -137,10 +139,10 @@ def group_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
             down |= delta == -1
         if (up & down).any():
             raise AssertionError("an axis's groups span depth - 1 and depth + 1: not a distance")
-        field = up.astype(np.uint64) << np.uint64(_GROUPS_PER_AXIS)
+        field = up.astype(np.uint16) << np.uint16(_GROUPS_PER_AXIS)
         for j, delta in enumerate(deltas):
-            field |= np.where(up, delta == 1, delta == -1).astype(np.uint64) << np.uint64(j)
-        out |= field << np.uint64(16 * axis)
+            field |= np.where(up, delta == 1, delta == -1).astype(np.uint16) << np.uint16(j)
+        out |= field.astype(np.uint64) << np.uint64(16 * axis)
     return out
 
 
