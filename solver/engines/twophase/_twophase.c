@@ -18,7 +18,7 @@
  *   timeout_s  give up when no solution at all has been found after this many seconds
  *   phase2_max longest phase-2 part tried
  *   phase2_slack with a cost: phase-2 lengths tried beyond the shortest one (default all)
- *   axial      None, or with a cost the 9 robot-metric arrays of AxialTables.search_arrays():
+ *   axial      None, or with a cost the 13 robot-metric arrays of AxialTables.search_arrays():
  *              the search then counts groups (one face, or both faces of an axis turned at
  *              once) instead of face turns, and bounds the robot time by the groups still
  *              needed; phase2_max then limits phase-2 groups
@@ -127,12 +127,21 @@ typedef struct {
     const uint8_t *slice_twist_depth, *slice_flip_depth;
     /* phase-1 coordinates moved by a whole group: [x * 45 + k] */
     const uint16_t *twist_g, *flip_g, *slice_g;
+    /* the corners and the slice order moved by a whole group, [x * 45 + k]: carried along
+       the phase-1 path, so that a phase-1 end has them at once */
+    const uint16_t *corners_g, *slice_sorted_g;
+    /* the slice x twist and slice x flip depths with the groups that change them
+       (tables/bfs.py group_masks): bits 56..63 the depth, 16 bits per axis (see
+       group_moves()) */
+    const uint64_t *slice_twist_mask, *slice_flip_mask;
 } Axial;
 
 #define N_AXIAL 45
-#define N_AX_TABLES 9
+#define N_AX_TABLES 13
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
+/* the groups that leave phase 2's group (the last group of a phase 1 is one of them) */
+static uint64_t AX_LEAVE_H;
 
 /* mechanism-cost mode: most machine states a face turn can end in (see mech_search) */
 #define MECH_MAX_K 96
@@ -167,6 +176,7 @@ typedef struct {
     double gtime[MAX_DEPTH + 2];
     double ax_t[N_AXIAL];
     int ax_order[N_AXIAL]; /* the groups, cheapest first: phase 1 tries them in this order */
+    int ax_rank[N_AXIAL];  /* each group's place in ax_order */
     int root_group;        /* >= 0: the only group tried first (see ax_run) */
     /* least robot time of n phase-2 groups (each with its settle): [0] when the group before
        was on the U/D axis (the next one is not), [1] when it was not */
@@ -174,11 +184,10 @@ typedef struct {
     uint64_t ax_allowed;
     int dir, n1, max_length, phase2_max, phase2_slack;
     int path[MAX_DEPTH + 1];
-    int cp_at[MAX_DEPTH + 2], u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2], ss_at[MAX_DEPTH + 2];
-    /* the robot search: path[0..valid) has its corners (and ss_at) in cp_at (the face-turn
-       search carries the corners down its phase-1 path instead); both: path[0..valid_ud) its
-       U and D edges in u_at, d_at (computed only for the phase-1 ends whose corners pass) */
-    int valid, valid_ud;
+    /* path[0..valid_ud) has its U and D edges in u_at, d_at (computed only for the phase-1
+       ends whose corners pass; both searches carry the corners down their phase-1 path) */
+    int u_at[MAX_DEPTH + 2], d_at[MAX_DEPTH + 2];
+    int valid_ud;
     /* robot cost along the path: total of the groups so far, and the time of the last group
        if it is a single turn that the next move may still join (else -1) */
     double total_at[MAX_DEPTH + 2], open_at[MAX_DEPTH + 2];
@@ -693,42 +702,6 @@ static void mech_order(Ctx *c, int depth, Child *ch, int n, int togo);
 #define SMALL_ONLY_TOGO 4
 #endif
 
-/* The small exact tables alone: drop the children they put at togo or further. */
-static int screen_small(const uint8_t *slice_twist, const uint8_t *slice_flip, Child *ch, int n,
-                        int togo) {
-    int i, j;
-    for (i = j = 0; i < n; i++) {
-        if (slice_twist[ch[i].slice * N_TWIST + ch[i].t1] >= togo) continue;
-        if (slice_flip[ch[i].slice * N_FLIP + ch[i].f1] >= togo) continue;
-        ch[j++] = ch[i];
-    }
-    return j;
-}
-
-/* The middle passes over a node's n children (see phase1()): drop those the small exact
-   slice x twist and slice x flip tables reject (depth >= togo), fetch the symmetry class of
-   the others, then their entry of the big table prun. Returns how many children are left. */
-static int screen_children(const Tables *T, const uint8_t *slice_twist, const uint8_t *slice_flip,
-                           const uint8_t *prun, Child *ch, int n, int togo) {
-    int i, j;
-    for (i = j = 0; i < n; i++) {
-        if (slice_twist[ch[i].slice * N_TWIST + ch[i].t1] >= togo) continue;
-        if (slice_flip[ch[i].slice * N_FLIP + ch[i].f1] >= togo) continue;
-        ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
-        ch[j++] = ch[i];
-    }
-    n = j;
-    for (i = 0; i < n; i++) {
-        uint64_t cls = T->flipslice_classidx[ch[i].fs];
-        int sym = T->flipslice_sym[ch[i].fs];
-        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-        __builtin_prefetch(&prun[ch[i].idx >> 2]);
-    }
-    return n;
-}
-
 /* fetch what a phase-1 node reads first: its two move-mask entries and its move-table rows
    (each row is 36 bytes, so it may straddle two cache lines); its parent asks for them
    before it visits the node */
@@ -928,7 +901,10 @@ static void init_axial(void) {
                 AX_M2[k] = b ? 3 * (axis + 3) + b - 1 : -1;
                 AX_IS_P2[k] = (AX_M1[k] < 0 || ((PHASE2_MASK >> AX_M1[k]) & 1u)) &&
                               (AX_M2[k] < 0 || ((PHASE2_MASK >> AX_M2[k]) & 1u));
-                if (AX_IS_P2[k]) AX_P2[j++] = k;
+                if (AX_IS_P2[k])
+                    AX_P2[j++] = k;
+                else
+                    AX_LEAVE_H |= (uint64_t)1 << k;
                 k++;
             }
 }
@@ -970,7 +946,6 @@ static inline void ax_push(Ctx *c, int g, int k, double total) {
     int nm = c->gmoves[g];
     if (AX_M1[k] >= 0) c->path[nm++] = AX_M1[k];
     if (AX_M2[k] >= 0) c->path[nm++] = AX_M2[k];
-    if (c->valid > c->gmoves[g]) c->valid = c->gmoves[g];
     if (c->valid_ud > c->gmoves[g]) c->valid_ud = c->gmoves[g];
     c->gaxis[g] = k / 15;
     c->gp2[g] = AX_IS_P2[k];
@@ -1045,31 +1020,24 @@ static void ax_phase2(Ctx *c, int corners, int ud, int ss, int g, int togo) {
     }
 }
 
-static void ax_phase2_start(Ctx *c, int g) {
-    const Tables *T = c->T;
-    const Axial *A = c->A;
-    int i, nm = c->gmoves[g], corners, ud, ss, lo, d2, limit, togo2;
-    c->phase2_starts++;
-    if ((c->phase2_starts & 0xF) == 0) {
-        check_time(c);
-        if (c->stop) return;
-    }
-    limit = c->phase2_max;
-    if (limit > c->max_length - nm) limit = c->max_length - nm;
+/* the most phase-2 groups a phase-1 end at group depth g (path[0..gmoves[g]) pushed) may
+   take: phase2_max, the length left and, once a solution is held, the robot time left;
+   -1: none */
+static int ax_p2_limit(const Ctx *c, int g) {
+    int limit = c->phase2_max;
+    if (limit > c->max_length - c->gmoves[g]) limit = c->max_length - c->gmoves[g];
     if (c->bounded)
         while (limit >= 0 && c->gtime[g] + ax_p2_rest(c, g, limit) >= c->best_time - 1e-12)
             limit--;
-    if (limit < 0) return;
-    for (i = c->valid > 0 ? c->valid : 0; i < nm; i++) {
-        int m = c->path[i];
-        c->cp_at[i + 1] = T->corners_move[c->cp_at[i] * N_MOVE + m];
-        c->ss_at[i + 1] = T->slice_sorted_move[c->ss_at[i] * N_MOVE + m];
-    }
-    c->valid = nm;
-    corners = c->cp_at[nm];
-    ss = c->ss_at[nm];
-    lo = A->cornslice_depth[corners * 24 + ss];
-    if (lo > limit) return;
+    return limit;
+}
+
+/* a phase-1 end at group depth g whose corners x slice depth lo is within limit: its U/D
+   edges (computed along the path only now: most ends fail on their corners), then phase 2 */
+static void ax_phase2_continue(Ctx *c, int g, int corners, int ss, int lo, int limit) {
+    const Tables *T = c->T;
+    const Axial *A = c->A;
+    int i, nm = c->gmoves[g], ud, d2, togo2;
     for (i = c->valid_ud > 0 ? c->valid_ud : 0; i < nm; i++) {
         int m = c->path[i];
         c->u_at[i + 1] = T->u_edges_move[c->u_at[i] * N_MOVE + m];
@@ -1089,15 +1057,106 @@ static void ax_phase2_start(Ctx *c, int g) {
     }
 }
 
-static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
+/* count a phase-2 start, checking the time every 16 (1: stop) */
+static inline int ax_count_start(Ctx *c) {
+    c->phase2_starts++;
+    if ((c->phase2_starts & 0xF) == 0) check_time(c);
+    return c->stop;
+}
+
+/* a start already in H (no phase-1 group): phase 2 alone */
+static void ax_phase2_start(Ctx *c, int g, int corners, int ss) {
+    int limit, lo;
+    if (ax_count_start(c)) return;
+    limit = ax_p2_limit(c, g);
+    if (limit < 0) return;
+    lo = c->A->cornslice_depth[corners * 24 + ss];
+    if (lo > limit) return;
+    ax_phase2_continue(c, g, corners, ss, lo, limit);
+}
+
+/* The phase-1 ends below a node at group depth g (one group before its end): the n groups in
+   ch that reach H and leave phase 2's group, with their corners and slice order; their
+   corners x slice entries were fetched together when they were made. */
+static void ax_phase1_ends(Ctx *c, Child *ch, int n, int g) {
+    const Axial *A = c->A;
+    int i, limit, lo;
+    for (i = 0; i < n; i++) {
+        if (c->bounded && ch[i].total >= c->best_time - 1e-12) continue;
+        if (ax_count_start(c)) return;
+        ax_push(c, g, ch[i].m, ch[i].total);
+        limit = ax_p2_limit(c, g + 1);
+        if (limit < 0) continue;
+        lo = A->cornslice_depth[ch[i].c1 * 24 + ch[i].s1];
+        if (lo > limit) continue;
+        ax_phase2_continue(c, g + 1, ch[i].c1, ch[i].s1, lo, limit);
+        if (c->stop) return;
+    }
+}
+
+#define ALL_GROUPS ((UINT64_C(1) << N_AXIAL) - 1)
+
+/* The groups after which a child can still be within togo - 1 groups of H by one of the
+   exact slice x twist / slice x flip tables in the robot metric, from the node's group-mask
+   entry e (as pair_moves() for face turns): every group when the node's depth there is at
+   most togo - 2, those that do not increase it at togo - 1, those that decrease it at togo,
+   none beyond. An axis's 16 bits: bit 15 set, bits j the groups 15a + j that increase the
+   depth; clear, those that decrease it. */
+static inline uint64_t group_moves(uint64_t e, int togo) {
+    int d = (int)(e >> 56), a;
+    uint64_t out = 0;
+    if (d <= togo - 2) return ALL_GROUPS;
+    if (d > togo) return 0;
+    for (a = 0; a < 3; a++) {
+        uint64_t f = (e >> (16 * a)) & 0xFFFFu, bits = f & 0x7FFFu, sel;
+        if (d == togo - 1)
+            sel = (f & 0x8000u) ? (~bits & 0x7FFFu) : 0x7FFFu;
+        else
+            sel = (f & 0x8000u) ? 0 : bits;
+        out |= sel << (15 * a);
+    }
+    return out;
+}
+
+/* The children's entries of the big phase-1 table prun (the small tables' test is the group
+   masks'): their symmetry class, then the entry, each fetched for all of them before any is
+   read. */
+static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
+        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t cls = T->flipslice_classidx[ch[i].fs];
+        int sym = T->flipslice_sym[ch[i].fs];
+        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+        __builtin_prefetch(&prun[ch[i].idx >> 2]);
+    }
+}
+
+/* prefetch a row of a 45-column group move table (90 bytes: two or three cache lines) */
+static inline void prefetch_group_row(const uint16_t *r) {
+    __builtin_prefetch(r);
+    __builtin_prefetch(r + 32);
+    if ((((uintptr_t)r) & 63u) > 64u - 2u * (N_AXIAL - 32)) __builtin_prefetch(r + N_AXIAL - 1);
+}
+
+/* A phase-1 node of the robot search at group depth g: twist, flip, slice order ss and
+   corners (carried along the path, so that a phase-1 end has them at once), its exact
+   distance dist to H in groups when togo > SMALL_ONLY_TOGO. Its two group-mask entries give
+   the groups whose children the small exact tables pass (at togo 1: those that reach H), so
+   only those children are computed. */
+static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
-    int togo = c->n1 - g, pa, k, n = 0, i;
+    int togo = c->n1 - g, pa, k, n = 0, i, slice = ss / 24;
+    const uint16_t *trow, *frow, *srow, *crow;
+    uint64_t moves;
     Child ch[N_AXIAL];
-    if (togo == 0) {
-        /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
-        if (g > 0 && c->gp2[g - 1]) return;
-        ax_phase2_start(c, g);
+    if (togo == 0) { /* a start in H */
+        ax_phase2_start(c, g, corners, ss);
         return;
     }
     c->nodes1++;
@@ -1106,45 +1165,74 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
         if (c->stop) return;
     }
     pa = g > 0 ? c->gaxis[g - 1] : -1;
+    moves = c->ax_allowed & group_moves(A->slice_twist_mask[slice * N_TWIST + twist], togo) &
+            group_moves(A->slice_flip_mask[slice * N_FLIP + flip], togo);
+    trow = &A->twist_g[twist * N_AXIAL];
+    frow = &A->flip_g[flip * N_AXIAL];
+    srow = &A->slice_sorted_g[ss * N_AXIAL];
+    crow = &A->corners_g[corners * N_AXIAL];
+    if (pa >= 0) moves &= ~((uint64_t)0x7FFF << (15 * pa)); /* not the same axis twice */
+    if (g == 0 && c->root_group >= 0) moves &= (uint64_t)1 << c->root_group;
+    /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
+    if (togo == 1) moves &= AX_LEAVE_H;
     /* As in phase1(): the children's lookups in passes, each pass prefetching what the next
        one reads, so that their cache misses overlap. */
-    for (i = 0; i < N_AXIAL; i++) {
+    while (moves) {
         double total;
-        k = c->ax_order[i];
-        if (k / 15 == pa || !((c->ax_allowed >> k) & 1u)) continue;
-        if (g == 0 && c->root_group >= 0 && k != c->root_group) continue;
+        k = __builtin_ctzll(moves);
+        moves &= moves - 1;
         if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
         if (c->bounded && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
         ch[n].m = k;
-        ch[n].s1 = A->slice_g[slice * N_AXIAL + k];
-        ch[n].t1 = A->twist_g[twist * N_AXIAL + k];
-        ch[n].f1 = A->flip_g[flip * N_AXIAL + k];
-        if (togo == 1 && (ch[n].s1 | ch[n].t1 | ch[n].f1) != 0)
-            continue; /* the last group must reach H: the coordinates tell, no lookup */
-        ch[n].slice = ch[n].s1;
-        ch[n].total = total;
-        if (togo > 1) {
-            __builtin_prefetch(&A->slice_twist_depth[ch[n].s1 * N_TWIST + ch[n].t1]);
-            __builtin_prefetch(&A->slice_flip_depth[ch[n].s1 * N_FLIP + ch[n].f1]);
+        ch[n].s1 = srow[k];
+        ch[n].slice = ch[n].s1 / 24;
+        ch[n].t1 = trow[k];
+        ch[n].f1 = frow[k];
+        if (togo == 1) {
+            /* the group reaches H (the masks at togo 1: both depths 0); the end's corners x
+               slice entry is fetched with the others' */
+            ch[n].c1 = crow[k];
+            __builtin_prefetch(&A->cornslice_depth[ch[n].c1 * 24 + ch[n].s1]);
         }
+        ch[n].total = total;
         n++;
     }
-    /* as in phase1(): close to the end only the small tables, and the distance unknown */
-    if (togo > SMALL_ONLY_TOGO)
-        n = screen_children(T, A->slice_twist_depth, A->slice_flip_depth, A->phase1_prun, ch, n,
-                            togo);
-    else if (togo > 1)
-        n = screen_small(A->slice_twist_depth, A->slice_flip_depth, ch, n, togo);
+    /* the children in ax_order's order, cheapest group first (an insertion sort: few pass) */
+    for (i = 1; i < n; i++) {
+        Child x = ch[i];
+        int j = i;
+        for (; j > 0 && c->ax_rank[ch[j - 1].m] > c->ax_rank[x.m]; j--) ch[j] = ch[j - 1];
+        ch[j] = x;
+    }
+    if (togo == 1) {
+        ax_phase1_ends(c, ch, n, g);
+        return;
+    }
+    /* as in phase1(): close to the end the small tables (here their masks) alone, and the
+       distance unknown */
+    if (togo > SMALL_ONLY_TOGO) fetch_prun(T, A->phase1_prun, ch, n);
+    for (i = k = 0; i < n; i++) {
+        ch[i].nd = togo <= SMALL_ONLY_TOGO ? togo - 1
+                                           : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
+        if (ch[i].nd >= togo) continue;
+        /* what the child reads first: its rows of the group move tables */
+        ch[i].c1 = crow[ch[i].m];
+        __builtin_prefetch(&A->slice_twist_mask[ch[i].slice * N_TWIST + ch[i].t1]);
+        __builtin_prefetch(&A->slice_flip_mask[ch[i].slice * N_FLIP + ch[i].f1]);
+        prefetch_group_row(&A->corners_g[ch[i].c1 * N_AXIAL]);
+        prefetch_group_row(&A->slice_sorted_g[ch[i].s1 * N_AXIAL]);
+        prefetch_group_row(&A->twist_g[ch[i].t1 * N_AXIAL]);
+        prefetch_group_row(&A->flip_g[ch[i].f1 * N_AXIAL]);
+        ch[k++] = ch[i];
+    }
+    n = k;
     for (i = 0; i < n; i++) {
-        int nd = togo <= SMALL_ONLY_TOGO ? togo - 1
-                                         : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
-        if (nd >= togo) continue;
         /* a better solution found below may have tightened the bound */
         if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, ch[i].m, ch[i].total);
-        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, nd, g + 1);
+        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, g + 1);
         if (c->stop) return;
     }
 }
@@ -1153,11 +1241,9 @@ static void ax_phase1(Ctx *c, int twist, int flip, int slice, int dist, int g) {
 static void begin_direction(Ctx *c, const Start *s, int i) {
     c->st = s;
     c->dir = i;
-    c->valid = c->valid_ud = 0;
-    c->cp_at[0] = s->corners;
+    c->valid_ud = 0;
     c->u_at[0] = s->u_edges;
     c->d_at[0] = s->d_edges;
-    c->ss_at[0] = s->slice_sorted;
     c->total_at[0] = 0.0;
     c->open_at[0] = -1.0;
     c->gmoves[0] = 0;
@@ -1187,6 +1273,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
         }
         c->ax_order[j] = k;
     }
+    for (int k = 0; k < N_AXIAL; k++) c->ax_rank[c->ax_order[k]] = k;
     {
         /* phase 2: the cheapest group on the U/D axis and on the others; after a U/D group
            comes another axis, after any other group either */
@@ -1234,7 +1321,7 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
                 if (s->dist < 0 || s->dist > c->n1) continue;
                 c->ax_allowed = allowed[i];
                 begin_direction(c, s, i);
-                ax_phase1(c, s->twist, s->flip, s->slice_sorted / 24, s->dist, 0);
+                ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, 0);
             }
         }
     }
@@ -1594,13 +1681,17 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
         (Py_ssize_t)N_SLICE * N_FLIP, (Py_ssize_t)N_TWIST * N_AXIAL * 2,
         (Py_ssize_t)N_FLIP * N_AXIAL * 2, (Py_ssize_t)N_SLICE * N_AXIAL * 2,
+        (Py_ssize_t)N_CORNERS * N_AXIAL * 2, (Py_ssize_t)N_SLICE_SORTED * N_AXIAL * 2,
+        (Py_ssize_t)N_SLICE * N_TWIST * 8, (Py_ssize_t)N_SLICE * N_FLIP * 8,
     };
     const void **slots[N_AX_TABLES] = {
         (const void **)&A->phase1_prun,       (const void **)&A->phase2_depth,
         (const void **)&A->cornslice_depth,   (const void **)&A->edgeslice_depth,
         (const void **)&A->slice_twist_depth, (const void **)&A->slice_flip_depth,
         (const void **)&A->twist_g,           (const void **)&A->flip_g,
-        (const void **)&A->slice_g,
+        (const void **)&A->slice_g,           (const void **)&A->corners_g,
+        (const void **)&A->slice_sorted_g,    (const void **)&A->slice_twist_mask,
+        (const void **)&A->slice_flip_mask,
     };
     return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }

@@ -215,6 +215,55 @@ def test_move_masks_name_the_turns_that_change_the_depth(
         assert (child == depth[entries] + delta).all(), m
 
 
+@pytest.mark.parametrize(
+    ("mask_name", "depth_name", "inner_name", "n_inner"),
+    [
+        ("slice_twist_mask", "slice_twist_depth", "twist_group_move", C.N_TWIST),
+        ("slice_flip_mask", "slice_flip_depth", "flip_group_move", C.N_FLIP),
+    ],
+)
+def test_group_masks_name_the_groups_that_change_the_depth(
+    mask_name: str, depth_name: str, inner_name: str, n_inner: int
+) -> None:
+    # The robot metric's masks: per axis, bit 15 says whether its groups raise the depth
+    # (then bit j: group 15a + j raises it) or not (bit j: it lowers it); checked against
+    # each child's depth in the exact table, for every group.
+    axial = get_solver().axial_tables()
+    mask = getattr(axial, mask_name).astype(np.uint64)
+    depth = getattr(axial, depth_name).astype(np.int64)
+    assert ((mask >> np.uint64(56)).astype(np.int64) == depth).all()
+    rng = np.random.default_rng(6)
+    entries = rng.choice(len(depth), 20000, replace=False)
+    outer, inner = entries // n_inner, entries % n_inner
+    slice_move = axial.slice_group_move.astype(np.int64)
+    inner_move = getattr(axial, inner_name).astype(np.int64)
+    for k in range(C.N_AXIAL):
+        axis, j = divmod(k, 15)
+        child = depth[slice_move[outer, k] * n_inner + inner_move[inner, k]]
+        field = (mask[entries] >> np.uint64(16 * axis)).astype(np.int64) & 0xFFFF
+        up, bit = (field & 0x8000) != 0, ((field >> j) & 1) == 1
+        delta = np.where(up, np.where(bit, 1, 0), np.where(bit, -1, 0))
+        assert (child == depth[entries] + delta).all(), k
+
+
+def test_group_move_tables_compose_the_face_turns() -> None:
+    # The corners and the slice order carried along the robot search's phase-1 path: one
+    # look-up per group is the group's one or two face turns applied in turn.
+    tables = get_solver().tables
+    axial = get_solver().axial_tables()
+    for name, table in (
+        ("corners_group_move", tables.corners_move),
+        ("slice_sorted_group_move", tables.slice_sorted_move),
+    ):
+        grouped = getattr(axial, name).astype(np.int64)
+        face = table.astype(np.int64)
+        assert grouped.shape == (face.shape[0], C.N_AXIAL)
+        for k, (m1, m2) in enumerate(C.AXIAL_MOVES):
+            x = np.arange(face.shape[0]) if m1 < 0 else face[:, m1]
+            expected = x if m2 < 0 else face[x, m2]
+            assert (grouped[:, k] == expected).all(), name
+
+
 def test_table_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     path = T.table_path(tmp_path, "axial2")
     path.parent.mkdir(parents=True)

@@ -32,7 +32,8 @@ Groups and sizes::
               solution, tested in phase 1 against the length to beat              3 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
-              twist and slice x flip depths                                         37 MB
+              twist and slice x flip depths, and the same with the groups that
+              change them, 8 bytes each (a file without them is rebuilt)          54 MB
     axial2    robot metric phase 2: exact depth of corner class x ud_edges, 4 bits
               each (a phase-2 start needs no walk), plus exact corners/ud_edges x
               slice depths                                                          58 MB

@@ -25,7 +25,15 @@ from solver.engines.twophase._twophase import bfs_level
 from solver.engines.twophase.tables.cache import Array
 from solver.engines.twophase.tables.progress import Progress
 
-__all__ = ["UNSET", "exact_bfs", "pack_mod3", "pack_nibbles", "sym_bfs"]
+__all__ = [
+    "UNSET",
+    "exact_bfs",
+    "group_masks",
+    "move_masks",
+    "pack_mod3",
+    "pack_nibbles",
+    "sym_bfs",
+]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +102,47 @@ def move_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
         for k, delta in enumerate(deltas):
             nibble |= (np.where(up, delta == 1, delta == -1).astype(np.uint32)) << k
         out |= nibble << (4 * face)
+    return out
+
+
+#: the groups of one axis in the robot metric (:data:`~solver.engines.twophase.coord.AXIAL_MOVES`)
+_GROUPS_PER_AXIS = 15
+
+
+def group_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
+    """:func:`move_masks` for an exact depth table in the robot metric (the 45 groups of
+    :data:`~solver.engines.twophase.coord.AXIAL_MOVES`, ``a_move`` and ``b_move`` with 45
+    columns): which groups change each entry's depth.
+
+    One uint64 per entry: the depth in bits 56..63, and for each axis ``a`` (groups
+    ``15a..15a+14``) 16 bits at ``16a``. Two groups of one axis are a group apart (the axis's
+    faces commute), so their depths never span both ``d - 1`` and ``d + 1``: bit 15 is set
+    when some group of the axis increases the depth (then bit ``j`` tells whether group
+    ``15a + j`` increases it), else bit ``j`` tells whether it decreases it."""
+    # int32 indices, int8 deltas and a 16-bit field per axis: the build runs in the worker
+    # that still holds the big axial1 depth array, so its temporaries are kept small
+    a_table = np.asarray(a_move, dtype=np.int32)
+    b_table = np.asarray(b_move, dtype=np.int32)
+    n_a = a_table.shape[0]
+    base = depth.astype(np.int8)
+    out = depth.astype(np.uint64) << np.uint64(56)
+    for axis in range(3):
+        deltas = []
+        for j in range(_GROUPS_PER_AXIS):
+            k = _GROUPS_PER_AXIS * axis + j
+            child = (a_table[:, k] * np.int32(n_b))[:, None] + b_table[:n_b, k][None, :]
+            deltas.append(base[child.ravel()] - base)
+        up = np.zeros(n_a * n_b, dtype=bool)
+        down = np.zeros(n_a * n_b, dtype=bool)
+        for delta in deltas:
+            up |= delta == 1
+            down |= delta == -1
+        if (up & down).any():
+            raise AssertionError("an axis's groups span depth - 1 and depth + 1: not a distance")
+        field = up.astype(np.uint16) << np.uint16(_GROUPS_PER_AXIS)
+        for j, delta in enumerate(deltas):
+            field |= np.where(up, delta == 1, delta == -1).astype(np.uint16) << np.uint16(j)
+        out |= field.astype(np.uint64) << np.uint64(16 * axis)
     return out
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from solver.engines.twophase import coord as C
 from solver.engines.twophase.tables.bfs import (
     exact_bfs,
+    group_masks,
     move_masks,
     pack_mod3,
     pack_nibbles,
@@ -160,10 +161,16 @@ def _build_axial1(a: Arrays, report: Progress) -> Arrays:
         range(C.N_AXIAL),
         report,
     )
+    slice_twist = exact_bfs(sm, tm, C.N_TWIST)
+    slice_flip = exact_bfs(sm, fm, C.N_FLIP)
     return {
         "axial1_prun": pack_mod3(depth, in_place=True),
-        "axial_slice_twist": exact_bfs(sm, tm, C.N_TWIST),
-        "axial_slice_flip": exact_bfs(sm, fm, C.N_FLIP),
+        "axial_slice_twist": slice_twist,
+        "axial_slice_flip": slice_flip,
+        # the groups that change those depths (8 MB each): a node reads which children the
+        # small tables pass instead of computing all of them
+        "axial_slice_twist_mask": group_masks(slice_twist, sm, tm, C.N_TWIST),
+        "axial_slice_flip_mask": group_masks(slice_flip, sm, fm, C.N_FLIP),
     }
 
 

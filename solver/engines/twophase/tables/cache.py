@@ -56,7 +56,13 @@ AXIAL_GROUPS = ("axial1", "axial2")
 
 #: arrays a group's file must hold (a file of an older layout is rebuilt)
 _REQUIRED_ARRAYS = {
-    "axial1": ("axial1_prun", "axial_slice_twist", "axial_slice_flip"),
+    "axial1": (
+        "axial1_prun",
+        "axial_slice_twist",
+        "axial_slice_flip",
+        "axial_slice_twist_mask",
+        "axial_slice_flip_mask",
+    ),
     "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
     "slicepair": ("slice_twist_depth", "slice_flip_depth", "slice_twist_mask", "slice_flip_mask"),
 }

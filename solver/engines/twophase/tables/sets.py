@@ -205,6 +205,13 @@ class AxialTables:
     twist_group_move: Array  # uint16 (2187, 45)
     flip_group_move: Array  # uint16 (2048, 45)
     slice_group_move: Array  # uint16 (495, 45), the slice position (not its order)
+    # the corners and the slice order over the 45 groups, carried along the phase-1 path
+    corners_group_move: Array  # uint16 (40320, 45)
+    slice_sorted_group_move: Array  # uint16 (11880, 45)
+    # the slice x twist and slice x flip depths with the groups changing them
+    # (tables.bfs.group_masks): a phase-1 node takes only the groups both allow
+    slice_twist_mask: Array  # uint64 (495 * 2187,)
+    slice_flip_mask: Array  # uint64 (495 * 2048,)
     build_s: dict[str, float] = field(default_factory=dict)
 
     def search_arrays(self) -> tuple[Array, ...]:
@@ -219,6 +226,10 @@ class AxialTables:
             self.twist_group_move,
             self.flip_group_move,
             self.slice_group_move,
+            self.corners_group_move,
+            self.slice_sorted_group_move,
+            self.slice_twist_mask,
+            self.slice_flip_mask,
         )
 
 
@@ -248,5 +259,9 @@ def load_axial_tables(
         u16(compose(base.twist_move)),
         u16(compose(base.flip_move)),
         u16(compose(slice_move(base.slice_sorted_move))),
+        u16(compose(base.corners_move)),
+        u16(compose(base.slice_sorted_move)),
+        a1["axial_slice_twist_mask"],
+        a1["axial_slice_flip_mask"],
         build_s,
     )
