@@ -1,10 +1,12 @@
 """Offline: what a search during the motion can still save, by how far the plan has gone.
 
     python bench/anytime_remainder.py [--states 20] [--seed 2026] [--head-start 0.003]
-                                      [--after 1,2,3] [--budgets 0.05,0.15,0.3] [--json]
+                                      [--head-threads 1] [--after 1,2,3]
+                                      [--budgets 0.05,0.15,0.3] [--json]
 
 For uniformly random 3x3 states (``CubieCube.random`` with the seed): the anytime head start
-(the robot-time search for ``--head-start`` seconds on one thread, as the daemon runs it) is
+(the robot-time search for ``--head-start`` seconds on ``--head-threads`` threads: the daemon
+runs it on two, through its warm search session, going on until its first solution) is
 planned by the bundled ``simulated`` profile's planner; its first ``k`` motion groups (``--after``)
 are taken as committed, and the remainder of the plan is compared with a fresh robot-time
 search (two threads, each budget of ``--budgets``) from the state after them, through the
@@ -42,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--states", type=int, default=20)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--head-start", type=float, default=0.003)
+    ap.add_argument("--head-threads", type=int, default=1, help="the head start's threads")
     ap.add_argument("--after", default="1,2,3", help="committed groups")
     ap.add_argument("--budgets", default="0.05,0.15,0.3", help="seconds")
     ap.add_argument("--json", action="store_true")
@@ -57,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     solve(cubes[0], "twophase", budget_s=0.01, cost_model=cost)  # the tables load
     samples: dict[tuple[int, float], list[dict[str, float]]] = {}
     for cube in cubes:
-        head = solve(cube, "twophase", budget_s=args.head_start, cost_model=cost, threads=1)
+        head = solve(
+            cube,
+            "twophase",
+            budget_s=args.head_start,
+            cost_model=cost,
+            threads=args.head_threads,
+        )
         program = planner.plan(head.moves)
         plan = list(program.moves)
         ends = [i + 1 for i, m in enumerate(plan) if not m.simultaneous_with_next]

@@ -28,7 +28,15 @@ Per mode (``--json``: one row each, fields :data:`FIELDS`):
 * ``refinements_mean``: anytime only, faster remainders found per job;
 * ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's;
 * ``visible_breakdown_ms``: where the visible compute goes: for each of :data:`STEPS`, the
-  median time from the job entering SOLVING to that step (ms; cumulative).
+  median time from the job entering SOLVING to that step (ms; cumulative);
+* ``first_search``: anytime only, the first commit and the first search during the motion
+  (:class:`~robot.daemon.committer.FirstSearch`): ``commit_groups_mean`` (groups the first
+  commit held), ``lead_ms_median`` (the lead time it was chosen with), ``from_first_commit``
+  (jobs whose first search started from the state right after the first commit),
+  ``window_ms_median`` and ``searched_ms_median`` (from its start to its deadline, and how long
+  it ran), ``saved_s_mean`` (robot time it saved, a job) and ``outcomes`` (jobs by
+  :class:`~robot.daemon.committer.SearchOutcome`: ``landed``, ``nothing faster``, ``too late``,
+  ``dropped``, ...).
 """
 
 from __future__ import annotations
@@ -77,6 +85,7 @@ FIELDS = (
     "refinements_mean",
     "vs_best_fixed",
     "visible_breakdown_ms",
+    "first_search",
 )
 
 #: the steps from the job entering SOLVING to the first motor step, in order (the job's
@@ -102,6 +111,8 @@ class JobResult:
     refinements: int
     #: ms from SOLVING to each of :data:`STEPS` the job passed
     steps: dict[str, float]
+    #: anytime: the first commit and search (:meth:`FirstSearch.to_dict`)
+    first: dict[str, Any] | None = None
 
 
 class Counter:
@@ -243,9 +254,11 @@ async def run_mode(
             records = list(robot.firmware.records)
             began = solving[0] if solving else submitted
             marks = jobs[0].marks if jobs else None
-            results.append(
-                job_result(cube, records, submitted, began, sink.refinements - refined, marks)
-            )
+            result = job_result(cube, records, submitted, began, sink.refinements - refined, marks)
+            anytime = daemon.pipeline.anytime
+            if anytime is not None and anytime.last is not None and anytime.last.first:
+                result.first = anytime.last.first.to_dict()
+            results.append(result)
     finally:
         daemon.stop()
         await task
@@ -284,6 +297,30 @@ def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
             for step in STEPS
             if results and all(step in r.steps for r in results)
         },
+        "first_search": first_search([r.first for r in results if r.first is not None]),
+    }
+
+
+def first_search(firsts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The ``first_search`` field: the jobs' first commits and first searches summed up."""
+    if not firsts:
+        return None
+    started = [f for f in firsts if f["start_groups"]]
+    outcomes: dict[str, int] = {}
+    for f in firsts:
+        outcomes[f["outcome"]] = outcomes.get(f["outcome"], 0) + 1
+    return {
+        "commit_groups_mean": round(statistics.fmean(f["commit_groups"] for f in firsts), 2),
+        "lead_ms_median": round(statistics.median(f["lead_ms"] for f in firsts), 2),
+        "from_first_commit": sum(f["start_groups"] == f["commit_groups"] for f in started),
+        "window_ms_median": (
+            round(statistics.median(f["window_ms"] for f in started), 2) if started else None
+        ),
+        "searched_ms_median": (
+            round(statistics.median(f["searched_ms"] for f in started), 2) if started else None
+        ),
+        "saved_s_mean": round(statistics.fmean(f["saved_s"] for f in firsts), 4),
+        "outcomes": dict(sorted(outcomes.items(), key=lambda kv: -kv[1])),
     }
 
 
@@ -353,6 +390,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{label(r['mode']):<14}"
             + "".join(f"{'-':>12}" if c is None else f"{c:>12.1f}" for c in cells)
         )
+    for r in rows:
+        if r["first_search"] is not None:
+            f = r["first_search"]
+            print(
+                f"\n{label(r['mode'])}: the first commit held {f['commit_groups_mean']:.2f} "
+                f"groups (lead {f['lead_ms_median']:.1f} ms); the first search started right "
+                f"after it in {f['from_first_commit']}/{r['states']}, window "
+                f"{f['window_ms_median']} ms, ran {f['searched_ms_median']} ms (medians), "
+                f"saved {f['saved_s_mean']:.3f} s a job; outcomes {f['outcomes']}"
+            )
     return 0
 
 

@@ -46,11 +46,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import Status
 from robot.daemon.committer import (
     AnytimeRun,
+    FirstSearch,
+    SearchOutcome,
     Timeline,
     commit_when_due,
     group_ends,
@@ -70,11 +73,20 @@ from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cube.facelets import Cube
 from solver.cube.notation import Move, format_moves
-from solver.engines.twophase.session import SearchSession
+from solver.engines.twophase.session import Pending, SearchSession
 from solver.errors import CubeError
 from solver.solution import Solution
 
-__all__ = ["Anytime", "AnytimeRun", "Timeline", "commit_when_due", "group_ends", "move_durations"]
+__all__ = [
+    "Anytime",
+    "AnytimeRun",
+    "FirstSearch",
+    "SearchOutcome",
+    "Timeline",
+    "commit_when_due",
+    "group_ends",
+    "move_durations",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +105,11 @@ DECAY = 0.9
 #: group's window, less the lead and the overheads, was often shorter, and the first search
 #: went to the second group).
 FIRST_SEARCH_S = 0.008
+#: A head start that holds no solution at its deadline (its threads started late: under load,
+#: 7 jobs in 30 at load 5) goes on until its first one, at most this long after the deadline,
+#: rather than hand over to the pipeline's first solution (a search from scratch, and not the
+#: fastest plan the robot-time search finds first: 0.1-0.4 s more motor time in those jobs).
+HEAD_TIMEOUT_S = 1.0
 #: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
 #: ... up to this long (seconds): then the searches go on from further ahead, each from a
@@ -144,7 +161,7 @@ class Anytime:
         transaction (the journal skips SOLVING, which lasts milliseconds: a job that never
         reached the motors is closed at a restart whatever its state); the first moves go to
         the firmware at once, and the ``solution`` event and the status only after them."""
-        link, journal = self.ctx.link, self.ctx.journal
+        journal = self.ctx.journal
         job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
         started = time.perf_counter()
@@ -170,46 +187,82 @@ class Anytime:
         job.moves_total = offset + len(program.moves)
         job.moves_done = offset
         dispatch = (status.boot_id, status.last_received + 1, offset) if program.moves else None
-        writing = time.perf_counter()
-        await journal.call(
-            journal.sync.record_plan,
-            job.id,
-            format_moves(solution.moves),
-            {**solution.to_dict(), "program": program.to_dict(), "anytime": True},
-            str(program),
-            _rows(program.moves),
-            state=JobState.EXECUTING if program.moves else None,
-            dispatch=dispatch,
-        )
-        wrote = time.perf_counter() - writing
-        job.mark("journaled")
-        if not program.moves:
-            self._announce(job, solution, program)
-            await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
-            return
-        plan = list(program.moves)
-        timeline = Timeline(lambda: link.latency_s, move_durations(plan, self.cost))
+        run = self._new_run(job, offset, cube, list(program.moves)) if program.moves else None
+        # the first search starts now, from the state after the first commit, on one thread
+        # while the plan is journaled and the first moves go out (the other once they are):
+        # the first commit's groups and that search decide most of what can be saved
+        early = self._start_first(run) if run is not None else None
+        try:
+            writing = time.perf_counter()
+            await journal.call(
+                journal.sync.record_plan,
+                job.id,
+                format_moves(solution.moves),
+                {**solution.to_dict(), "program": program.to_dict(), "anytime": True},
+                str(program),
+                _rows(program.moves),
+                state=JobState.EXECUTING if program.moves else None,
+                dispatch=dispatch,
+            )
+            wrote = time.perf_counter() - writing
+            job.mark("journaled")
+            if run is None:
+                self._announce(job, solution, program)
+                await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
+                return
+            run.write_s = max(run.write_s, wrote)
+            # the motors start once the first moves arrive: counted from now (the first
+            # search's deadline was counted from before the write, on the safe side)
+            run.timeline.started_at = asyncio.get_running_loop().time()
+            assert run.first is not None
+            run.commit(run.first.commit_moves)
+            self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
+            asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
+            refiner = asyncio.create_task(self._refine(run, early), name=f"anytime-refine {job.id}")
+            try:
+                job.mark("sending")  # the executor writes the first moves before it waits
+                await self.executor.execute(job, run.feed, offset, dispatched=status)
+            finally:
+                refiner.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await refiner
+                self._learn(run)
+                # (not while the motors turn: a journal write then delays the refinements')
+                await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
+        finally:
+            if early is not None and not early.task.done():
+                early.release()  # (its threads end at its deadline)
+                early.task.cancel()
+                await asyncio.gather(early.task, return_exceptions=True)
+
+    def _new_run(self, job: Job, offset: int, cube: Cube, plan: list[PlannedMove]) -> AnytimeRun:
+        """The job's run: its timeline counted from now (until the first moves go out), what
+        the jobs before measured, and how many moves the first commit holds."""
+        timeline = Timeline(lambda: self.ctx.link.latency_s, move_durations(plan, self.cost))
         run = AnytimeRun(job, offset, cube, plan, timeline)
-        # a refinement's hand-back, planning and journaling: as the jobs before measured it,
-        # and at least twice the write just made
-        run.late_s, write, timeline.wake_lag_s, timeline.overstated_s = self._learnt
-        run.write_s = max(write, wrote)
+        # a refinement's hand-back, planning and journaling: as the jobs before measured it
+        # (and at least the plan's own write, once made)
+        run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s = self._learnt
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
-        run.commit(self._first_commit(run))
-        self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
-        asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
-        refiner = asyncio.create_task(self._refine(run), name=f"anytime-refine {job.id}")
-        try:
-            job.mark("sending")  # the executor writes the first moves before it waits
-            await self.executor.execute(job, run.feed, offset, dispatched=status)
-        finally:
-            refiner.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await refiner
-            self._learn(run)
-            # (not while the motors turn: a journal write then delays the refinements' own)
-            await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
+        first = self._first_commit(run)
+        run.first = FirstSearch(_groups(plan, first), 1000 * timeline.lead_s(), first)
+        return run
+
+    def _start_first(self, run: AnytimeRun) -> _Started | None:
+        """The first search, from the state after the first commit, started now (``None``:
+        the sessions are not warm yet, or its window is too short)."""
+        assert run.first is not None
+        target = run.first.commit_moves
+        if self._sessions is None or target >= len(run.plan):
+            return None
+        now = asyncio.get_running_loop().time()
+        deadline = run.timeline.deadline(target) - run.overhead_s
+        if deadline - now < MIN_SEARCH_S:
+            return None
+        # one thread now, the other once the first moves are out (the plan's journal write
+        # and the first moves' way to the firmware want a core)
+        return self._start_search(run, self._sessions.refine, deadline, target, held=1)
 
     def prefetch_status(self, job: Job) -> None:
         """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
@@ -237,20 +290,27 @@ class Anytime:
 
     async def _head_start(self, cube: Cube, started: float) -> Solution:
         """The first solution: the warm session's search until ``head_start_s`` after
-        ``started`` (:func:`time.perf_counter`, the clock of :func:`time.monotonic` here),
-        or, with no head start, a robot with a face missing, or nothing found by then, the
-        pipeline's first solution within the length limit."""
+        ``started`` (:func:`time.perf_counter`, the clock of :func:`time.monotonic` here;
+        holding none then, until its first, :data:`HEAD_TIMEOUT_S` at most), or, with no head
+        start, a robot with a face missing, or nothing found by then, the pipeline's first
+        solution within the length limit."""
         head_start = self.ctx.config.solver.head_start_s
         if head_start > 0 and not self.ctx.config.motors.missing:
             session = (await self._warm()).head
             deadline = time.monotonic() + head_start - (time.perf_counter() - started)
             found = await asyncio.wrap_future(
-                session.submit(cube, deadline, max_length=self.ctx.config.solver.max_length)
+                session.submit(
+                    cube,
+                    deadline,
+                    max_length=self.ctx.config.solver.max_length,
+                    timeout_at=deadline + HEAD_TIMEOUT_S,
+                )
             )
             if found is not None:
                 return found
             logger.info(
-                "head start: nothing found in %.1f ms; the first solution", 1e3 * head_start
+                "head start: nothing found in %.1f ms; the first solution",
+                1e3 * (head_start + HEAD_TIMEOUT_S),
             )
         return await asyncio.to_thread(self.first_solution, cube, 0.0, threads=HEAD_THREADS)
 
@@ -278,7 +338,8 @@ class Anytime:
             "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
             "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
             "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
-            "late, a journal write takes %.1f ms at most; before the first step: %s",
+            "late, a journal write takes %.1f ms at most; before the first step: %s; the "
+            "first commit and search: %s",
             run.job.id,
             run.searches,
             run.refinements,
@@ -298,6 +359,7 @@ class Anytime:
                 for step, at in marks.items()
                 if "solving" in marks and step != "solving"
             ),
+            run.first.to_dict() if run.first is not None else None,
         )
 
     def _first_commit(self, run: AnytimeRun) -> int:
@@ -326,21 +388,28 @@ class Anytime:
     async def _warm(self) -> Sessions:
         return self._sessions if self._sessions is not None else await asyncio.to_thread(self.warm)
 
-    async def _refine(self, run: AnytimeRun) -> None:
+    async def _refine(self, run: AnytimeRun, early: _Started | None = None) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
         for faster remainders. Each search starts from the plan's state after ``target``
         moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
         first runs about as long as a quarter turn, each next one from further ahead may run
         up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
-        the same length from a similar state finds about the same plan."""
+        the same length from a similar state finds about the same plan. ``early``: the first
+        search, started before the first commit."""
         loop = asyncio.get_running_loop()
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
         try:
             session = (await self._warm()).refine
-            # the first moves reach the firmware before the searches take both cores: 2.5
-            # against 7.2 ms from the write to the (simulated) firmware's read, 30 jobs, load 4
-            await asyncio.sleep(self.ctx.link.latency_s / 2)
-            wanted, after = FIRST_SEARCH_S, -1
+            if early is not None:
+                await asyncio.sleep(self.ctx.link.latency_s / 2)  # (as below)
+                early.release()
+                wanted, after = self._grown(early, await self._improve(run, early)), early.target
+            else:
+                # the first moves reach the firmware before the searches take both cores:
+                # 2.5 against 7.2 ms from the write to the (simulated) firmware's read, 30
+                # jobs, load 4
+                await asyncio.sleep(self.ctx.link.latency_s / 2)
+                wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
                 run.timeline.observe(run.feed.last_group)
                 now = loop.time()
@@ -349,13 +418,12 @@ class Anytime:
                     break
                 deadline = run.timeline.deadline(target) - run.overhead_s
                 if deadline - now < MIN_SEARCH_S:
+                    if run.first is not None and not run.first.start_groups:
+                        run.first.outcome = SearchOutcome.TOO_SHORT
                     await run.wait_commit()
                     continue
-                searched = await self._improve(run, session, deadline, target)
-                # a search that ended before its deadline covered its state: no need to grow
-                ran = min(searched, deadline - now)
-                grown = GROWTH * ran if searched >= 0.9 * (deadline - now) else ran
-                wanted, after = min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown)), target
+                started = self._start_search(run, session, deadline, target)
+                wanted, after = self._grown(started, await self._improve(run, started)), target
             await committer
         except asyncio.CancelledError:
             raise
@@ -383,37 +451,77 @@ class Anytime:
                 return end
         return ends[-1]
 
-    async def _improve(
-        self, run: AnytimeRun, session: SearchSession, deadline: float, target: int
-    ) -> float:
-        """One search from the plan's state after ``target`` moves until ``deadline`` (loop
-        time) for a remainder faster than the plan's; one found replaces the moves after
-        ``target`` (journaled, then announced) if that is still in time. Nothing past
-        ``target`` is committed while its result is journaled. Returns how long it searched."""
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        cube = run.cube_after(target)
+    @staticmethod
+    def _grown(started: _Started, searched: float) -> float:
+        """How long the next search may run after ``started`` searched ``searched`` seconds:
+        twice as long if it used its window (one that ended sooner covered its state)."""
+        window = started.deadline - started.began
+        ran = min(searched, window)
+        grown = GROWTH * ran if searched >= 0.9 * window else ran
+        return min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown))
+
+    def _start_search(
+        self,
+        run: AnytimeRun,
+        session: SearchSession,
+        deadline: float,
+        target: int,
+        held: int = 0,
+    ) -> _Started:
+        """Start one search from the plan's state after ``target`` moves until ``deadline``
+        (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
+        threads wait for :meth:`_Started.release`)."""
+        began = asyncio.get_running_loop().time()
         current = self._remainder_s(run.plan[target:])
         run.searches += 1
         run.fence = target
+        first = run.first is not None and not run.first.start_groups
+        if run.first is not None and first:
+            run.first.start_groups = _groups(run.plan, target)
+            run.first.window_ms = 1000 * (deadline - began)
+            run.first.outcome = SearchOutcome.NOT_STARTED
+        pending, task = self._search(
+            session, run.cube_after(target), deadline, current, target, held
+        )
+        return _Started(target, deadline, began, current, task, first, pending)
+
+    async def _improve(self, run: AnytimeRun, started: _Started) -> float:
+        """Wait for a search (:meth:`_start_search`); a faster remainder it found replaces the
+        moves after its start (journaled, then announced) if that is still in time. Nothing
+        past its start is committed while its result is journaled. Returns how long it
+        searched."""
+        loop = asyncio.get_running_loop()
+        target, deadline, began = started.target, started.deadline, started.began
+        first = run.first if started.first else None
         try:
-            found = await self._search(session, cube, deadline, current, target)
+            found = await started.task
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
                 run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
-            await self._apply(run, target, found, current, deadline, searched)
+            saved = run.saved_s
+            outcome = await self._apply(run, target, found, started.bound_s, deadline, searched)
+            if first is not None:
+                first.searched_ms, first.outcome = 1000 * searched, outcome
+                first.saved_s = run.saved_s - saved
         finally:
             run.release_fence()
         return searched
 
-    async def _search(
-        self, session: SearchSession, cube: Cube, deadline: float, bound_s: float, kept_htm: int
-    ) -> Solution | None:
+    def _search(
+        self,
+        session: SearchSession,
+        cube: Cube,
+        deadline: float,
+        bound_s: float,
+        kept_htm: int,
+        held: int = 0,
+    ) -> tuple[Pending | None, asyncio.Future[Solution | None]]:
         """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
         event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
-        ``bound_s``, on the session's threads: the last to end wakes the loop (one hand-back,
-        no thread in between), which picks the best (Python, the GIL held: kept out of the
-        search threads, which may run at a lower priority)."""
+        ``bound_s``, started on the session's threads (``held`` of them wait for
+        :meth:`Pending.release`): the last to end wakes the loop (one hand-back, no thread in
+        between), which picks the best (Python, the GIL held: kept out of the search threads,
+        which may run at a lower priority)."""
         max_length = self.ctx.config.solver.max_length
         try:
             pending = session.start(
@@ -421,12 +529,14 @@ class Anytime:
                 deadline,
                 bound_s=bound_s,
                 max_length=None if max_length is None else max(0, max_length - kept_htm),
+                held=held,
             )
-            await asyncio.wrap_future(pending.done)
-            return pending.result()
-        except CubeError as exc:  # nothing found: the plan stays
+        except CubeError as exc:  # nothing to search: the plan stays
             logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
-            return None
+            nothing: asyncio.Future[Solution | None] = asyncio.get_running_loop().create_future()
+            nothing.set_result(None)
+            return None, nothing
+        return pending, asyncio.ensure_future(_result(pending, cube))
 
     async def _apply(
         self,
@@ -436,10 +546,10 @@ class Anytime:
         current: float,
         deadline: float,
         searched: float,
-    ) -> None:
+    ) -> SearchOutcome:
         """Take a search's result: a faster remainder from move ``target`` replaces the plan's
         if no move past ``target`` was committed meanwhile and the worst journal write measured
-        fits before the next commit is due."""
+        fits before the next commit is due. Returns what became of it."""
         loop = asyncio.get_running_loop()
         logger.debug(
             "job %s: searched %.1f ms from move %d (%d committed), deadline %+.1f ms: %s",
@@ -451,17 +561,17 @@ class Anytime:
             "nothing faster" if found is None else f"{found.robot_time_s:.3f} s",
         )
         if found is None:
-            return
+            return SearchOutcome.NOTHING_FASTER
         if run.committed > target:  # too late to use it
             run.late_searches += 1
-            return
+            return SearchOutcome.TOO_LATE
         try:
             candidate = self.planner.plan(found.moves)
         except PlanError as exc:
             logger.info(
                 "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
             )
-            return
+            return SearchOutcome.NOT_PLANNED
         better = candidate.estimate_s if candidate.moves else 0.0
         logger.debug(
             "job %s: after move %d: remainder %.3f s, found %.3f s (%d moves)",
@@ -472,7 +582,7 @@ class Anytime:
             len(candidate.moves),
         )
         if not better < current - 1e-9:
-            return
+            return SearchOutcome.NOTHING_FASTER
         left = run.timeline.deadline(target) - loop.time()
         if left < run.write_s:
             logger.debug(
@@ -484,8 +594,9 @@ class Anytime:
                 1000 * run.write_s,
             )
             run.dropped += 1
-            return
+            return SearchOutcome.DROPPED
         await self._replace(run, target, candidate, current - better, searched)
+        return SearchOutcome.LANDED
 
     def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
         return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
@@ -571,10 +682,46 @@ class Anytime:
         await journal.call(journal.sync.set_state, job.id, state)
 
 
+@dataclass
+class _Started:
+    """A search during the motion, started (:meth:`Anytime._start_search`)."""
+
+    #: the plan's moves before the state it searches from; its deadline and start (loop time)
+    target: int
+    deadline: float
+    began: float
+    #: the plan's remainder from there (the search's bound, seconds)
+    bound_s: float
+    task: asyncio.Future[Solution | None]
+    #: the job's first search during the motion (:attr:`AnytimeRun.first` records it)
+    first: bool = False
+    pending: Pending | None = None
+
+    def release(self) -> None:
+        """Start the threads held back (:meth:`SearchSession.start`)."""
+        if self.pending is not None:
+            self.pending.release()
+
+
+async def _result(pending: Pending, cube: Cube) -> Solution | None:
+    """A started search's result, once its threads have ended (``None``: nothing faster)."""
+    try:
+        await asyncio.wrap_future(pending.done)
+        return pending.result()
+    except CubeError as exc:  # nothing found: the plan stays
+        logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
+        return None
+
+
 def _retrieved(future: asyncio.Future[Status]) -> None:
     """Mark a prefetched STATUS's failure as seen (the job reads it, if it gets that far)."""
     if not future.cancelled():
         future.exception()
+
+
+def _groups(plan: Sequence[PlannedMove], moves: int) -> int:
+    """How many motion groups the plan's first ``moves`` moves (a group boundary) make."""
+    return sum(1 for m in plan[:moves] if not m.simultaneous_with_next)
 
 
 def _rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:

@@ -13,6 +13,7 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from robot.daemon.context import Job
 from robot.daemon.execution import MoveFeed
@@ -23,6 +24,8 @@ from solver.cube.notation import Move
 
 __all__ = [
     "AnytimeRun",
+    "FirstSearch",
+    "SearchOutcome",
     "Timeline",
     "commit_when_due",
     "group_ends",
@@ -104,6 +107,57 @@ class Timeline:
         return self.end(committed) - self.lead_s(max(1, groups))
 
 
+class SearchOutcome(StrEnum):
+    """What became of a search during the motion (the debug log, :class:`FirstSearch`)."""
+
+    LANDED = "landed"
+    """a faster remainder replaced the plan's"""
+    NOTHING_FASTER = "nothing faster"
+    """the search (or the planner) found no remainder faster than the plan's"""
+    TOO_LATE = "too late"
+    """a faster remainder came after the moves past its start were committed"""
+    DROPPED = "dropped"
+    """a faster remainder came in time but the longest journal write would not fit"""
+    NOT_PLANNED = "not planned"
+    """the planner refused the remainder found"""
+    TOO_SHORT = "window too short"
+    """no search started: the time before the next commit was shorter than the least search"""
+    NOT_STARTED = "not started"
+    """the job ended (or the searcher failed) before a search started"""
+
+
+@dataclass
+class FirstSearch:
+    """What a job's first commit held and what became of its first search during the motion
+    (the moves the first commit holds and the state it searches from decide most of what the
+    searches during the motion can save): for the debug log and ``bench/time_to_solved.py``."""
+
+    #: motion groups the first commit held, and the lead time it was chosen with (ms)
+    commit_groups: int
+    lead_ms: float
+    #: the plan's moves the first commit held
+    commit_moves: int
+    #: groups of the plan before the state the first search started from (0: none started)
+    start_groups: int = 0
+    #: from the search's start to its deadline, and how long it ran (ms)
+    window_ms: float = 0.0
+    searched_ms: float = 0.0
+    #: the robot time it saved when it landed (seconds, the cost model's)
+    saved_s: float = 0.0
+    outcome: SearchOutcome = SearchOutcome.NOT_STARTED
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "commit_groups": self.commit_groups,
+            "lead_ms": round(self.lead_ms, 2),
+            "start_groups": self.start_groups,
+            "window_ms": round(self.window_ms, 2),
+            "searched_ms": round(self.searched_ms, 2),
+            "saved_s": round(self.saved_s, 4),
+            "outcome": self.outcome.value,
+        }
+
+
 def move_durations(moves: Sequence[PlannedMove], cost: CostModel) -> list[float]:
     """What each move adds to the motors' timeline (see :class:`Timeline`)."""
     out: list[float] = []
@@ -150,6 +204,8 @@ class AnytimeRun:
     late_writes: int = 0
     #: robot time the refinements saved in all (seconds, the cost model's)
     saved_s: float = 0.0
+    #: the first commit and the first search (set by the searcher)
+    first: FirstSearch | None = None
 
     #: a search from this position runs, or (``journaling``) its result is being journaled:
     #: then no move past it is committed until the journal has it

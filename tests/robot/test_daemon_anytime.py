@@ -21,6 +21,7 @@ import pytest
 
 from firmware_protocol.messages import FirmwareState
 from robot.config import RobotConfig
+from robot.daemon.committer import FirstSearch, SearchOutcome
 from robot.daemon.events import ErrorCode, EventName, JobState
 from robot.journal import Journal
 from solver.api import solve
@@ -264,3 +265,36 @@ def test_the_head_start_runs_on_the_warm_session_and_the_moves_go_out_before_the
     # the STATUS of the dispatch was asked for at the job's start, none while it solved
     assert any(t < marks["solving"] for t in fw.asked)
     assert not any(marks["solving"] <= t <= marks["sending"] for t in fw.asked)
+
+
+def test_the_first_search_starts_from_the_first_commit_before_the_motors_run(
+    fast_tmp: Path,
+) -> None:
+    start = scrambled()
+    fw = FakeFirmware(start, group_time_s=0.06)
+    sink = WatchingSink(fw)
+
+    async def body() -> tuple[Rig, FirstSearch]:
+        async with running(
+            fast_tmp / "j.sqlite", firmware=fw, config=anytime_config(0.06), solver=padded_first,
+            sink=sink,
+        ) as rig:  # fmt: skip
+            anytime = rig.daemon.pipeline.anytime
+            assert anytime is not None
+            await asyncio.to_thread(anytime.warm)  # as the daemon does after its tables
+            await rig.job("solve", {"facelets": start.to_facelets("scheme")})
+            assert anytime.last is not None and anytime.last.first is not None
+            return rig, anytime.last.first
+
+    rig, first = run(body(), 60)
+    assert rig.state() is JobState.DONE and fw.cube.is_solved()
+    # one group first, its search from right after it, counted from before the plan's write
+    assert first.commit_groups == 1 and first.commit_moves in (1, 2)
+    assert first.start_groups == first.commit_groups and first.window_ms > 0
+    # the padded plan's remainder is beaten at once: it lands unless it came too late
+    assert first.outcome in (SearchOutcome.LANDED, SearchOutcome.TOO_LATE, SearchOutcome.DROPPED)
+    refined = sink.of(EventName.SOLUTION_REFINED)
+    if first.outcome is SearchOutcome.LANDED:
+        assert refined[0]["kept"] == first.commit_moves and first.saved_s > 0
+        assert refined[0]["saved_s"] == pytest.approx(first.saved_s, abs=1e-3)
+    assert first.to_dict()["outcome"] == first.outcome.value

@@ -16,6 +16,7 @@ import os
 import struct
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -89,14 +90,17 @@ class SearchSession:
         *,
         bound_s: float | None = None,
         max_length: int | None = None,
+        timeout_at: float | None = None,
     ) -> Solution | None:
         """Search from ``cube`` until ``deadline`` (:func:`time.monotonic`) for the best
         solution (at most ``max_length`` moves, default the session's); with ``bound_s`` only
         one the cost model says takes less than that (with a cost model). ``None`` when there
         is none by the deadline (or, with a bound, none faster); a search that covers every
-        solution within the length returns sooner. The calling thread waits (a session of
-        one thread at normal priority searches in it)."""
-        search = self._start(cube, deadline, bound_s, max_length)
+        solution within the length returns sooner. With ``timeout_at`` (later than
+        ``deadline``) a search that holds no solution at the deadline goes on until its first
+        one, or until ``timeout_at``. The calling thread waits (a session of one thread at
+        normal priority searches in it)."""
+        search = self._start(cube, deadline, bound_s, max_length, timeout_at)
         if not isinstance(search, _Search):
             return search
         workers = len(search.chunks)
@@ -111,13 +115,16 @@ class SearchSession:
         *,
         bound_s: float | None = None,
         max_length: int | None = None,
+        timeout_at: float | None = None,
     ) -> Future[Solution | None]:
         """:meth:`search` on the session's worker threads, the calling thread free: the
         future's result is :meth:`search`'s, picked by the last thread to end (see
         :meth:`start`; a caller that must not have a thread of lower priority do that, the
         GIL held, calls :meth:`start` and :meth:`Pending.result` itself)."""
         future: Future[Solution | None] = Future()
-        pending = self.start(cube, deadline, bound_s=bound_s, max_length=max_length)
+        pending = self.start(
+            cube, deadline, bound_s=bound_s, max_length=max_length, timeout_at=timeout_at
+        )
 
         def finished(done: Future[None]) -> None:
             try:
@@ -136,17 +143,23 @@ class SearchSession:
         *,
         bound_s: float | None = None,
         max_length: int | None = None,
+        timeout_at: float | None = None,
+        held: int = 0,
     ) -> Pending:
         """Start :meth:`search` on the session's worker threads, the calling thread free.
         Every thread searches until the same absolute ``deadline``, one that starts late too;
         :attr:`Pending.done` resolves when the last has ended (so a waiting event loop is
-        woken once: ``asyncio.wrap_future``), then :meth:`Pending.result` is the search's."""
-        search = self._start(cube, deadline, bound_s, max_length)
+        woken once: ``asyncio.wrap_future``), then :meth:`Pending.result` is the search's.
+        With ``held`` (fewer than the session's threads) the parts of that many threads wait
+        for :meth:`Pending.release` (the others start now), to leave the caller cores for a
+        while; they search until the same deadline."""
+        search = self._start(cube, deadline, bound_s, max_length, timeout_at)
         if not isinstance(search, _Search):
             return Pending(search)
         pending = Pending(None, search)
         pool = self._pool if self._pool is not None else self.solver._workers()
         workers = len(search.chunks)
+        held = max(0, min(int(held), workers - 1))
         lock = threading.Lock()
         left = [workers]
 
@@ -164,8 +177,12 @@ class SearchSession:
                     return
             pending.done.set_result(None)
 
-        for number in range(workers):
+        def submit(number: int) -> None:
             pool.submit(search.run, number).add_done_callback(functools.partial(ended, number))
+
+        for number in range(workers - held):
+            submit(number)
+        pending._held = [functools.partial(submit, n) for n in range(workers - held, workers)]
         return pending
 
     def _start(
@@ -174,6 +191,7 @@ class SearchSession:
         deadline: float,
         bound_s: float | None,
         max_length: int | None,
+        timeout_at: float | None = None,
     ) -> _Search | Solution | None:
         """One search prepared (its directions shared out over the threads), or its answer
         when no search is needed."""
@@ -196,7 +214,10 @@ class SearchSession:
         dirs = self.solver._directions(cubie, self.plan.faces, self.settings.directions)
         workers = max(1, min(self.settings.threads, len(dirs)))
         chunks = [dirs[i::workers] for i in range(workers)]
-        return _Search(self, chunks, length, deadline, shared, called, bound_s)
+        search = _Search(self, chunks, length, deadline, shared, called, bound_s)
+        if timeout_at is not None:
+            search.timeout_at = max(deadline, timeout_at)
+        return search
 
 
 class Pending:
@@ -208,8 +229,18 @@ class Pending:
         self._answer = answer
         self._search = search
         self._results: list[Found | None] = [None] * (0 if search is None else len(search.chunks))
+        #: the held threads' parts, each started by :meth:`release`
+        self._held: list[Callable[[], None]] = []
+        self._release_lock = threading.Lock()
         if search is None:  # nothing to search
             self.done.set_result(None)
+
+    def release(self) -> None:
+        """Start the held threads' parts (:meth:`SearchSession.start`); again: nothing."""
+        with self._release_lock:
+            held, self._held = self._held, []
+        for submit in held:
+            submit()
 
     def result(self) -> Solution | None:
         """The search's answer, as :meth:`SearchSession.search` gives it (once :attr:`done`)."""
@@ -241,6 +272,9 @@ class _Search:
         self.bound_s = bound_s
         #: how long after the call the last thread started searching (seconds)
         self.start_lag_s = 0.0
+        #: until when a thread goes on that holds no solution at the deadline (none found by
+        #: any thread: the first one found ends them all)
+        self.timeout_at = deadline
 
     def run(self, number: int) -> Found:
         """Thread ``number``'s part, until the deadline (counted from now: a thread that
@@ -249,12 +283,13 @@ class _Search:
         now = time.monotonic()
         self.start_lag_s = max(self.start_lag_s, now - self.called)
         budget = max(self.deadline - now, _MIN_SEARCH_S)
+        timeout = max(self.timeout_at - now, budget)
         found: Found = _c_search(
             session.solver._arrays,
             [d[2] for d in self.chunks[number]],
             self.length,
             float(budget),
-            float(budget),
+            float(timeout),
             int(session.plan.phase2_max),
             session.cost,
             PHASE2_SLACK_ALL,

@@ -113,3 +113,37 @@ def test_submit_hands_back_the_search_by_its_absolute_deadline(engine: TwoPhaseS
     # no search needed: answered at once
     assert session.submit(CubieCube(), time.monotonic()).result(timeout=0).moves == ()
     assert session.submit(_cubes(1, 15)[0], time.monotonic() + 1, bound_s=0.0).done()
+
+
+def test_a_search_holding_nothing_at_its_deadline_goes_on_until_its_first_solution(
+    engine: TwoPhaseSolver,
+) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    for cube in _cubes(4, 17):
+        began = time.monotonic()
+        # the deadline already past (threads that started late): the first solution all the same
+        found = session.submit(cube, began - 1.0, timeout_at=began + 5.0).result(timeout=10)
+        assert found is not None and cube.apply(found.moves).is_solved()
+        assert time.monotonic() < began + SLACK_S
+        assert found.stats["budget_s"] < 0  # (its deadline was before the call)
+
+
+def test_held_threads_start_on_release_and_the_search_ends_after_them(
+    engine: TwoPhaseSolver,
+) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    cube = _cubes(1, 18)[0]
+    deadline = time.monotonic() + 0.01
+    pending = session.start(cube, deadline, held=1)
+    time.sleep(0.1)  # far past the deadline: the thread that started has ended
+    assert not pending.done.done(), "the search ended without its held thread"
+    pending.release()
+    pending.done.result(timeout=10)
+    found = pending.result()
+    assert found is not None and cube.apply(found.moves).is_solved()
+    assert found.stats["threads"] == 2 and found.stats["start_lag_s"] >= 0.09
+    pending.release()  # again: nothing
+    # never more held than all threads but one: one always starts at once
+    alone = engine.session(cost_model=COST, threads=1).start(cube, deadline, held=1)
+    alone.done.result(timeout=10)
+    assert alone.result() is not None
