@@ -63,9 +63,11 @@ from vision.references import (
     colour_costs,
     face_offsets,
     frame_from_clusters,
+    light_projectors,
     mahalanobis,
     means,
     name_frame,
+    per_hypothesis,
     pooled_precision,
     robust_cost,
     separation,
@@ -265,13 +267,24 @@ def _initial_references(flat: FloatArray, n: int, seed: int) -> FloatArray:
 
 
 def _refine(
-    flat: FloatArray, refs: FloatArray, n: int, level: ConstraintLevel, face_light: bool = True
+    flat: FloatArray,
+    refs: FloatArray,
+    n: int,
+    level: ConstraintLevel,
+    face_light: bool = True,
+    rgb: FloatArray | None = None,
 ) -> tuple[Assignment, FloatArray, FloatArray]:
     """Assign, re-estimate references, each face's light and the metric; repeat until stable.
-    Returns the assignment, the references and the samples corrected for each face's light."""
+    Returns the assignment, the references and the samples corrected for each face's light,
+    per hypothesis ``(m, 6, 3)`` (:func:`vision.references.per_hypothesis`).
+
+    ``rgb``: the samples in camera RGB, to find the colours saturated in all three channels
+    (:func:`_clipped_channels`): a face's light does not move those (a white clipped in every
+    channel reads the same on every face), so it is not taken off them
+    (:func:`vision.references.light_projectors`)."""
     assignment = Assignment(np.full(flat.shape[0], -1, dtype=np.intp))
     metric = np.eye(3)
-    adjusted = flat
+    adjusted = np.repeat(flat[:, None, :], 6, axis=1)
     for _round in range(MAX_REFINE_ROUNDS):
         cost = mahalanobis(adjusted, refs, metric)
         if _round:
@@ -283,8 +296,11 @@ def _refine(
         new = assign(cost, n, level, n % 2 == 1)
         refs = means(adjusted, new.labels, refs)
         if face_light:
+            passes = np.ones((6, 3))
+            if rgb is not None:
+                passes = 1.0 - _clipped_channels(rgb, new.labels).astype(np.float64)
             offsets = face_offsets(flat, new.labels, refs, n)
-            adjusted = flat - np.repeat(offsets, n * n, axis=0)
+            adjusted = per_hypothesis(flat, offsets, light_projectors(passes))
             refs = means(adjusted, new.labels, refs)
         metric = pooled_precision(adjusted, new.labels, refs)
         converged = np.array_equal(new.labels, assignment.labels)
@@ -320,7 +336,7 @@ def classify(
     _check_spread(x.reshape(-1, 3))
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
-    assignment, refs, adjusted = _refine(flat, start, n, level)
+    assignment, refs, adjusted = _refine(flat, start, n, level, rgb=lab_to_rgb(x.reshape(-1, 3)))
     # How distinct the colours are is a property of the samples as taken (the check refuses
     # random colours and blanks, and was calibrated so): measured before any correction.
     distinctness = separation(adjusted, assignment.labels, refs)
@@ -334,7 +350,9 @@ def classify(
         x = rgb_to_lab(correct_shading(rgb, gains, frozen)).reshape(x.shape)
         flat = lab_to_invariant(x).reshape(-1, 3)
         start = _initial_references(flat, n, seed)
-        assignment, refs, adjusted = _refine(flat, start, n, level)
+        assignment, refs, adjusted = _refine(
+            flat, start, n, level, rgb=lab_to_rgb(x.reshape(-1, 3))
+        )
 
     target = np.array(palette.lab, dtype=np.float64) if palette is not None else None
     lab_flat = x.reshape(-1, 3)
@@ -406,14 +424,24 @@ def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_
     scan (a light varying by 1.5 % moves a level-64 channel by one level); a dark one may
     not, which is why the level floor is there."""
     clipped = np.zeros((6, 3), dtype=bool)
+    counts = np.bincount(labels, minlength=6)
+    if counts.min() >= 2 and counts.max() == counts.min():
+        # every colour N² times (the usual case): all six at once, one median call each
+        groups = rgb[np.argsort(labels, kind="stable")].reshape(6, -1, 3)
+        centre = np.median(groups, axis=1)
+        spread = 1.4826 * np.median(np.abs(groups - centre[:, None, :]), axis=1)
+        result: npt.NDArray[np.bool_] = (spread <= 2.0 * SENSOR_NOISE_LEVELS) & (
+            centre >= SATURATED_MIN_LEVEL
+        )
+        return result
     for k in range(6):
         members = rgb[labels == k]
         if members.shape[0] < 2:
             continue
-        centre = np.median(members, axis=0)
-        spread = 1.4826 * np.median(np.abs(members - centre), axis=0)
-        flat = spread <= 2.0 * SENSOR_NOISE_LEVELS
-        clipped[k] = flat & (centre >= SATURATED_MIN_LEVEL)
+        centre_k = np.median(members, axis=0)
+        spread_k = 1.4826 * np.median(np.abs(members - centre_k), axis=0)
+        flat = spread_k <= 2.0 * SENSOR_NOISE_LEVELS
+        clipped[k] = flat & (centre_k >= SATURATED_MIN_LEVEL)
     return clipped
 
 

@@ -34,9 +34,12 @@ __all__ = [
     "colour_costs",
     "face_offsets",
     "frame_from_clusters",
+    "light_projectors",
     "mahalanobis",
     "means",
     "name_frame",
+    "own",
+    "per_hypothesis",
     "pooled_precision",
     "robust_cost",
     "separation",
@@ -149,7 +152,7 @@ def pooled_precision(x: FloatArray, labels: IntArray, refs: FloatArray) -> Float
     discriminant analysis): it learns from this scan how much lightness varies with shading
     compared with hue, so no weights between L*, a* and b* are fixed by hand. A ridge of
     :data:`COVARIANCE_RIDGE` keeps it well-conditioned on tiny or perfectly clean scans."""
-    residual = x - refs[labels]
+    residual = own(x, labels) - refs[labels]
     dof = max(x.shape[0] - 6, 1)
     cov = residual.T @ residual / dof + COVARIANCE_RIDGE * np.eye(3)
     result: FloatArray = np.linalg.inv(cov)
@@ -175,7 +178,8 @@ def colour_costs(
     says which RGB channels of each colour sit at the sensor's clip point
     (:data:`vision.colour.CLIP_LEVEL`): those pass none of the pooled variation."""
     shrink = COVARIANCE_SHRINK if shrink is None else shrink
-    residual = x - refs[labels]
+    hyp = _hypotheses(x)
+    residual = own(x, labels) - refs[labels]
     maha = np.empty((x.shape[0], 6))
     log_det = np.empty(6)
     # The colours share one covariance in camera RGB, not in these coordinates: a level of
@@ -197,8 +201,8 @@ def colour_costs(
         scene = jacs[k] * passes[k][None, :]
         target = scene @ pooled_rgb @ scene.T
         floor = sensor_noise_floor(jacs[k])
-        centre, cov = _trimmed_gaussian(x[labels == k], refs[k], target, floor, shrink)
-        diff = x - centre
+        centre, cov = _trimmed_gaussian(hyp[labels == k, k], refs[k], target, floor, shrink)
+        diff = hyp[:, k] - centre
         maha[:, k] = np.einsum("mi,ij,mj->m", diff, np.linalg.inv(cov), diff)
         log_det[k] = float(np.linalg.slogdet(cov)[1])
     return maha, log_det
@@ -261,7 +265,9 @@ def separation(x: FloatArray, labels: IntArray, refs: FloatArray, rank: int = 3)
 
 
 def mahalanobis(x: FloatArray, refs: FloatArray, precision: FloatArray) -> FloatArray:
-    diff = x[:, None, :] - refs[None, :, :]
+    """``(m, 6)`` squared distances of every sample (``(m, 3)`` or per-hypothesis
+    ``(m, 6, 3)``) to every reference under ``precision``."""
+    diff = _hypotheses(x) - refs[None, :, :]
     result: FloatArray = np.einsum("mki,ij,mkj->mk", diff, precision, diff)
     return result
 
@@ -274,19 +280,73 @@ def _standardise(values: FloatArray) -> FloatArray:
 
 
 def face_offsets(x: FloatArray, labels: IntArray, refs: FloatArray, n: int) -> FloatArray:
-    """Each face's light: the median shift (L*a*b*) of its stickers from their colours'
-    references, centred over the six faces, ``(6, 3)``. A face lit brighter or warmer than the
-    others shifts all its stickers alike; the median ignores a few misread ones."""
-    residual = (x - refs[labels]).reshape(6, n * n, 3)
+    """Each face's light: the median shift (invariant coordinates) of its stickers from their
+    colours' references, centred over the six faces, ``(6, 3)``. A face lit brighter or warmer
+    than the others shifts all its stickers alike; the median ignores a few misread ones.
+    (Measuring it only on the colours that follow the light, leaving out a saturated white,
+    was tried: 5x5x5-random-03's margin 7.5 instead of 8.9.)"""
+    residual = (own(x, labels) - refs[labels]).reshape(6, n * n, 3)
     offsets = np.median(residual, axis=1)
     result: FloatArray = offsets - offsets.mean(axis=0)
     return result
 
 
+def light_projectors(passes: FloatArray) -> FloatArray:
+    """``(6, 3, 3)``: how a face's light (a shift of the invariant coordinates,
+    :func:`face_offsets`) moves a sticker of each colour: the identity, or zero for
+    a colour the camera saturated in all three channels (``passes[k]`` all 0: a white at the
+    clip), which reads the same on a bright face and a dim one. The real 5x5x5-random-03:
+    its whites read 245-246/251-252/250-252 on every face while the faces' lights differ by
+    up to 1.2 units of a*, about 10 levels of red; taking each face's light off them
+    scattered a colour the camera shows constant, and its rivals came within 3.8.
+
+    A colour saturated in one or two channels keeps the whole shift: projecting the shift on
+    the channels that follow it (``J·diag(passes)·J⁺`` through the Jacobian of RGB →
+    invariant coordinates) was tried and dropped: the face lights measured on dark colours
+    carry chroma shifts that, put through one channel of a yellow, read the real 3x3 photo's
+    samples wrong, and a white saturated in red and green but shadowed below it on one
+    sticker (the real 4x4x4-random-03) was refused."""
+    frozen = np.asarray(passes, dtype=np.float64).max(axis=1) == 0.0
+    result: FloatArray = np.tile(np.eye(3), (6, 1, 1))
+    result[frozen] = 0.0
+    return result
+
+
+def per_hypothesis(flat: FloatArray, offsets: FloatArray, projectors: FloatArray) -> FloatArray:
+    """``(m, 6, 3)``: every sticker's sample as it would read in the average light if it were
+    each colour: its face's offset taken off through that colour's projector
+    (:func:`light_projectors`)."""
+    m = flat.shape[0]
+    faces = np.arange(m) // (m // 6)
+    shift = np.einsum("kij,mj->mki", projectors, offsets[faces])
+    result: FloatArray = flat[:, None, :] - shift
+    return result
+
+
+def own(x: FloatArray, labels: IntArray) -> FloatArray:
+    """The samples as read under their own labels: ``x`` itself if ``(m, 3)``, the label's
+    row of per-hypothesis samples ``(m, 6, 3)`` (:func:`per_hypothesis`) otherwise."""
+    if x.ndim == 2:
+        return x
+    result: FloatArray = x[np.arange(x.shape[0]), labels]
+    return result
+
+
+def _hypotheses(x: FloatArray) -> FloatArray:
+    """``(m, 6, 3)`` from samples shared by every hypothesis ``(m, 3)`` or per-hypothesis."""
+    if x.ndim == 3:
+        return x
+    result: FloatArray = np.broadcast_to(x[:, None, :], (x.shape[0], 6, 3))
+    return result
+
+
 def means(x: FloatArray, labels: IntArray, previous: FloatArray) -> FloatArray:
+    """Mean of each label's stickers (``x`` ``(m, 3)`` or per-hypothesis ``(m, 6, 3)``);
+    ``previous`` for a label with none."""
     refs = previous.copy()
+    mine = own(x, labels)
     for k in range(6):
-        members = x[labels == k]
+        members = mine[labels == k]
         if members.shape[0]:
             refs[k] = members.mean(axis=0)
     return refs
