@@ -97,6 +97,9 @@ class BarMacros:
     perm: npt.NDArray[np.intp]
     cost: IntArray
     spelling: IntArray
+    #: the base moves (:func:`_base_moves`) as bar permutations, and their OBTM
+    setup_perm: npt.NDArray[np.intp]
+    setup_cost: IntArray
 
     def moves(self, k: int) -> tuple[Move, ...]:
         """Macro ``k``: ``s P s'`` (kind 0) or ``s P s' P'`` (kind 1)."""
@@ -216,7 +219,7 @@ def macro_table(
     if hit is not None:
         return hit
     slices = _slices(n)
-    seqs = _p_sequences(n)[0]
+    seqs, base = _p_sequences(n)[0], _base_moves(n)
     size = len(slices) * 2 * len(seqs)  # (s, kind, P)
     kept = load_table(
         f"bars{n}", size, lambda report: _build(n, report), cache_dir, progress
@@ -241,6 +244,8 @@ def macro_table(
         np.concatenate(perm_parts)[order].astype(np.intp),
         cost[order],
         np.concatenate(spell_parts)[order].astype(np.int64),
+        np.stack([where[_perm(n, [m])[cells]] for m in base]).astype(np.intp),
+        np.array([count([m], Metric.HTM, n) for m in base], dtype=np.int64),
     )
     log.debug("bar macros for %dx%d: %d", n, n, len(table.cost))
     _TABLES[key] = table
@@ -279,11 +284,12 @@ def _score(bars: npt.NDArray[np.uint8]) -> IntArray:
     return out
 
 
-#: beam width, and macros each kept state is expanded by
-WIDTH = 8
-PER_NODE = 8
+#: per N, beam width and macros each kept state is expanded by (7x7: CPU time, seeds 0-5 at
+#: load 4: width 5 x 3 68.3 OBTM / 3.3 s, 4 x 4 70.7 / 2.1 s, 2 x 4 74.0 / 1.0 s)
+WIDTH = {6: 8, 7: 4}
+PER_NODE = {6: 8, 7: 4}
 #: a move is worth this many paired cells in the beam's ranking
-WEIGHT = 0.5
+WEIGHT = 0.25
 MAX_STEPS = 40
 
 
@@ -301,14 +307,16 @@ def pair_bars(
     done: tuple[int, list[int]] | None = None
     if paired(start, n) == goal:
         return []
+    stalled = False
     for _ in range(MAX_STEPS):
         nxt: list[tuple[float, int, Colours, list[int]]] = []
         for _, cost, colours, path in beam:
             after = np.take(colours, table.perm)  # (macros, cells)
             score = _score(after.reshape(len(after), 24, n - 4))
             rank = score - WEIGHT * (cost + table.cost)
-            rank[score <= paired(colours, n)] = -np.inf  # every macro pairs more
-            for k in np.argsort(-rank, kind="stable")[:PER_NODE]:
+            now = paired(colours, n)
+            rank[score <= now] = -np.inf  # every macro pairs more
+            for k in np.argsort(-rank, kind="stable")[: PER_NODE[n]]:
                 if rank[k] == -np.inf:
                     break
                 total = cost + int(table.cost[k])
@@ -319,7 +327,18 @@ def pair_bars(
                     continue
                 nxt.append((float(rank[k]), total, after[k], [*path, int(k)]))
         if not nxt:
-            break
+            if stalled or done is not None:
+                break
+            # no macro pairs more: every setup turn of the best state (whole bars move),
+            # then the macros again
+            stalled = True
+            _, cost, colours, path = beam[0]
+            beam = [
+                (0.0, cost + int(table.setup_cost[j]), colours[perm], [*path, -1 - j])
+                for j, perm in enumerate(table.setup_perm)
+            ]
+            continue
+        stalled = False
         nxt.sort(key=lambda item: -item[0])
         beam = []
         seen: set[bytes] = set()
@@ -329,10 +348,12 @@ def pair_bars(
                 continue
             seen.add(key)
             beam.append(item)
-            if len(beam) == WIDTH:
+            if len(beam) == WIDTH[n]:
                 break
     if done is None:
+        log.debug("bars left: %s", [c.reshape(24, n - 4).tolist() for _, _, c, _ in beam[:1]])
         raise NoSolutionError(f"the {n}x{n}x{n} bars were not paired in {MAX_STEPS} macros")
-    moves = [m for k in done[1] for m in table.moves(k)]
+    setups = _base_moves(n)
+    moves = [m for k in done[1] for m in (table.moves(k) if k >= 0 else (setups[-1 - k],))]
     geometry(n).apply(state, moves)
     return moves

@@ -214,7 +214,7 @@ def _commutators(
 
 #: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions are kept per
 #: inner-ring solution (each gets its edges paired by the engine)
-OUTER_KEEP = 3
+OUTER_KEEP = {6: 3, 7: 1}
 
 
 def bar_centres(
@@ -252,7 +252,7 @@ def bar_centres(
         bar_stage = _stage("bars", paired, t0, n)
         t0 = time.perf_counter()
         outers = staged5.staged_centres(
-            project(after, n, bars.bar_coords(n)), OUTER_KEEP, cache_dir, progress
+            project(after, n, bars.bar_coords(n)), OUTER_KEEP[n], cache_dir, progress
         )
         ms = (time.perf_counter() - t0) * 1000 / len(outers)
         targets = tuple(int(after[f * n * n + mid * n + mid]) for f in range(6))
