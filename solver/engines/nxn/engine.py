@@ -16,9 +16,11 @@ A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged se
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
 tables; both also make the wings even), its three stage lengths in the stage's ``stages``
 detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``). A 6x6 and a 7x7
-first get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
-under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then the
-stages above for the other orbits.
+get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
+under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then ``bars``
+(the obliques paired into bars, :mod:`solver.engines.nxn.bars`) and ``outer centres`` (the
+outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`); with
+``centres="rings"`` the rings, then the stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
    its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles

@@ -16,8 +16,12 @@ N cube's ``2Rw``, its centres the outer x- and t-centres, its wings orbit 1. The
 solves them after the inner ring and keeps it (:data:`OUTER_RING_SIZES`): depth 1 holds none
 of the inner ring, and a face turn turns a one-colour face.
 
-The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: the obliques, 48) are
-then solved as before (:func:`.centres.first_centres`, wing parity fixes,
+By default (:func:`bar_centres`) the other orbits then go by bars (:mod:`.bars`): the
+obliques (7x7: with the outer t-centres) paired into bars that keep the inner ring, then the
+outer x-centres and the bars solved as a 5x5's centres by the same search. With
+:func:`ring_centres` (engine option ``centres="rings"``, and the fallback when the bars are not
+paired) the other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7 after its outer
+ring: the obliques, 48) are solved as before (:func:`.centres.first_centres`, wing parity fixes,
 :func:`.centres.finish_centres`): their commutators put the rings' pieces back when they move
 them, and a face colour is the colour of its inner ring.
 """

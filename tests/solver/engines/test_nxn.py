@@ -61,8 +61,8 @@ def test_solved_cube_needs_nothing_but_maybe_the_3x3() -> None:
 def test_oll_parity_case(n: int) -> None:
     """One inner slice quarter turn: a single flipped dedge after pairing (OLL parity). After
     the first centre and the parity stage (4x4 and 5x5: after the staged centres, whose second
-    stage fixes the wing parity; 6x6: after the inner ring too) every wing orbit is in an even
-    permutation."""
+    stage fixes the wing parity; 6x6: after the inner ring, bars and outer centres, the last a
+    5x5's staged search) every wing orbit is in an even permutation."""
     cube = Cube.solved(n).apply("2R U2 F R")
     assert wings.wing_parity(cube.flat, n, 1) == 1
     solution = _solves(cube)
@@ -71,9 +71,10 @@ def test_oll_parity_case(n: int) -> None:
         state = cube.apply(solution.stages[0].moves).flat
         assert wings.wing_parity(state, n, 1) == 0
         return
-    names = [stage.name for stage in solution.stages]  # 6x6: the inner ring first
-    upto = names.index("wing parity") + 1
-    assert names[:upto] == (["inner centres"] if n == 6 else []) + ["first centre", "wing parity"]
+    names = [stage.name for stage in solution.stages]  # 6x6: inner ring, bars, outer centres
+    upto = names.index("outer centres" if n == 6 else "wing parity") + 1
+    bars = ["inner centres", "bars", "outer centres"]
+    assert names[:upto] == (bars if n == 6 else ["first centre", "wing parity"])
     state = cube.apply([m for stage in solution.stages[:upto] for m in stage.moves]).flat
     assert all(wings.wing_parity(state, n, j) == 0 for j in range(1, (n - 2) // 2 + 1))
 
