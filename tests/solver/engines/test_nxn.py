@@ -250,6 +250,7 @@ def test_freeslice_pairing_keeps_centres_and_pairs_most_wings(n: int) -> None:
     centres_before = [state[centres.interior(n, f)].copy() for f in Face]
     before = pairing.paired_count(state, n)
     moves = pairing.pair_edges(state, n)
+    assert moves is not None
     for face, old in zip(Face, centres_before, strict=True):
         assert np.array_equal(state[centres.interior(n, face)], old)
     assert pairing.paired_count(state, n) >= max(before + 1, 12 * (n - 2) - 8)
