@@ -234,14 +234,16 @@ def macro_table(
         perms, costs, _ = _candidates(n, s)
         for kind in range(2):
             ks = np.flatnonzero(kept[i, kind])
-            perm_parts.append(where[perms[kind][ks][:, cells]])
+            perm_parts.append(where[perms[kind][ks][:, cells]].astype(np.int32))
             cost_parts.append(costs[kind, ks])
             spell_parts.append(np.stack([np.full_like(ks, i), np.full_like(ks, kind), ks], axis=1))
     cost = np.concatenate(cost_parts)
     order = np.argsort(cost, kind="stable")
+    perm = np.concatenate(perm_parts)  # int32 until sorted: the peak memory of the load
+    perm_parts.clear()
     table = BarMacros(
         n,
-        np.concatenate(perm_parts)[order].astype(np.intp),
+        perm[order].astype(np.intp),
         cost[order],
         np.concatenate(spell_parts)[order].astype(np.int64),
         np.stack([where[_perm(n, [m])[cells]] for m in base]).astype(np.intp),
