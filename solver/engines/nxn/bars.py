@@ -295,6 +295,23 @@ WEIGHT = 0.25
 MAX_STEPS = 40
 
 
+@cache
+def _merges(n: int) -> IntArray:
+    """``[i, j]``: the OBTM saved when a macro ending with ``s_i'`` is followed by one
+    starting with ``s_j`` (the same layers: the two turns merge into one or cancel)."""
+    slices = _slices(n)
+    out = np.zeros((len(slices), len(slices)), dtype=np.int64)
+    for i, a in enumerate(slices):
+        end = a.inverse()
+        for j, b in enumerate(slices):
+            if (b.face, b.lo, b.hi) != (a.face, a.lo, a.hi):
+                continue
+            q = (end.quarter_turns + b.quarter_turns) % 4
+            merged = count([b.with_turns(q)], Metric.HTM, n) if q else 0
+            out[i, j] = count([end, b], Metric.HTM, n) - merged
+    return out
+
+
 def pair_bars(
     state: Colours, n: int, cache_dir: str | None = None, progress: Progress | None = None
 ) -> list[Move]:
@@ -315,13 +332,16 @@ def pair_bars(
         for _, cost, colours, path in beam:
             after = np.take(colours, table.perm)  # (macros, cells)
             score = _score(after.reshape(len(after), 24, n - 4))
-            rank = score - WEIGHT * (cost + table.cost)
+            costs = table.cost
+            if path and path[-1] >= 0 and table.spelling[path[-1], 1] == 0:  # ends with s'
+                costs = costs - _merges(n)[table.spelling[path[-1], 0]][table.spelling[:, 0]]
+            rank = score - WEIGHT * (cost + costs)
             now = paired(colours, n)
             rank[score <= now] = -np.inf  # every macro pairs more
             for k in np.argsort(-rank, kind="stable")[: PER_NODE[n]]:
                 if rank[k] == -np.inf:
                     break
-                total = cost + int(table.cost[k])
+                total = cost + int(costs[k])
                 if done is not None and total >= done[0]:
                     continue
                 if score[k] == goal:
