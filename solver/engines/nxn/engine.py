@@ -18,7 +18,7 @@ tables; both also make the wings even), its three stage lengths in the stage's `
 detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``). A 6x6 and a 7x7
 get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
 under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then ``bars``
-(the obliques paired into bars, :mod:`solver.engines.nxn.bars`) and ``outer centres`` (the
+(the obliques paired into bars, :mod:`solver.engines.nxn.bars`) and ``centres`` (the
 outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`); with
 ``centres="rings"`` the rings, then the stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing

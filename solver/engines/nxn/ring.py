@@ -264,7 +264,7 @@ def bar_centres(
         for face, colour in enumerate(targets):
             relabel[colour] = face
         for outer in outers:
-            outer_stage = _ring_stage("outer centres", to_big(outer.moves, 2), outer, ms, n)
+            outer_stage = _ring_stage("centres", to_big(outer.moves, 2), outer, ms, n)
             done = after.copy()
             g.apply(done, outer_stage.moves)
             stages = [inner, bar_stage, outer_stage]

@@ -72,8 +72,8 @@ def test_oll_parity_case(n: int) -> None:
         assert wings.wing_parity(state, n, 1) == 0
         return
     names = [stage.name for stage in solution.stages]  # 6x6: inner ring, bars, outer centres
-    upto = names.index("outer centres" if n == 6 else "wing parity") + 1
-    bars = ["inner centres", "bars", "outer centres"]
+    upto = names.index("centres" if n == 6 else "wing parity") + 1
+    bars = ["inner centres", "bars", "centres"]
     assert names[:upto] == (bars if n == 6 else ["first centre", "wing parity"])
     state = cube.apply([m for stage in solution.stages[:upto] for m in stage.moves]).flat
     assert all(wings.wing_parity(state, n, j) == 0 for j in range(1, (n - 2) // 2 + 1))
@@ -236,7 +236,7 @@ def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
 def test_stages_only_stops_after_the_centres() -> None:
     cube = random_state_nxn(6, 9)
     solution = api.solve(cube, stages_only=True)
-    names = ["inner centres", "bars", "outer centres"]
+    names = ["inner centres", "bars", "centres"]
     assert [s.name for s in solution.stages] == names
     state = cube.apply(solution.moves).stickers
     for face in Face:

@@ -90,7 +90,7 @@ def test_engine_starts_a_seven_with_the_rings_and_bars_unless_told_otherwise(
     monkeypatch.setitem(engine.RINGS, 7, 1)
     cube = random_state_nxn(7, 11)
     for method, names in (
-        ("auto", ["inner centres", "bars", "outer centres"]),
+        ("auto", ["inner centres", "bars", "centres"]),
         ("rings", ["inner centres", "outer centres", "first centre", "wing parity", "centres"]),
     ):
         staged = api.solve(cube, stages_only=True, centre_tries=1, centres=method)
