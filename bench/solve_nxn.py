@@ -10,7 +10,8 @@ state), N >= 4 from :func:`solver.scramble.random_state_nxn` (uniform, built pie
 seeds 0, 1, 2, ... Each solution is applied to its state and must solve it (``verified``).
 Moves are counted in OBTM (a block turn with an outer layer 1, an inner slice 2);
 ``stage_moves`` is the mean OBTM of each stage; ``centre_per_piece`` is the OBTM of the
-centre stages (``inner centres`` of a 6x6 and 7x7, ``outer centres`` of a 7x7, ``first
+centre stages (``inner centres`` and ``bars`` of a 6x6 and 7x7, ``outer centres`` of a 7x7 with
+``centres="rings"``, ``first
 centre``, ``centres``) per centre piece (6·(N-2)²). Times are wall-clock per state on this machine;
 ``cpu_ms_median`` the median CPU time of this process per state (what the wall-clock time
 would be on an idle machine; the development machine is shared);
@@ -82,7 +83,7 @@ def run_size(n: int, count: int) -> dict[str, Any]:
             moves = int(stage.detail.get("obtm", len(stage.moves)))
             stage_totals[stage.name] = stage_totals.get(stage.name, 0) + moves
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    centre_stages = ("inner centres", "outer centres", "first centre", "centres")
+    centre_stages = ("inner centres", "outer centres", "bars", "first centre", "centres")
     centre = sum(stage_totals.get(name, 0) for name in centre_stages) / count
     return {
         "n": n,

@@ -16,9 +16,11 @@ A 4x4 and a 5x5 have one ``centres`` stage instead of these three: the staged se
 :mod:`solver.engines.nxn.staged` (4x4) or :mod:`solver.engines.nxn.staged5` (5x5; exact
 tables; both also make the wings even), its three stage lengths in the stage's ``stages``
 detail (engine option ``centres``: ``auto``, ``staged`` or ``commutators``). A 6x6 and a 7x7
-first get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
-under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then the
-stages above for the other orbits.
+get an ``inner centres`` stage: the inner ring of centres, a 4x4's or 5x5's centres
+under ``Rw`` -> ``3Rw``, by that staged search (:mod:`solver.engines.nxn.ring`), then ``bars``
+(the obliques paired into bars, :mod:`solver.engines.nxn.bars`) and ``centres`` (the
+outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`); with
+``centres="rings"`` the rings, then the stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
    its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
@@ -176,6 +178,9 @@ STAGED_SIZES = (4, 5)
 #: median at load 7-8: 6x6 1 x 3 rotations 294.7 / 0.96 s, 3 x 3 287.0 / 1.91 s; 7x7 (both
 #: rings) 2 x 3 380.7 / 2.51 s, 3 x 3 371.5 / 3.37 s, 4 x 2 370.0 / 3.65 s, 4 x 3 370.0 / 4.5 s
 RINGS = {6: 3, 7: 3}
+#: 6x6, 7x7 (the default route, rings and bars): how many of the inner ring's shortest staged
+#: solutions get their bars paired and their outer centres solved
+BAR_RINGS = {6: 2, 7: 1}
 
 
 def _staged(
@@ -205,11 +210,13 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
     moves in the rotated frame), shortest first. A 4x4 and a 5x5 get the staged search instead
     (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N)."""
     method = str(options.extra.get("centres", "auto"))
-    if method not in ("auto", "staged", "commutators"):
+    if method not in ("auto", "staged", "rings", "commutators"):
         raise UnsupportedError(
-            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 and 5x5 only) or "
-            "'commutators'"
+            f"nxn option centres={method!r}: use 'auto', 'staged' (4x4 to 7x7), 'rings' (6x6 "
+            "and 7x7) or 'commutators'"
         )
+    if method == "rings" and cube.n not in ring.SIZES:
+        raise UnsupportedError(f"the ring centre route is for 6x6 and 7x7, not {cube.n}x{cube.n}")
     if method == "staged" and cube.n not in STAGED_SIZES + ring.SIZES:
         raise UnsupportedError(
             f"the staged centre search is for 4x4 to 7x7 cubes, not {cube.n}x{cube.n}"
@@ -217,11 +224,13 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
     cache_dir, progress = options.extra.get("cache_dir"), options.extra.get("progress")
     if method != "commutators" and cube.n in STAGED_SIZES:
         return _staged(cube, keep, cache_dir, progress)
-    if method != "commutators" and cube.n in ring.SIZES:  # inner ring staged, then the rest
+    if method == "rings" and cube.n in ring.SIZES:  # the rings staged, commutators for the rest
         rotations = ROTATIONS[: max(1, tries)]
         return ring.ring_centres(
             cube.flat, cube.n, rotations, keep, RINGS[cube.n], cache_dir, progress
         )
+    if method != "commutators" and cube.n in ring.SIZES:  # inner ring, bars, outer centres
+        return ring.bar_centres(cube.flat, cube.n, keep, BAR_RINGS[cube.n], cache_dir, progress)
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)

@@ -16,8 +16,12 @@ N cube's ``2Rw``, its centres the outer x- and t-centres, its wings orbit 1. The
 solves them after the inner ring and keeps it (:data:`OUTER_RING_SIZES`): depth 1 holds none
 of the inner ring, and a face turn turns a one-colour face.
 
-The other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7: the obliques, 48) are
-then solved as before (:func:`.centres.first_centres`, wing parity fixes,
+By default (:func:`bar_centres`) the other orbits then go by bars (:mod:`.bars`): the
+obliques (7x7: with the outer t-centres) paired into bars that keep the inner ring, then the
+outer x-centres and the bars solved as a 5x5's centres by the same search. With
+:func:`ring_centres` (engine option ``centres="rings"``, and the fallback when the bars are not
+paired) the other orbits (6x6: outer x-centres and obliques, 72 pieces; 7x7 after its outer
+ring: the obliques, 48) are solved as before (:func:`.centres.first_centres`, wing parity fixes,
 :func:`.centres.finish_centres`): their commutators put the rings' pieces back when they move
 them, and a face colour is the colour of its inner ring.
 """
@@ -25,6 +29,7 @@ them, and a face colour is the colour of its inner ring.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from functools import cache
 
@@ -33,23 +38,26 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
-from solver.engines.nxn import staged, staged5
+from solver.engines.nxn import bars, staged, staged5
 from solver.engines.nxn.centres import ORDER, finish_centres, first_centres
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.tables import Progress
 from solver.engines.nxn.wings import parity_fixes
-from solver.errors import UnsupportedError
+from solver.errors import NoSolutionError, UnsupportedError
 from solver.solution import Stage
 
 __all__ = [
     "OUTER_RING_SIZES",
     "SIZES",
+    "bar_centres",
     "inner_coords",
     "outer_coords",
     "project",
     "ring_centres",
     "to_big",
 ]
+
+log = logging.getLogger(__name__)
 
 Colours = npt.NDArray[np.uint8]
 #: the sizes whose inner ring is a smaller cube with a staged search (4x4, 5x5)
@@ -157,37 +165,110 @@ def ring_centres(
     search = staged.staged_centres if n == 6 else staged5.staged_centres
     options = search(project(state, n), max(1, rings), cache_dir, progress)
     ring_ms = (time.perf_counter() - start) * 1000 / len(options)
-    g = geometry(n)
-    mid = inner_coords(n)[1]  # an inner-ring cell of every face: (2, 2)
     found: list[Reduced] = []
     for option in options:
-        rings_done = [_ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)]
+        inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
+        found += _commutators(state, n, inner, rotations, cache_dir, progress)
+    found.sort(key=lambda item: item[0])
+    return found[: max(1, keep)]
+
+
+def _commutators(
+    state: Colours,
+    n: int,
+    inner: Stage,
+    rotations: tuple[str, ...],
+    cache_dir: str | None,
+    progress: Progress | None,
+) -> list[Reduced]:
+    """After the inner ring ``inner`` on ``state`` (not changed): (7x7) the outer ring's
+    shortest staged solution, then the commutator method on every rotation of ``rotations``."""
+    g = geometry(n)
+    mid = inner_coords(n)[1]  # an inner-ring cell of every face: (2, 2)
+    rings_done = [inner]
+    after = state.copy()
+    g.apply(after, inner.moves)
+    if n in OUTER_RING_SIZES:
+        search = staged.staged_centres if n == 6 else staged5.staged_centres
+        t0 = time.perf_counter()
+        outer = search(project(after, n, outer_coords(n)), 1, cache_dir, progress)[0]
+        ms = (time.perf_counter() - t0) * 1000
+        rings_done.append(_ring_stage("outer centres", to_big(outer.moves, 2), outer, ms, n))
+        g.apply(after, rings_done[1].moves)
+    found: list[Reduced] = []
+    for rotation in rotations:
+        turned = after.copy()
+        g.apply(turned, parse(rotation))
+        targets = tuple(int(turned[f * n * n + mid * n + mid]) for f in range(6))
+        stages = [dataclasses.replace(st, moves=_in_frame(st.moves, rotation)) for st in rings_done]
+        t0 = time.perf_counter()
+        first = first_centres(turned, n, targets)
+        stages.append(_stage("first centre", first, t0, n))
+        t0 = time.perf_counter()
+        stages.append(_stage("wing parity", parity_fixes(turned, n, ORDER[0]), t0, n))
+        t0 = time.perf_counter()
+        stages.append(_stage("centres", finish_centres(turned, n, targets, ORDER[:1]), t0, n))
+        relabel = np.zeros(6, dtype=np.uint8)
+        for face, colour in enumerate(targets):
+            relabel[colour] = face
+        cost = sum(int(st.detail["obtm"]) for st in stages)
+        found.append((cost, rotation, relabel[turned], stages))
+    return found
+
+
+#: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions are kept per
+#: inner-ring solution (each gets its edges paired by the engine)
+OUTER_KEEP = {6: 3, 7: 1}
+
+
+def bar_centres(
+    state: Colours,
+    n: int,
+    keep: int,
+    rings: int = 1,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+) -> list[Reduced]:
+    """Centre solutions of the N cube ``state`` (not changed) by rings and bars: the
+    ``rings`` shortest staged solutions of its inner ring, each followed by the obliques
+    paired into bars (:func:`.bars.pair_bars`) and the outer centres and bars solved as a
+    5x5's centres (:mod:`.staged5` on :func:`.bars.bar_coords`); the ``keep`` shortest,
+    shortest first (rotation ``""``). An inner-ring solution whose bars the beam does not pair
+    is finished by :func:`ring_centres`' commutators instead."""
+    start = time.perf_counter()
+    search = staged.staged_centres if n == 6 else staged5.staged_centres
+    options = search(project(state, n), max(1, rings), cache_dir, progress)
+    ring_ms = (time.perf_counter() - start) * 1000 / len(options)
+    g = geometry(n)
+    mid = inner_coords(n)[1]
+    found: list[Reduced] = []
+    for option in options:
+        inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
         after = state.copy()
-        g.apply(after, rings_done[0].moves)
-        if n in OUTER_RING_SIZES:
-            t0 = time.perf_counter()
-            outer = search(project(after, n, outer_coords(n)), 1, cache_dir, progress)[0]
-            ms = (time.perf_counter() - t0) * 1000
-            rings_done.append(_ring_stage("outer centres", to_big(outer.moves, 2), outer, ms, n))
-            g.apply(after, rings_done[1].moves)
-        for rotation in rotations:
-            turned = after.copy()
-            g.apply(turned, parse(rotation))
-            targets = tuple(int(turned[f * n * n + mid * n + mid]) for f in range(6))
-            stages = [
-                dataclasses.replace(st, moves=_in_frame(st.moves, rotation)) for st in rings_done
-            ]
-            t0 = time.perf_counter()
-            first = first_centres(turned, n, targets)
-            stages.append(_stage("first centre", first, t0, n))
-            t0 = time.perf_counter()
-            stages.append(_stage("wing parity", parity_fixes(turned, n, ORDER[0]), t0, n))
-            t0 = time.perf_counter()
-            stages.append(_stage("centres", finish_centres(turned, n, targets, ORDER[:1]), t0, n))
-            relabel = np.zeros(6, dtype=np.uint8)
-            for face, colour in enumerate(targets):
-                relabel[colour] = face
-            cost = sum(int(s.detail["obtm"]) for s in stages)
-            found.append((cost, rotation, relabel[turned], stages))
+        g.apply(after, inner.moves)
+        t0 = time.perf_counter()
+        try:
+            paired = bars.pair_bars(after, n, cache_dir, progress)
+        except NoSolutionError:
+            log.warning("%dx%d bars not paired: commutators for the other centres", n, n)
+            found += _commutators(state, n, inner, ("",), cache_dir, progress)
+            continue
+        bar_stage = _stage("bars", paired, t0, n)
+        t0 = time.perf_counter()
+        outers = staged5.staged_centres(
+            project(after, n, bars.bar_coords(n)), OUTER_KEEP[n], cache_dir, progress
+        )
+        ms = (time.perf_counter() - t0) * 1000 / len(outers)
+        targets = tuple(int(after[f * n * n + mid * n + mid]) for f in range(6))
+        relabel = np.zeros(6, dtype=np.uint8)
+        for face, colour in enumerate(targets):
+            relabel[colour] = face
+        for outer in outers:
+            outer_stage = _ring_stage("centres", to_big(outer.moves, 2), outer, ms, n)
+            done = after.copy()
+            g.apply(done, outer_stage.moves)
+            stages = [inner, bar_stage, outer_stage]
+            cost = sum(int(st.detail["obtm"]) for st in stages)
+            found.append((cost, "", relabel[done], stages))
     found.sort(key=lambda item: item[0])
     return found[: max(1, keep)]

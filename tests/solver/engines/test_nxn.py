@@ -61,8 +61,8 @@ def test_solved_cube_needs_nothing_but_maybe_the_3x3() -> None:
 def test_oll_parity_case(n: int) -> None:
     """One inner slice quarter turn: a single flipped dedge after pairing (OLL parity). After
     the first centre and the parity stage (4x4 and 5x5: after the staged centres, whose second
-    stage fixes the wing parity; 6x6: after the inner ring too) every wing orbit is in an even
-    permutation."""
+    stage fixes the wing parity; 6x6: after the inner ring, bars and outer centres, the last a
+    5x5's staged search) every wing orbit is in an even permutation."""
     cube = Cube.solved(n).apply("2R U2 F R")
     assert wings.wing_parity(cube.flat, n, 1) == 1
     solution = _solves(cube)
@@ -71,9 +71,10 @@ def test_oll_parity_case(n: int) -> None:
         state = cube.apply(solution.stages[0].moves).flat
         assert wings.wing_parity(state, n, 1) == 0
         return
-    names = [stage.name for stage in solution.stages]  # 6x6: the inner ring first
-    upto = names.index("wing parity") + 1
-    assert names[:upto] == (["inner centres"] if n == 6 else []) + ["first centre", "wing parity"]
+    names = [stage.name for stage in solution.stages]  # 6x6: inner ring, bars, outer centres
+    upto = names.index("centres" if n == 6 else "wing parity") + 1
+    bars = ["inner centres", "bars", "centres"]
+    assert names[:upto] == (bars if n == 6 else ["first centre", "wing parity"])
     state = cube.apply([m for stage in solution.stages[:upto] for m in stage.moves]).flat
     assert all(wings.wing_parity(state, n, j) == 0 for j in range(1, (n - 2) // 2 + 1))
 
@@ -235,7 +236,7 @@ def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
 def test_stages_only_stops_after_the_centres() -> None:
     cube = random_state_nxn(6, 9)
     solution = api.solve(cube, stages_only=True)
-    names = ["inner centres", "first centre", "wing parity", "centres"]
+    names = ["inner centres", "bars", "centres"]
     assert [s.name for s in solution.stages] == names
     state = cube.apply(solution.moves).stickers
     for face in Face:
@@ -249,6 +250,7 @@ def test_freeslice_pairing_keeps_centres_and_pairs_most_wings(n: int) -> None:
     centres_before = [state[centres.interior(n, f)].copy() for f in Face]
     before = pairing.paired_count(state, n)
     moves = pairing.pair_edges(state, n)
+    assert moves is not None
     for face, old in zip(Face, centres_before, strict=True):
         assert np.array_equal(state[centres.interior(n, face)], old)
     assert pairing.paired_count(state, n) >= max(before + 1, 12 * (n - 2) - 8)

@@ -81,22 +81,28 @@ def test_ring_centres_solve_the_rings_first_and_then_every_face(n: int, seed: in
             assert (relabelled[interior(n, face)] == face).all()
 
 
-def test_engine_starts_a_seven_with_the_rings_unless_told_commutators(
+def test_engine_starts_a_seven_with_the_rings_and_bars_unless_told_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The engine's centres only, of one ring solution (the whole solve of 6x6 and 7x7 states,
-    verified, is in test_nxn.py)."""
+    verified, is in test_nxn.py): rings and bars by default, the rings and commutators with
+    ``centres="rings"``, commutators alone with ``centres="commutators"``."""
     monkeypatch.setitem(engine.RINGS, 7, 1)
     cube = random_state_nxn(7, 11)
-    staged = api.solve(cube, stages_only=True, centre_tries=1)
-    names = [s.name for s in staged.stages]
-    assert names == ["inner centres", "outer centres", "first centre", "wing parity", "centres"]
-    assert len(staged.stages[0].detail["stages"]) == 3
-    state = cube.apply(staged.moves).flat
-    for face in Face:
-        assert (state[interior(7, face)] == state[interior(7, face)][0]).all()
+    for method, names in (
+        ("auto", ["inner centres", "bars", "centres"]),
+        ("rings", ["inner centres", "outer centres", "first centre", "wing parity", "centres"]),
+    ):
+        staged = api.solve(cube, stages_only=True, centre_tries=1, centres=method)
+        assert [s.name for s in staged.stages] == names
+        assert len(staged.stages[0].detail["stages"]) == 3
+        state = cube.apply(staged.moves).flat
+        for face in Face:
+            assert (state[interior(7, face)] == state[interior(7, face)][0]).all()
     commutators = api.solve(cube, centres="commutators", stages_only=True, centre_tries=1)
     assert commutators.stages[0].name == "first centre"
+    with pytest.raises(UnsupportedError, match="6x6 and 7x7"):
+        api.solve(random_state_nxn(5, 1), centres="rings")
 
 
 def test_a_slow_table_build_is_shown_and_a_fast_one_is_not(
