@@ -11,9 +11,10 @@ seeds 0, 1, 2, ... Each solution is applied to its state and must solve it (``ve
 Moves are counted in OBTM (a block turn with an outer layer 1, an inner slice 2);
 ``stage_moves`` is the mean OBTM of each stage; ``centre_per_piece`` is the OBTM of the
 centre stages (``inner centres`` and ``bars`` of a 6x6 and 7x7, ``outer centres`` of a 7x7 with
-``centres="rings"``, ``first
-centre``, ``centres``) per centre piece (6·(N-2)²). Times are wall-clock per state on this machine;
-``cpu_ms_median`` the median CPU time of this process per state (what the wall-clock time
+``centres="rings"``, ``first centre``, ``centres``) per centre piece (6·(N-2)²);
+``centre_btm_per_piece`` the same with every block turn counted 1, an inner slice too (the
+metric of hkociemba's RubikNxNxNSolver figure for N = 101). Times are wall-clock per state on this
+machine; ``cpu_ms_median`` the median CPU time of this process per state (what the wall-clock time
 would be on an idle machine; the development machine is shared);
 ``rss_mb`` is the process's peak resident memory after the size. Exit status 1 if any state
 was not solved.
@@ -70,6 +71,7 @@ def run_size(n: int, count: int) -> dict[str, Any]:
     times: list[float] = []
     cpu: list[float] = []
     stage_totals: dict[str, float] = {}
+    block_totals: dict[str, float] = {}  # every block turn counted 1 (an inner slice too)
     verified = 0
     for seed in range(count):
         cube = _state(n, seed)
@@ -82,9 +84,11 @@ def run_size(n: int, count: int) -> dict[str, Any]:
         for stage in solution.stages:
             moves = int(stage.detail.get("obtm", len(stage.moves)))
             stage_totals[stage.name] = stage_totals.get(stage.name, 0) + moves
+            block_totals[stage.name] = block_totals.get(stage.name, 0) + len(stage.moves)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     centre_stages = ("inner centres", "outer centres", "bars", "first centre", "centres")
     centre = sum(stage_totals.get(name, 0) for name in centre_stages) / count
+    centre_btm = sum(block_totals.get(name, 0) for name in centre_stages) / count
     return {
         "n": n,
         "states": count,
@@ -93,6 +97,7 @@ def run_size(n: int, count: int) -> dict[str, Any]:
         "obtm_max": max(obtm),
         "stage_moves": {k: round(v / count, 1) for k, v in stage_totals.items()},
         "centre_per_piece": round(centre / (6 * (n - 2) ** 2), 3) if n >= 4 else None,
+        "centre_btm_per_piece": round(centre_btm / (6 * (n - 2) ** 2), 3) if n >= 4 else None,
         "ms_median": round(statistics.median(times), 1),
         "ms_p95": round(_percentile(times, 0.95), 1),
         "cpu_ms_median": round(statistics.median(cpu), 1),

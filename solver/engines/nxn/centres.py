@@ -372,12 +372,13 @@ def _alternate(
     rows: list[tuple[int, int]],
     cols: list[tuple[int, int]],
     fixed: int,
+    forbid: tuple[int, ...] = (),
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int, int]:
     """Rectangle commutator of many runs: ``m`` turns the runs ``rows``, ``m2`` the runs
     ``cols`` and every cell (a, b) with ``a`` in one and ``b`` in the other is cycled (cells
     as if alone: ``m`` and ``m2`` never share a layer). Starting from a rectangle, the rows
     are chosen best for the columns, then the columns for the rows, while pieces per move
-    grow. Returns (rows, cols, gain, cost)."""
+    grow. No run takes a layer of ``forbid``. Returns (rows, cols, gain, cost)."""
     net = np.zeros((n + 1, n + 1), dtype=np.int64)
     net[cfg.u, cfg.u2] = net_cells
 
@@ -393,6 +394,7 @@ def _alternate(
             values = net[:, layers(other)].sum(axis=1) if side == 0 else net[layers(other)].sum(0)
             allowed = np.ones(n + 1, dtype=bool)
             allowed[layers(other)] = False
+            allowed[list(forbid)] = False
             found = select_runs(values, allowed, fixed + run_cost(n, other), n, gain / cost)
             if found is not None:
                 runs, gain, cost = found

@@ -47,6 +47,8 @@ from solver.engines.nxn.centres import (
 )
 from solver.engines.nxn.insert import best_half_insertion
 from solver.engines.nxn.sim import IntArray, geometry
+from solver.engines.nxn.slices import slice_candidates
+from solver.optimize import optimize
 
 __all__ = ["finish_pairs", "first_pair", "paired_centres", "twin_candidates", "twin_configs"]
 
@@ -223,7 +225,10 @@ def paired_centres(
     """Moves that give the ``todo`` faces their target colours from the ``sources`` (the
     other faces stay as they are); ``state`` is turned in place. Each step: the plain
     commutator, twin commutator or half insertion with most pieces put on the ``todo`` faces
-    per move; every step is checked as it is applied."""
+    per move (for the first pair also the slice commutators of :mod:`.slices`); every step is
+    checked as it is applied. The moves are returned merged along each axis
+    (:func:`~solver.optimize.optimize`: consecutive plans often turn the same axis; ~1 % fewer
+    moves at N = 21..33)."""
     g = geometry(n)
     frozen = [f for f in Face if f not in todo and f not in sources]
     moves: list[Move] = []
@@ -232,8 +237,9 @@ def paired_centres(
         open_faces = [f for f in todo if (state[interior(n, f)] != targets[f]).any()]
         if not open_faces:
             names = "".join(f.name for f in todo)
-            log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(moves))
-            return moves
+            merged = optimize(moves, n)
+            log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(merged))
+            return merged
         steps += 1
         plan = _step(state, n, targets, todo, sources, open_faces)
         before = _count(state, n, todo, targets)
@@ -245,6 +251,9 @@ def paired_centres(
             raise AssertionError("a centre commutator did not do what was planned")
         moves.extend(plan.moves)
 
+
+#: slice commutators (:mod:`solver.engines.nxn.slices`) in the first pair's steps
+SLICES = True
 
 #: how many of a step's best lines (of every face pair) are grown into rectangles
 GROWN = 2
@@ -284,6 +293,10 @@ def _step(
                 floor = max([floor, *(c.ratio for c in lines)])
             lines += candidates(state, n, target, source, (targets[target], c_s), floor)[:GROWN]
             floor = max([floor, *(c.ratio for c in lines)])
+    if SLICES and not frozen and len(todo) == 2 and todo[1] == _opposite(todo[0]):
+        first, second = sorted(todo)
+        pair = (targets[first], targets[second])
+        lines += slice_candidates(state, n, first, pair, floor)[:GROWN]
     lines.sort(key=lambda c: -c.ratio)
     plans += [c.grow(n) for c in lines[:GROWN]]
     if not plans:  # pragma: no cover - every open face can be reached from a source
