@@ -82,7 +82,6 @@ def move_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
     ``k`` tells whether turn ``3f + k`` decreases it."""
     a_table = np.asarray(a_move, dtype=np.int64)
     b_table = np.asarray(b_move, dtype=np.int64)
-    n_a = a_table.shape[0]
     base = depth.astype(np.int16)
     out = depth.astype(np.uint32) << 24
     for face in range(6):
@@ -91,18 +90,25 @@ def move_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
             m = 3 * face + k
             child = (a_table[:, m] * n_b)[:, None] + b_table[:n_b, m][None, :]
             deltas.append(base[child.ravel()] - base)
-        up = np.zeros(n_a * n_b, dtype=bool)
-        down = np.zeros(n_a * n_b, dtype=bool)
-        for delta in deltas:
-            up |= delta == 1
-            down |= delta == -1
-        if (up & down).any():
-            raise AssertionError("a face's turns span depth - 1 and depth + 1: not a distance")
+        up = _increasing(deltas, "a face's turns")
         nibble = up.astype(np.uint32) << 3
         for k, delta in enumerate(deltas):
             nibble |= (np.where(up, delta == 1, delta == -1).astype(np.uint32)) << k
         out |= nibble << (4 * face)
     return out
+
+
+def _increasing(deltas: list[Array], what: str) -> Array:
+    """Where some of ``deltas`` (child depth less the entry's, one array per move) is +1; an
+    entry where others are -1 is not a distance table (AssertionError naming ``what``)."""
+    up = np.zeros(deltas[0].shape, dtype=bool)
+    down = np.zeros(deltas[0].shape, dtype=bool)
+    for delta in deltas:
+        up |= delta == 1
+        down |= delta == -1
+    if (up & down).any():
+        raise AssertionError(f"{what} span depth - 1 and depth + 1: not a distance")
+    return up
 
 
 #: the groups of one axis in the robot metric (:data:`~solver.engines.twophase.coord.AXIAL_MOVES`)
@@ -123,7 +129,6 @@ def group_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
     # that still holds the big axial1 depth array, so its temporaries are kept small
     a_table = np.asarray(a_move, dtype=np.int32)
     b_table = np.asarray(b_move, dtype=np.int32)
-    n_a = a_table.shape[0]
     base = depth.astype(np.int8)
     out = depth.astype(np.uint64) << np.uint64(56)
     for axis in range(3):
@@ -132,13 +137,7 @@ def group_masks(depth: Array, a_move: Array, b_move: Array, n_b: int) -> Array:
             k = _GROUPS_PER_AXIS * axis + j
             child = (a_table[:, k] * np.int32(n_b))[:, None] + b_table[:n_b, k][None, :]
             deltas.append(base[child.ravel()] - base)
-        up = np.zeros(n_a * n_b, dtype=bool)
-        down = np.zeros(n_a * n_b, dtype=bool)
-        for delta in deltas:
-            up |= delta == 1
-            down |= delta == -1
-        if (up & down).any():
-            raise AssertionError("an axis's groups span depth - 1 and depth + 1: not a distance")
+        up = _increasing(deltas, "an axis's groups")
         field = up.astype(np.uint16) << np.uint16(_GROUPS_PER_AXIS)
         for j, delta in enumerate(deltas):
             field |= np.where(up, delta == 1, delta == -1).astype(np.uint16) << np.uint16(j)
