@@ -42,6 +42,7 @@ from typing import Any
 
 import aiomqtt
 
+from firmware_protocol.tasks import raise_if_cancelling
 from robot.config import RobotConfig
 from robot.discovery import discovery_configs, discovery_topics
 
@@ -206,6 +207,9 @@ class MqttBridge:
                     await self._session(client)
             except aiomqtt.MqttError as exc:
                 self.connected.clear()
+                # aiomqtt's disconnect on the way out of a cancellation may time out and turn
+                # it into an MqttError: a cancelled bridge must not reconnect
+                raise_if_cancelling()
                 if self._stopping:
                     return
                 wait = delay * (0.5 + random.random())
@@ -224,6 +228,7 @@ class MqttBridge:
         await client.publish(cfg.topic("availability"), b"online", qos=1, retain=True)
         if cfg.mqtt.discovery.enabled:
             await self._publish_discovery(client)
+        raise_if_cancelling()  # (aiomqtt waits with wait_for: see firmware_protocol.tasks)
         if self._status is not None:
             self._status_dirty = True  # republish retained state after every (re)connect
         logger.info("MQTT connected to %s:%d as %s", self.host, self.port, self._identifier)
@@ -249,9 +254,11 @@ class MqttBridge:
 
     async def _sender(self, client: aiomqtt.Client) -> None:
         while True:
+            raise_if_cancelling()  # (aiomqtt waits with wait_for: see firmware_protocol.tasks)
             await self._wake.wait()
             self._wake.clear()
             while self._queue or self._status_dirty or self._announce:
+                raise_if_cancelling()
                 if self._announce:
                     self._announce = False
                     await self._publish_discovery(client)
@@ -295,6 +302,7 @@ class MqttBridge:
                 if "/" in verb:
                     continue
                 await self._on_command(verb, payload)
+                raise_if_cancelling()
 
     async def flush(self, timeout_s: float = 5.0) -> bool:
         """Wait until every queued message was delivered (False on timeout)."""

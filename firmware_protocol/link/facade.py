@@ -5,7 +5,6 @@ and the tasks (supervisor, ticker); every protocol decision is the core's
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable, Sequence
@@ -58,6 +57,7 @@ from firmware_protocol.messages import (
     StatusRequest,
 )
 from firmware_protocol.moves import Move
+from firmware_protocol.tasks import cancel_and_wait
 
 __all__ = ["FirmwareLink"]
 
@@ -274,9 +274,7 @@ class FirmwareLink:
             self._first_session.exception()  # mark retrieved
         for task in (self._supervisor, self._ticker):
             if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await cancel_and_wait(task)
         await self._close_port()
 
     # === carrying out the core's actions =======================================================

@@ -17,6 +17,7 @@ import serial_asyncio_fast
 from firmware_protocol.codec import Frame, FrameDecoder
 from firmware_protocol.errors import CorruptFrame, LinkError, LinkTimeoutError, PortOpenError
 from firmware_protocol.link.data import LinkConfig
+from firmware_protocol.tasks import raise_if_cancelling
 
 __all__ = ["GiveUp", "HandshakeError", "PortDown", "ReconnectPolicy", "Retry", "SerialPort"]
 
@@ -82,12 +83,10 @@ class SerialPort:
 
         loop = asyncio.get_running_loop()
         protocol = _PortProtocol(item, lost)
-        transport, _ = await asyncio.wait_for(
-            serial_asyncio_fast.create_serial_connection(
+        async with asyncio.timeout(_PORT_OPEN_TIMEOUT_S):
+            transport, _ = await serial_asyncio_fast.create_serial_connection(
                 loop, lambda: protocol, self.url, baudrate=self.baudrate
-            ),
-            timeout=_PORT_OPEN_TIMEOUT_S,
-        )
+            )
         assert isinstance(transport, asyncio.WriteTransport)
         self._transport, self._protocol = transport, protocol
         if urllib.parse.urlparse(self.url).scheme != "socket":
@@ -110,8 +109,13 @@ class SerialPort:
         if transport is None or protocol is None:
             return
         transport.close()
-        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(protocol.lost), _PORT_CLOSE_TIMEOUT_S)
+        try:
+            async with asyncio.timeout(_PORT_CLOSE_TIMEOUT_S):
+                await asyncio.shield(protocol.lost)
+        except TimeoutError:
+            pass
+        except asyncio.CancelledError:  # (``lost`` cancelled: the port is gone all the same)
+            raise_if_cancelling()
 
 
 @dataclass(frozen=True, slots=True)

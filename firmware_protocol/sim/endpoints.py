@@ -23,6 +23,7 @@ import tty
 from pathlib import Path
 
 from firmware_protocol.sim.firmware import SimulatedFirmware
+from firmware_protocol.tasks import cancel_and_wait
 
 __all__ = ["PtyEndpoint", "TcpEndpoint"]
 
@@ -167,9 +168,7 @@ class TcpEndpoint:
     async def close(self) -> None:
         self._closed = True
         if self._reopen is not None:
-            self._reopen.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reopen
+            await cancel_and_wait(self._reopen)
         self._drop_client()
         if self._server is not None:
             self._server.close()

@@ -22,7 +22,6 @@ What it models:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Callable
@@ -69,6 +68,7 @@ from firmware_protocol.sim.board import (
 )
 from firmware_protocol.sim.faults import FaultSpec, SerialLine
 from firmware_protocol.sim.motion import MotionControl
+from firmware_protocol.tasks import cancel_and_wait
 
 __all__ = ["SimulatedFirmware"]
 
@@ -161,8 +161,7 @@ class SimulatedFirmware(MotionControl):
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         self._tasks.clear()
         self._rx_line.clear()
         self._tx_line.clear()

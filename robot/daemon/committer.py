@@ -250,9 +250,8 @@ class AnytimeRun:
         self._fence_event.clear()
         if self.fence is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(
-                    self._fence_event.wait(), None if math.isinf(timeout_s) else timeout_s
-                )
+                async with asyncio.timeout(None if math.isinf(timeout_s) else timeout_s):
+                    await self._fence_event.wait()
 
 
 async def commit_when_due(run: AnytimeRun) -> None:

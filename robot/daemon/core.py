@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from firmware_protocol.errors import LinkError
+from firmware_protocol.tasks import cancel_and_wait
 from robot.config import RobotConfig
 from robot.daemon.context import Context, Job, Outbox
 from robot.daemon.events import ErrorCode, ErrorPayload, EventName, JobState, StatusPayload
@@ -269,9 +270,8 @@ class Daemon:
     async def _shutdown(self) -> None:
         task = self.intake.job_task
         if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
         if self.mqtt is not None:
             await self.mqtt.close()
         await self.ctx.link.close()

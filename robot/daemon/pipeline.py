@@ -110,6 +110,9 @@ class Pipeline:
             await self._fail(job, exc)
         except asyncio.CancelledError:
             if job.abort_requested:
+                task = asyncio.current_task()
+                if task is not None:  # the abort's cancellation ends here (counted no more)
+                    task.uncancel()
                 await self._fail(job, JobError(ErrorCode.ABORTED, "aborted on request"))
                 return
             raise

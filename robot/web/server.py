@@ -255,7 +255,8 @@ async def _drain(
     """Items of ``queue``; None every :data:`HEARTBEAT_S` without one; ends on a None put."""
     while True:
         try:
-            item = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+            async with asyncio.timeout(HEARTBEAT_S):
+                item = await queue.get()
         except TimeoutError:
             yield None
             continue
