@@ -461,7 +461,8 @@ def test_link_never_blocks_the_loop() -> None:
 def test_moves_appended_while_executing_run_without_a_pause() -> None:
     """extend(): moves committed while the motors turn join the queue; the firmware's record
     shows each group starting the moment the one before it stopped."""
-    config = FirmwareConfig(boot_time_s=0.01).with_speed(4)  # ~25 ms a quarter turn
+    # ~100 ms a quarter turn: the append must arrive while U turns, also on a loaded machine
+    config = FirmwareConfig(boot_time_s=0.01)
 
     async def scenario() -> tuple[list[MoveExecuted], list[MoveRecord], float]:
         async with simulated_link(config=config) as (firmware, _, link):
