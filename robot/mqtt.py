@@ -30,6 +30,7 @@ announced again after the restart (with ``replayed: true``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -42,7 +43,7 @@ from typing import Any
 
 import aiomqtt
 
-from firmware_protocol.tasks import raise_if_cancelling
+from firmware_protocol.tasks import cancel_and_wait, raise_if_cancelling
 from robot.config import RobotConfig
 from robot.discovery import discovery_configs, discovery_topics
 
@@ -234,14 +235,23 @@ class MqttBridge:
         logger.info("MQTT connected to %s:%d as %s", self.host, self.port, self._identifier)
         self.connected.set()
         self._current = client
+        # two tasks awaited with asyncio.wait, not a TaskGroup: on 3.11 a group whose child
+        # fails (the broker went away) leaves this task counted as cancelling, which would
+        # read as a stop of the bridge (firmware_protocol.tasks)
+        tasks = (
+            asyncio.create_task(self._sender(client), name="mqtt-sender"),
+            asyncio.create_task(self._receiver(client), name="mqtt-receiver"),
+        )
         try:
-            async with asyncio.TaskGroup() as group:
-                group.create_task(self._sender(client), name="mqtt-sender")
-                group.create_task(self._receiver(client), name="mqtt-receiver")
-        except* aiomqtt.MqttError as errors:
-            raise errors.exceptions[0] from None
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # the MqttError that ended the session
+            raise aiomqtt.MqttError("the broker ended the session")
         finally:
             self._current = None
+            for task in tasks:
+                with contextlib.suppress(Exception):  # (the other one's MqttError)
+                    await cancel_and_wait(task)
 
     async def _publish_discovery(self, client: aiomqtt.Client) -> None:
         if self._withdrawn:

@@ -99,3 +99,25 @@ def test_raise_if_cancelling_catches_a_swallowed_cancellation() -> None:
         return bool(done) and task.cancelled() and rounds <= 1
 
     assert run(scenario(), 10)
+
+
+def test_a_count_left_from_before_does_not_read_as_a_cancellation() -> None:
+    """On 3.11 a task group can leave its parent counted as cancelling for good: waiting for a
+    cancelled child afterwards still returns."""
+
+    async def scenario() -> bool:
+        this = asyncio.current_task()
+        assert this is not None
+        this.cancel()
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            pass  # not uncancelled: the count stays 1
+        assert this.cancelling() == 1
+        ended = asyncio.Event()
+        child = asyncio.create_task(_slow_to_end(ended))
+        await asyncio.sleep(0)
+        await cancel_and_wait(child)
+        return ended.is_set()
+
+    assert run(scenario(), 10)
