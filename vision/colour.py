@@ -55,8 +55,21 @@ def rgb_to_lab(rgb: npt.ArrayLike) -> FloatArray:
     return lab
 
 
+#: :func:`lab_to_rgb` rounds to this many decimals of a level: the round trip RGB → L*a*b* →
+#: RGB is exact only to about 1e-12 levels, and *which* way it errs depends on the CPU's vector
+#: units (numpy's AVX-512 and AVX2 paths of the powers and cube roots differ in the last bit).
+#: The classifier compares the round-tripped levels with thresholds (a channel at or above
+#: the clip point, the shading's clip point 244, a colour saturated at a level), and 8-bit
+#: samples sit exactly on them: in the real 5x5x5-random-03, yellows reading red 244 came back
+#: as 243.99999999999994, under the shading's clip point, for one sticker on one machine and
+#: for three others on another, and the read's margin was 0.0 on the first and 8.9 on the second.
+RGB_ROUND_DECIMALS = 6
+
+
 def lab_to_rgb(lab: npt.ArrayLike) -> FloatArray:
-    """CIE L*a*b* back to sRGB 0..255 (clipped to the gamut)."""
+    """CIE L*a*b* back to sRGB 0..255 (clipped to the gamut), rounded to
+    :data:`RGB_ROUND_DECIMALS` decimals so that the round trip of an RGB sample gives the same
+    levels on every machine."""
     lab_arr = np.asarray(lab, dtype=np.float64)
     fy = (lab_arr[..., 0] + 16) / 116
     fx = fy + lab_arr[..., 1] / 500
@@ -65,7 +78,7 @@ def lab_to_rgb(lab: npt.ArrayLike) -> FloatArray:
     xyz = np.where(f**3 > _EPS, f**3, (116 * f - 16) / _KAPPA) * _WHITE
     linear = np.clip(xyz @ _XYZ_TO_RGB.T, 0.0, 1.0)
     c = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
-    result: FloatArray = np.clip(c * 255.0, 0.0, 255.0)
+    result: FloatArray = np.round(np.clip(c * 255.0, 0.0, 255.0), RGB_ROUND_DECIMALS)
     return result
 
 
