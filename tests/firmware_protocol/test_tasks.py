@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -84,10 +85,9 @@ def test_raise_if_cancelling_catches_a_swallowed_cancellation() -> None:
             nonlocal rounds
             while True:
                 raise_if_cancelling()
-                try:
+                # swallowed, as wait_for on 3.11 does when the result is there
+                with contextlib.suppress(asyncio.CancelledError):
                     await ready
-                except asyncio.CancelledError:
-                    pass  # swallowed, as wait_for on 3.11 does when the result is there
                 rounds += 1
                 await asyncio.sleep(0.01)
 
@@ -109,10 +109,8 @@ def test_a_count_left_from_before_does_not_read_as_a_cancellation() -> None:
         this = asyncio.current_task()
         assert this is not None
         this.cancel()
-        try:
+        with contextlib.suppress(asyncio.CancelledError):  # not uncancelled: the count stays 1
             await asyncio.sleep(1)
-        except asyncio.CancelledError:
-            pass  # not uncancelled: the count stays 1
         assert this.cancelling() == 1
         ended = asyncio.Event()
         child = asyncio.create_task(_slow_to_end(ended))

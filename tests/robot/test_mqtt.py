@@ -4,6 +4,7 @@ passwords; the embedded broker."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -211,10 +212,8 @@ class _LosingBridge(MqttBridge):
             await real(*args, **kwargs)
             if str(args[0]).endswith("/event/move_executed"):
                 self.in_publish.set()
-                try:
+                with contextlib.suppress(asyncio.CancelledError):  # lost, as by wait_for
                     await asyncio.sleep(0.5)
-                except asyncio.CancelledError:
-                    pass  # lost, as by wait_for
 
         client.publish = publish  # type: ignore[method-assign]
         return client
