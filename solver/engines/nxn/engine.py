@@ -74,7 +74,7 @@ from solver.engines.nxn.centres import (
     finish_centres,
     first_centres,
 )
-from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
+from solver.engines.nxn.pairing import MAX_N, Beam, beam_pair_edges, beam_pairings, pair_edges
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
@@ -276,12 +276,66 @@ def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | Non
     pairing is a beam search (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) that
     finishes each of its pairings this way. None when the pairing (4x4: alone) reaches
     ``limit`` (OBTM)."""
+    if n in TWO_PASS:
+        return _two_pass_edges(state, n, limit)
     if 5 <= n <= MAX_N:
         return beam_pair_edges(state, n, lambda end: _best_finish(end, n), limit=limit)
     edges = pair_edges(state, n, limit)
     if edges is None:
         return None
     return edges + _best_finish(state, n)
+
+
+#: 6x6 and 7x7: the edges in two passes, as dwalton76's solver does them (each pass a 4x4's
+#: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
+#: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
+#: those, by slices of layers 1-2 only (they keep the inner groups whole). Beam settings of
+#: each pass.
+TWO_PASS = {
+    n: (
+        Beam(32, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
+        Beam(32, 8, flips=False, blocks=((1, 2),)),
+    )
+    for n in (6, 7)
+}
+
+
+def _inner_finish(state: Colours, n: int) -> list[Move]:
+    """The innermost wing orbit's 3-cycles after the first pass (turns ``state``)."""
+    inner = (n - 2) // 2
+    targets = dedge_targets(state, n, None, [inner]) if n % 2 == 0 else midge_targets(state, n)
+    return solve_wings(state, n, targets, [inner])
+
+
+#: 6x6, 7x7: the first pass's shortest pairings (different ends) that get a second pass
+FIRST_PASS_KEEP = {6: 3, 7: 3}
+
+
+def _two_pass_edges(state: Colours, n: int, limit: int | None) -> list[Move] | None:
+    """:data:`TWO_PASS` (turns ``state``): the second pass after each of the
+    :data:`FIRST_PASS_KEEP` shortest first passes, the shortest whole kept; None when it
+    reaches ``limit`` (OBTM)."""
+    first, second = TWO_PASS[n]
+    inners = beam_pairings(
+        state, n, lambda end: _inner_finish(end, n), first, limit, FIRST_PASS_KEEP[n]
+    )
+    best: tuple[int, list[Move], Colours] | None = None
+    bound = limit
+    for used, inner, after in inners:
+        outers = beam_pairings(
+            after,
+            n,
+            lambda end: _best_finish(end, n),
+            second,
+            None if bound is None else bound - used,
+        )
+        if outers:
+            cost, outer, end = outers[0]
+            best, bound = (used + cost, inner + outer, end), used + cost
+    if best is None:
+        return None
+    state[:] = best[2]
+    return best[1]
 
 
 def _best_finish(state: Colours, n: int) -> list[Move]:
