@@ -23,7 +23,8 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
 ``centres="rings"`` the rings, then the stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
-   its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
+   its pairings for 5 ≤ N ≤ 9; on a 6x6 and 7x7 in two passes, :data:`TWO_PASS`: the
+   innermost wing orbit first, then the outer one onto it), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
@@ -156,6 +157,8 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
+    if n in EDGE_TRIES_BARS:
+        return EDGE_TRIES_BARS[n]
     return EDGE_TRIES_4 if n == 4 else EDGE_TRIES_5 if n == 5 else centre_tries(n) if n <= 7 else 1
 
 
@@ -164,6 +167,10 @@ def edge_tries(n: int) -> int:
 EDGE_TRIES_4 = 16
 #: 5x5: the shortest staged centre solutions that get their edges paired
 EDGE_TRIES_5 = 12
+#: 6x6, 7x7: the centre solutions that get their edges paired: every one the bar route gives
+#: (6x6: 2 inner rings x 3 outer solutions, 7x7: 1 x 3; seeds 100-103: 6 tries on a 6x6
+#: were shorter than 3 with 3 first passes each, and cheaper; 3 on a 7x7 cut its edges by ~6)
+EDGE_TRIES_BARS = {6: 6, 7: 3}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
@@ -307,8 +314,10 @@ def _inner_finish(state: Colours, n: int) -> list[Move]:
     return solve_wings(state, n, targets, [inner])
 
 
-#: 6x6, 7x7: the first pass's shortest pairings (different ends) that get a second pass
-FIRST_PASS_KEEP = {6: 3, 7: 3}
+#: 6x6, 7x7: the first pass's shortest pairings (different ends) that get a second pass (3
+#: cut a 6x6's edges by ~2 on one centre solution, nothing once every centre solution gets
+#: its edges: 1)
+FIRST_PASS_KEEP = {6: 1, 7: 1}
 
 
 def _two_pass_edges(state: Colours, n: int, limit: int | None) -> list[Move] | None:
