@@ -23,7 +23,8 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
 ``centres="rings"`` the rings, then the stages above for the other orbits.
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
-   its pairings for 5 ≤ N ≤ 9), then centre-keeping 3-cycles
+   its pairings for 5 ≤ N ≤ 9; on a 6x6 and 7x7 in two passes, :data:`TWO_PASS`: the
+   innermost wing orbit first, then the outer one onto it), then centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
@@ -74,7 +75,7 @@ from solver.engines.nxn.centres import (
     finish_centres,
     first_centres,
 )
-from solver.engines.nxn.pairing import MAX_N, beam_pair_edges, pair_edges
+from solver.engines.nxn.pairing import MAX_N, Beam, beam_pair_edges, beam_pairings, pair_edges
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
@@ -156,6 +157,8 @@ def centre_tries(n: int) -> int:
 def edge_tries(n: int) -> int:
     """Of the best centre rotations, how many also get their edges solved (the shortest
     centres + edges is kept): edges are cheap to try on small cubes."""
+    if n in EDGE_TRIES_BARS:
+        return EDGE_TRIES_BARS[n]
     return EDGE_TRIES_4 if n == 4 else EDGE_TRIES_5 if n == 5 else centre_tries(n) if n <= 7 else 1
 
 
@@ -164,6 +167,10 @@ def edge_tries(n: int) -> int:
 EDGE_TRIES_4 = 16
 #: 5x5: the shortest staged centre solutions that get their edges paired
 EDGE_TRIES_5 = 12
+#: 6x6, 7x7: the centre solutions that get their edges paired: every one the bar route gives
+#: (6x6: 2 inner rings x 3 outer solutions, 7x7: 1 x 3; seeds 100-103: 6 tries on a 6x6
+#: were shorter than 3 with 3 first passes each, and cheaper; 3 on a 7x7 cut its edges by ~6)
+EDGE_TRIES_BARS = {6: 6, 7: 3}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
@@ -261,13 +268,13 @@ def pll_parity(n: int) -> tuple[Move, ...]:
     )
 
 
-def _finish(state: Colours, n: int) -> list[Move]:
-    """The wing 3-cycles after pairing (turns ``state``)."""
+def _finish(state: Colours, n: int, orbits: list[int] | None = None) -> list[Move]:
+    """The wing 3-cycles after pairing (turns ``state``; ``orbits``: of these only)."""
     if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
-        targets = dedge_targets(state, n, _corner_parity(state, n))
+        targets = dedge_targets(state, n, _corner_parity(state, n), orbits)
     else:  # every wing beside the middle edge now in its edge
         targets = midge_targets(state, n)
-    return solve_wings(state, n, targets)
+    return solve_wings(state, n, targets, orbits)
 
 
 def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
@@ -276,6 +283,8 @@ def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | Non
     pairing is a beam search (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) that
     finishes each of its pairings this way. None when the pairing (4x4: alone) reaches
     ``limit`` (OBTM)."""
+    if n in TWO_PASS:
+        return _two_pass_edges(state, n, limit)
     if 5 <= n <= MAX_N:
         return beam_pair_edges(state, n, lambda end: _best_finish(end, n), limit=limit)
     edges = pair_edges(state, n, limit)
@@ -284,14 +293,70 @@ def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | Non
     return edges + _best_finish(state, n)
 
 
-def _best_finish(state: Colours, n: int) -> list[Move]:
+#: 6x6 and 7x7: the edges in two passes, as dwalton76's solver does them (each pass a 4x4's
+#: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
+#: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
+#: those, by slices of layers 1-2 only (they keep the inner groups whole). Beam settings of
+#: each pass.
+TWO_PASS = {
+    n: (
+        Beam(32, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
+        Beam(32, 8, flips=False, blocks=((1, 2),)),
+    )
+    for n in (6, 7)
+}
+
+
+def _inner_finish(state: Colours, n: int) -> list[Move]:
+    """The innermost wing orbit's 3-cycles after the first pass (turns ``state``). 6x6: its
+    dedges already get the corners' permutation parity (with :func:`pll_parity` when that is
+    shorter): the second pass moves them whole by turns that change both parities alike, so
+    this is where PLL parity is settled (seeds 100-115: edges 77.1 -> 74.8 OBTM against
+    dedges of either parity)."""
+    return _best_finish(state, n, [(n - 2) // 2])
+
+
+#: 6x6, 7x7: the first pass's shortest pairings (different ends) that get a second pass (3
+#: cut a 6x6's edges by ~2 on one centre solution, nothing once every centre solution gets
+#: its edges: 1)
+FIRST_PASS_KEEP = {6: 1, 7: 1}
+
+
+def _two_pass_edges(state: Colours, n: int, limit: int | None) -> list[Move] | None:
+    """:data:`TWO_PASS` (turns ``state``): the second pass after each of the
+    :data:`FIRST_PASS_KEEP` shortest first passes, the shortest whole kept; None when it
+    reaches ``limit`` (OBTM)."""
+    first, second = TWO_PASS[n]
+    inners = beam_pairings(
+        state, n, lambda end: _inner_finish(end, n), first, limit, FIRST_PASS_KEEP[n]
+    )
+    best: tuple[int, list[Move], Colours] | None = None
+    bound = limit
+    for used, inner, after in inners:
+        outers = beam_pairings(
+            after,
+            n,
+            lambda end: _best_finish(end, n),
+            second,
+            None if bound is None else bound - used,
+        )
+        if outers:
+            cost, outer, end = outers[0]
+            best, bound = (used + cost, inner + outer, end), used + cost
+    if best is None:
+        return None
+    state[:] = best[2]
+    return best[1]
+
+
+def _best_finish(state: Colours, n: int, orbits: list[int] | None = None) -> list[Move]:
     """:func:`_finish`, on even N also after :func:`pll_parity`: the shorter (turns
     ``state``)."""
     best: tuple[int, list[Move], Colours] | None = None
     for prefix in ([], list(pll_parity(n))) if n % 2 == 0 else ([],):
         trial = state.copy()
         geometry(n).apply(trial, prefix)
-        moves = prefix + _finish(trial, n)
+        moves = prefix + _finish(trial, n, orbits)
         cost = count(moves, Metric.HTM, n)
         if best is None or cost < best[0]:
             best = (cost, moves, trial)

@@ -47,7 +47,15 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["MAX_N", "Beam", "beam_for", "beam_pair_edges", "pair_edges", "paired_count"]
+__all__ = [
+    "MAX_N",
+    "Beam",
+    "beam_for",
+    "beam_pair_edges",
+    "beam_pairings",
+    "pair_edges",
+    "paired_count",
+]
 
 MAX_N = 9
 Colours = npt.NDArray[np.uint8]
@@ -84,11 +92,19 @@ def _replacements(axis: Face, flips: bool = True) -> list[list[Move]]:
     return out
 
 
-def _slices(n: int, axis: Face, wide_only: bool = False) -> list[Move]:
+#: blocks ``(lo, hi)`` of layers (1 the outer one) that a macro's slice may turn
+Blocks = tuple[tuple[int, int], ...]
+
+
+def _slices(
+    n: int, axis: Face, wide_only: bool = False, blocks: Blocks | None = None
+) -> list[Move]:
     half = (n - 1) // 2 if n % 2 else n // 2
     out = []
     for lo in range(1, 2 if wide_only else half + 1):
         for hi in range(max(lo, 2), half + 1):
+            if blocks is not None and (lo, hi) not in blocks:
+                continue
             for t in (1, 2, -1):
                 out.append(Move.block(axis, lo, hi, t))
     return out
@@ -109,17 +125,17 @@ def _perm(n: int, moves: list[Move]) -> IntArray:
 
 @cache
 def _macros(
-    n: int, wide_only: bool = False, flips: bool = True
+    n: int, wide_only: bool = False, flips: bool = True, blocks: Blocks | None = None
 ) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
     """(for each macro, the sticker each first-side edge sticker gets, (M, 12, N-2); move
     sequences; OBTM costs). A wing's two stickers move together, so the first side names the
     wing (see :func:`_wing_codes`). ``wide_only``: slices that include their outer layer only;
-    ``flips``: with the 7-move edge flips."""
+    ``flips``: with the 7-move edge flips; ``blocks``: only slices of these layers."""
     edge = _edge_cells(n)[:, 0, :].reshape(-1)
     perms, seqs, costs = [], [], []
     for axis in Face:
         reps = _replacements(axis, flips)
-        for s in _slices(n, axis, wide_only):
+        for s in _slices(n, axis, wide_only, blocks):
             for p in reps:
                 seq = [s, *p, s.inverse()]
                 perms.append(_perm(n, seq)[edge])
@@ -159,22 +175,31 @@ def _wing_codes(state: Colours, n: int) -> npt.NDArray[np.uint8]:
     return codes
 
 
-def _score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int64]:
+#: positions along an edge (0 .. N-3) whose wings are counted as paired
+Counted = tuple[int, ...]
+
+
+def _score(
+    codes: npt.NDArray[np.uint8], n: int, counted: Counted | None = None
+) -> npt.NDArray[np.int64]:
     """Paired wings per candidate; ``codes`` is (candidates, 12, N-2) wing codes (first side)."""
-    total: npt.NDArray[np.int64] = _edge_score(codes, n).sum(axis=-1, dtype=np.int64)
+    total: npt.NDArray[np.int64] = _edge_score(codes, n, counted).sum(axis=-1, dtype=np.int64)
     return total
 
 
-def _edge_score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int16]:
+def _edge_score(
+    codes: npt.NDArray[np.uint8], n: int, counted: Counted | None = None
+) -> npt.NDArray[np.int16]:
     """Paired wings per edge; ``codes`` is (..., N-2) wing codes (first side) of edges. The
-    same for an edge moved whole, flipped or not (the reference wings are in the middle)."""
+    same for an edge moved whole, flipped or not (the reference wings are in the middle).
+    ``counted``: the positions counted (default all; symmetric about the middle)."""
     k = n - 2
     refs = [k // 2] if n % 2 else [k // 2 - 1, k // 2]
     best: npt.NDArray[np.int16] | None = None
     for r in refs:  # (a sum over the short last axis is slow in numpy: added slice by slice)
         ref = codes[..., r]
         same = np.zeros(codes.shape[:-1], dtype=np.int16)
-        for i in range(k):
+        for i in range(k) if counted is None else counted:
             same += codes[..., i] == ref
         best = same if best is None else np.maximum(best, same)
     assert best is not None
@@ -183,7 +208,7 @@ def _edge_score(codes: npt.NDArray[np.uint8], n: int) -> npt.NDArray[np.int16]:
 
 @cache
 def _effects(
-    n: int, wide_only: bool, flips: bool
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
 ) -> tuple[npt.NDArray[np.int32], IntArray, IntArray]:
     """Which edges each macro of :func:`_macros` changes, to score it there only: (for each
     macro, the stickers that the first sides of its mixed edges get, (M, T, N-2); the edges
@@ -191,7 +216,7 @@ def _effects(
     is mixed; the edges those come from are split, as many as mixed ones; every other edge
     moves whole and keeps its score. Rows are padded with edge 0 left as it is (its score
     cancels)."""
-    perms, _, _ = _macros(n, wide_only, flips)
+    perms, _, _ = _macros(n, wide_only, flips, blocks)
     cells = _edge_cells(n)
     edge_of = np.zeros(6 * n * n, dtype=np.int64)
     for side in (0, 1):
@@ -209,10 +234,11 @@ def _effects(
     return after, split, np.flatnonzero(mixed.any(axis=-1))
 
 
-def paired_count(state: Colours, n: int) -> int:
-    """Wings (counting the reference ones) that sit paired in their edge."""
+def paired_count(state: Colours, n: int, counted: Counted | None = None) -> int:
+    """Wings (counting the reference ones) that sit paired in their edge (``counted``: at
+    these positions only)."""
     cells = _edge_cells(n)[:, 0, :]
-    return int(_score(_wing_codes(state, n)[cells][None], n)[0])
+    return int(_score(_wing_codes(state, n)[cells][None], n, counted)[0])
 
 
 def pair_edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
@@ -273,6 +299,10 @@ class Beam:
     setup_nodes: int = 2
     #: OBTM per unpaired wing at least still to come (prunes against the best so far)
     floor: float = 1.0
+    #: the slices' layer blocks (None: every block of the outer half)
+    blocks: Blocks | None = None
+    #: the wing positions counted (None: all; see :func:`_edge_score`)
+    counted: Counted | None = None
 
 
 def beam_for(n: int) -> Beam:
@@ -326,9 +356,11 @@ def _join(moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int) -> tupl
 
 
 @cache
-def _firsts(n: int, wide_only: bool, flips: bool) -> tuple[IntArray, tuple[Move, ...]]:
+def _firsts(
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+) -> tuple[IntArray, tuple[Move, ...]]:
     """For each macro, the index of its first move in a list of the distinct first moves."""
-    _, seqs, _ = _macros(n, wide_only, flips)
+    _, seqs, _ = _macros(n, wide_only, flips, blocks)
     index: dict[Move, int] = {}
     for seq in seqs:
         index.setdefault(seq[0], len(index))
@@ -351,8 +383,8 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
     """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
     after cancellation / ``scale``), each with the wings it gains; when none gains (and
     ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
-    _, seqs, costs = _macros(n, beam.wide_only, beam.flips)
-    first_of, firsts = _firsts(n, beam.wide_only, beam.flips)
+    _, seqs, costs = _macros(n, beam.wide_only, beam.flips, beam.blocks)
+    first_of, firsts = _firsts(n, beam.wide_only, beam.flips, beam.blocks)
     last = node.moves[-1] if node.moves else None
     gains = _gains(node.state, n, beam)
     value = np.where(
@@ -365,7 +397,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
     found: list[tuple[float, list[Move], int]] = []
     if not beam.flips:  # the macros with edge flips, left out so far
         full = dataclasses.replace(beam, flips=True)
-        _, all_seqs, all_costs = _macros(n, beam.wide_only, True)
+        _, all_seqs, all_costs = _macros(n, beam.wide_only, True, beam.blocks)
         gains = _gains(node.state, n, full)
         value = np.where(gains > 0, gains - all_costs / beam.scale, -np.inf)
         found += [(float(value[k]), list(all_seqs[k]), int(gains[k])) for k in _top(value, 2)]
@@ -381,10 +413,10 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
 
 def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
     """Wings each macro pairs (or unpairs: negative), scored on the edges it mixes."""
-    after, split, _ = _effects(n, beam.wide_only, beam.flips)
+    after, split, _ = _effects(n, beam.wide_only, beam.flips, beam.blocks)
     codes = _wing_codes(state, n)
-    before = _edge_score(codes[_edge_cells(n)[:, 0, :]], n)
-    gains: npt.NDArray[np.int64] = _edge_score(codes[after], n).sum(
+    before = _edge_score(codes[_edge_cells(n)[:, 0, :]], n, beam.counted)
+    gains: npt.NDArray[np.int64] = _edge_score(codes[after], n, beam.counted).sum(
         axis=-1, dtype=np.int64
     ) - before[split].sum(axis=-1, dtype=np.int64)
     return gains
@@ -408,12 +440,31 @@ def beam_pair_edges(
     the edges from the state given, which it may turn); the shortest whole is returned and
     ``state`` turned by it. Centres must be solved and stay solved. None when nothing shorter
     than ``limit`` (OBTM) was found."""
+    found = beam_pairings(state, n, finish, beam, limit)
+    if not found:
+        return None
+    state[:] = found[0][2]
+    return found[0][1]
+
+
+def beam_pairings(
+    state: Colours,
+    n: int,
+    finish: Callable[[Colours], list[Move]],
+    beam: Beam | None = None,
+    limit: int | None = None,
+    keep: int = 1,
+) -> list[tuple[int, list[Move], Colours]]:
+    """:func:`beam_pair_edges`' ``keep`` shortest finished pairings that end in different
+    states, each as (OBTM, moves, state after them), shortest first (``state`` is not
+    changed); those shorter than ``limit`` only."""
     settings = beam if beam is not None else beam_for(n)
     g = geometry(n)
-    full = 12 * (n - 2)
-    best: tuple[int, list[Move], Colours] | None = None
-    bound = (1 << 30) if limit is None else limit
-    nodes = [_Node(state.copy(), [], 0, paired_count(state, n))]
+    full = 12 * (n - 2 if settings.counted is None else len(settings.counted))
+    best: dict[bytes, tuple[int, list[Move], Colours]] = {}
+    top = (1 << 30) if limit is None else limit
+    bound = top  # the keep-th shortest so far (or limit)
+    nodes = [_Node(state.copy(), [], 0, paired_count(state, n, settings.counted))]
     while nodes:
         children: dict[bytes, _Node] = {}
         setups = settings.setup_nodes
@@ -423,8 +474,13 @@ def beam_pair_edges(
                 end = node.state.copy()
                 moves, added = _join(node.moves, finish(end), n)
                 cost = node.cost + added
-                if cost < bound:
-                    best, bound = (cost, moves, end), cost
+                key = end.tobytes()
+                if cost < bound and (key not in best or best[key][0] > cost):
+                    best[key] = (cost, moves, end)
+                    if len(best) > keep:
+                        del best[max(best, key=lambda k: best[k][0])]
+                    if len(best) == keep:
+                        bound = max(v[0] for v in best.values())
                 if node.paired == full or setups == 0:
                     continue
                 setups -= 1  # and go on after an outer turn
@@ -445,7 +501,4 @@ def beam_pair_edges(
             for c in ranked[: settings.width]
             if c.cost + settings.floor * (full - c.paired) < bound
         ]
-    if best is None:
-        return None
-    state[:] = best[2]
-    return best[1]
+    return sorted(best.values(), key=lambda item: item[0])

@@ -218,7 +218,7 @@ def _commutators(
 
 #: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions are kept per
 #: inner-ring solution (each gets its edges paired by the engine)
-OUTER_KEEP = {6: 3, 7: 1}
+OUTER_KEEP = {6: 3, 7: 3}
 
 
 def bar_centres(

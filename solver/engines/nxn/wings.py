@@ -260,17 +260,22 @@ def _next_cycle(homes: list[int]) -> Triple | None:
     return best
 
 
-def solve_wings(state: Colours, n: int, targets: Sequence[int] | None = None) -> list[Move]:
+def solve_wings(
+    state: Colours,
+    n: int,
+    targets: Sequence[int] | None = None,
+    orbits: Sequence[int] | None = None,
+) -> list[Move]:
     """Moves putting the wing ``targets[s]`` (default: its own piece, the solved cube) in every
-    slot ``s`` of every orbit (centres solved as face f = colour f, each orbit in an even
-    permutation, ``targets`` even too); ``state`` is turned in place."""
+    slot ``s`` of every orbit (``orbits``: of these only; centres solved as face f = colour f,
+    each orbit in an even permutation, ``targets`` even too); ``state`` is turned in place."""
     g = geometry(n)
     moves: list[Move] = []
     slot_of_piece = list(range(24))
     if targets is not None:
         for slot, piece in enumerate(targets):
             slot_of_piece[piece] = slot
-    for j in range(1, (n - 2) // 2 + 1):
+    for j in range(1, (n - 2) // 2 + 1) if orbits is None else orbits:
         while True:
             homes = [slot_of_piece[p] for p in _homes(state, n, j)]
             cycle = _next_cycle(homes)
@@ -282,19 +287,23 @@ def solve_wings(state: Colours, n: int, targets: Sequence[int] | None = None) ->
     return moves
 
 
-def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
+def dedge_targets(
+    state: Colours, n: int, edge_parity: int | None, orbits: Sequence[int] | None = None
+) -> list[int]:
     """Even N: where each orbit's wings should go so that every edge holds a paired dedge
     (partner wings, pieces 2k and 2k+1, the same in every orbit), moving as few wings (of all
     orbits) as possible.
 
     Pairing, not placing: the dedges may end in any edges, flipped or not, so long as the
     total flip is even (the wings' permutation stays even) and the dedge permutation has
-    parity ``edge_parity`` (the corners' parity: no PLL parity on the reduced 3x3). Greedy by
-    wings already in place, then the cheapest re-flip and swap for the two parities."""
-    orbits = [_homes(state, n, j) for j in range(1, (n - 2) // 2 + 1)]
+    parity ``edge_parity`` (the corners' parity: no PLL parity on the reduced 3x3; None: either).
+    Greedy by wings already in place, then the cheapest re-flip and swap for the two
+    parities. ``orbits``: the wings of these orbits only are counted."""
+    chosen = range(1, (n - 2) // 2 + 1) if orbits is None else orbits
+    homes = [_homes(state, n, j) for j in chosen]
 
     def weight(e: int, k: int, f: int) -> int:
-        return sum(int(p[2 * e] == 2 * k + f) + int(p[2 * e + 1] == 2 * k + 1 - f) for p in orbits)
+        return sum(int(p[2 * e] == 2 * k + f) + int(p[2 * e + 1] == 2 * k + 1 - f) for p in homes)
 
     ranked = sorted(
         ((weight(e, k, f), e, k, f) for e in range(12) for k in range(12) for f in (0, 1)),
@@ -311,7 +320,7 @@ def dedge_targets(state: Colours, n: int, edge_parity: int) -> list[int]:
             range(12), key=lambda x: weight(x, dedge[x][0], 1 - dedge[x][1]) - weight(x, *dedge[x])
         )
         dedge[e] = (dedge[e][0], 1 - dedge[e][1])
-    if _parity([dedge[e][0] for e in range(12)]) != edge_parity:
+    if edge_parity is not None and _parity([dedge[e][0] for e in range(12)]) != edge_parity:
         e1, e2 = max(
             ((x, y) for x in range(12) for y in range(x + 1, 12)),
             key=lambda p: (

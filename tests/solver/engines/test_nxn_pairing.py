@@ -88,3 +88,40 @@ def test_beam_settings_per_size() -> None:
     for n in (5, 6, 7, 8, 9):
         beam = pairing.beam_for(n)
         assert beam.width >= 1 and beam.per_node >= 1
+
+
+@pytest.mark.parametrize("n", [6, 7])
+def test_two_pass_edges_pair_the_inner_orbit_first_then_every_wing(n: int) -> None:
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 12))
+    start = state.copy()
+    first, _ = engine.TWO_PASS[n]
+    assert first.counted is not None
+    found = pairing.beam_pairings(start, n, lambda end: engine._inner_finish(end, n), first, keep=3)
+    assert np.array_equal(state, start)  # beam_pairings leaves its input
+    assert 1 <= len(found) <= 3
+    assert [c for c, _, _ in found] == sorted(c for c, _, _ in found)
+    assert len({end.tobytes() for _, _, end in found}) == len(found)
+    for cost, moves, end in found:  # the inner wings (7x7: with the middle edge) grouped
+        assert count(moves, Metric.HTM, n) == cost
+        check = start.copy()
+        geometry(n).apply(check, moves)
+        assert np.array_equal(check, end)
+        assert pairing.paired_count(end, n, first.counted) == 12 * len(first.counted)
+    edges = engine._edges(state, n)
+    assert edges is not None
+    for face in Face:
+        inside = centres.interior(n, face)
+        assert np.array_equal(state[inside], start[inside])
+    assert pairing.paired_count(state, n) == 12 * (n - 2)
+    check = start.copy()
+    geometry(n).apply(check, edges)
+    assert np.array_equal(check, state)
+    assert not validate(engine.reduced_3x3(state, n))  # no OLL/PLL parity left on even N
+
+
+def test_two_pass_edges_give_up_below_the_limit_and_leave_the_state() -> None:
+    n = 7
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 3))
+    start = state.copy()
+    assert engine._edges(state, n, limit=20) is None
+    assert np.array_equal(state, start)
