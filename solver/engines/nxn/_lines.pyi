@@ -7,3 +7,17 @@ def best_line(
     net: Any, u: Any, u2: Any, n: int, fixed: int, layers_out: Any, /
 ) -> tuple[int, int, int, int]: ...
 def nets(state: Any, idx: Any, colours: Any, out: Any, /) -> None: ...
+def plan_lines(
+    state: Any,
+    idx: Any,
+    colours: Any,
+    u: Any,
+    u2: Any,
+    offsets: Any,
+    fixed: Any,
+    bias: Any,
+    n: int,
+    net_out: Any,
+    out: Any,
+    /,
+) -> None: ...

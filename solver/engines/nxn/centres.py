@@ -237,25 +237,84 @@ def _commutator(
     return moves
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """Many configurations (each after its setup turns) laid end to end for
+    :func:`._lines.plan_lines`: the sticker rows (pairs of where the pieces come from and the
+    cells they go to, int32), each cell's layer ``u`` and line ``u2`` (int32), where each block
+    starts (``offsets``, B + 1 entries), its outer turns (``fixed``) and a bias per cell (empty,
+    or a large negative value for a cell that may not be cycled)."""
+
+    idx: npt.NDArray[np.int32]
+    u: npt.NDArray[np.int32]
+    u2: npt.NDArray[np.int32]
+    offsets: IntArray
+    fixed: IntArray
+    bias: IntArray
+
+
+def make_blocks(
+    rows: list[list[IntArray]],
+    layers: list[tuple[IntArray, IntArray]],
+    fixed: list[int],
+    bias: IntArray | None = None,
+) -> Blocks:
+    """:class:`Blocks` of ``rows`` (one list of sticker rows per block), ``layers`` ((u, u2)
+    per block) and ``fixed`` (outer turns per block)."""
+    sizes = [u.size for u, _ in layers]
+    idx = np.stack([np.concatenate(r) for r in zip(*rows, strict=True)]).astype(np.int32)
+    return Blocks(
+        idx,
+        np.concatenate([u for u, _ in layers]).astype(np.int32),
+        np.concatenate([u2 for _, u2 in layers]).astype(np.int32),
+        np.cumsum([0, *sizes]).astype(np.int64),
+        np.array(fixed, dtype=np.int64),
+        np.zeros(0, dtype=np.int64) if bias is None else bias.astype(np.int64),
+    )
+
+
+def plan_blocks(
+    state: Colours, n: int, blocks: Blocks, colours: Sequence[int]
+) -> tuple[IntArray, IntArray]:
+    """Every cell's net gain and every block's best line at once (:func:`._lines.plan_lines`):
+    (nets, B x 5 array of line, gain, cost, total of the positive nets, largest positive total
+    of one line)."""
+    net = np.empty(blocks.u.size, dtype=np.int64)
+    out = np.empty((blocks.fixed.size, 5), dtype=np.int64)
+    _lines.plan_lines(
+        state,
+        blocks.idx,
+        np.array(colours, dtype=np.int64),
+        blocks.u,
+        blocks.u2,
+        blocks.offsets,
+        blocks.fixed,
+        blocks.bias,
+        n,
+        net,
+        out,
+    )
+    return net, out
+
+
 @cache
-def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray]:
+def _gathered(n: int, target: Face, source: Face) -> Blocks:
     """The configurations of a face pair after each setup (0-3 quarter turns of the source),
     all at once: the stickers whose colours the source cells and the target cells then show
-    (two rows, as :func:`._lines.nets` takes them), and where each (setup, configuration)
-    block starts (offsets)."""
+    (two rows, as :func:`._lines.plan_lines` takes them); a setup turn is one more outer
+    turn."""
     g = geometry(n)
     configs = _configs(n, target, source)
-    src, cells, sizes = [], [], []
+    rows, layers, fixed = [], [], []
     for setup in range(4):
         labels = np.arange(6 * n * n, dtype=np.int64)
         if setup:
             g.apply_move(labels, Move.outer(source, setup))
         for c in configs:
-            src.append(labels[c.src])
-            cells.append(labels[c.cells])
-            sizes.append(c.cells.size)
-    offsets = np.cumsum([0, *sizes]).astype(np.int64)
-    return np.stack([np.concatenate(src), np.concatenate(cells)]), offsets
+            rows.append([labels[c.src], labels[c.cells]])
+            layers.append((c.u, c.u2))
+            fixed.append(3 + (1 if setup else 0))
+    return make_blocks(rows, layers, fixed)
 
 
 def _best_plan(
@@ -307,26 +366,24 @@ def candidates(
 ) -> list[Candidate]:
     """The lines of the commutators from ``source`` to ``target`` (every configuration and
     setup) of more than ``floor`` pieces per move, best first (see :func:`_best_plan`)."""
-    c_t, c_s = colours
     configs = _configs(n, target, source)
-    idx, offsets = _gathered(n, target, source)
-    net = np.empty(idx.shape[1], dtype=np.int64)
-    _lines.nets(state, idx, np.array([c_t, c_s], dtype=np.int64), net)
-    extra = (np.arange(offsets.size - 1) >= len(configs)).astype(np.int64)  # the setup turn
-    sizes = np.diff(offsets)
-    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
+    if not configs:
+        return []
+    blocks = _gathered(n, target, source)
+    net, out = plan_blocks(state, n, blocks, colours)
+    offsets = blocks.offsets
+    least = blocks.fixed + 4  # m and m2 wide: 2 each
+    bounds = out[:, 3]
     tried: list[Candidate] = []
-    for k in np.argsort(-bounds / (7 + extra), kind="stable").tolist():
-        if bounds[k] <= floor * (7 + extra[k]):
+    for k in np.argsort(-bounds / least, kind="stable").tolist():
+        if bounds[k] <= floor * least[k]:
             break
-        cfg = configs[k % len(configs)]
-        setup = k // len(configs)
-        cfg_net = net[offsets[k] : offsets[k + 1]]
-        fixed = 3 + (1 if setup else 0)
-        gain, cost, _, _ = _line_plan(cfg, n, cfg_net, fixed)
+        gain, cost = int(out[k, 1]), int(out[k, 2])
         if gain > 0:
-            build = partial(_commutator, cfg, n, setup=setup)
-            tried.append(Candidate(gain / cost, k, cfg, cfg_net, fixed, build))
+            cfg = configs[k % len(configs)]
+            build = partial(_commutator, cfg, n, setup=k // len(configs))
+            cfg_net = net[offsets[k] : offsets[k + 1]]
+            tried.append(Candidate(gain / cost, k, cfg, cfg_net, int(blocks.fixed[k]), build))
             floor = max(floor, gain / cost)
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried
