@@ -28,17 +28,19 @@
  *   gains (pieces of c_in put on the cells' face, pieces of c_out kept on the sources' face).
  *   A ValueError when the sizes disagree or an index is outside state.
  *
- * plan_lines(state, idx, colours, u, u2, offsets, fixed, bias, n, net_out, out) -> None
- *   nets and best_line fused, for many blocks (configurations after their setups) at once.
- *   idx: int32, 2k rows of length L as for nets; colours: int64, k pairs; u, u2: int32 of L
- *   entries (each block's cells sorted as best_line wants); offsets: int64, B + 1 block
- *   starts (0 .. L); fixed: int64, B outer-turn counts; bias: int64 of L entries added to each
- *   cell's net (a cell that may not be cycled: a large negative bias), or empty; net_out:
- *   writable int64 of L entries (the nets, bias included); out: writable int64 of 5 x B
- *   entries, per block: the best line, its gain, its cost (as best_line with n and the
- *   block's fixed), the total of the block's positive nets, and the largest total of the
- *   positive nets of one line. A ValueError when sizes disagree, an index is outside state,
- *   or a block's cells are not sorted.
+ * plan_lines(state, cells, src, colours, u, u2, groups, fixed, bias, n, out) -> None
+ *   nets and best_line fused, for many configurations, each after several setups, at once.
+ *   A configuration (group) is a run of cells [groups[g], groups[g + 1]) of a length-L
+ *   layout; its cells are sorted as best_line wants. cells: int32, P rows of L (the cells of
+ *   each of P colour pairs); src: int32, S x P rows of L (where the pieces that land on
+ *   them come from after setup s); colours: int64, P pairs (c_in, c_out) as for nets; u, u2:
+ *   int32 of L entries; groups: int64, G + 1 starts (0 .. L); fixed: int64, S outer-turn
+ *   counts (one per setup); bias: int64 of L entries added to each cell's net (a cell that
+ *   may not be cycled: a large negative bias), or empty; out: writable int64 of S x G x 5
+ *   entries, per setup and group: the best line, its gain, its cost (as best_line with n and
+ *   the setup's fixed), the total of the positive nets, and the largest total of the
+ *   positive nets of one line. The nets are those of nets(), summed over the P pairs. A
+ *   ValueError when sizes disagree, an index is outside state, or cells are not sorted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -226,156 +228,190 @@ static int get_sized(Py_buffer *view, Py_ssize_t size, Py_ssize_t *count, const 
     return 0;
 }
 
+typedef struct {
+    long long line, sum, cheap, last_u, total;
+    int open;
+} Track;
+
 static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
-    Py_buffer sv, iv, cv, uv, u2v, ofv, fxv, bv, nv, ov;
+    Py_buffer sv, cev, srv, cv, uv, u2v, gv, fxv, bv, ov;
     int n;
-    Py_ssize_t rows, ncol, lu, lu2, nb1, nfx, nbias, lnet, nout, pairs, len, b, i, j, k;
+    Py_ssize_t ncells, nsrc, ncol, lu, lu2, ng1, nfx, nbias, nout, pairs, len, setups, g, i,
+        j, k, s;
     long long *gain = NULL, *runs = NULL, *cheap = NULL, *pos = NULL;
+    Track *track = NULL;
     PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*iw*w*", &sv, &iv, &cv, &uv, &u2v, &ofv, &fxv,
-                          &bv, &n, &nv, &ov))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*iw*", &sv, &cev, &srv, &cv, &uv, &u2v, &gv,
+                          &fxv, &bv, &n, &ov))
         return NULL;
-    if (get_sized(&iv, 4, &rows, "idx") || get_sized(&cv, 8, &ncol, "colours") ||
-        get_sized(&uv, 4, &lu, "u") || get_sized(&u2v, 4, &lu2, "u2") ||
-        get_sized(&ofv, 8, &nb1, "offsets") || get_sized(&fxv, 8, &nfx, "fixed") ||
-        get_sized(&bv, 8, &nbias, "bias") || get_sized(&nv, 8, &lnet, "net_out") ||
+    if (get_sized(&cev, 4, &ncells, "cells") || get_sized(&srv, 4, &nsrc, "src") ||
+        get_sized(&cv, 8, &ncol, "colours") || get_sized(&uv, 4, &lu, "u") ||
+        get_sized(&u2v, 4, &lu2, "u2") || get_sized(&gv, 8, &ng1, "groups") ||
+        get_sized(&fxv, 8, &nfx, "fixed") || get_sized(&bv, 8, &nbias, "bias") ||
         get_sized(&ov, 8, &nout, "out"))
         goto done;
     pairs = ncol / 2;
-    len = lnet;
-    if (ncol % 2 || pairs < 1 || rows != 2 * pairs * len || lu != len || lu2 != len ||
-        nb1 < 1 || nfx != nb1 - 1 || nout != 5 * nfx || (nbias != 0 && nbias != len) ||
-        n < 4) {
+    len = lu;
+    setups = nfx;
+    if (ncol % 2 || pairs < 1 || setups < 1 || ng1 < 1 || ncells != pairs * len ||
+        nsrc != setups * pairs * len || lu2 != len || nout != 5 * setups * (ng1 - 1) ||
+        (nbias != 0 && nbias != len) || n < 4) {
         PyErr_SetString(PyExc_ValueError,
-                        "plan_lines: idx must hold 2 rows per colour pair of net_out's length, "
-                        "u, u2 (and bias) that length, fixed one per block, out 5 per block");
-        goto done;
-    }
-    gain = PyMem_Calloc((size_t)n + 1, sizeof(long long));
-    runs = PyMem_Calloc((size_t)n + 1, sizeof(long long));
-    cheap = PyMem_Calloc((size_t)n + 1, sizeof(long long));
-    pos = PyMem_Calloc((size_t)n + 1, sizeof(long long));
-    if (!gain || !runs || !cheap || !pos) {
-        PyErr_NoMemory();
+                        "plan_lines: cells must hold P rows and src S x P rows of u's length, "
+                        "u2 (and bias) that length, out 5 per setup and group");
         goto done;
     }
     {
-        const uint8_t *state = sv.buf;
-        const int32_t *idx = iv.buf, *u = uv.buf, *u2 = u2v.buf;
-        const long long *col = cv.buf, *off = ofv.buf, *fixed = fxv.buf;
-        const long long *bias = nbias ? bv.buf : NULL;
-        long long *net = nv.buf, *out = ov.buf;
-        const Py_ssize_t slen = sv.len;
-        if (off[0] != 0 || off[nb1 - 1] != len) {
-            PyErr_SetString(PyExc_ValueError, "plan_lines: offsets must run from 0 to L");
+        size_t width = (size_t)setups * ((size_t)n + 1);
+        gain = PyMem_Malloc(width * sizeof(long long));
+        runs = PyMem_Malloc(width * sizeof(long long));
+        cheap = PyMem_Malloc(width * sizeof(long long));
+        pos = PyMem_Malloc(width * sizeof(long long));
+        track = PyMem_Malloc((size_t)setups * sizeof(Track));
+        if (!gain || !runs || !cheap || !pos || !track) {
+            PyErr_NoMemory();
             goto done;
         }
-        for (b = 0; b + 1 < nb1; b++) {
-            Py_ssize_t lo = off[b], hi = off[b + 1];
-            long long total = 0, best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
-            double best_ratio = 0.0;
-            long long run_line = -1, run_sum = 0, run_cheap = 0, last_u = -9;
-            int open = 0;
+    }
+    {
+        const uint8_t *state = sv.buf;
+        const int32_t *cells = cev.buf, *src = srv.buf, *u = uv.buf, *u2 = u2v.buf;
+        const long long *col = cv.buf, *grp = gv.buf, *fixed = fxv.buf;
+        const long long *bias = nbias ? bv.buf : NULL;
+        long long *out = ov.buf;
+        const Py_ssize_t slen = sv.len, ngroups = ng1 - 1;
+        if (grp[0] != 0 || grp[ngroups] != len) {
+            PyErr_SetString(PyExc_ValueError, "plan_lines: groups must run from 0 to L");
+            goto done;
+        }
+        for (g = 0; g < ngroups; g++) {
+            Py_ssize_t lo = grp[g], hi = grp[g + 1];
             if (hi < lo || hi > len) {
-                PyErr_SetString(PyExc_ValueError, "plan_lines: offsets must not decrease");
+                PyErr_SetString(PyExc_ValueError, "plan_lines: groups must not decrease");
                 goto done;
             }
-            for (k = 0; k <= n; k++)
+            for (k = 0; k < setups * (n + 1); k++)
                 gain[k] = runs[k] = cheap[k] = pos[k] = 0;
+            for (s = 0; s < setups; s++) {
+                track[s].open = 0;
+                track[s].total = 0;
+            }
             for (i = lo; i <= hi; i++) {
-                int extend = 0;
-                long long v = 0;
+                long long base = 0, ui = 0, u2i = 0;
                 if (i < hi) {
-                    if (u[i] < 2 || u[i] > n - 1 || u2[i] < 2 || u2[i] > n - 1 ||
-                        (i > lo &&
-                         (u2[i] < u2[i - 1] || (u2[i] == u2[i - 1] && u[i] <= u[i - 1])))) {
+                    ui = u[i];
+                    u2i = u2[i];
+                    if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
+                        (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
                         PyErr_SetString(PyExc_ValueError,
-                                        "plan_lines: a block's cells must be sorted by line, "
+                                        "plan_lines: a group's cells must be sorted by line, "
                                         "then layer, with layers and lines in 2..N-1");
                         goto done;
                     }
                     for (j = 0; j < pairs; j++) {
-                        const int32_t *src = idx + 2 * j * len, *cell = src + len;
-                        long long c_in = col[2 * j], c_out = col[2 * j + 1];
-                        int32_t si = src[i], ci = cell[i];
-                        long long a, c;
-                        if (si < 0 || si >= slen || ci < 0 || ci >= slen) {
-                            PyErr_SetString(PyExc_ValueError,
-                                            "plan_lines: a sticker index outside the state");
-                            goto done;
-                        }
-                        a = state[si];
+                        int32_t ci = cells[j * len + i];
+                        long long c;
+                        if (ci < 0 || ci >= slen)
+                            goto outside;
                         c = state[ci];
-                        v += (a == c_in) - (c == c_in);
-                        if (c_out >= 0)
-                            v += (c == c_out) - (a == c_out);
+                        base -= c == col[2 * j];
+                        if (col[2 * j + 1] >= 0)
+                            base += c == col[2 * j + 1];
                     }
                     if (bias)
-                        v += bias[i];
-                    net[i] = v;
-                    if (v > 0) {
-                        total += v;
-                        pos[u2[i]] += v;
+                        base += bias[i];
+                }
+                for (s = 0; s < setups; s++) {
+                    Track *t = &track[s];
+                    long long *sg = gain + s * (n + 1);
+                    long long v = base;
+                    int extend = 0;
+                    if (i < hi) {
+                        for (j = 0; j < pairs; j++) {
+                            int32_t si = src[(s * pairs + j) * len + i];
+                            long long a;
+                            if (si < 0 || si >= slen)
+                                goto outside;
+                            a = state[si];
+                            v += a == col[2 * j];
+                            if (col[2 * j + 1] >= 0)
+                                v -= a == col[2 * j + 1];
+                        }
+                        if (v > 0) {
+                            t->total += v;
+                            pos[s * (n + 1) + u2i] += v;
+                        }
+                        extend = v >= 0 && t->open && t->line == u2i && t->last_u + 1 == ui;
                     }
-                    extend = v >= 0 && open && run_line == u2[i] && last_u + 1 == u[i];
-                }
-                if (open && !extend) {
-                    if (run_sum > 0) {
-                        gain[run_line] += run_sum;
-                        runs[run_line] += 1;
-                        cheap[run_line] += run_cheap;
+                    if (t->open && !extend) {
+                        if (t->sum > 0) {
+                            sg[t->line] += t->sum;
+                            runs[s * (n + 1) + t->line] += 1;
+                            cheap[s * (n + 1) + t->line] += t->cheap;
+                        }
+                        t->open = 0;
                     }
-                    open = 0;
+                    if (i == hi || v < 0)
+                        continue;
+                    if (!t->open) {
+                        t->line = u2i;
+                        t->sum = 0;
+                        t->cheap = 0;
+                        t->open = 1;
+                    }
+                    t->last_u = ui;
+                    t->sum += v;
+                    t->cheap += (ui == 2) + (ui == n - 1);
                 }
-                if (i == hi || v < 0)
-                    continue;
-                if (!open) {
-                    run_line = u2[i];
-                    run_sum = 0;
-                    run_cheap = 0;
-                    open = 1;
-                }
-                last_u = u[i];
-                run_sum += v;
-                run_cheap += (u[i] == 2) + (u[i] == n - 1);
             }
-            for (k = 0; k <= n; k++) {
-                long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
-                long long cost = fixed[b] + 2 * (2 * runs[k] - cheap[k]) + 2 * m2;
-                double ratio = gain[k] > 0 ? (double)gain[k] / (double)cost : -1.0;
-                if (k == 0 || ratio > best_ratio) {
-                    best_ratio = ratio;
-                    best_line = k;
-                    best_gain = gain[k];
-                    best_cost = cost;
+            for (s = 0; s < setups; s++) {
+                long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
+                double best_ratio = 0.0;
+                const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+                const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+                long long *o = out + 5 * (s * ngroups + g);
+                for (k = 0; k <= n; k++) {
+                    long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
+                    long long cost = fixed[s] + 2 * (2 * sr[k] - sc[k]) + 2 * m2;
+                    double ratio = sg[k] > 0 ? (double)sg[k] / (double)cost : -1.0;
+                    if (k == 0 || ratio > best_ratio) {
+                        best_ratio = ratio;
+                        best_line = k;
+                        best_gain = sg[k];
+                        best_cost = cost;
+                    }
+                    if (sp[k] > best_pos)
+                        best_pos = sp[k];
                 }
-                if (pos[k] > best_pos)
-                    best_pos = pos[k];
+                o[0] = best_line;
+                o[1] = best_gain;
+                o[2] = best_cost;
+                o[3] = track[s].total;
+                o[4] = best_pos;
             }
-            out[5 * b] = best_line;
-            out[5 * b + 1] = best_gain;
-            out[5 * b + 2] = best_cost;
-            out[5 * b + 3] = total;
-            out[5 * b + 4] = best_pos;
         }
     }
     Py_INCREF(Py_None);
     result = Py_None;
+    goto done;
+outside:
+    PyErr_SetString(PyExc_ValueError, "plan_lines: a sticker index outside the state");
 done:
     PyMem_Free(gain);
     PyMem_Free(runs);
     PyMem_Free(cheap);
     PyMem_Free(pos);
+    PyMem_Free(track);
     PyBuffer_Release(&sv);
-    PyBuffer_Release(&iv);
+    PyBuffer_Release(&cev);
+    PyBuffer_Release(&srv);
     PyBuffer_Release(&cv);
     PyBuffer_Release(&uv);
     PyBuffer_Release(&u2v);
-    PyBuffer_Release(&ofv);
+    PyBuffer_Release(&gv);
     PyBuffer_Release(&fxv);
     PyBuffer_Release(&bv);
-    PyBuffer_Release(&nv);
     PyBuffer_Release(&ov);
     return result;
 }

@@ -9,15 +9,15 @@ def best_line(
 def nets(state: Any, idx: Any, colours: Any, out: Any, /) -> None: ...
 def plan_lines(
     state: Any,
-    idx: Any,
+    cells: Any,
+    src: Any,
     colours: Any,
     u: Any,
     u2: Any,
-    offsets: Any,
+    groups: Any,
     fixed: Any,
     bias: Any,
     n: int,
-    net_out: Any,
     out: Any,
     /,
 ) -> None: ...

@@ -180,11 +180,12 @@ class SliceCandidate(Candidate):
         m = n + 2
         cfg = self.cfg
         layers = np.empty(m, dtype=np.int64)
-        line, _, _, taken = _lines.best_line(self.net, cfg.u, cfg.u2, m, self.fixed, layers)
+        net = self.net()
+        line, _, _, taken = _lines.best_line(net, cfg.u, cfg.u2, m, self.fixed, layers)
         chosen = [int(v) for v in layers[:taken]]
-        lo, hi, _ = _widen(cfg, m, self.net, chosen, line)
+        lo, hi, _ = _widen(cfg, m, net, chosen, line)
         rows, cols, gain, cost = _alternate(
-            cfg, m, self.net, runs_of(chosen), [(lo, hi)], self.fixed, (2, m - 1)
+            cfg, m, net, runs_of(chosen), [(lo, hi)], self.fixed, (2, m - 1)
         )
         return _Plan(gain, cost, tuple(self.moves(rows, cols)))
 
@@ -195,20 +196,27 @@ _PAIRS = [(0, q) for q in range(SETUPS)] + [(q, 0) for q in range(1, SETUPS)]
 
 @cache
 def _gathered(n: int, target: Face) -> Blocks:
-    """Every slice commutator of ``target`` after each pair of setup turns of :data:`_PAIRS`
-    (configuration-major), as :func:`._lines.plan_lines` takes them: the sources and cells of
-    the target's half, then of the opposite face's, with layers shifted by one (line search
+    """Every slice commutator of ``target`` after each pair of setup turns of :data:`_PAIRS`,
+    as :func:`._lines.plan_lines` takes them: the cells of the target's half and of the
+    opposite face's and where their pieces come from, with layers shifted by one (line search
     over N + 2 layers: no wide moves) and the barred cells biased out."""
     configs = slice_configs(n, target)
-    rows, layers, fixed, bias = [], [], [], []
-    for sc in configs:
-        labels = [_setup_labels(n, face) for face in sc.feeds]
-        for q1, q2 in _PAIRS:
-            rows.append([labels[0][q1][sc.idx[0]], sc.idx[1], labels[1][q2][sc.idx[2]], sc.idx[3]])
-            layers.append((sc.cfg.u, sc.cfg.u2))
-            fixed.append(int(q1 > 0) + int(q2 > 0))
-            bias.append(np.where(sc.barred, _BARRED, 0))
-    return make_blocks(rows, layers, fixed, np.concatenate(bias))
+    src = []
+    for q1, q2 in _PAIRS:
+        src.append(
+            [
+                [
+                    _setup_labels(n, sc.feeds[0])[q1][sc.idx[0]],
+                    _setup_labels(n, sc.feeds[1])[q2][sc.idx[2]],
+                ]
+                for sc in configs
+            ]
+        )
+    cells = [[sc.idx[1], sc.idx[3]] for sc in configs]
+    layers = [(sc.cfg.u, sc.cfg.u2) for sc in configs]
+    fixed = [int(q1 > 0) + int(q2 > 0) for q1, q2 in _PAIRS]
+    bias = np.concatenate([np.where(sc.barred, _BARRED, 0) for sc in configs])
+    return make_blocks(cells, src, layers, fixed, bias)
 
 
 def slice_candidates(
@@ -220,21 +228,25 @@ def slice_candidates(
     can gain, so only the lines that could beat the best so far are searched."""
     configs = slice_configs(n, target)
     blocks = _gathered(n, target)
-    net, out = plan_blocks(state, n + 2, blocks, (colours[0], -1, colours[1], -1))
-    offsets = blocks.offsets
-    flat = out[:, 4] / (8 + blocks.fixed)
+    both = (colours[0], -1, colours[1], -1)
+    out = plan_blocks(state, n + 2, blocks, both)  # setup-major
+    pairs = len(_PAIRS)
+    flat = out[:, 4] / (8 + np.repeat(blocks.fixed, len(configs)))
+    # configuration-major, as the candidates are numbered
+    flat = flat.reshape(pairs, len(configs)).T.reshape(-1)
     tried: list[Candidate] = []
     for order in np.argsort(-flat, kind="stable").tolist():
         if flat[order] <= floor:
             break
-        gain, cost = int(out[order, 1]), int(out[order, 2])
+        k, p = divmod(order, pairs)
+        block = p * len(configs) + k
+        gain, cost = int(out[block, 1]), int(out[block, 2])
         if gain > 0 and gain / cost > floor:
-            k, p = divmod(order, len(_PAIRS))
             sc = configs[k]
             build = partial(slice_moves, sc, setups=_PAIRS[p])
-            block_net = net[offsets[order] : offsets[order + 1]]
-            f = int(blocks.fixed[order])
-            tried.append(SliceCandidate(gain / cost, order, sc.cfg, block_net, f, build))
+            net = partial(blocks.net, state, both, block)
+            f = int(blocks.fixed[p])
+            tried.append(SliceCandidate(gain / cost, order, sc.cfg, net, f, build))
             floor = gain / cost
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried

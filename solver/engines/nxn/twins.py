@@ -149,24 +149,23 @@ def twin_moves(
 
 @cache
 def _gathered(n: int, target: Face, source: Face) -> Blocks:
-    """Stickers whose colours the twins' cells show after each setup turn of the source (the
-    target side's sources turn with it; the opposite side is not set up): target sources,
-    target cells, opposite sources, opposite cells, as :func:`._lines.plan_lines` takes
-    them."""
+    """The twins' cells (target side, opposite side) and the stickers whose colours their
+    sources show after each setup turn of the source (the target side's sources turn with it;
+    the opposite side is not set up), as :func:`._lines.plan_lines` takes them."""
     g = geometry(n)
     twins = twin_configs(n, target, source)
-    rows, layers, fixed = [], [], []
+    src, fixed = [], []
     for setup in range(4 * OPPOSITE_SETUPS):
         labels = np.arange(6 * n * n, dtype=np.int64)
         if setup % 4:
             g.apply_move(labels, Move.outer(source, setup % 4))
         if setup // 4:
             g.apply_move(labels, Move.outer(_opposite(source), setup // 4))
-        for tw in twins:
-            rows.append([labels[i] for i in (tw.cfg.src, tw.cfg.cells, tw.o_src, tw.o_cells)])
-            layers.append((tw.cfg.u, tw.cfg.u2))
-            fixed.append(TWIN_FIXED + (setup % 4 > 0) + (setup >= 4))  # the setup turns
-    return make_blocks(rows, layers, fixed)
+        src.append([[labels[tw.cfg.src], labels[tw.o_src]] for tw in twins])
+        fixed.append(TWIN_FIXED + (setup % 4 > 0) + (setup >= 4))  # the setup turns
+    cells = [[tw.cfg.cells, tw.o_cells] for tw in twins]
+    layers = [(tw.cfg.u, tw.cfg.u2) for tw in twins]
+    return make_blocks(cells, src, layers, fixed)
 
 
 def twin_candidates(
@@ -185,9 +184,8 @@ def twin_candidates(
     if not twins:
         return []
     blocks = _gathered(n, target, source)
-    net, out = plan_blocks(state, n, blocks, colours)
-    offsets = blocks.offsets
-    least = blocks.fixed + 4  # m and m2 wide: 2 each
+    out = plan_blocks(state, n, blocks, colours)
+    least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
     bounds = out[:, 3]
     tried: list[Candidate] = []
     for k in np.argsort(-bounds / least, kind="stable").tolist():
@@ -195,10 +193,11 @@ def twin_candidates(
             break
         gain, cost = int(out[k, 1]), int(out[k, 2])
         if gain > 0:
-            tw = twins[k % len(twins)]
-            build = partial(twin_moves, tw, n, setup=k // len(twins))
-            cfg_net = net[offsets[k] : offsets[k + 1]]
-            tried.append(Candidate(gain / cost, k, tw.cfg, cfg_net, int(blocks.fixed[k]), build))
+            setup, t = divmod(k, len(twins))
+            build = partial(twin_moves, twins[t], n, setup=setup)
+            net = partial(blocks.net, state, colours, k)
+            fixed = int(blocks.fixed[setup])
+            tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
             floor = max(floor, gain / cost)
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried
