@@ -229,9 +229,23 @@ static int get_sized(Py_buffer *view, Py_ssize_t size, Py_ssize_t *count, const 
 }
 
 typedef struct {
-    long long line, sum, cheap, last_u, total;
+    long long line, sum, cheap, total;
+    long long lgain, lruns, lcheap, lpos; /* the current line's totals */
     int open;
 } Track;
+
+/* end the open run of a setup (kept when it gains) and add up its line */
+static void end_line(Track *t, long long *gain, long long *runs, long long *cheap,
+                     long long *pos) {
+    long long keep = t->open & (t->sum > 0);
+    gain[t->line] += t->lgain + keep * t->sum;
+    runs[t->line] += t->lruns + keep;
+    cheap[t->line] += t->lcheap + keep * t->cheap;
+    pos[t->line] += t->lpos;
+    t->lgain = t->lruns = t->lcheap = t->lpos = 0;
+    t->sum = t->cheap = 0;
+    t->open = 0;
+}
 
 static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
     Py_buffer sv, cev, srv, cv, uv, u2v, gv, fxv, bv, ov;
@@ -281,10 +295,22 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
         const long long *bias = nbias ? bv.buf : NULL;
         long long *out = ov.buf;
         const Py_ssize_t slen = sv.len, ngroups = ng1 - 1;
+        int32_t least = 0, most = 0;
         if (grp[0] != 0 || grp[ngroups] != len) {
             PyErr_SetString(PyExc_ValueError, "plan_lines: groups must run from 0 to L");
             goto done;
         }
+        /* every index inside the state, checked once (a vectorisable pass) */
+        for (i = 0; i < ncells; i++) {
+            least = cells[i] < least ? cells[i] : least;
+            most = cells[i] > most ? cells[i] : most;
+        }
+        for (i = 0; i < nsrc; i++) {
+            least = src[i] < least ? src[i] : least;
+            most = src[i] > most ? src[i] : most;
+        }
+        if (least < 0 || most >= slen)
+            goto outside;
         for (g = 0; g < ngroups; g++) {
             Py_ssize_t lo = grp[g], hi = grp[g + 1];
             if (hi < lo || hi > len) {
@@ -294,77 +320,66 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
             for (k = 0; k < setups * (n + 1); k++)
                 gain[k] = runs[k] = cheap[k] = pos[k] = 0;
             for (s = 0; s < setups; s++) {
-                track[s].open = 0;
-                track[s].total = 0;
+                Track *t = &track[s];
+                t->open = 0;
+                t->total = t->sum = t->cheap = 0;
+                t->lgain = t->lruns = t->lcheap = t->lpos = 0;
+                t->line = lo < hi ? u2[lo] : 0;
             }
-            for (i = lo; i <= hi; i++) {
-                long long base = 0, ui = 0, u2i = 0;
-                if (i < hi) {
-                    ui = u[i];
-                    u2i = u2[i];
-                    if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
-                        (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
-                        PyErr_SetString(PyExc_ValueError,
-                                        "plan_lines: a group's cells must be sorted by line, "
-                                        "then layer, with layers and lines in 2..N-1");
-                        goto done;
-                    }
-                    for (j = 0; j < pairs; j++) {
-                        int32_t ci = cells[j * len + i];
-                        long long c;
-                        if (ci < 0 || ci >= slen)
-                            goto outside;
-                        c = state[ci];
-                        base -= c == col[2 * j];
-                        if (col[2 * j + 1] >= 0)
-                            base += c == col[2 * j + 1];
-                    }
-                    if (bias)
-                        base += bias[i];
+            for (i = lo; i < hi; i++) {
+                const long long ui = u[i], u2i = u2[i];
+                const long long cheap_i = (ui == 2) + (ui == n - 1);
+                long long base = 0;
+                /* the cell follows the one before in its line: a run may go on */
+                int adj = 0;
+                if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
+                    (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "plan_lines: a group's cells must be sorted by line, "
+                                    "then layer, with layers and lines in 2..N-1");
+                    goto done;
                 }
+                if (i > lo && u2i != u2[i - 1]) /* a new line: the last one's totals */
+                    for (s = 0; s < setups; s++) {
+                        Track *t = &track[s];
+                        end_line(t, gain + s * (n + 1), runs + s * (n + 1),
+                                 cheap + s * (n + 1), pos + s * (n + 1));
+                        t->line = u2i;
+                    }
+                adj = i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1;
+                for (j = 0; j < pairs; j++) {
+                    const long long c = state[cells[j * len + i]];
+                    base += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
+                }
+                if (bias)
+                    base += bias[i];
+                /* branch-free: the signs of the nets are data, not a pattern to predict */
                 for (s = 0; s < setups; s++) {
                     Track *t = &track[s];
-                    long long *sg = gain + s * (n + 1);
-                    long long v = base;
-                    int extend = 0;
-                    if (i < hi) {
-                        for (j = 0; j < pairs; j++) {
-                            int32_t si = src[(s * pairs + j) * len + i];
-                            long long a;
-                            if (si < 0 || si >= slen)
-                                goto outside;
-                            a = state[si];
-                            v += a == col[2 * j];
-                            if (col[2 * j + 1] >= 0)
-                                v -= a == col[2 * j + 1];
-                        }
-                        if (v > 0) {
-                            t->total += v;
-                            pos[s * (n + 1) + u2i] += v;
-                        }
-                        extend = v >= 0 && t->open && t->line == u2i && t->last_u + 1 == ui;
+                    long long v = base, keep, pv;
+                    int nonneg, ext;
+                    for (j = 0; j < pairs; j++) {
+                        const long long a = state[src[(s * pairs + j) * len + i]];
+                        v += (a == col[2 * j]) - (a == col[2 * j + 1]);
                     }
-                    if (t->open && !extend) {
-                        if (t->sum > 0) {
-                            sg[t->line] += t->sum;
-                            runs[s * (n + 1) + t->line] += 1;
-                            cheap[s * (n + 1) + t->line] += t->cheap;
-                        }
-                        t->open = 0;
-                    }
-                    if (i == hi || v < 0)
-                        continue;
-                    if (!t->open) {
-                        t->line = u2i;
-                        t->sum = 0;
-                        t->cheap = 0;
-                        t->open = 1;
-                    }
-                    t->last_u = ui;
-                    t->sum += v;
-                    t->cheap += (ui == 2) + (ui == n - 1);
+                    nonneg = v >= 0;
+                    ext = adj & t->open & nonneg;
+                    keep = (t->open & !ext) & (t->sum > 0); /* the run before ends, gaining */
+                    t->lgain += keep * t->sum;
+                    t->lruns += keep;
+                    t->lcheap += keep * t->cheap;
+                    t->sum = nonneg * (ext * t->sum + v);
+                    t->cheap = nonneg * (ext * t->cheap + cheap_i);
+                    t->open = nonneg;
+                    pv = v > 0 ? v : 0;
+                    t->total += pv;
+                    t->lpos += pv;
                 }
             }
+            if (lo < hi)
+                for (s = 0; s < setups; s++) /* the last line, its open run */
+                    end_line(&track[s], gain + s * (n + 1), runs + s * (n + 1),
+                             cheap + s * (n + 1), pos + s * (n + 1));
             for (s = 0; s < setups; s++) {
                 long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
                 double best_ratio = 0.0;

@@ -105,10 +105,13 @@ def _opposite(face: Face) -> Face:
     return Face((face + 3) % 6)
 
 
+@cache
 def interior(n: int, face: Face) -> IntArray:
-    """Flat indices of a face's centre stickers (rows and columns 1..N-2)."""
+    """Flat indices of a face's centre stickers (rows and columns 1..N-2; cached, read-only)."""
     idx = np.arange(1, n - 1)
-    return (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1).astype(np.int64)
+    cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1).astype(np.int64)
+    cells.flags.writeable = False
+    return cells
 
 
 @cache
