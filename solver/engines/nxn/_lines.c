@@ -228,23 +228,67 @@ static int get_sized(Py_buffer *view, Py_ssize_t size, Py_ssize_t *count, const 
     return 0;
 }
 
-typedef struct {
-    long long line, sum, cheap, total;
-    long long lgain, lruns, lcheap, lpos; /* the current line's totals */
-    int open;
-} Track;
-
-/* end the open run of a setup (kept when it gains) and add up its line */
-static void end_line(Track *t, long long *gain, long long *runs, long long *cheap,
-                     long long *pos) {
-    long long keep = t->open & (t->sum > 0);
-    gain[t->line] += t->lgain + keep * t->sum;
-    runs[t->line] += t->lruns + keep;
-    cheap[t->line] += t->lcheap + keep * t->cheap;
-    pos[t->line] += t->lpos;
-    t->lgain = t->lruns = t->lcheap = t->lpos = 0;
-    t->sum = t->cheap = 0;
-    t->open = 0;
+/* One setup of one group: the cells' nets (base: the cells' part, per cell; then the sources'
+ * part), their runs per line (flags: bit 0 the cell follows the one before in its line, bit 1
+ * it starts a new line, bit 2 its layer is 2 or N-1), added into gain, runs, cheap and pos (per line). Returns the total of
+ * the positive nets. Everything the loop carries stays in registers. */
+static inline long long scan_setup(const uint8_t *restrict state, const int32_t *restrict src,
+                                   Py_ssize_t len, const int pairs, const long long *col,
+                                   const int32_t *restrict base,
+                                   const uint8_t *restrict flags, const int32_t *restrict u2,
+                                   Py_ssize_t lo, Py_ssize_t hi, long long *restrict gain, long long *restrict runs,
+                                   long long *restrict cheap, long long *restrict pos) {
+    const long long in0 = col[0], out0 = col[1];
+    const long long in1 = pairs > 1 ? col[2] : -1, out1 = pairs > 1 ? col[3] : -1;
+    long long line = u2[lo], sum = 0, run_cheap = 0, total = 0;
+    long long lgain = 0, lruns = 0, lcheap = 0, lpos = 0;
+    long long open = 0;
+    Py_ssize_t i, j;
+    for (i = lo; i < hi; i++) {
+        const int f = flags[i - lo];
+        long long v = base[i - lo], keep, pv, nonneg, ext;
+        long long a = state[src[i]];
+        v += (a == in0) - (a == out0);
+        if (pairs > 1) {
+            a = state[src[len + i]];
+            v += (a == in1) - (a == out1);
+            for (j = 2; j < pairs; j++) {
+                a = state[src[j * len + i]];
+                v += (a == col[2 * j]) - (a == col[2 * j + 1]);
+            }
+        }
+        if (f & 2) { /* a new line: the last one's totals (its open run ends) */
+            keep = open & (sum > 0);
+            gain[line] += lgain + keep * sum;
+            runs[line] += lruns + keep;
+            cheap[line] += lcheap + keep * run_cheap;
+            pos[line] += lpos;
+            lgain = lruns = lcheap = lpos = 0;
+            open = 0;
+            line = u2[i];
+        }
+        /* branch-free: the signs of the nets are data, not a pattern to predict */
+        nonneg = v >= 0;
+        ext = (f & 1) & open & nonneg;
+        keep = (open & !ext) & (sum > 0); /* the run before ends, gaining */
+        lgain += keep * sum;
+        lruns += keep;
+        lcheap += keep * run_cheap;
+        sum = nonneg * (ext * sum + v);
+        run_cheap = nonneg * (ext * run_cheap + ((f >> 2) & 1));
+        open = nonneg;
+        pv = v > 0 ? v : 0;
+        total += pv;
+        lpos += pv;
+    }
+    if (lo < hi) {
+        long long keep = open & (sum > 0);
+        gain[line] += lgain + keep * sum;
+        runs[line] += lruns + keep;
+        cheap[line] += lcheap + keep * run_cheap;
+        pos[line] += lpos;
+    }
+    return total;
 }
 
 static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
@@ -252,8 +296,9 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
     int n;
     Py_ssize_t ncells, nsrc, ncol, lu, lu2, ng1, nfx, nbias, nout, pairs, len, setups, g, i,
         j, k, s;
-    long long *gain = NULL, *runs = NULL, *cheap = NULL, *pos = NULL;
-    Track *track = NULL;
+    long long *gain = NULL, *runs = NULL, *cheap = NULL, *pos = NULL, *totals = NULL;
+    int32_t *base = NULL;
+    uint8_t *flags = NULL;
     PyObject *result = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*iw*", &sv, &cev, &srv, &cv, &uv, &u2v, &gv,
@@ -282,8 +327,10 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
         runs = PyMem_Malloc(width * sizeof(long long));
         cheap = PyMem_Malloc(width * sizeof(long long));
         pos = PyMem_Malloc(width * sizeof(long long));
-        track = PyMem_Malloc((size_t)setups * sizeof(Track));
-        if (!gain || !runs || !cheap || !pos || !track) {
+        totals = PyMem_Malloc((size_t)setups * sizeof(long long));
+        base = PyMem_Malloc(((size_t)len + 1) * sizeof(int32_t));
+        flags = PyMem_Malloc((size_t)len + 1);
+        if (!gain || !runs || !cheap || !pos || !totals || !base || !flags) {
             PyErr_NoMemory();
             goto done;
         }
@@ -319,19 +366,9 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
             }
             for (k = 0; k < setups * (n + 1); k++)
                 gain[k] = runs[k] = cheap[k] = pos[k] = 0;
-            for (s = 0; s < setups; s++) {
-                Track *t = &track[s];
-                t->open = 0;
-                t->total = t->sum = t->cheap = 0;
-                t->lgain = t->lruns = t->lcheap = t->lpos = 0;
-                t->line = lo < hi ? u2[lo] : 0;
-            }
             for (i = lo; i < hi; i++) {
                 const long long ui = u[i], u2i = u2[i];
-                const long long cheap_i = (ui == 2) + (ui == n - 1);
-                long long base = 0;
-                /* the cell follows the one before in its line: a run may go on */
-                int adj = 0;
+                long long cell_part = 0;
                 if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
                     (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
                     PyErr_SetString(PyExc_ValueError,
@@ -339,47 +376,34 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
                                     "then layer, with layers and lines in 2..N-1");
                     goto done;
                 }
-                if (i > lo && u2i != u2[i - 1]) /* a new line: the last one's totals */
-                    for (s = 0; s < setups; s++) {
-                        Track *t = &track[s];
-                        end_line(t, gain + s * (n + 1), runs + s * (n + 1),
-                                 cheap + s * (n + 1), pos + s * (n + 1));
-                        t->line = u2i;
-                    }
-                adj = i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1;
                 for (j = 0; j < pairs; j++) {
                     const long long c = state[cells[j * len + i]];
-                    base += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
+                    cell_part += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
                 }
-                if (bias)
-                    base += bias[i];
-                /* branch-free: the signs of the nets are data, not a pattern to predict */
-                for (s = 0; s < setups; s++) {
-                    Track *t = &track[s];
-                    long long v = base, keep, pv;
-                    int nonneg, ext;
-                    for (j = 0; j < pairs; j++) {
-                        const long long a = state[src[(s * pairs + j) * len + i]];
-                        v += (a == col[2 * j]) - (a == col[2 * j + 1]);
-                    }
-                    nonneg = v >= 0;
-                    ext = adj & t->open & nonneg;
-                    keep = (t->open & !ext) & (t->sum > 0); /* the run before ends, gaining */
-                    t->lgain += keep * t->sum;
-                    t->lruns += keep;
-                    t->lcheap += keep * t->cheap;
-                    t->sum = nonneg * (ext * t->sum + v);
-                    t->cheap = nonneg * (ext * t->cheap + cheap_i);
-                    t->open = nonneg;
-                    pv = v > 0 ? v : 0;
-                    t->total += pv;
-                    t->lpos += pv;
+                cell_part += bias ? bias[i] : 0;
+                if (cell_part < -(1LL << 30) || cell_part > (1LL << 30)) {
+                    PyErr_SetString(PyExc_ValueError, "plan_lines: a bias out of range");
+                    goto done;
                 }
+                base[i - lo] = (int32_t)cell_part;
+                flags[i - lo] = (uint8_t)((i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1) |
+                                          (i > lo && u2i != u2[i - 1]) << 1 |
+                                          (ui == 2 || ui == n - 1) << 2);
             }
-            if (lo < hi)
-                for (s = 0; s < setups; s++) /* the last line, its open run */
-                    end_line(&track[s], gain + s * (n + 1), runs + s * (n + 1),
-                             cheap + s * (n + 1), pos + s * (n + 1));
+            for (s = 0; s < setups; s++) {
+                const int32_t *ssrc = src + s * pairs * len;
+                long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+                long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+                if (pairs == 1)
+                    totals[s] = scan_setup(state, ssrc, len, 1, col, base, flags, u2, lo, hi,
+                                           sg, sr, sc, sp);
+                else if (pairs == 2)
+                    totals[s] = scan_setup(state, ssrc, len, 2, col, base, flags, u2, lo, hi,
+                                           sg, sr, sc, sp);
+                else
+                    totals[s] = scan_setup(state, ssrc, len, (int)pairs, col, base, flags, u2,
+                                           lo, hi, sg, sr, sc, sp);
+            }
             for (s = 0; s < setups; s++) {
                 long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
                 double best_ratio = 0.0;
@@ -402,7 +426,7 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
                 o[0] = best_line;
                 o[1] = best_gain;
                 o[2] = best_cost;
-                o[3] = track[s].total;
+                o[3] = totals[s];
                 o[4] = best_pos;
             }
         }
@@ -417,7 +441,9 @@ done:
     PyMem_Free(runs);
     PyMem_Free(cheap);
     PyMem_Free(pos);
-    PyMem_Free(track);
+    PyMem_Free(totals);
+    PyMem_Free(base);
+    PyMem_Free(flags);
     PyBuffer_Release(&sv);
     PyBuffer_Release(&cev);
     PyBuffer_Release(&srv);
