@@ -36,7 +36,7 @@
  *   them come from after setup s); colours: int64, P pairs (c_in, c_out) as for nets; u, u2:
  *   int32 of L entries; groups: int64, G + 1 starts (0 .. L); fixed: int64, S outer-turn
  *   counts (one per setup); bias: int64 of L entries added to each cell's net (a cell that
- *   may not be cycled: a large negative bias), or empty; out: writable int64 of S x G x 5
+ *   may not be cycled: a large negative bias; |bias| <= 2^30), or empty; out: writable int64 of S x G x 5
  *   entries, per setup and group: the best line, its gain, its cost (as best_line with n and
  *   the setup's fixed), the total of the positive nets, and the largest total of the
  *   positive nets of one line. The nets are those of nets(), summed over the P pairs. A

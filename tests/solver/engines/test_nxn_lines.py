@@ -186,6 +186,7 @@ def test_plan_lines_rejects_bad_input() -> None:
             "u": blocks.u,
             "u2": blocks.u2,
             "groups": blocks.groups,
+            "bias": blocks.bias,
             "out": out,
         }
         args.update(change)
@@ -198,7 +199,7 @@ def test_plan_lines_rejects_bad_input() -> None:
             args["u2"],
             args["groups"],
             blocks.fixed,
-            blocks.bias,
+            args["bias"],
             n,
             args["out"],
         )
@@ -218,3 +219,5 @@ def test_plan_lines_rejects_bad_input() -> None:
     short[-1] -= 1
     with pytest.raises(ValueError, match="groups must run"):
         run(groups=short)
+    with pytest.raises(ValueError, match="bias out of range"):
+        run(bias=np.full(blocks.u.size, -(2**40), dtype=np.int64))
