@@ -27,6 +27,20 @@
  *   [state[src] == c_out]) with src = idx[2j][i], cell = idx[2j + 1][i]: what cycling cell i
  *   gains (pieces of c_in put on the cells' face, pieces of c_out kept on the sources' face).
  *   A ValueError when the sizes disagree or an index is outside state.
+ *
+ * plan_lines(state, cells, src, colours, u, u2, groups, fixed, bias, n, out) -> None
+ *   nets and best_line fused, for many configurations, each after several setups, at once.
+ *   A configuration (group) is a run of cells [groups[g], groups[g + 1]) of a length-L
+ *   layout; its cells are sorted as best_line wants. cells: int32, P rows of L (the cells of
+ *   each of P colour pairs); src: int32, S x P rows of L (where the pieces that land on
+ *   them come from after setup s); colours: int64, P pairs (c_in, c_out) as for nets; u, u2:
+ *   int32 of L entries; groups: int64, G + 1 starts (0 .. L); fixed: int64, S outer-turn
+ *   counts (one per setup); bias: int64 of L entries added to each cell's net (a cell that
+ *   may not be cycled: a large negative bias; |bias| <= 2^30), or empty; out: writable int64 of S x G x 5
+ *   entries, per setup and group: the best line, its gain, its cost (as best_line with n and
+ *   the setup's fixed), the total of the positive nets, and the largest total of the
+ *   positive nets of one line. The nets are those of nets(), summed over the P pairs. A
+ *   ValueError when sizes disagree, an index is outside state, or cells are not sorted.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -204,7 +218,248 @@ done:
     return result;
 }
 
+static int get_sized(Py_buffer *view, Py_ssize_t size, Py_ssize_t *count, const char *what) {
+    if (view->itemsize != size || view->len % size) {
+        PyErr_Format(PyExc_ValueError, "plan_lines: %s must hold int%d values", what,
+                     (int)(8 * size));
+        return -1;
+    }
+    *count = view->len / size;
+    return 0;
+}
+
+/* One setup of one group: the cells' nets (base: the cells' part, per cell; then the sources'
+ * part), their runs per line (flags: bit 0 the cell follows the one before in its line, bit 1
+ * it starts a new line, bit 2 its layer is 2 or N-1), added into gain, runs, cheap and pos (per line). Returns the total of
+ * the positive nets. Everything the loop carries stays in registers. */
+static inline long long scan_setup(const uint8_t *restrict state, const int32_t *restrict src,
+                                   Py_ssize_t len, const int pairs, const long long *col,
+                                   const int32_t *restrict base,
+                                   const uint8_t *restrict flags, const int32_t *restrict u2,
+                                   Py_ssize_t lo, Py_ssize_t hi, long long *restrict gain, long long *restrict runs,
+                                   long long *restrict cheap, long long *restrict pos) {
+    const long long in0 = col[0], out0 = col[1];
+    const long long in1 = pairs > 1 ? col[2] : -1, out1 = pairs > 1 ? col[3] : -1;
+    long long line = u2[lo], sum = 0, run_cheap = 0, total = 0;
+    long long lgain = 0, lruns = 0, lcheap = 0, lpos = 0;
+    long long open = 0;
+    Py_ssize_t i, j;
+    for (i = lo; i < hi; i++) {
+        const int f = flags[i - lo];
+        long long v = base[i - lo], keep, pv, nonneg, ext;
+        long long a = state[src[i]];
+        v += (a == in0) - (a == out0);
+        if (pairs > 1) {
+            a = state[src[len + i]];
+            v += (a == in1) - (a == out1);
+            for (j = 2; j < pairs; j++) {
+                a = state[src[j * len + i]];
+                v += (a == col[2 * j]) - (a == col[2 * j + 1]);
+            }
+        }
+        if (f & 2) { /* a new line: the last one's totals (its open run ends) */
+            keep = open & (sum > 0);
+            gain[line] += lgain + keep * sum;
+            runs[line] += lruns + keep;
+            cheap[line] += lcheap + keep * run_cheap;
+            pos[line] += lpos;
+            lgain = lruns = lcheap = lpos = 0;
+            open = 0;
+            line = u2[i];
+        }
+        /* branch-free: the signs of the nets are data, not a pattern to predict */
+        nonneg = v >= 0;
+        ext = (f & 1) & open & nonneg;
+        keep = (open & !ext) & (sum > 0); /* the run before ends, gaining */
+        lgain += keep * sum;
+        lruns += keep;
+        lcheap += keep * run_cheap;
+        sum = nonneg * (ext * sum + v);
+        run_cheap = nonneg * (ext * run_cheap + ((f >> 2) & 1));
+        open = nonneg;
+        pv = v > 0 ? v : 0;
+        total += pv;
+        lpos += pv;
+    }
+    if (lo < hi) {
+        long long keep = open & (sum > 0);
+        gain[line] += lgain + keep * sum;
+        runs[line] += lruns + keep;
+        cheap[line] += lcheap + keep * run_cheap;
+        pos[line] += lpos;
+    }
+    return total;
+}
+
+static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
+    Py_buffer sv, cev, srv, cv, uv, u2v, gv, fxv, bv, ov;
+    int n;
+    Py_ssize_t ncells, nsrc, ncol, lu, lu2, ng1, nfx, nbias, nout, pairs, len, setups, g, i,
+        j, k, s;
+    long long *gain = NULL, *runs = NULL, *cheap = NULL, *pos = NULL, *totals = NULL;
+    int32_t *base = NULL;
+    uint8_t *flags = NULL;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*iw*", &sv, &cev, &srv, &cv, &uv, &u2v, &gv,
+                          &fxv, &bv, &n, &ov))
+        return NULL;
+    if (get_sized(&cev, 4, &ncells, "cells") || get_sized(&srv, 4, &nsrc, "src") ||
+        get_sized(&cv, 8, &ncol, "colours") || get_sized(&uv, 4, &lu, "u") ||
+        get_sized(&u2v, 4, &lu2, "u2") || get_sized(&gv, 8, &ng1, "groups") ||
+        get_sized(&fxv, 8, &nfx, "fixed") || get_sized(&bv, 8, &nbias, "bias") ||
+        get_sized(&ov, 8, &nout, "out"))
+        goto done;
+    pairs = ncol / 2;
+    len = lu;
+    setups = nfx;
+    if (ncol % 2 || pairs < 1 || setups < 1 || ng1 < 1 || ncells != pairs * len ||
+        nsrc != setups * pairs * len || lu2 != len || nout != 5 * setups * (ng1 - 1) ||
+        (nbias != 0 && nbias != len) || n < 4) {
+        PyErr_SetString(PyExc_ValueError,
+                        "plan_lines: cells must hold P rows and src S x P rows of u's length, "
+                        "u2 (and bias) that length, out 5 per setup and group");
+        goto done;
+    }
+    {
+        size_t width = (size_t)setups * ((size_t)n + 1);
+        gain = PyMem_Malloc(width * sizeof(long long));
+        runs = PyMem_Malloc(width * sizeof(long long));
+        cheap = PyMem_Malloc(width * sizeof(long long));
+        pos = PyMem_Malloc(width * sizeof(long long));
+        totals = PyMem_Malloc((size_t)setups * sizeof(long long));
+        base = PyMem_Malloc(((size_t)len + 1) * sizeof(int32_t));
+        flags = PyMem_Malloc((size_t)len + 1);
+        if (!gain || !runs || !cheap || !pos || !totals || !base || !flags) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    {
+        const uint8_t *state = sv.buf;
+        const int32_t *cells = cev.buf, *src = srv.buf, *u = uv.buf, *u2 = u2v.buf;
+        const long long *col = cv.buf, *grp = gv.buf, *fixed = fxv.buf;
+        const long long *bias = nbias ? bv.buf : NULL;
+        long long *out = ov.buf;
+        const Py_ssize_t slen = sv.len, ngroups = ng1 - 1;
+        int32_t least = 0, most = 0;
+        if (grp[0] != 0 || grp[ngroups] != len) {
+            PyErr_SetString(PyExc_ValueError, "plan_lines: groups must run from 0 to L");
+            goto done;
+        }
+        /* every index inside the state, checked once (a vectorisable pass) */
+        for (i = 0; i < ncells; i++) {
+            least = cells[i] < least ? cells[i] : least;
+            most = cells[i] > most ? cells[i] : most;
+        }
+        for (i = 0; i < nsrc; i++) {
+            least = src[i] < least ? src[i] : least;
+            most = src[i] > most ? src[i] : most;
+        }
+        if (least < 0 || most >= slen)
+            goto outside;
+        for (g = 0; g < ngroups; g++) {
+            Py_ssize_t lo = grp[g], hi = grp[g + 1];
+            if (hi < lo || hi > len) {
+                PyErr_SetString(PyExc_ValueError, "plan_lines: groups must not decrease");
+                goto done;
+            }
+            for (k = 0; k < setups * (n + 1); k++)
+                gain[k] = runs[k] = cheap[k] = pos[k] = 0;
+            for (i = lo; i < hi; i++) {
+                const long long ui = u[i], u2i = u2[i];
+                long long cell_part = 0;
+                if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
+                    (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "plan_lines: a group's cells must be sorted by line, "
+                                    "then layer, with layers and lines in 2..N-1");
+                    goto done;
+                }
+                for (j = 0; j < pairs; j++) {
+                    const long long c = state[cells[j * len + i]];
+                    cell_part += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
+                }
+                cell_part += bias ? bias[i] : 0;
+                if (cell_part < -(1LL << 30) || cell_part > (1LL << 30)) {
+                    PyErr_SetString(PyExc_ValueError, "plan_lines: a bias out of range");
+                    goto done;
+                }
+                base[i - lo] = (int32_t)cell_part;
+                flags[i - lo] = (uint8_t)((i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1) |
+                                          (i > lo && u2i != u2[i - 1]) << 1 |
+                                          (ui == 2 || ui == n - 1) << 2);
+            }
+            for (s = 0; s < setups; s++) {
+                const int32_t *ssrc = src + s * pairs * len;
+                long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+                long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+                if (pairs == 1)
+                    totals[s] = scan_setup(state, ssrc, len, 1, col, base, flags, u2, lo, hi,
+                                           sg, sr, sc, sp);
+                else if (pairs == 2)
+                    totals[s] = scan_setup(state, ssrc, len, 2, col, base, flags, u2, lo, hi,
+                                           sg, sr, sc, sp);
+                else
+                    totals[s] = scan_setup(state, ssrc, len, (int)pairs, col, base, flags, u2,
+                                           lo, hi, sg, sr, sc, sp);
+            }
+            for (s = 0; s < setups; s++) {
+                long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
+                double best_ratio = 0.0;
+                const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+                const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+                long long *o = out + 5 * (s * ngroups + g);
+                for (k = 0; k <= n; k++) {
+                    long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
+                    long long cost = fixed[s] + 2 * (2 * sr[k] - sc[k]) + 2 * m2;
+                    double ratio = sg[k] > 0 ? (double)sg[k] / (double)cost : -1.0;
+                    if (k == 0 || ratio > best_ratio) {
+                        best_ratio = ratio;
+                        best_line = k;
+                        best_gain = sg[k];
+                        best_cost = cost;
+                    }
+                    if (sp[k] > best_pos)
+                        best_pos = sp[k];
+                }
+                o[0] = best_line;
+                o[1] = best_gain;
+                o[2] = best_cost;
+                o[3] = totals[s];
+                o[4] = best_pos;
+            }
+        }
+    }
+    Py_INCREF(Py_None);
+    result = Py_None;
+    goto done;
+outside:
+    PyErr_SetString(PyExc_ValueError, "plan_lines: a sticker index outside the state");
+done:
+    PyMem_Free(gain);
+    PyMem_Free(runs);
+    PyMem_Free(cheap);
+    PyMem_Free(pos);
+    PyMem_Free(totals);
+    PyMem_Free(base);
+    PyMem_Free(flags);
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&cev);
+    PyBuffer_Release(&srv);
+    PyBuffer_Release(&cv);
+    PyBuffer_Release(&uv);
+    PyBuffer_Release(&u2v);
+    PyBuffer_Release(&gv);
+    PyBuffer_Release(&fxv);
+    PyBuffer_Release(&bv);
+    PyBuffer_Release(&ov);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"plan_lines", py_plan_lines, METH_VARARGS,
+     "nets and best_line of many configurations at once (see the module source)."},
     {"nets", py_nets, METH_VARARGS,
      "What cycling each cell gains, for many configurations (see the module source)."},
     {"best_line", py_best_line, METH_VARARGS,

@@ -7,3 +7,17 @@ def best_line(
     net: Any, u: Any, u2: Any, n: int, fixed: int, layers_out: Any, /
 ) -> tuple[int, int, int, int]: ...
 def nets(state: Any, idx: Any, colours: Any, out: Any, /) -> None: ...
+def plan_lines(
+    state: Any,
+    cells: Any,
+    src: Any,
+    colours: Any,
+    u: Any,
+    u2: Any,
+    groups: Any,
+    fixed: Any,
+    bias: Any,
+    n: int,
+    out: Any,
+    /,
+) -> None: ...

@@ -105,10 +105,13 @@ def _opposite(face: Face) -> Face:
     return Face((face + 3) % 6)
 
 
+@cache
 def interior(n: int, face: Face) -> IntArray:
-    """Flat indices of a face's centre stickers (rows and columns 1..N-2)."""
+    """Flat indices of a face's centre stickers (rows and columns 1..N-2; cached, read-only)."""
     idx = np.arange(1, n - 1)
-    return (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1).astype(np.int64)
+    cells = (int(face) * n * n + idx[:, None] * n + idx[None, :]).reshape(-1).astype(np.int64)
+    cells.flags.writeable = False
+    return cells
 
 
 @cache
@@ -237,25 +240,100 @@ def _commutator(
     return moves
 
 
+@dataclass(frozen=True)
+class Blocks:
+    """Configurations (groups of cells), each after several setups, laid out for
+    :func:`._lines.plan_lines`: per colour pair the cells (``cells``, P x L, int32) and, per
+    setup, the stickers whose pieces land on them (``src``, S x P x L), each cell's layer ``u``
+    and line ``u2`` (int32), where each group starts (``groups``, G + 1 entries), the outer
+    turns of each setup (``fixed``) and a bias per cell (empty, or a large negative value
+    for a cell that may not be cycled). Block ``s * G + g`` is group ``g`` after setup ``s``."""
+
+    cells: npt.NDArray[np.int32]
+    src: npt.NDArray[np.int32]
+    u: npt.NDArray[np.int32]
+    u2: npt.NDArray[np.int32]
+    groups: IntArray
+    fixed: IntArray
+    bias: IntArray
+
+    def net(self, state: Colours, colours: Sequence[int], block: int) -> IntArray:
+        """What cycling each cell of ``block`` gains (as the kernel counts it)."""
+        s, g = divmod(block, self.groups.size - 1)
+        lo, hi = int(self.groups[g]), int(self.groups[g + 1])
+        net = np.zeros(hi - lo, dtype=np.int64)
+        for j in range(len(colours) // 2):
+            c_in, c_out = colours[2 * j], colours[2 * j + 1]
+            a, c = state[self.src[s, j, lo:hi]], state[self.cells[j, lo:hi]]
+            net += (a == c_in).astype(np.int64) - (c == c_in)
+            if c_out >= 0:
+                net += (c == c_out).astype(np.int64) - (a == c_out)
+        if self.bias.size:
+            net += self.bias[lo:hi]
+        return net
+
+
+def make_blocks(
+    cells: list[list[IntArray]],
+    src: list[list[list[IntArray]]],
+    layers: list[tuple[IntArray, IntArray]],
+    fixed: list[int],
+    bias: IntArray | None = None,
+) -> Blocks:
+    """:class:`Blocks` of ``cells`` (per group, one row per colour pair), ``src`` (per setup,
+    per group, one row per colour pair), ``layers`` ((u, u2) per group) and ``fixed`` (outer
+    turns per setup)."""
+    sizes = [u.size for u, _ in layers]
+    return Blocks(
+        np.stack([np.concatenate(r) for r in zip(*cells, strict=True)]).astype(np.int32),
+        np.stack(
+            [np.stack([np.concatenate(r) for r in zip(*per, strict=True)]) for per in src]
+        ).astype(np.int32),
+        np.concatenate([u for u, _ in layers]).astype(np.int32),
+        np.concatenate([u2 for _, u2 in layers]).astype(np.int32),
+        np.cumsum([0, *sizes]).astype(np.int64),
+        np.array(fixed, dtype=np.int64),
+        np.zeros(0, dtype=np.int64) if bias is None else bias.astype(np.int64),
+    )
+
+
+def plan_blocks(state: Colours, n: int, blocks: Blocks, colours: Sequence[int]) -> IntArray:
+    """Every block's best line at once (:func:`._lines.plan_lines`): (S x G) x 5, block
+    ``s * G + g``: line, gain, cost, total of the positive nets, largest positive total of
+    one line."""
+    out = np.empty((blocks.fixed.size * (blocks.groups.size - 1), 5), dtype=np.int64)
+    _lines.plan_lines(
+        state,
+        blocks.cells,
+        blocks.src,
+        np.array(colours, dtype=np.int64),
+        blocks.u,
+        blocks.u2,
+        blocks.groups,
+        blocks.fixed,
+        blocks.bias,
+        n,
+        out,
+    )
+    return out
+
+
 @cache
-def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray]:
+def _gathered(n: int, target: Face, source: Face) -> Blocks:
     """The configurations of a face pair after each setup (0-3 quarter turns of the source),
-    all at once: the stickers whose colours the source cells and the target cells then show
-    (two rows, as :func:`._lines.nets` takes them), and where each (setup, configuration)
-    block starts (offsets)."""
+    all at once: the target cells and the stickers whose colours the source cells then show,
+    as :func:`._lines.plan_lines` takes them; a setup turn is one more outer turn."""
     g = geometry(n)
     configs = _configs(n, target, source)
-    src, cells, sizes = [], [], []
+    src = []
     for setup in range(4):
         labels = np.arange(6 * n * n, dtype=np.int64)
         if setup:
             g.apply_move(labels, Move.outer(source, setup))
-        for c in configs:
-            src.append(labels[c.src])
-            cells.append(labels[c.cells])
-            sizes.append(c.cells.size)
-    offsets = np.cumsum([0, *sizes]).astype(np.int64)
-    return np.stack([np.concatenate(src), np.concatenate(cells)]), offsets
+        src.append([[labels[c.src]] for c in configs])
+    cells = [[c.cells] for c in configs]
+    layers = [(c.u, c.u2) for c in configs]
+    return make_blocks(cells, src, layers, [3, 4, 4, 4])
 
 
 def _best_plan(
@@ -283,17 +361,18 @@ def _best_plan(
 @dataclass(frozen=True)
 class Candidate:
     """The best line of one configuration after one setup, ``ratio`` its pieces per move;
-    :meth:`grow` works out its rectangle and moves (``moves(rows, columns)``)."""
+    :meth:`grow` works out its rectangle and moves (``moves(rows, columns)``) from its cells'
+    nets (``net()``, worked out then: the state must not have changed)."""
 
     ratio: float
     order: int
     cfg: _Config
-    net: IntArray
+    net: Callable[[], IntArray]
     fixed: int
     moves: Callable[[list[tuple[int, int]], list[tuple[int, int]]], list[Move]]
 
     def grow(self, n: int) -> _Plan:
-        gain, cost, rows, cols = _line_plan(self.cfg, n, self.net, self.fixed, True)
+        gain, cost, rows, cols = _line_plan(self.cfg, n, self.net(), self.fixed, True)
         return _Plan(gain, cost, tuple(self.moves(rows, cols)))
 
 
@@ -307,26 +386,24 @@ def candidates(
 ) -> list[Candidate]:
     """The lines of the commutators from ``source`` to ``target`` (every configuration and
     setup) of more than ``floor`` pieces per move, best first (see :func:`_best_plan`)."""
-    c_t, c_s = colours
     configs = _configs(n, target, source)
-    idx, offsets = _gathered(n, target, source)
-    net = np.empty(idx.shape[1], dtype=np.int64)
-    _lines.nets(state, idx, np.array([c_t, c_s], dtype=np.int64), net)
-    extra = (np.arange(offsets.size - 1) >= len(configs)).astype(np.int64)  # the setup turn
-    sizes = np.diff(offsets)
-    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
+    if not configs:
+        return []
+    blocks = _gathered(n, target, source)
+    out = plan_blocks(state, n, blocks, colours)
+    least = np.repeat(blocks.fixed, len(configs)) + 4  # m and m2 wide: 2 each
+    bounds = out[:, 3]
     tried: list[Candidate] = []
-    for k in np.argsort(-bounds / (7 + extra), kind="stable").tolist():
-        if bounds[k] <= floor * (7 + extra[k]):
+    for k in np.argsort(-bounds / least, kind="stable").tolist():
+        if bounds[k] <= floor * least[k]:
             break
-        cfg = configs[k % len(configs)]
-        setup = k // len(configs)
-        cfg_net = net[offsets[k] : offsets[k + 1]]
-        fixed = 3 + (1 if setup else 0)
-        gain, cost, _, _ = _line_plan(cfg, n, cfg_net, fixed)
+        gain, cost = int(out[k, 1]), int(out[k, 2])
         if gain > 0:
-            build = partial(_commutator, cfg, n, setup=setup)
-            tried.append(Candidate(gain / cost, k, cfg, cfg_net, fixed, build))
+            setup, c = divmod(k, len(configs))
+            build = partial(_commutator, configs[c], n, setup=setup)
+            net = partial(blocks.net, state, colours, k)
+            fixed = int(blocks.fixed[setup])
+            tried.append(Candidate(gain / cost, k, configs[c], net, fixed, build))
             floor = max(floor, gain / cost)
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried

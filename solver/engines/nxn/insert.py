@@ -131,12 +131,48 @@ def _turned_cells(n: int, face: Face, setup: int) -> IntArray:
     return out
 
 
+@cache
+def _layer_lines(n: int, face: Face, axis: Face, setup: int) -> tuple[int, IntArray]:
+    """How a face's rows or columns (LTR) fall into the layers of ``axis`` after ``setup``
+    quarter turns of the face: (0 for rows, 1 for columns; the layer of each row or
+    column). A face's layers of a perpendicular axis are its rows or its columns."""
+    size = n - 2
+    turned = _turned_cells(n, face, setup) - int(face) * n * n
+    where = ((turned // n) - 1) * size + (turned % n) - 1  # the cell each place shows
+    layers = np.empty(size * size, dtype=np.int64)
+    layers[where] = _layers_of(n, face, axis)
+    grid = layers.reshape(size, size)
+    if (grid == grid[:, :1]).all():
+        return 0, grid[:, 0].copy()
+    if not (grid == grid[:1, :]).all():  # pragma: no cover - geometry: a layer is a row or column
+        raise AssertionError(f"the layers of {axis.name} on {face.name} are not lines")
+    return 1, grid[0].copy()
+
+
 def _per_layer(
-    state: Colours, n: int, face: Face, axis: Face, colour: int, setup: int = 0
+    state: Colours,
+    n: int,
+    face: Face,
+    axis: Face,
+    colour: int,
+    setup: int = 0,
+    memo: dict[tuple[Face, int], tuple[IntArray, IntArray]] | None = None,
 ) -> IntArray:
-    """Pieces of ``colour`` per layer of ``axis`` on ``face`` (after ``setup`` turns of it)."""
-    hits = state[_turned_cells(n, face, setup)] == colour
-    return np.bincount(_layers_of(n, face, axis)[hits], minlength=n + 1)
+    """Pieces of ``colour`` per layer of ``axis`` on ``face`` (after ``setup`` turns of it),
+    from the face's pieces of that colour per row and per column (kept in ``memo``)."""
+    sums = None if memo is None else memo.get((face, colour))
+    if sums is None:
+        size = n - 2
+        idx = np.arange(1, n - 1)
+        cells = int(face) * n * n + idx[:, None] * n + idx[None, :]
+        hits = (state[cells] == colour).reshape(size, size)
+        sums = (hits.sum(axis=1, dtype=np.int64), hits.sum(axis=0, dtype=np.int64))
+        if memo is not None:
+            memo[(face, colour)] = sums
+    side, layers = _layer_lines(n, face, axis, setup)
+    out = np.zeros(n + 1, dtype=np.int64)
+    out[layers] = sums[side]
+    return out
 
 
 def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insertion | None:
@@ -146,13 +182,14 @@ def best_block_turn(state: Colours, n: int, target: Face, colour: int) -> Insert
     target's), so every size is cheap. The middle layer of odd N is never turned."""
     mid = (n + 1) // 2 if n % 2 else 0
     best: Insertion | None = None
+    memo: dict[tuple[Face, int], tuple[IntArray, IntArray]] = {}
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
-        out = _per_layer(state, n, target, axis, colour)
+        out = _per_layer(state, n, target, axis, colour, memo=memo)
         for d in (1, 2, -1):
             m = Move.block(axis, 2, 2, d)
             feeder = _feeder(n, m, target)
             for setup in (0, 1, 2, -1):
-                gains = _per_layer(state, n, feeder, axis, colour, setup) - out
+                gains = _per_layer(state, n, feeder, axis, colour, setup, memo) - out
                 for lo, hi, gain in _best_ranges(gains, n, mid):
                     block = Move.block(axis, 1 if lo == 2 else lo, hi, d)
                     if hi == n - 1 and lo > 2:
@@ -201,8 +238,9 @@ def best_half_insertion(
     back from the target's lines."""
     half = n // 2
     best: Insertion | None = None
+    memo: dict[tuple[Face, int], tuple[IntArray, IntArray]] = {}
     for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
-        out = _per_layer(state, n, target, axis, colour)
+        out = _per_layer(state, n, target, axis, colour, memo=memo)
         mirrored = np.zeros_like(out)
         mirrored[2:n] = out[n - 1 : 1 : -1]  # the target line each layer's piece lands on
         for d in (1, 2, -1):
@@ -211,12 +249,12 @@ def best_half_insertion(
                 continue
             own = np.zeros_like(out)
             if targets is not None:
-                back = _per_layer(state, n, target, axis, targets[feeder])
+                back = _per_layer(state, n, target, axis, targets[feeder], memo=memo)
                 own[2:n] = back[n - 1 : 1 : -1]
             for setup in (0, 1, 2, -1):
-                gains = _per_layer(state, n, feeder, axis, colour, setup) - mirrored
+                gains = _per_layer(state, n, feeder, axis, colour, setup, memo) - mirrored
                 if targets is not None:
-                    gains += own - _per_layer(state, n, feeder, axis, targets[feeder], setup)
+                    gains += own - _per_layer(state, n, feeder, axis, targets[feeder], setup, memo)
                 for lo, hi, gain in _half_ranges(gains, n, half):
                     if lo == 2:
                         m = Move.block(axis, 1, hi, d)

@@ -40,6 +40,7 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
 from solver.engines.nxn import _lines
 from solver.engines.nxn.centres import (
+    Blocks,
     Candidate,
     _alternate,
     _Config,
@@ -47,6 +48,8 @@ from solver.engines.nxn.centres import (
     _Plan,
     _widen,
     interior,
+    make_blocks,
+    plan_blocks,
 )
 from solver.engines.nxn.rectangles import runs_of
 from solver.engines.nxn.sim import IntArray, geometry
@@ -177,30 +180,14 @@ class SliceCandidate(Candidate):
         m = n + 2
         cfg = self.cfg
         layers = np.empty(m, dtype=np.int64)
-        line, _, _, taken = _lines.best_line(self.net, cfg.u, cfg.u2, m, self.fixed, layers)
+        net = self.net()
+        line, _, _, taken = _lines.best_line(net, cfg.u, cfg.u2, m, self.fixed, layers)
         chosen = [int(v) for v in layers[:taken]]
-        lo, hi, _ = _widen(cfg, m, self.net, chosen, line)
+        lo, hi, _ = _widen(cfg, m, net, chosen, line)
         rows, cols, gain, cost = _alternate(
-            cfg, m, self.net, runs_of(chosen), [(lo, hi)], self.fixed, (2, m - 1)
+            cfg, m, net, runs_of(chosen), [(lo, hi)], self.fixed, (2, m - 1)
         )
         return _Plan(gain, cost, tuple(self.moves(rows, cols)))
-
-
-@cache
-def _setup_rows(n: int, target: Face) -> tuple[IntArray, IntArray]:
-    """For every slice commutator of ``target`` and each half (the target's cells, the
-    opposite face's): the source stickers after each setup turn of the face feeding the half
-    (configurations x 2 x SETUPS x cells), and the cells (configurations x 2 x cells)."""
-    configs = slice_configs(n, target)
-    src = np.empty((len(configs), 2, SETUPS, (n - 2) ** 2), dtype=np.int64)
-    cells = np.empty((len(configs), 2, (n - 2) ** 2), dtype=np.int64)
-    for k, sc in enumerate(configs):
-        for half in (0, 1):
-            labels = _setup_labels(n, sc.feeds[half])
-            for q in range(SETUPS):
-                src[k, half, q] = labels[q][sc.idx[2 * half]]
-            cells[k, half] = sc.idx[2 * half + 1]
-    return src, cells
 
 
 #: the setup turns tried (of the face feeding the first face's half, of the other's)
@@ -208,12 +195,28 @@ _PAIRS = [(0, q) for q in range(SETUPS)] + [(q, 0) for q in range(1, SETUPS)]
 
 
 @cache
-def _barred(n: int, target: Face) -> npt.NDArray[np.bool_] | None:
-    """The barred cells of every configuration (configurations x cells), None if none."""
+def _gathered(n: int, target: Face) -> Blocks:
+    """Every slice commutator of ``target`` after each pair of setup turns of :data:`_PAIRS`,
+    as :func:`._lines.plan_lines` takes them: the cells of the target's half and of the
+    opposite face's and where their pieces come from, with layers shifted by one (line search
+    over N + 2 layers: no wide moves) and the barred cells biased out."""
     configs = slice_configs(n, target)
-    if not any(sc.barred.any() for sc in configs):
-        return None
-    return np.stack([sc.barred for sc in configs])
+    src = []
+    for q1, q2 in _PAIRS:
+        src.append(
+            [
+                [
+                    _setup_labels(n, sc.feeds[0])[q1][sc.idx[0]],
+                    _setup_labels(n, sc.feeds[1])[q2][sc.idx[2]],
+                ]
+                for sc in configs
+            ]
+        )
+    cells = [[sc.idx[1], sc.idx[3]] for sc in configs]
+    layers = [(sc.cfg.u, sc.cfg.u2) for sc in configs]
+    fixed = [int(q1 > 0) + int(q2 > 0) for q1, q2 in _PAIRS]
+    bias = np.concatenate([np.where(sc.barred, _BARRED, 0) for sc in configs])
+    return make_blocks(cells, src, layers, fixed, bias)
 
 
 def slice_candidates(
@@ -224,35 +227,25 @@ def slice_candidates(
     more than ``floor`` pieces per move, best first. A line's positive cells bound what it
     can gain, so only the lines that could beat the best so far are searched."""
     configs = slice_configs(n, target)
-    src, cells = _setup_rows(n, target)
-    halves = []
-    for half in (0, 1):
-        right = (state == colours[half]).astype(np.int8)
-        halves.append(right[src[:, half]] - right[cells[:, half]][:, None, :])
-    q1 = [a for a, _ in _PAIRS]
-    q2 = [b for _, b in _PAIRS]
-    nets = halves[0][:, q1] + halves[1][:, q2]  # configuration, setup pair, cell
-    barred = _barred(n, target)
-    if barred is not None:
-        nets[np.broadcast_to(barred[:, None, :], nets.shape)] = -8
-    size = n - 2
-    per_line = np.maximum(nets, 0).reshape(len(configs), len(_PAIRS), size, size)
-    fixed = np.array([(a > 0) + (b > 0) for a, b in _PAIRS], dtype=np.int64)
-    bounds = per_line.sum(axis=-1, dtype=np.int32).max(axis=-1) / (8 + fixed)
+    blocks = _gathered(n, target)
+    both = (colours[0], -1, colours[1], -1)
+    out = plan_blocks(state, n + 2, blocks, both)  # setup-major
+    pairs = len(_PAIRS)
+    flat = out[:, 4] / (8 + np.repeat(blocks.fixed, len(configs)))
+    # configuration-major, as the candidates are numbered
+    flat = flat.reshape(pairs, len(configs)).T.reshape(-1)
     tried: list[Candidate] = []
-    layers = np.empty(n + 2, dtype=np.int64)
-    flat = bounds.reshape(-1)
     for order in np.argsort(-flat, kind="stable").tolist():
         if flat[order] <= floor:
             break
-        k, p = divmod(order, len(_PAIRS))
-        sc = configs[k]
-        net = nets[k, p].astype(np.int64)
-        net[sc.barred] = _BARRED
-        f = int(fixed[p])
-        _, gain, cost, _ = _lines.best_line(net, sc.cfg.u, sc.cfg.u2, n + 2, f, layers)
+        k, p = divmod(order, pairs)
+        block = p * len(configs) + k
+        gain, cost = int(out[block, 1]), int(out[block, 2])
         if gain > 0 and gain / cost > floor:
+            sc = configs[k]
             build = partial(slice_moves, sc, setups=_PAIRS[p])
+            net = partial(blocks.net, state, both, block)
+            f = int(blocks.fixed[p])
             tried.append(SliceCandidate(gain / cost, order, sc.cfg, net, f, build))
             floor = gain / cost
     tried.sort(key=lambda c: (-c.ratio, c.order))

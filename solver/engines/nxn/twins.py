@@ -33,17 +33,18 @@ import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
-from solver.engines.nxn import _lines
 from solver.engines.nxn.centres import (
+    Blocks,
     Candidate,
     _block,
     _Config,
     _configs,
-    _line_plan,
     _opposite,
     _Plan,
     candidates,
     interior,
+    make_blocks,
+    plan_blocks,
 )
 from solver.engines.nxn.insert import best_half_insertion
 from solver.engines.nxn.sim import IntArray, geometry
@@ -147,28 +148,24 @@ def twin_moves(
 
 
 @cache
-def _gathered(n: int, target: Face, source: Face) -> tuple[IntArray, IntArray]:
-    """Stickers whose colours the twins' cells show after each setup turn of the source (the
-    target side's sources turn with it; the opposite side is not set up): target sources,
-    target cells, opposite sources, opposite cells, and block offsets."""
+def _gathered(n: int, target: Face, source: Face) -> Blocks:
+    """The twins' cells (target side, opposite side) and the stickers whose colours their
+    sources show after each setup turn of the source (the target side's sources turn with it;
+    the opposite side is not set up), as :func:`._lines.plan_lines` takes them."""
     g = geometry(n)
     twins = twin_configs(n, target, source)
-    parts: list[list[IntArray]] = [[], [], [], []]
-    sizes = []
+    src, fixed = [], []
     for setup in range(4 * OPPOSITE_SETUPS):
         labels = np.arange(6 * n * n, dtype=np.int64)
         if setup % 4:
             g.apply_move(labels, Move.outer(source, setup % 4))
         if setup // 4:
             g.apply_move(labels, Move.outer(_opposite(source), setup // 4))
-        for tw in twins:
-            for part, idx in zip(
-                parts, (tw.cfg.src, tw.cfg.cells, tw.o_src, tw.o_cells), strict=True
-            ):
-                part.append(labels[idx])
-            sizes.append(tw.cfg.cells.size)
-    offsets = np.cumsum([0, *sizes]).astype(np.int64)
-    return np.stack([np.concatenate(p) for p in parts]), offsets
+        src.append([[labels[tw.cfg.src], labels[tw.o_src]] for tw in twins])
+        fixed.append(TWIN_FIXED + (setup % 4 > 0) + (setup >= 4))  # the setup turns
+    cells = [[tw.cfg.cells, tw.o_cells] for tw in twins]
+    layers = [(tw.cfg.u, tw.cfg.u2) for tw in twins]
+    return make_blocks(cells, src, layers, fixed)
 
 
 def twin_candidates(
@@ -186,26 +183,21 @@ def twin_candidates(
     twins = twin_configs(n, target, source)
     if not twins:
         return []
-    idx, offsets = _gathered(n, target, source)
-    net = np.empty(idx.shape[1], dtype=np.int64)
-    _lines.nets(state, idx, np.array(colours, dtype=np.int64), net)
-    sizes = np.diff(offsets)
-    bounds = np.add.reduceat(np.maximum(net, 0), offsets[:-1]) * (sizes > 0)
-    setups = np.arange(bounds.size) // len(twins)
-    extra = (setups % 4 > 0).astype(np.int64) + (setups >= 4)  # the setup turns
-    least = TWIN_FIXED + 4 + extra  # m and m2 wide: 2 each
+    blocks = _gathered(n, target, source)
+    out = plan_blocks(state, n, blocks, colours)
+    least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
+    bounds = out[:, 3]
     tried: list[Candidate] = []
     for k in np.argsort(-bounds / least, kind="stable").tolist():
         if bounds[k] <= floor * least[k]:
             break
-        setup = k // len(twins)
-        tw = twins[k % len(twins)]
-        fixed = TWIN_FIXED + int(extra[k])
-        cfg_net = net[offsets[k] : offsets[k + 1]]
-        gain, cost, _, _ = _line_plan(tw.cfg, n, cfg_net, fixed)
+        gain, cost = int(out[k, 1]), int(out[k, 2])
         if gain > 0:
-            build = partial(twin_moves, tw, n, setup=setup)
-            tried.append(Candidate(gain / cost, k, tw.cfg, cfg_net, fixed, build))
+            setup, t = divmod(k, len(twins))
+            build = partial(twin_moves, twins[t], n, setup=setup)
+            net = partial(blocks.net, state, colours, k)
+            fixed = int(blocks.fixed[setup])
+            tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
             floor = max(floor, gain / cost)
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried

@@ -128,3 +128,96 @@ def test_nets_match_numpy_and_reject_bad_indices() -> None:
         _lines.nets(state, idx, np.array([1, -1, 2, -1], dtype=np.int64), out)
     with pytest.raises(ValueError, match="2 rows per colour pair"):
         _lines.nets(state, idx[:3], np.array([1, -1, 2, -1], dtype=np.int64), out)
+
+
+@pytest.mark.parametrize(("n", "seed"), [(9, 5), (12, 6)])
+def test_plan_lines_matches_nets_and_best_line_block_by_block(n: int, seed: int) -> None:
+    """The fused kernel against the two it fuses: for plain commutators (one colour pair,
+    with and without the source's own colour), twins (two pairs) and slices (two pairs, a
+    barred cell, N + 2 layers), every block's best line, gain, cost and bounds."""
+    from solver.engines.nxn import slices
+
+    state = random_state_nxn(n, seed).flat.copy()
+    cases = [
+        (centres._gathered(n, Face.U, Face.F), (2, -1), n),
+        (centres._gathered(n, Face.R, Face.L), (1, 3), n),
+        (twins._gathered(n, Face.U, Face.R), (0, -1, 5, -1), n),
+        (slices._gathered(n, Face.U), (0, -1, 5, -1), n + 2),
+    ]
+    for blocks, colours, m in cases:
+        out = centres.plan_blocks(state, m, blocks, colours)
+        groups = blocks.groups.size - 1
+        assert out.shape == (blocks.fixed.size * groups, 5)
+        for k in range(out.shape[0]):
+            s, g = divmod(k, groups)
+            lo, hi = int(blocks.groups[g]), int(blocks.groups[g + 1])
+            net = blocks.net(state, colours, k)
+            idx = np.stack(
+                [
+                    r
+                    for j in range(len(colours) // 2)
+                    for r in (blocks.src[s, j, lo:hi], blocks.cells[j, lo:hi])
+                ]
+            ).astype(np.int64)
+            plain = np.empty(hi - lo, dtype=np.int64)
+            _lines.nets(state, idx, np.array(colours, dtype=np.int64), plain)
+            if blocks.bias.size:
+                plain += blocks.bias[lo:hi]
+            assert np.array_equal(net, plain)
+            u, u2 = blocks.u[lo:hi].astype(np.int64), blocks.u2[lo:hi].astype(np.int64)
+            layers = np.empty(m, dtype=np.int64)
+            line, gain, cost, _ = _lines.best_line(net, u, u2, m, int(blocks.fixed[s]), layers)
+            positive = np.maximum(net, 0)
+            per_line = np.bincount(u2, weights=positive, minlength=m + 1)
+            assert out[k].tolist() == [line, gain, cost, int(positive.sum()), int(per_line.max())]
+
+
+def test_plan_lines_rejects_bad_input() -> None:
+    n = 9
+    state = random_state_nxn(n, 1).flat.copy()
+    blocks = centres._gathered(n, Face.U, Face.F)
+    out = np.empty((blocks.fixed.size * (blocks.groups.size - 1), 5), dtype=np.int64)
+    colours = np.array([2, -1], dtype=np.int64)
+
+    def run(**change: object) -> None:
+        args = {
+            "cells": blocks.cells,
+            "src": blocks.src,
+            "u": blocks.u,
+            "u2": blocks.u2,
+            "groups": blocks.groups,
+            "bias": blocks.bias,
+            "out": out,
+        }
+        args.update(change)
+        _lines.plan_lines(
+            state,
+            args["cells"],
+            args["src"],
+            colours,
+            args["u"],
+            args["u2"],
+            args["groups"],
+            blocks.fixed,
+            args["bias"],
+            n,
+            args["out"],
+        )
+
+    run()
+    bad = blocks.src.copy()
+    bad[0, 0, 3] = state.size
+    with pytest.raises(ValueError, match="outside"):
+        run(src=bad)
+    with pytest.raises(ValueError, match="sorted"):
+        run(u=blocks.u[::-1].copy(), u2=blocks.u2[::-1].copy())
+    with pytest.raises(ValueError, match="int32"):
+        run(cells=blocks.cells.astype(np.int64))
+    with pytest.raises(ValueError, match="5 per setup"):
+        run(out=out[:-1])
+    short = blocks.groups.copy()
+    short[-1] -= 1
+    with pytest.raises(ValueError, match="groups must run"):
+        run(groups=short)
+    with pytest.raises(ValueError, match="bias out of range"):
+        run(bias=np.full(blocks.u.size, -(2**40), dtype=np.int64))
