@@ -61,13 +61,32 @@ static int get_int64(Py_buffer *view, Py_ssize_t *count) {
     return 0;
 }
 
+/* Of lines 0..n with these kept-run totals: the line of the highest gain / cost (lines
+   without gain rank -1; ties: the lowest line), its gain and its cost (see best_line). */
+static void choose_line(long long n, long long fixed, const long long *gain,
+                        const long long *runs, const long long *cheap, long long *line,
+                        long long *line_gain, long long *line_cost) {
+    double best_ratio = 0.0;
+    long long k;
+    for (k = 0; k <= n; k++) {
+        long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
+        long long cost = fixed + 2 * (2 * runs[k] - cheap[k]) + 2 * m2;
+        double ratio = gain[k] > 0 ? (double)gain[k] / (double)cost : -1.0;
+        if (k == 0 || ratio > best_ratio) {
+            best_ratio = ratio;
+            *line = k;
+            *line_gain = gain[k];
+            *line_cost = cost;
+        }
+    }
+}
+
 static PyObject *py_best_line(PyObject *self, PyObject *args) {
     Py_buffer nv, uv, u2v, ov;
     int n, fixed;
     Py_ssize_t m, mu, mu2, mo, i, k, written = 0;
     long long *gain = NULL, *runs = NULL, *cheap = NULL;
     long long best_line = 0, best_gain = 0, best_cost = 0;
-    double best_ratio = 0.0;
     PyObject *result = NULL;
     (void)self;
     if (!PyArg_ParseTuple(args, "y*y*y*iiw*", &nv, &uv, &u2v, &n, &fixed, &ov))
@@ -125,17 +144,7 @@ static PyObject *py_best_line(PyObject *self, PyObject *args) {
             run.sum += net[i];
             run.cheap += (u[i] == 2) + (u[i] == n - 1);
         }
-        for (k = 0; k <= n; k++) {
-            long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
-            long long cost = fixed + 2 * (2 * runs[k] - cheap[k]) + 2 * m2;
-            double ratio = gain[k] > 0 ? (double)gain[k] / (double)cost : -1.0;
-            if (k == 0 || ratio > best_ratio) {
-                best_ratio = ratio;
-                best_line = k;
-                best_gain = gain[k];
-                best_cost = cost;
-            }
-        }
+        choose_line(n, fixed, gain, runs, cheap, &best_line, &best_gain, &best_cost);
         /* the layers of the best line's kept runs */
         open = 0;
         for (i = 0; i <= m && best_gain > 0; i++) {
@@ -405,24 +414,14 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
                                            lo, hi, sg, sr, sc, sp);
             }
             for (s = 0; s < setups; s++) {
-                long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
-                double best_ratio = 0.0;
+                long long best_pos = 0, best_line, best_gain, best_cost;
                 const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
                 const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
                 long long *o = out + 5 * (s * ngroups + g);
-                for (k = 0; k <= n; k++) {
-                    long long m2 = (k == 2 || k == n - 1) ? 1 : 2;
-                    long long cost = fixed[s] + 2 * (2 * sr[k] - sc[k]) + 2 * m2;
-                    double ratio = sg[k] > 0 ? (double)sg[k] / (double)cost : -1.0;
-                    if (k == 0 || ratio > best_ratio) {
-                        best_ratio = ratio;
-                        best_line = k;
-                        best_gain = sg[k];
-                        best_cost = cost;
-                    }
+                choose_line(n, fixed[s], sg, sr, sc, &best_line, &best_gain, &best_cost);
+                for (k = 0; k <= n; k++)
                     if (sp[k] > best_pos)
                         best_pos = sp[k];
-                }
                 o[0] = best_line;
                 o[1] = best_gain;
                 o[2] = best_cost;
