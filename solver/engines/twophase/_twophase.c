@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 23
+#define N_TABLES 22
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -99,8 +99,9 @@ typedef struct {
 typedef struct {
     const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
     const uint16_t *corners_move, *ud_edges_move, *ud_from_u_d, *twist_conj, *ud_edges_conj;
-    const uint16_t *flipslice_classidx;
-    const uint8_t *flipslice_sym;
+    /* per slice * 2048 + flip: its flipslice class << 4 | the symmetry to the class's
+       representative (one lookup gives both; TwoPhaseTables.flipslice_classsym) */
+    const uint32_t *flipslice_classsym;
     const uint16_t *corner_classidx;
     const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
@@ -243,8 +244,9 @@ static inline int next_depth(int d, int r) {
 
 static inline int p1_mod3(const Tables *T, int twist, int flip, int slice) {
     uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
-    uint64_t cls = T->flipslice_classidx[fs];
-    int sym = T->flipslice_sym[fs];
+    uint32_t e = T->flipslice_classsym[fs];
+    uint64_t cls = e >> 4;
+    int sym = (int)(e & 15u);
     return get2(T->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
@@ -854,12 +856,12 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
         }
         for (i = 0; i < n; i++) {
             ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-            __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-            __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+            __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
         }
         for (i = 0; i < n; i++) {
-            uint64_t cls = T->flipslice_classidx[ch[i].fs];
-            int sym = T->flipslice_sym[ch[i].fs];
+            uint32_t e = T->flipslice_classsym[ch[i].fs];
+            uint64_t cls = e >> 4;
+            int sym = (int)(e & 15u);
             ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
             __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
         }
@@ -921,8 +923,9 @@ static void init_axial(void) {
 static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
     const Tables *T = c->T;
     uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
-    uint64_t cls = T->flipslice_classidx[fs];
-    int sym = T->flipslice_sym[fs];
+    uint32_t e = T->flipslice_classsym[fs];
+    uint64_t cls = e >> 4;
+    int sym = (int)(e & 15u);
     return get2(c->A->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
@@ -1134,12 +1137,12 @@ static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
     int i;
     for (i = 0; i < n; i++) {
         ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
     }
     for (i = 0; i < n; i++) {
-        uint64_t cls = T->flipslice_classidx[ch[i].fs];
-        int sym = T->flipslice_sym[ch[i].fs];
+        uint32_t e = T->flipslice_classsym[ch[i].fs];
+        uint64_t cls = e >> 4;
+        int sym = (int)(e & 15u);
         ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
         __builtin_prefetch(&prun[ch[i].idx >> 2]);
     }
@@ -1523,8 +1526,7 @@ static void lane_step(Ctx *c, Lane *L) {
         for (i = 0; i < n; i++) {
             Child *k = &f->ch[i];
             k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
-            __builtin_prefetch(&T->flipslice_classidx[k->fs]);
-            __builtin_prefetch(&T->flipslice_sym[k->fs]);
+            __builtin_prefetch(&T->flipslice_classsym[k->fs]);
         }
         L->stage = ST_CLASS;
         return;
@@ -1532,8 +1534,9 @@ static void lane_step(Ctx *c, Lane *L) {
     case ST_CLASS:
         for (i = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
-            uint64_t cls = T->flipslice_classidx[k->fs];
-            int sym = T->flipslice_sym[k->fs];
+            uint32_t e = T->flipslice_classsym[k->fs];
+            uint64_t cls = e >> 4;
+            int sym = (int)(e & 15u);
             k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
             __builtin_prefetch(&T->phase1_prun[k->idx >> 2]);
         }
@@ -1691,7 +1694,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_SLICE_SORTED * N_MOVE * 2, (Py_ssize_t)N_CORNERS * N_MOVE * 2,
         (Py_ssize_t)N_UD * N_MOVE * 2, (Py_ssize_t)N_SLICE_SORTED * 24 * 2,
         (Py_ssize_t)N_TWIST * N_SYM * 2, (Py_ssize_t)N_UD * N_SYM * 2,
-        (Py_ssize_t)N_SLICE * N_FLIP * 2, (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_SLICE * N_FLIP * 4,
         (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
@@ -1705,7 +1708,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->d_edges_move, (const void **)&T->corners_move,
         (const void **)&T->ud_edges_move, (const void **)&T->ud_from_u_d,
         (const void **)&T->twist_conj, (const void **)&T->ud_edges_conj,
-        (const void **)&T->flipslice_classidx, (const void **)&T->flipslice_sym,
+        (const void **)&T->flipslice_classsym,
         (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
