@@ -113,7 +113,8 @@ def main() -> None:
         total["cpu_s"] = round(total["cpu_s"], 3)
         total["mnodes1_per_cpu_s"] = round(total["nodes1"] / cpu / 1e6, 3)
         total["ends_per_cpu_s"] = round(total["ends"] / cpu)
-        total["htm_mean"] = total.pop("htm") / len(cubes) if kind != "exhaustive" else None
+        htm = total.pop("htm")
+        total["htm_mean"] = htm / len(cubes) if kind != "exhaustive" else None
         print(json.dumps(total))
 
 

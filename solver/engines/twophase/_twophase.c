@@ -1523,10 +1523,16 @@ static void lane_step(Ctx *c, Lane *L) {
             lane_next(L);
             return;
         }
+        /* with the entries the big table's test reads, every child's two move-mask entries
+           (what it reads first if it is visited, two rounds of the lanes from now: fetched
+           only once it passed, in ST_PRUN, they were still missing when it was visited; its
+           move-table rows, mostly cached, still wait for ST_PRUN) */
         for (i = 0; i < n; i++) {
             Child *k = &f->ch[i];
             k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
             __builtin_prefetch(&T->flipslice_classsym[k->fs]);
+            __builtin_prefetch(&T->slice_twist_mask[k->slice * N_TWIST + k->t1]);
+            __builtin_prefetch(&T->slice_flip_mask[k->fs]);
         }
         L->stage = ST_CLASS;
         return;
