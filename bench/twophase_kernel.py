@@ -15,6 +15,9 @@ the figures hold on a machine shared with other work. Modes:
 * ``budget:S``: a wall budget of S seconds (``max_length`` 20): ``ends_per_cpu_s`` (phase-1
   ends a second) compares kernels that keep the tree.
 
+``--robot``: the robot (group) search with the default cost model instead (``max_length`` 26
+in ``budget`` mode, at most 10 phase-2 groups), the search behind the robot-time objective.
+
 A kernel built before the tables' ``flipslice_classsym`` (commit 4ede873) takes the class and
 the symmetry as two arrays: it is given them so.
 """
@@ -31,9 +34,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from solver.cost import DEFAULT_COST_MODEL
 from solver.cube.cubie import CubieCube
 from solver.engines.twophase import _twophase
-from solver.engines.twophase.engine import ALL_FACES, get_solver
+from solver.engines.twophase.engine import (
+    ALL_FACES,
+    DEFAULT_MAX_LENGTH_ROBOT,
+    DEFAULT_PHASE2_MAX_GROUPS,
+    _cost_tuple,
+    get_solver,
+)
 from solver.engines.twophase.tables.hugepages import huge_page_copy
 
 
@@ -61,6 +71,7 @@ def main() -> None:
     parser.add_argument("--mode", default="first:19", help="first:L, exhaustive:L or budget:S")
     parser.add_argument("--states", type=int, default=40)
     parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--robot", action="store_true", help="the robot (group) search")
     args = parser.parse_args()
     kind, _, value = args.mode.partition(":")
     if kind not in ("first", "exhaustive", "budget") or not value:
@@ -77,6 +88,11 @@ def main() -> None:
     # the tuple of a kernel from before flipslice_classsym: class and symmetry apart
     apart = (huge_page_copy(tables.flipslice_classidx), huge_page_copy(tables.flipslice_sym))
     split = (*arrays[:10], *apart, *arrays[11:])
+    cost = _cost_tuple(DEFAULT_COST_MODEL) if args.robot else None
+    axial = solver.axial_tables().search_arrays() if args.robot else None
+    most = DEFAULT_MAX_LENGTH_ROBOT if args.robot else 20
+    phase2_max = DEFAULT_PHASE2_MAX_GROUPS if args.robot else 10
+    extra = (cost, 99, axial)
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng) for _ in range(args.states)]
     totals: list[dict[str, Any]] = [
@@ -89,19 +105,23 @@ def main() -> None:
         if number % 2:
             order.reverse()
         for k in order:
-            length = 20 if kind == "budget" else int(value)
+            length = most if kind == "budget" else int(value)
             budget = float(value) if kind == "budget" else 0.0
             started = time.thread_time()
             if given[k] is None:
                 try:
-                    found = kernels[k].search(arrays, starts, length, budget, 1e4, 10, None)
+                    found = kernels[k].search(
+                        arrays, starts, length, budget, 1e4, phase2_max, *extra
+                    )
                     given[k] = arrays
                 except ValueError:
                     started = time.thread_time()
-                    found = kernels[k].search(split, starts, length, budget, 1e4, 10, None)
+                    found = kernels[k].search(
+                        split, starts, length, budget, 1e4, phase2_max, *extra
+                    )
                     given[k] = split
             else:
-                found = kernels[k].search(given[k], starts, length, budget, 1e4, 10, None)
+                found = kernels[k].search(given[k], starts, length, budget, 1e4, phase2_max, *extra)
             total = totals[k]
             total["cpu_s"] += time.thread_time() - started
             total["nodes1"] += found[2]["nodes_phase1"]
