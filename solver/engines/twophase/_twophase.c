@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 23
+#define N_TABLES 22
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -99,8 +99,9 @@ typedef struct {
 typedef struct {
     const uint16_t *twist_move, *flip_move, *slice_sorted_move, *u_edges_move, *d_edges_move;
     const uint16_t *corners_move, *ud_edges_move, *ud_from_u_d, *twist_conj, *ud_edges_conj;
-    const uint16_t *flipslice_classidx;
-    const uint8_t *flipslice_sym;
+    /* per slice * 2048 + flip: its flipslice class << 4 | the symmetry to the class's
+       representative (one lookup gives both; TwoPhaseTables.flipslice_classsym) */
+    const uint32_t *flipslice_classsym;
     const uint16_t *corner_classidx;
     const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
@@ -243,8 +244,9 @@ static inline int next_depth(int d, int r) {
 
 static inline int p1_mod3(const Tables *T, int twist, int flip, int slice) {
     uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
-    uint64_t cls = T->flipslice_classidx[fs];
-    int sym = T->flipslice_sym[fs];
+    uint32_t e = T->flipslice_classsym[fs];
+    uint64_t cls = e >> 4;
+    int sym = (int)(e & 15u);
     return get2(T->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
@@ -620,33 +622,61 @@ static int phase2(Ctx *c, int corners, int ud, int ss, int dist, int depth, int 
     return found;
 }
 
-/* a phase-1 end after n1 moves: its slice order ss and corners (the phase-1 search carries
-   the corners along its path, see phase1()) */
-static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1);
+/* the longest solution (face turns) the search still wants: the mechanism's cap, the
+   collector's bound, max_length for the robot time, else one less than the shortest held
+   by this search or one sharing its bound */
+static inline int wanted_len(const Ctx *c) {
+    int beat;
+    if (c->mech != NULL) return mech_cap(c);
+    if (c->robot) return c->max_length;
+    if (collecting(c)) return collect_bound(c);
+    beat = beat_len(c);
+    return beat <= c->max_length ? beat - 1 : c->max_length;
+}
 
-static void phase2_start(Ctx *c, int ss, int corners, int n1) {
-    const Tables *T = c->T;
-    int cs, limit, bound;
+/* The first test of a phase-1 end after n1 moves with slice order ss and corners (the
+   phase-1 search carries the corners along its path, see phase1()): counts it (checking the
+   time every 16), and returns the most phase-2 moves it may take when its corners x slice
+   depth (in *cs) is within them, else -1. Both the recursive search (phase2_start()) and the
+   lanes (lane_step()) end a phase-1 path here. */
+static int end_limit(Ctx *c, int ss, int corners, int n1, int *cs) {
+    int bound, limit;
     c->phase2_starts++;
     if ((c->phase2_starts & 0xF) == 0) {
         check_time(c);
-        if (c->stop) return;
+        if (c->stop) return -1;
     }
-    if (c->mech != NULL) {
-        bound = mech_cap(c) - n1;
-    } else if (c->robot) {
-        bound = c->max_length - n1;
-    } else if (collecting(c)) {
-        bound = collect_bound(c) - n1;
-    } else {
-        int beat = beat_len(c);
-        bound = (beat <= c->max_length ? beat - 1 : c->max_length) - n1;
-    }
+    bound = wanted_len(c) - n1;
     limit = bound < c->phase2_max ? bound : c->phase2_max;
-    if (limit < 0) return;
-    cs = T->cornslice_depth[corners * 24 + ss];
-    if (cs > limit) return;
-    phase2_continue(c, ss, corners, cs, limit, n1);
+    if (limit < 0) return -1;
+    *cs = c->T->cornslice_depth[corners * 24 + ss];
+    return *cs > limit ? -1 : limit;
+}
+
+/* the phase-1 ends of a node one move before its end: the moves (a mask) and, for each,
+   the end's slice order and corners; their corners x slice entries (end_limit()'s test, a
+   cache miss each) are fetched together before any is read. Returns how many. */
+static int list_ends(const Tables *T, int ss, int corners, uint32_t moves, int *end_m,
+                     int *end_s, int *end_c) {
+    int n = 0, m;
+    moves &= ~PHASE2_MASK; /* the last phase-1 move leaves H (see phase1()) */
+    while (moves) {
+        m = __builtin_ctz(moves);
+        moves &= moves - 1;
+        end_m[n] = m;
+        end_s[n] = T->slice_sorted_move[ss * N_MOVE + m];
+        end_c[n] = T->corners_move[corners * N_MOVE + m];
+        __builtin_prefetch(&T->cornslice_depth[end_c[n] * 24 + end_s[n]]);
+        n++;
+    }
+    return n;
+}
+
+static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int n1);
+
+static void phase2_start(Ctx *c, int ss, int corners, int n1) {
+    int cs, limit = end_limit(c, ss, corners, n1, &cs);
+    if (limit >= 0) phase2_continue(c, ss, corners, cs, limit, n1);
 }
 
 /* a phase-1 end whose corners x slice depth cs passed: its edges, then phase 2 up to limit */
@@ -723,27 +753,16 @@ static inline void prefetch_node(const Tables *T, int twist, int flip, int ss, i
 /* A phase-1 node one move before its end (togo 1): its moves (see phase1()) are those into H
    (the exact slice x twist and slice x flip depths both 0: twist, flip and slice solved);
    the last move must leave H (see phase1()), so it is not a phase-2 move, and a node already
-   in H has no such child. The ends' corners x slice entries (phase2_start()'s first test, a
-   cache miss each) are fetched together before any is read. */
+   in H has no such child (see list_ends()). */
 static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) {
-    const Tables *T = c->T;
-    int m, n = 0, i;
+    int m, n, i;
     int end_m[N_MOVE], end_s[N_MOVE], end_c[N_MOVE];
     c->nodes1++;
     if ((c->nodes1 & 0x3FFF) == 0) {
         check_time(c);
         if (c->stop) return;
     }
-    moves &= ~PHASE2_MASK;
-    while (moves) {
-        m = __builtin_ctz(moves);
-        moves &= moves - 1;
-        end_m[n] = m;
-        end_s[n] = T->slice_sorted_move[ss * N_MOVE + m];
-        end_c[n] = T->corners_move[corners * N_MOVE + m];
-        __builtin_prefetch(&T->cornslice_depth[end_c[n] * 24 + end_s[n]]);
-        n++;
-    }
+    n = list_ends(c->T, ss, corners, moves, end_m, end_s, end_c);
     for (i = 0; i < n; i++) {
         m = end_m[i];
         if (c->robot) {
@@ -761,15 +780,7 @@ static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) 
    the length, or with a cost model the robot time, that a solution may have (see
    corner_twist_depth) */
 static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
-    int bound, rest;
-    if (c->mech != NULL)
-        bound = mech_cap(c);
-    else if (collecting(c))
-        bound = collect_bound(c);
-    else if (c->robot)
-        bound = c->max_length;
-    else
-        bound = beat_len(c) <= c->max_length ? beat_len(c) - 1 : c->max_length;
+    int bound = wanted_len(c), rest;
     if (bound - depth >= CORNER_MAX_DEPTH) return 1;
     rest = ct_depth(c->T, ct_index(c->T, corners, twist));
     if (depth + rest > bound) return 0;
@@ -845,12 +856,12 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
         }
         for (i = 0; i < n; i++) {
             ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-            __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-            __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+            __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
         }
         for (i = 0; i < n; i++) {
-            uint64_t cls = T->flipslice_classidx[ch[i].fs];
-            int sym = T->flipslice_sym[ch[i].fs];
+            uint32_t e = T->flipslice_classsym[ch[i].fs];
+            uint64_t cls = e >> 4;
+            int sym = (int)(e & 15u);
             ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
             __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
         }
@@ -912,8 +923,9 @@ static void init_axial(void) {
 static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
     const Tables *T = c->T;
     uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
-    uint64_t cls = T->flipslice_classidx[fs];
-    int sym = T->flipslice_sym[fs];
+    uint32_t e = T->flipslice_classsym[fs];
+    uint64_t cls = e >> 4;
+    int sym = (int)(e & 15u);
     return get2(c->A->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
 }
 
@@ -1125,12 +1137,12 @@ static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
     int i;
     for (i = 0; i < n; i++) {
         ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classidx[ch[i].fs]);
-        __builtin_prefetch(&T->flipslice_sym[ch[i].fs]);
+        __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
     }
     for (i = 0; i < n; i++) {
-        uint64_t cls = T->flipslice_classidx[ch[i].fs];
-        int sym = T->flipslice_sym[ch[i].fs];
+        uint32_t e = T->flipslice_classsym[ch[i].fs];
+        uint64_t cls = e >> 4;
+        int sym = (int)(e & 15u);
         ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
         __builtin_prefetch(&prun[ch[i].idx >> 2]);
     }
@@ -1449,8 +1461,8 @@ static void lane_step(Ctx *c, Lane *L) {
         int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
         const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
         uint32_t moves;
-        int beat = beat_len(c), bound;
-        if (L->n1 >= beat) { /* another lane found a solution this one cannot beat */
+        int bound;
+        if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
             L->busy = 0;
             return;
         }
@@ -1460,7 +1472,7 @@ static void lane_step(Ctx *c, Lane *L) {
             if (c->stop) return;
         }
         /* the longest solution still wanted: the node's corners alone may need more */
-        bound = beat <= c->max_length ? beat - 1 : c->max_length;
+        bound = wanted_len(c);
         f->n = f->next = 0;
         if (f->ct_on && L->depth + ct_depth(T, f->ct) > bound) {
             lane_next(L);
@@ -1472,18 +1484,7 @@ static void lane_step(Ctx *c, Lane *L) {
         if (L->depth == 0) moves &= 1u << L->first;
         f->kids_ct = 0;
         if (togo == 1) { /* as phase1_last() */
-            moves &= ~PHASE2_MASK;
-            n = 0;
-            while (moves) {
-                m = __builtin_ctz(moves);
-                moves &= moves - 1;
-                L->end_m[n] = m;
-                L->end_s[n] = T->slice_sorted_move[f->ss * N_MOVE + m];
-                L->end_c[n] = crow[m];
-                __builtin_prefetch(&T->cornslice_depth[L->end_c[n] * 24 + L->end_s[n]]);
-                n++;
-            }
-            L->n_end = n;
+            L->n_end = list_ends(T, f->ss, f->corners, moves, L->end_m, L->end_s, L->end_c);
             L->stage = ST_ENDS;
             return;
         }
@@ -1522,11 +1523,16 @@ static void lane_step(Ctx *c, Lane *L) {
             lane_next(L);
             return;
         }
+        /* with the entries the big table's test reads, every child's two move-mask entries
+           (what it reads first if it is visited, two rounds of the lanes from now: fetched
+           only once it passed, in ST_PRUN, they were still missing when it was visited; its
+           move-table rows, mostly cached, still wait for ST_PRUN) */
         for (i = 0; i < n; i++) {
             Child *k = &f->ch[i];
             k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
-            __builtin_prefetch(&T->flipslice_classidx[k->fs]);
-            __builtin_prefetch(&T->flipslice_sym[k->fs]);
+            __builtin_prefetch(&T->flipslice_classsym[k->fs]);
+            __builtin_prefetch(&T->slice_twist_mask[k->slice * N_TWIST + k->t1]);
+            __builtin_prefetch(&T->slice_flip_mask[k->fs]);
         }
         L->stage = ST_CLASS;
         return;
@@ -1534,17 +1540,17 @@ static void lane_step(Ctx *c, Lane *L) {
     case ST_CLASS:
         for (i = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
-            uint64_t cls = T->flipslice_classidx[k->fs];
-            int sym = T->flipslice_sym[k->fs];
+            uint32_t e = T->flipslice_classsym[k->fs];
+            uint64_t cls = e >> 4;
+            int sym = (int)(e & 15u);
             k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
             __builtin_prefetch(&T->phase1_prun[k->idx >> 2]);
         }
         L->stage = ST_PRUN;
         return;
     case ST_PRUN: {
-        int beat = beat_len(c), left;
         /* the moves a child may still take (its corners alone may need more) */
-        left = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
+        int left = wanted_len(c) - (L->depth + 1);
         for (i = m = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
             k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
@@ -1559,19 +1565,10 @@ static void lane_step(Ctx *c, Lane *L) {
     }
     case ST_ENDS:
         for (i = 0; i < L->n_end && !c->stop; i++) {
-            int beat = beat_len(c), bound, limit, cs;
-            c->phase2_starts++;
-            if ((c->phase2_starts & 0xF) == 0) {
-                check_time(c);
-                if (c->stop) return;
-            }
-            bound = (beat <= c->max_length ? beat - 1 : c->max_length) - (L->depth + 1);
-            limit = bound < c->phase2_max ? bound : c->phase2_max;
-            if (limit < 0) continue;
-            cs = T->cornslice_depth[L->end_c[i] * 24 + L->end_s[i]];
-            if (cs > limit) continue;
-            lane_end(c, L, i, cs, limit);
+            int cs, limit = end_limit(c, L->end_s[i], L->end_c[i], L->depth + 1, &cs);
+            if (limit >= 0) lane_end(c, L, i, cs, limit);
         }
+        if (c->stop) return;
         lane_next(L);
         return;
     }
@@ -1703,7 +1700,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_SLICE_SORTED * N_MOVE * 2, (Py_ssize_t)N_CORNERS * N_MOVE * 2,
         (Py_ssize_t)N_UD * N_MOVE * 2, (Py_ssize_t)N_SLICE_SORTED * 24 * 2,
         (Py_ssize_t)N_TWIST * N_SYM * 2, (Py_ssize_t)N_UD * N_SYM * 2,
-        (Py_ssize_t)N_SLICE * N_FLIP * 2, (Py_ssize_t)N_SLICE * N_FLIP,
+        (Py_ssize_t)N_SLICE * N_FLIP * 4,
         (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
         ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
@@ -1717,7 +1714,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->d_edges_move, (const void **)&T->corners_move,
         (const void **)&T->ud_edges_move, (const void **)&T->ud_from_u_d,
         (const void **)&T->twist_conj, (const void **)&T->ud_edges_conj,
-        (const void **)&T->flipslice_classidx, (const void **)&T->flipslice_sym,
+        (const void **)&T->flipslice_classsym,
         (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
         (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,

@@ -7,6 +7,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,15 @@ class TwoPhaseTables:
     def nbytes(self) -> int:
         return sum(arr.nbytes for arr in self.arrays().values())
 
+    @cached_property
+    def flipslice_classsym(self) -> Array:
+        """uint32 (1013760,), index slice * 2048 + flip: ``flipslice_classidx << 4 |
+        flipslice_sym``, derived on first use (4 MB, not cached on disk): the phase-1 search
+        reads a child's class and symmetry with one memory access instead of two."""
+        classsym = (self.flipslice_classidx.astype(np.uint32) << 4) | self.flipslice_sym
+        classsym.flags.writeable = False
+        return classsym
+
     def search_arrays(self, *, huge_pages: bool = False) -> tuple[Array, ...]:
         """The arrays in the order the C search takes them (see ``_twophase.c``); with
         ``huge_pages`` the ones the phase-1 search reads at random are private copies in huge
@@ -106,8 +116,7 @@ class TwoPhaseTables:
             self.ud_from_u_d,
             self.twist_conj,
             self.ud_edges_conj,
-            self.flipslice_classidx,
-            self.flipslice_sym,
+            self.flipslice_classsym,
             self.corner_classidx,
             self.corner_sym,
             self.phase1_prun,
@@ -128,8 +137,7 @@ _HOT = (
     "phase1_prun",
     "slice_twist_mask",
     "slice_flip_mask",
-    "flipslice_classidx",
-    "flipslice_sym",
+    "flipslice_classsym",
     "corners_move",
     "cornslice_depth",
     "corner_twist_depth",
