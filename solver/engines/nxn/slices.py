@@ -39,8 +39,8 @@ import numpy.typing as npt
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
 from solver.engines.nxn import _lines
+from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
 from solver.engines.nxn.centres import (
-    Blocks,
     Candidate,
     _alternate,
     _Config,
@@ -48,8 +48,6 @@ from solver.engines.nxn.centres import (
     _Plan,
     _widen,
     interior,
-    make_blocks,
-    plan_blocks,
 )
 from solver.engines.nxn.rectangles import runs_of
 from solver.engines.nxn.sim import IntArray, geometry

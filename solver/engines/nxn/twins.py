@@ -33,8 +33,8 @@ import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
+from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
 from solver.engines.nxn.centres import (
-    Blocks,
     Candidate,
     _block,
     _Config,
@@ -43,8 +43,6 @@ from solver.engines.nxn.centres import (
     _Plan,
     candidates,
     interior,
-    make_blocks,
-    plan_blocks,
 )
 from solver.engines.nxn.insert import best_half_insertion
 from solver.engines.nxn.sim import IntArray, geometry
