@@ -105,22 +105,17 @@ class Searcher:
         # and the first moves' way to the firmware want a core)
         return self._start_search(run, sessions.refine, deadline, target, held=1, split=True)
 
-    async def refine(self, run: AnytimeRun, sessions: Sessions | None = None) -> None:
+    async def refine(self, run: AnytimeRun, early: Started | None = None) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
         for faster remainders. Each search starts from the plan's state after ``target``
         moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
         first runs about as long as a quarter turn, each next one from further ahead may run
         up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
-        the same length from a similar state finds about the same plan. With warm ``sessions``
-        the first search starts at once (the first moves are written already), on one thread,
-        the other once the first moves are out."""
+        the same length from a similar state finds about the same plan. ``early``: the first
+        search, started before the first commit."""
         loop = asyncio.get_running_loop()
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
-        early: Started | None = None
         try:
-            # (before the committer's first step: a commit due already, under a long lead,
-            # would move the first search further ahead)
-            early = self.start_first(run, sessions)
             session = (await self._warm()).refine
             #: a search whose first part landed: the rest of its window from the same state
             again: Started | None = None
@@ -176,10 +171,6 @@ class Searcher:
             committer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await committer
-            if early is not None and not early.task.done():
-                early.release()  # (its threads end at its deadline)
-                early.task.cancel()
-                await asyncio.gather(early.task, return_exceptions=True)
 
     def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
         """The first group end past ``after`` (the last search's start) and not before the
