@@ -65,7 +65,8 @@ FIRST_SEARCH_S = 0.008
 #: A search whose window (from its start to its deadline) is at least twice
 #: :data:`FIRST_SEARCH_S` first runs for this share of it: a faster remainder it finds is
 #: journaled with the rest of the window to spare, then a second search from the same state
-#: (bounded by the new remainder) takes the rest. One search over the whole window lost what
+#: (bounded by the new remainder) takes the rest, if at least :data:`FIRST_SEARCH_S` of it is
+#: left. One search over the whole window lost what
 #: it found whenever it handed back late or the commit came due sooner than foreseen (the
 #: lead grows while the searches take both cores): the first search's result was dropped in
 #: about a third of the jobs on a quiet machine (32 of 100), and most of what a search saves
@@ -143,11 +144,12 @@ class Searcher:
                 if target is None:
                     break
                 deadline = run.timeline.deadline(target) - run.overhead_s
+                if before is not None and deadline - now < FIRST_SEARCH_S:
+                    continue  # (too little left of its window to find more than its first part)
                 if deadline - now < MIN_SEARCH_S:
                     if run.first is not None and not run.first.start_groups:
                         run.first.outcome = SearchOutcome.TOO_SHORT
-                    if before is None:
-                        await run.wait_commit()
+                    await run.wait_commit()
                     continue
                 first = before is not None and before.first
                 started = self._start_search(
