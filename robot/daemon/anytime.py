@@ -13,24 +13,15 @@ the only search the robot waits for; then two tasks share the job:
   *lead time* — how long a committed move may take to reach the firmware (the link's measured
   latency, :attr:`FirmwareLink.latency_s`), how late the host has woken up, and how much sooner
   than the cost model the reports have come. So only the moves the firmware needs are sent.
-* **The searcher** runs the robot-time search (the profile's cost model) on both cores (at
-  the process's priority, :data:`~robot.daemon.sessions.SEARCH_NICE`), through one engine
-  search session
-  (:meth:`~solver.engines.twophase.engine.TwoPhaseSolver.session`: tables and threads kept,
-  each search a restart from a new state until an absolute deadline). It searches from the
-  plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
-  remainder is the search's bound), until move ``target + 1`` is due less how late searches
-  have handed back lately and the longest journal write measured (each job starts from the
-  worst the jobs before measured, slowly forgotten). The first search starts right after the
-  moves committed first (a plan's first groups decide most of what can be saved); each next
-  one starts further ahead and may run about twice as long as the one before, up to
-  :data:`MAX_SEARCH_S` (a search restarted with the same short budget finds the same plan
-  again). A search never holds a due commit back: a result that comes too late is dropped.
+* **The searcher** (:class:`~robot.daemon.searcher.Searcher`) runs the robot-time search on
+  both cores while the motors turn, from the plan's state after the committed moves, for a
+  remainder faster than the plan's; one found in time replaces the moves not yet committed
+  (journaled first, then announced: ``solution_refined``).
 
-A remainder faster than the plan's **replaces** the moves after ``target`` if the longest
-journal write measured fits before move ``target + 1`` is due: journaled first
-(:meth:`~robot.journal.Journal.record_refinement`: moves sent never change; nothing past
-``target`` is committed until the journal has it), then announced (``solution_refined``).
+Here: the head start, the plan and its journal write, the first commit (the fewest groups
+that keep the motors busy longer than the lead time), and what each job measured for the next
+(how late searches hand back, the longest journal write, the host's wake-up lag, how early the
+reports come: each job starts from the worst the jobs before measured, slowly forgotten).
 
 The journal always holds the whole plan as it stands, so a crash mid-job resumes (``resume``)
 from the executed moves with the moves planned after them, as for a fixed plan. The moves are
@@ -46,7 +37,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import Status
@@ -60,21 +50,14 @@ from robot.daemon.committer import (
     move_durations,
 )
 from robot.daemon.context import Context, Job, face_move
-from robot.daemon.events import (
-    ErrorCode,
-    EventName,
-    JobState,
-    SolutionRefinedPayload,
-    solution_payload,
-)
+from robot.daemon.events import ErrorCode, EventName, JobState, solution_payload
 from robot.daemon.execution import Executor
+from robot.daemon.searcher import Searcher, Started, group_count, journal_rows
 from robot.daemon.sessions import HEAD_THREADS, Sessions, make_sessions
 from robot.errors import JobError, PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cube.facelets import Cube
 from solver.cube.notation import Move, format_moves
-from solver.engines.twophase.session import Pending, SearchSession
-from solver.errors import CubeError
 from solver.solution import Solution
 
 __all__ = [
@@ -90,31 +73,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: A search shorter than this is not started: the next group is committed at once instead.
-MIN_SEARCH_S = 0.004
-#: How much of the latest search's lateness the next one still assumes, unless it is later:
-#: a result that comes too late to be journaled wastes the whole search, ending a search a
-#: little sooner costs little.
-LATE_DECAY = 0.8
 #: How much of the worst delays measured in a job the next job still assumes.
 DECAY = 0.9
-#: The first search, from the moves committed first, runs for at least this long if it can
-#: (seconds): measured offline, a search from the state after the first group saves most of
-#: what any search during the motion saves (a plan's first moves decide it most), so even a
-#: short one there beats a longer one from further ahead (20 ms before: under load the first
-#: group's window, less the lead and the overheads, was often shorter, and the first search
-#: went to the second group).
-FIRST_SEARCH_S = 0.008
 #: A head start that holds no solution at its deadline (its threads started late: under load,
 #: 7 jobs in 30 at load 5) goes on until its first one, at most this long after the deadline,
 #: rather than hand over to the pipeline's first solution (a search from scratch, and not the
 #: fastest plan the robot-time search finds first: 0.1-0.4 s more motor time in those jobs).
 HEAD_TIMEOUT_S = 1.0
-#: Each search may run this many times as long as the one before (from further ahead)...
-GROWTH = 2.0
-#: ... up to this long (seconds): then the searches go on from further ahead, each from a
-#: plan as good as the ones before made it.
-MAX_SEARCH_S = 0.4
 
 
 class Anytime:
@@ -140,6 +105,7 @@ class Anytime:
         self._prefetched: tuple[str, asyncio.Future[Status]] | None = None
         self._lock = threading.Lock()
         self.cost = ctx.config.cost_model
+        self.searcher = Searcher(ctx, planner, self._warm)
         #: the last job's run (for tests and the bench)
         self.last: AnytimeRun | None = None
         #: what the jobs so far measured (how late searches hand back, the longest journal
@@ -191,7 +157,7 @@ class Anytime:
         # the first search (from the state after the first commit, on one thread while the
         # first moves go out, the other once they are) starts once the plan is journaled:
         # the first commit's groups and that search decide most of what can be saved
-        early: _Started | None = None
+        early: Started | None = None
         try:
             writing = time.perf_counter()
             await journal.call(
@@ -200,7 +166,7 @@ class Anytime:
                 format_moves(solution.moves),
                 {**solution.to_dict(), "program": program.to_dict(), "anytime": True},
                 str(program),
-                _rows(program.moves),
+                journal_rows(program.moves),
                 state=JobState.EXECUTING if program.moves else None,
                 dispatch=dispatch,
             )
@@ -214,7 +180,7 @@ class Anytime:
             # the first search starts once the plan is journaled: beside the write (an fsync)
             # it slowed the write, and so the first step, by about 5 ms on an idle machine
             # (17.2 against 10.4 ms visible at the median), for 5 ms more of search
-            early = self._start_first(run)
+            early = self.searcher.start_first(run, self._sessions)
             # the motors start once the first moves arrive: counted from now (the first
             # search's deadline was counted from before the write, on the safe side)
             run.timeline.started_at = asyncio.get_running_loop().time()
@@ -222,7 +188,9 @@ class Anytime:
             run.commit(run.first.commit_moves)
             self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
             asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
-            refiner = asyncio.create_task(self._refine(run, early), name=f"anytime-refine {job.id}")
+            refiner = asyncio.create_task(
+                self.searcher.refine(run, early), name=f"anytime-refine {job.id}"
+            )
             try:
                 job.mark("sending")  # the executor writes the first moves before it waits
                 await self.executor.execute(job, run.feed, offset, dispatched=status)
@@ -250,23 +218,8 @@ class Anytime:
         self.last = run
         timeline.started_at = asyncio.get_running_loop().time()
         first = self._first_commit(run)
-        run.first = FirstSearch(_groups(plan, first), 1000 * timeline.lead_s(), first)
+        run.first = FirstSearch(group_count(plan, first), 1000 * timeline.lead_s(), first)
         return run
-
-    def _start_first(self, run: AnytimeRun) -> _Started | None:
-        """The first search, from the state after the first commit, started now (``None``:
-        the sessions are not warm yet, or its window is too short)."""
-        assert run.first is not None
-        target = run.first.commit_moves
-        if self._sessions is None or target >= len(run.plan):
-            return None
-        now = asyncio.get_running_loop().time()
-        deadline = run.timeline.deadline(target) - run.overhead_s
-        if deadline - now < MIN_SEARCH_S:
-            return None
-        # one thread now, the other once the first moves are out (the plan's journal write
-        # and the first moves' way to the firmware want a core)
-        return self._start_search(run, self._sessions.refine, deadline, target, held=1)
 
     def prefetch_status(self, job: Job) -> None:
         """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
@@ -375,7 +328,7 @@ class Anytime:
                 return upto
         return len(run.plan)
 
-    # === searching while the motors turn ==========================================================
+    # === the search sessions ======================================================================
 
     def warm(self) -> Sessions:
         """The engine's search sessions for the head start and the refinements, ready: options
@@ -392,280 +345,6 @@ class Anytime:
     async def _warm(self) -> Sessions:
         return self._sessions if self._sessions is not None else await asyncio.to_thread(self.warm)
 
-    async def _refine(self, run: AnytimeRun, early: _Started | None = None) -> None:
-        """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
-        for faster remainders. Each search starts from the plan's state after ``target``
-        moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
-        first runs about as long as a quarter turn, each next one from further ahead may run
-        up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
-        the same length from a similar state finds about the same plan. ``early``: the first
-        search, started before the first commit."""
-        loop = asyncio.get_running_loop()
-        committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
-        try:
-            session = (await self._warm()).refine
-            if early is not None:
-                await asyncio.sleep(self.ctx.link.latency_s / 2)  # (as below)
-                early.release()
-                wanted, after = self._grown(early, await self._improve(run, early)), early.target
-            else:
-                # the first moves reach the firmware before the searches take both cores:
-                # 2.5 against 7.2 ms from the write to the (simulated) firmware's read, 30
-                # jobs, load 4
-                await asyncio.sleep(self.ctx.link.latency_s / 2)
-                wanted, after = FIRST_SEARCH_S, -1
-            while not committer.done():
-                run.timeline.observe(run.feed.last_group)
-                now = loop.time()
-                target = self._target(run, wanted, after, now)
-                if target is None:
-                    break
-                deadline = run.timeline.deadline(target) - run.overhead_s
-                if deadline - now < MIN_SEARCH_S:
-                    if run.first is not None and not run.first.start_groups:
-                        run.first.outcome = SearchOutcome.TOO_SHORT
-                    await run.wait_commit()
-                    continue
-                started = self._start_search(run, session, deadline, target)
-                wanted, after = self._grown(started, await self._improve(run, started)), target
-            await committer
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # a bug must not stop the motors: the plan as it stands is valid
-            logger.exception(
-                "job %s: anytime refinement failed; executing the plan as is", run.job.id
-            )
-            run.release_fence()
-            await committer
-        finally:
-            committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await committer
-
-    def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
-        """The first group end past ``after`` (the last search's start) and not before the
-        committed moves whose search may run ``wanted_s``; else the one whose search may run
-        longest (the last one before the plan's end). ``None``: nothing left to search."""
-        ends = [run.committed, *group_ends(run.plan, run.committed)]
-        ends = [e for e in ends if after < e < len(run.plan)]
-        if not ends:
-            return None
-        for end in ends:
-            if run.timeline.deadline(end) - now - run.overhead_s >= wanted_s:
-                return end
-        return ends[-1]
-
-    @staticmethod
-    def _grown(started: _Started, searched: float) -> float:
-        """How long the next search may run after ``started`` searched ``searched`` seconds:
-        twice as long if it used its window (one that ended sooner covered its state)."""
-        window = started.deadline - started.began
-        ran = min(searched, window)
-        grown = GROWTH * ran if searched >= 0.9 * window else ran
-        return min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown))
-
-    def _start_search(
-        self,
-        run: AnytimeRun,
-        session: SearchSession,
-        deadline: float,
-        target: int,
-        held: int = 0,
-    ) -> _Started:
-        """Start one search from the plan's state after ``target`` moves until ``deadline``
-        (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
-        threads wait for :meth:`_Started.release`)."""
-        began = asyncio.get_running_loop().time()
-        current = self._remainder_s(run.plan[target:])
-        run.searches += 1
-        run.fence = target
-        first = run.first is not None and not run.first.start_groups
-        if run.first is not None and first:
-            run.first.start_groups = _groups(run.plan, target)
-            run.first.window_ms = 1000 * (deadline - began)
-            run.first.outcome = SearchOutcome.NOT_STARTED
-        pending, task = self._search(
-            session, run.cube_after(target), deadline, current, target, held
-        )
-        return _Started(target, deadline, began, current, task, first, pending)
-
-    async def _improve(self, run: AnytimeRun, started: _Started) -> float:
-        """Wait for a search (:meth:`_start_search`); a faster remainder it found replaces the
-        moves after its start (journaled, then announced) if that is still in time. Nothing
-        past its start is committed while its result is journaled. Returns how long it
-        searched."""
-        loop = asyncio.get_running_loop()
-        target, deadline, began = started.target, started.deadline, started.began
-        first = run.first if started.first else None
-        try:
-            found = await started.task
-            searched = loop.time() - began
-            if searched >= deadline - began:  # (one that covered its state ends sooner)
-                run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
-            saved = run.saved_s
-            outcome = await self._apply(run, target, found, started.bound_s, deadline, searched)
-            if first is not None:
-                first.searched_ms, first.outcome = 1000 * searched, outcome
-                first.saved_s = run.saved_s - saved
-        finally:
-            run.release_fence()
-        return searched
-
-    def _search(
-        self,
-        session: SearchSession,
-        cube: Cube,
-        deadline: float,
-        bound_s: float,
-        kept_htm: int,
-        held: int = 0,
-    ) -> tuple[Pending | None, asyncio.Future[Solution | None]]:
-        """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
-        event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
-        ``bound_s``, started on the session's threads (``held`` of them wait for
-        :meth:`Pending.release`): the last to end wakes the loop (one hand-back, no thread in
-        between), which picks the best (Python, the GIL held: kept out of the search threads,
-        which may run at a lower priority)."""
-        max_length = self.ctx.config.solver.max_length
-        try:
-            pending = session.start(
-                cube,
-                deadline,
-                bound_s=bound_s,
-                max_length=None if max_length is None else max(0, max_length - kept_htm),
-                held=held,
-            )
-        except CubeError as exc:  # nothing to search: the plan stays
-            logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
-            nothing: asyncio.Future[Solution | None] = asyncio.get_running_loop().create_future()
-            nothing.set_result(None)
-            return None, nothing
-        return pending, asyncio.ensure_future(_result(pending, cube))
-
-    async def _apply(
-        self,
-        run: AnytimeRun,
-        target: int,
-        found: Solution | None,
-        current: float,
-        deadline: float,
-        searched: float,
-    ) -> SearchOutcome:
-        """Take a search's result: a faster remainder from move ``target`` replaces the plan's
-        if no move past ``target`` was committed meanwhile and the worst journal write measured
-        fits before the next commit is due. Returns what became of it."""
-        loop = asyncio.get_running_loop()
-        logger.debug(
-            "job %s: searched %.1f ms from move %d (%d committed), deadline %+.1f ms: %s",
-            run.job.id,
-            1000 * searched,
-            target,
-            run.committed,
-            1000 * (loop.time() - deadline),
-            "nothing faster" if found is None else f"{found.robot_time_s:.3f} s",
-        )
-        if found is None:
-            return SearchOutcome.NOTHING_FASTER
-        if run.committed > target:  # too late to use it
-            run.late_searches += 1
-            return SearchOutcome.TOO_LATE
-        try:
-            candidate = self.planner.plan(found.moves)
-        except PlanError as exc:
-            logger.info(
-                "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
-            )
-            return SearchOutcome.NOT_PLANNED
-        better = candidate.estimate_s if candidate.moves else 0.0
-        logger.debug(
-            "job %s: after move %d: remainder %.3f s, found %.3f s (%d moves)",
-            run.job.id,
-            target,
-            current,
-            better,
-            len(candidate.moves),
-        )
-        if not better < current - 1e-9:
-            return SearchOutcome.NOTHING_FASTER
-        left = run.timeline.deadline(target) - loop.time()
-        if left < run.write_s:
-            logger.debug(
-                "job %s: a refinement saving %.3f s dropped: %.1f ms left before the commit, "
-                "a journal write may take %.1f ms",
-                run.job.id,
-                current - better,
-                1000 * left,
-                1000 * run.write_s,
-            )
-            run.dropped += 1
-            return SearchOutcome.DROPPED
-        await self._replace(run, target, candidate, current - better, searched)
-        return SearchOutcome.LANDED
-
-    def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
-        return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
-
-    async def _replace(
-        self,
-        run: AnytimeRun,
-        target: int,
-        candidate: MotorProgram,
-        saved_s: float,
-        searched_s: float,
-    ) -> None:
-        """The moves after ``target`` become ``candidate``: journaled while nothing past
-        ``target`` may be committed, then in the plan."""
-        job = run.job
-        plan = run.plan[:target] + list(candidate.moves)
-        program = self._combined(plan, candidate)
-        keep = run.offset + target
-        journal = self.ctx.journal
-        run.journaling = True  # nothing past the fence until the journal has it
-        writing = time.perf_counter()
-        await journal.call(
-            journal.sync.record_refinement,
-            job.id,
-            keep,
-            format_moves(program.source),
-            {"engine": "twophase", "program": program.to_dict(), "anytime": True},
-            str(program),
-            _rows(candidate.moves),
-        )
-        run.write_s = max(run.write_s, time.perf_counter() - writing)
-        run.plan = plan
-        run.timeline.durations = move_durations(plan, self.cost)
-        run.refinements += 1
-        run.saved_s += saved_s
-        job.program = program
-        job.face_moves = job.face_moves[:keep] + candidate.face_moves
-        job.moves_total = run.offset + len(plan)
-        refined: SolutionRefinedPayload = {
-            "job_id": job.id,
-            "refinement": run.refinements,
-            "kept": keep,
-            "moves": format_moves(program.source),
-            "htm": len(plan),
-            "robot_time_s": round(program.estimate_s, 4),
-            "saved_s": round(saved_s, 4),
-            "search_ms": round(1000 * searched_s, 1),
-            "program": program.to_dict(),
-        }
-        self.ctx.out.event(EventName.SOLUTION_REFINED, refined)
-        self.ctx.publish_status()
-
-    def _combined(self, plan: list[PlannedMove], remainder: MotorProgram) -> MotorProgram:
-        """The plan as it stands as one program (its source: the physical turns)."""
-        turns = tuple(m.as_move() for m in plan)
-        return MotorProgram(
-            tuple(plan),
-            turns,
-            remainder.orientation,
-            remainder.replaced_turns,
-            self.cost.estimate(turns),
-            sum(1 for m in plan if not m.simultaneous_with_next),
-            remainder.notes,
-        )
-
     # === helpers ==================================================================================
 
     def _plan(self, moves: Sequence[Move]) -> MotorProgram:
@@ -681,52 +360,8 @@ class Anytime:
         previous = await journal.call(journal.sync.moves, job.id)
         return tuple(face_move(m.face, m.turns) for m in previous[:offset])
 
-    async def _journal_state(self, job: Job, state: JobState) -> None:
-        journal = self.ctx.journal
-        await journal.call(journal.sync.set_state, job.id, state)
-
-
-@dataclass
-class _Started:
-    """A search during the motion, started (:meth:`Anytime._start_search`)."""
-
-    #: the plan's moves before the state it searches from; its deadline and start (loop time)
-    target: int
-    deadline: float
-    began: float
-    #: the plan's remainder from there (the search's bound, seconds)
-    bound_s: float
-    task: asyncio.Future[Solution | None]
-    #: the job's first search during the motion (:attr:`AnytimeRun.first` records it)
-    first: bool = False
-    pending: Pending | None = None
-
-    def release(self) -> None:
-        """Start the threads held back (:meth:`SearchSession.start`)."""
-        if self.pending is not None:
-            self.pending.release()
-
-
-async def _result(pending: Pending, cube: Cube) -> Solution | None:
-    """A started search's result, once its threads have ended (``None``: nothing faster)."""
-    try:
-        await asyncio.wrap_future(pending.done)
-        return pending.result()
-    except CubeError as exc:  # nothing found: the plan stays
-        logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
-        return None
-
 
 def _retrieved(future: asyncio.Future[Status]) -> None:
     """Mark a prefetched STATUS's failure as seen (the job reads it, if it gets that far)."""
     if not future.cancelled():
         future.exception()
-
-
-def _groups(plan: Sequence[PlannedMove], moves: int) -> int:
-    """How many motion groups the plan's first ``moves`` moves (a group boundary) make."""
-    return sum(1 for m in plan[:moves] if not m.simultaneous_with_next)
-
-
-def _rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:
-    return [(m.face.name, m.turns, m.motor, m.simultaneous_with_next) for m in moves]

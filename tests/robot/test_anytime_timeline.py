@@ -1,18 +1,30 @@
-"""The anytime timeline (when the committed moves end, when the next must be committed) and the
-committer, without a daemon."""
+"""The anytime timeline (when the committed moves end, when the next must be committed), the
+committer and how the searcher shares out a search window, without a daemon."""
 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
-from robot.daemon.committer import AnytimeRun, Timeline, commit_when_due, group_ends, move_durations
-from robot.daemon.context import Job
-from robot.planner import PlannedMove
+from robot.daemon.committer import (
+    AnytimeRun,
+    FirstSearch,
+    Timeline,
+    commit_when_due,
+    group_ends,
+    move_durations,
+)
+from robot.daemon.context import Context, Job
+from robot.daemon.searcher import FIRST_PART, FIRST_SEARCH_S, GROWTH, MAX_SEARCH_S, Searcher
+from robot.daemon.sessions import Sessions
+from robot.planner import PlannedMove, Planner
 from solver.cost import CostModel
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
+from solver.engines.twophase.session import Pending, SearchSession
 
 COST = CostModel(quarter_turn_s=0.1, half_turn_s=0.16, pair_extra_s=0.01, settle_s=0.005)
 #: R, U+D' (a pair), F2
@@ -111,3 +123,52 @@ def test_a_running_search_never_holds_a_due_commit_back() -> None:
 def test_no_move_past_a_refinement_being_journaled_is_committed_before_the_journal_has_it() -> None:
     held, committed, waited = _fenced(journaling=True)
     assert (held, committed) == (1, 4) and waited >= 1
+
+
+class _RecordingSession:
+    """Stands in for the refinement session: notes each search's deadline, finds nothing."""
+
+    def __init__(self) -> None:
+        self.deadlines: list[float] = []
+
+    def start(self, cube: Cube, deadline: float, **options: object) -> Pending:
+        self.deadlines.append(deadline)
+        return Pending(None)
+
+
+def _searcher() -> Searcher:
+    config = SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None))
+
+    async def warm() -> Sessions:
+        raise AssertionError("not wanted here")
+
+    return Searcher(cast(Context, SimpleNamespace(config=config)), cast(Planner, None), warm)
+
+
+def test_a_long_window_is_searched_first_for_a_part_of_it_a_short_one_whole() -> None:
+    async def scenario() -> None:
+        session = _RecordingSession()
+        searcher = _searcher()
+        run = _run(0.1)
+        run.first = FirstSearch(1, 10.0, 1)
+        now = asyncio.get_running_loop().time()
+        long = searcher._start_search(run, cast(SearchSession, session), now + 0.1, 1, split=True)
+        assert long.part and long.full_deadline == pytest.approx(now + 0.1)
+        assert long.deadline - long.began == pytest.approx(FIRST_PART * (0.1 - (long.began - now)))
+        assert session.deadlines[-1] == long.deadline
+        # the job's first search, recorded with its whole window
+        assert long.first and run.first.start_groups == 1
+        assert run.first.window_ms == pytest.approx(100, abs=5)
+        assert await long.task is None
+        # a part that used its share lets the next search grow as the whole window would
+        assert Searcher._grown(long, long.deadline - long.began) == pytest.approx(
+            min(MAX_SEARCH_S, GROWTH * (long.full_deadline - long.began))
+        )
+        short = searcher._start_search(
+            run, cast(SearchSession, session), now + 1.5 * FIRST_SEARCH_S, 1, split=True
+        )
+        assert not short.part and short.deadline == pytest.approx(now + 1.5 * FIRST_SEARCH_S)
+        rest = searcher._start_search(run, cast(SearchSession, session), now + 0.1, 1)
+        assert not rest.part and rest.deadline == pytest.approx(now + 0.1)
+
+    asyncio.run(scenario())

@@ -1,0 +1,466 @@
+"""The searches of anytime solving while the motors turn (:mod:`robot.daemon.anytime` runs the
+job; :mod:`robot.daemon.committer` commits the plan's groups when they are due).
+
+:class:`Searcher` runs the robot-time search (the profile's cost model) on both cores through
+the refinement session (:attr:`~robot.daemon.sessions.Sessions.refine`: tables and threads
+kept, each search a restart from a new state until an absolute deadline). It searches from the
+plan's state after ``target`` moves for a remainder faster than the plan's (the plan's
+remainder is the search's bound), until move ``target + 1`` is due less how late searches have
+handed back lately and the longest journal write measured. The first search starts right
+after the moves committed first (a plan's first groups decide most of what can be saved); each
+next one starts further ahead and may run about twice as long as the one before, up to
+:data:`MAX_SEARCH_S` (a search restarted with the same short budget finds the same plan
+again). A search never holds a due commit back: a result that comes too late is dropped.
+
+A remainder faster than the plan's **replaces** the moves after ``target`` if the longest
+journal write measured fits before move ``target + 1`` is due: journaled first
+(:meth:`~robot.journal.Journal.record_refinement`: moves sent never change; nothing past
+``target`` is committed until the journal has it), then announced (``solution_refined``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from robot.daemon.committer import (
+    AnytimeRun,
+    SearchOutcome,
+    commit_when_due,
+    group_ends,
+    move_durations,
+)
+from robot.daemon.context import Context
+from robot.daemon.events import EventName, SolutionRefinedPayload
+from robot.daemon.sessions import Sessions
+from robot.errors import PlanError
+from robot.planner import MotorProgram, PlannedMove, Planner
+from solver.cube.facelets import Cube
+from solver.cube.notation import format_moves
+from solver.engines.twophase.session import Pending, SearchSession
+from solver.errors import CubeError
+from solver.solution import Solution
+
+__all__ = ["Searcher", "Started", "group_count", "journal_rows"]
+
+logger = logging.getLogger(__name__)
+
+#: A search shorter than this is not started: the next group is committed at once instead.
+MIN_SEARCH_S = 0.004
+#: How much of the latest search's lateness the next one still assumes, unless it is later:
+#: a result that comes too late to be journaled wastes the whole search, ending a search a
+#: little sooner costs little.
+LATE_DECAY = 0.8
+#: The first search, from the moves committed first, runs for at least this long if it can
+#: (seconds): measured offline, a search from the state after the first group saves most of
+#: what any search during the motion saves (a plan's first moves decide it most), so even a
+#: short one there beats a longer one from further ahead (20 ms before: under load the first
+#: group's window, less the lead and the overheads, was often shorter, and the first search
+#: went to the second group).
+FIRST_SEARCH_S = 0.008
+#: A search whose window (from its start to its deadline) is at least twice
+#: :data:`FIRST_SEARCH_S` first runs for this share of it: a faster remainder it finds is
+#: journaled with the rest of the window to spare, then a second search from the same state
+#: (bounded by the new remainder) takes the rest, if at least :data:`FIRST_SEARCH_S` of it is
+#: left. One search over the whole window lost what
+#: it found whenever it handed back late or the commit came due sooner than foreseen (the
+#: lead grows while the searches take both cores): the first search's result was dropped in
+#: about a third of the jobs on a quiet machine (32 of 100), and most of what a search saves
+#: it finds in its first tens of milliseconds (offline: 15 of 20 states in 50 ms, 17 in 300).
+FIRST_PART = 0.5
+#: Each search may run this many times as long as the one before (from further ahead)...
+GROWTH = 2.0
+#: ... up to this long (seconds): then the searches go on from further ahead, each from a
+#: plan as good as the ones before made it.
+MAX_SEARCH_S = 0.4
+
+
+class Searcher:
+    """Searches for faster remainders of an anytime run's plan while its moves are committed
+    (see the module docstring). ``warm()`` gives the engine's search sessions (made once)."""
+
+    def __init__(
+        self, ctx: Context, planner: Planner, warm: Callable[[], Awaitable[Sessions]]
+    ) -> None:
+        self.ctx = ctx
+        self.planner = planner
+        self.cost = ctx.config.cost_model
+        self._warm = warm
+
+    def start_first(self, run: AnytimeRun, sessions: Sessions | None) -> Started | None:
+        """The first search, from the state after the first commit, started now (``None``:
+        the ``sessions`` are not warm yet, or its window is too short)."""
+        assert run.first is not None
+        target = run.first.commit_moves
+        if sessions is None or target >= len(run.plan):
+            return None
+        now = asyncio.get_running_loop().time()
+        deadline = run.timeline.deadline(target) - run.overhead_s
+        if deadline - now < MIN_SEARCH_S:
+            return None
+        # one thread now, the other once the first moves are out (the plan's journal write
+        # and the first moves' way to the firmware want a core)
+        return self._start_search(run, sessions.refine, deadline, target, held=1, split=True)
+
+    async def refine(self, run: AnytimeRun, early: Started | None = None) -> None:
+        """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
+        for faster remainders. Each search starts from the plan's state after ``target``
+        moves and ends when move ``target + 1`` is due, less a refinement's overhead; the
+        first runs about as long as a quarter turn, each next one from further ahead may run
+        up to twice as long as the one before (at most :data:`MAX_SEARCH_S`): a search of
+        the same length from a similar state finds about the same plan. ``early``: the first
+        search, started before the first commit."""
+        loop = asyncio.get_running_loop()
+        committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
+        try:
+            session = (await self._warm()).refine
+            #: a search whose first part landed: the rest of its window from the same state
+            again: Started | None = None
+            if early is not None:
+                await asyncio.sleep(self.ctx.link.latency_s / 2)  # (as below)
+                early.release()
+                searched, outcome = await self._improve(run, early)
+                wanted, after = self._grown(early, searched), early.target
+                again = early if early.part and outcome is SearchOutcome.LANDED else None
+            else:
+                # the first moves reach the firmware before the searches take both cores:
+                # 2.5 against 7.2 ms from the write to the (simulated) firmware's read, 30
+                # jobs, load 4
+                await asyncio.sleep(self.ctx.link.latency_s / 2)
+                wanted, after = FIRST_SEARCH_S, -1
+            while not committer.done():
+                run.timeline.observe(run.feed.last_group)
+                now = loop.time()
+                before, again = again, None
+                if before is not None and run.committed <= before.target:
+                    target: int | None = before.target  # (the rest of its window)
+                else:
+                    before = None
+                    target = self._target(run, wanted, after, now)
+                if target is None:
+                    break
+                deadline = run.timeline.deadline(target) - run.overhead_s
+                if before is not None and deadline - now < FIRST_SEARCH_S:
+                    continue  # (too little left of its window to find more than its first part)
+                if deadline - now < MIN_SEARCH_S:
+                    if run.first is not None and not run.first.start_groups:
+                        run.first.outcome = SearchOutcome.TOO_SHORT
+                    await run.wait_commit()
+                    continue
+                first = before is not None and before.first
+                started = self._start_search(
+                    run, session, deadline, target, split=before is None, first=first
+                )
+                searched, outcome = await self._improve(run, started)
+                if started.part and outcome is SearchOutcome.LANDED:
+                    again = started
+                if before is None or outcome is SearchOutcome.LANDED:
+                    wanted, after = self._grown(started, searched), target
+            await committer
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug must not stop the motors: the plan as it stands is valid
+            logger.exception(
+                "job %s: anytime refinement failed; executing the plan as is", run.job.id
+            )
+            run.release_fence()
+            await committer
+        finally:
+            committer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await committer
+
+    def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
+        """The first group end past ``after`` (the last search's start) and not before the
+        committed moves whose search may run ``wanted_s``; else the one whose search may run
+        longest (the last one before the plan's end). ``None``: nothing left to search."""
+        ends = [run.committed, *group_ends(run.plan, run.committed)]
+        ends = [e for e in ends if after < e < len(run.plan)]
+        if not ends:
+            return None
+        for end in ends:
+            if run.timeline.deadline(end) - now - run.overhead_s >= wanted_s:
+                return end
+        return ends[-1]
+
+    @staticmethod
+    def _grown(started: Started, searched: float) -> float:
+        """How long the next search may run after ``started`` searched ``searched`` seconds:
+        twice as long if it used its window (one that ended sooner covered its state; a first
+        part that used its share counts as the whole window used)."""
+        window = started.deadline - started.began
+        ran = min(searched, window)
+        if searched >= 0.9 * window:
+            grown = GROWTH * (started.full_deadline - started.began if started.part else ran)
+        else:
+            grown = ran
+        return min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown))
+
+    def _start_search(
+        self,
+        run: AnytimeRun,
+        session: SearchSession,
+        deadline: float,
+        target: int,
+        held: int = 0,
+        *,
+        split: bool = False,
+        first: bool = False,
+    ) -> Started:
+        """Start one search from the plan's state after ``target`` moves until ``deadline``
+        (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
+        threads wait for :meth:`Started.release`). With ``split`` a window of at least twice
+        :data:`FIRST_SEARCH_S` is searched in two parts, this one the first
+        (:data:`FIRST_PART` of it). ``first``: the rest of the job's first search."""
+        began = asyncio.get_running_loop().time()
+        current = self._remainder_s(run.plan[target:])
+        run.searches += 1
+        run.fence = target
+        whole = deadline
+        part = split and deadline - began >= 2 * FIRST_SEARCH_S
+        if part:
+            deadline = began + FIRST_PART * (whole - began)
+        if run.first is not None and not run.first.start_groups:
+            first = True
+            run.first.start_groups = group_count(run.plan, target)
+            run.first.window_ms = 1000 * (whole - began)
+            run.first.outcome = SearchOutcome.NOT_STARTED
+        pending, task = self._search(
+            session, run.cube_after(target), deadline, current, target, held
+        )
+        return Started(target, deadline, began, current, task, first, pending, part, whole)
+
+    async def _improve(self, run: AnytimeRun, started: Started) -> tuple[float, SearchOutcome]:
+        """Wait for a search (:meth:`_start_search`); a faster remainder it found replaces the
+        moves after its start (journaled, then announced) if that is still in time. Nothing
+        past its start is committed while its result is journaled. Returns how long it
+        searched and what became of its result."""
+        loop = asyncio.get_running_loop()
+        target, deadline, began = started.target, started.deadline, started.began
+        first = run.first if started.first else None
+        try:
+            found = await started.task
+            searched = loop.time() - began
+            if searched >= deadline - began:  # (one that covered its state ends sooner)
+                run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
+            saved = run.saved_s
+            outcome = await self._apply(run, target, found, started.bound_s, deadline, searched)
+            if first is not None:
+                if first.outcome is SearchOutcome.LANDED:  # (its first part)
+                    first.searched_ms += 1000 * searched
+                else:
+                    first.searched_ms, first.outcome = 1000 * searched, outcome
+                first.saved_s += run.saved_s - saved
+        finally:
+            run.release_fence()
+        return searched, outcome
+
+    def _search(
+        self,
+        session: SearchSession,
+        cube: Cube,
+        deadline: float,
+        bound_s: float,
+        kept_htm: int,
+        held: int = 0,
+    ) -> tuple[Pending | None, asyncio.Future[Solution | None]]:
+        """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
+        event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
+        ``bound_s``, started on the session's threads (``held`` of them wait for
+        :meth:`Pending.release`): the last to end wakes the loop (one hand-back, no thread in
+        between), which picks the best (Python, the GIL held: kept out of the search threads,
+        which may run at a lower priority)."""
+        max_length = self.ctx.config.solver.max_length
+        try:
+            pending = session.start(
+                cube,
+                deadline,
+                bound_s=bound_s,
+                max_length=None if max_length is None else max(0, max_length - kept_htm),
+                held=held,
+            )
+        except CubeError as exc:  # nothing to search: the plan stays
+            logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
+            nothing: asyncio.Future[Solution | None] = asyncio.get_running_loop().create_future()
+            nothing.set_result(None)
+            return None, nothing
+        return pending, asyncio.ensure_future(_result(pending, cube))
+
+    async def _apply(
+        self,
+        run: AnytimeRun,
+        target: int,
+        found: Solution | None,
+        current: float,
+        deadline: float,
+        searched: float,
+    ) -> SearchOutcome:
+        """Take a search's result: a faster remainder from move ``target`` replaces the plan's
+        if no move past ``target`` was committed meanwhile and the worst journal write measured
+        fits before the next commit is due. Returns what became of it."""
+        loop = asyncio.get_running_loop()
+        logger.debug(
+            "job %s: searched %.1f ms from move %d (%d committed), deadline %+.1f ms: %s",
+            run.job.id,
+            1000 * searched,
+            target,
+            run.committed,
+            1000 * (loop.time() - deadline),
+            "nothing faster" if found is None else f"{found.robot_time_s:.3f} s",
+        )
+        if found is None:
+            return SearchOutcome.NOTHING_FASTER
+        handed = loop.time()
+        if run.committed > target:  # too late to use it
+            run.late_searches += 1
+            return SearchOutcome.TOO_LATE
+        try:
+            candidate = self.planner.plan(found.moves)
+        except PlanError as exc:
+            logger.info(
+                "job %s: a refinement cannot be planned (%s); kept the plan", run.job.id, exc
+            )
+            return SearchOutcome.NOT_PLANNED
+        better = candidate.estimate_s if candidate.moves else 0.0
+        logger.debug(
+            "job %s: after move %d: remainder %.3f s, found %.3f s (%d moves)",
+            run.job.id,
+            target,
+            current,
+            better,
+            len(candidate.moves),
+        )
+        if not better < current - 1e-9:
+            return SearchOutcome.NOTHING_FASTER
+        left = run.timeline.deadline(target) - loop.time()
+        if left < run.write_s:
+            logger.debug(
+                "job %s: a refinement saving %.3f s dropped: %.1f ms left before the commit, "
+                "a journal write may take %.1f ms (handed back %+.1f ms after its deadline, "
+                "planned in %.1f ms; allowed late %.1f ms; lead now %.1f ms)",
+                run.job.id,
+                current - better,
+                1000 * left,
+                1000 * run.write_s,
+                1000 * (handed - deadline),
+                1000 * (loop.time() - handed),
+                1000 * run.late_s,
+                1000 * run.timeline.lead_s(),
+            )
+            run.dropped += 1
+            return SearchOutcome.DROPPED
+        await self._replace(run, target, candidate, current - better, searched)
+        return SearchOutcome.LANDED
+
+    def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
+        return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
+
+    async def _replace(
+        self,
+        run: AnytimeRun,
+        target: int,
+        candidate: MotorProgram,
+        saved_s: float,
+        searched_s: float,
+    ) -> None:
+        """The moves after ``target`` become ``candidate``: journaled while nothing past
+        ``target`` may be committed, then in the plan."""
+        job = run.job
+        plan = run.plan[:target] + list(candidate.moves)
+        program = self._combined(plan, candidate)
+        keep = run.offset + target
+        journal = self.ctx.journal
+        run.journaling = True  # nothing past the fence until the journal has it
+        writing = time.perf_counter()
+        await journal.call(
+            journal.sync.record_refinement,
+            job.id,
+            keep,
+            format_moves(program.source),
+            {"engine": "twophase", "program": program.to_dict(), "anytime": True},
+            str(program),
+            journal_rows(candidate.moves),
+        )
+        run.write_s = max(run.write_s, time.perf_counter() - writing)
+        run.plan = plan
+        run.timeline.durations = move_durations(plan, self.cost)
+        run.refinements += 1
+        run.saved_s += saved_s
+        job.program = program
+        job.face_moves = job.face_moves[:keep] + candidate.face_moves
+        job.moves_total = run.offset + len(plan)
+        refined: SolutionRefinedPayload = {
+            "job_id": job.id,
+            "refinement": run.refinements,
+            "kept": keep,
+            "moves": format_moves(program.source),
+            "htm": len(plan),
+            "robot_time_s": round(program.estimate_s, 4),
+            "saved_s": round(saved_s, 4),
+            "search_ms": round(1000 * searched_s, 1),
+            "program": program.to_dict(),
+        }
+        self.ctx.out.event(EventName.SOLUTION_REFINED, refined)
+        self.ctx.publish_status()
+
+    def _combined(self, plan: list[PlannedMove], remainder: MotorProgram) -> MotorProgram:
+        """The plan as it stands as one program (its source: the physical turns)."""
+        turns = tuple(m.as_move() for m in plan)
+        return MotorProgram(
+            tuple(plan),
+            turns,
+            remainder.orientation,
+            remainder.replaced_turns,
+            self.cost.estimate(turns),
+            sum(1 for m in plan if not m.simultaneous_with_next),
+            remainder.notes,
+        )
+
+
+@dataclass
+class Started:
+    """A search during the motion, started (:meth:`Searcher._start_search`)."""
+
+    #: the plan's moves before the state it searches from; its deadline and start (loop time)
+    target: int
+    deadline: float
+    began: float
+    #: the plan's remainder from there (the search's bound, seconds)
+    bound_s: float
+    task: asyncio.Future[Solution | None]
+    #: the job's first search during the motion (:attr:`AnytimeRun.first` records it)
+    first: bool = False
+    pending: Pending | None = None
+    #: the first part of a window searched in two (:data:`FIRST_PART`), which ends at
+    #: ``full_deadline``
+    part: bool = False
+    full_deadline: float = 0.0
+
+    def release(self) -> None:
+        """Start the threads held back (:meth:`SearchSession.start`)."""
+        if self.pending is not None:
+            self.pending.release()
+
+
+async def _result(pending: Pending, cube: Cube) -> Solution | None:
+    """A started search's result, once its threads have ended (``None``: nothing faster)."""
+    try:
+        await asyncio.wrap_future(pending.done)
+        return pending.result()
+    except CubeError as exc:  # nothing found: the plan stays
+        logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
+        return None
+
+
+def group_count(plan: Sequence[PlannedMove], moves: int) -> int:
+    """How many motion groups the plan's first ``moves`` moves (a group boundary) make."""
+    return sum(1 for m in plan[:moves] if not m.simultaneous_with_next)
+
+
+def journal_rows(moves: Sequence[PlannedMove]) -> list[tuple[str, int, int, bool]]:
+    """The journal's rows for ``moves`` (face, turns, motor, simultaneous with the next)."""
+    return [(m.face.name, m.turns, m.motor, m.simultaneous_with_next) for m in moves]
