@@ -32,7 +32,6 @@ from firmware resets; an e-stop or abort ends the execution, and the search with
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 import time
@@ -40,6 +39,7 @@ from collections.abc import Callable, Sequence
 
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import Status
+from firmware_protocol.tasks import cancel_and_wait
 from robot.daemon.committer import (
     AnytimeRun,
     FirstSearch,
@@ -195,9 +195,7 @@ class Anytime:
                 job.mark("sending")  # the executor writes the first moves before it waits
                 await self.executor.execute(job, run.feed, offset, dispatched=status)
             finally:
-                refiner.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await refiner
+                await cancel_and_wait(refiner)
                 self._learn(run)
                 # (not while the motors turn: a journal write then delays the refinements')
                 await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)

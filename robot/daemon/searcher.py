@@ -21,12 +21,12 @@ journal write measured fits before move ``target + 1`` is due: journaled first
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from firmware_protocol.tasks import cancel_and_wait
 from robot.daemon.committer import (
     AnytimeRun,
     SearchOutcome,
@@ -170,9 +170,7 @@ class Searcher:
             run.release_fence()
             await committer
         finally:
-            committer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await committer
+            await cancel_and_wait(committer)
 
     def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
         """The first group end past ``after`` (the last search's start) and not before the
