@@ -789,6 +789,24 @@ static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
              cost_bound(c, depth, rest) >= c->best_time - 1e-12);
 }
 
+/* The children's entries of the big phase-1 table prun (the small tables' test is the group
+   masks'): their symmetry class, then the entry, each fetched for all of them before any is
+   read. */
+static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
+        __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
+    }
+    for (i = 0; i < n; i++) {
+        uint32_t e = T->flipslice_classsym[ch[i].fs];
+        uint64_t cls = e >> 4;
+        int sym = (int)(e & 15u);
+        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
+        __builtin_prefetch(&prun[ch[i].idx >> 2]);
+    }
+}
+
 /* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
    phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
    entries (slice x twist, slice x flip) give the moves whose children the small exact tables
@@ -854,17 +872,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
             ch[i].c1 = crow[ch[i].m];
             prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
         }
-        for (i = 0; i < n; i++) {
-            ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-            __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
-        }
-        for (i = 0; i < n; i++) {
-            uint32_t e = T->flipslice_classsym[ch[i].fs];
-            uint64_t cls = e >> 4;
-            int sym = (int)(e & 15u);
-            ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-            __builtin_prefetch(&T->phase1_prun[ch[i].idx >> 2]);
-        }
+        fetch_prun(T, T->phase1_prun, ch, n);
         for (i = 0; i < n; i++) ch[i].nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
     }
     /* the children that are visited (close to the end: what they read first is fetched
@@ -1128,24 +1136,6 @@ static inline uint64_t group_moves(uint64_t e, int togo) {
         out |= sel << (15 * a);
     }
     return out;
-}
-
-/* The children's entries of the big phase-1 table prun (the small tables' test is the group
-   masks'): their symmetry class, then the entry, each fetched for all of them before any is
-   read. */
-static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
-    int i;
-    for (i = 0; i < n; i++) {
-        ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
-        __builtin_prefetch(&T->flipslice_classsym[ch[i].fs]);
-    }
-    for (i = 0; i < n; i++) {
-        uint32_t e = T->flipslice_classsym[ch[i].fs];
-        uint64_t cls = e >> 4;
-        int sym = (int)(e & 15u);
-        ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-        __builtin_prefetch(&prun[ch[i].idx >> 2]);
-    }
 }
 
 /* prefetch a row of a 45-column group move table (90 bytes: two or three cache lines) */
