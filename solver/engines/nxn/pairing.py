@@ -379,7 +379,33 @@ def _savings(last: Move | None, firsts: tuple[Move, ...], n: int) -> npt.NDArray
     return out
 
 
-def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[Move], int]]:
+@cache
+def _move_perm(n: int, move: Move) -> IntArray:
+    """One move as a sticker permutation (new = old[perm])."""
+    return _perm(n, [move])
+
+
+@cache
+def _macro_perms(
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+) -> npt.NDArray[np.intp]:
+    """Each macro of :func:`_macros` as a permutation of all stickers (new = old[perm]): a
+    child of the beam is one gather."""
+    _, seqs, _ = _macros(n, wide_only, flips, blocks)
+    out = np.empty((len(seqs), 6 * n * n), dtype=np.intp)
+    for k, seq in enumerate(seqs):
+        perm = _move_perm(n, seq[0])
+        for move in seq[1:]:
+            perm = perm[_move_perm(n, move)]
+        out[k] = perm
+    return out
+
+
+#: a way on from a beam node: (moves, wings it gains, its :func:`_macro_perms` row or -1)
+_Option = tuple[list[Move], int, int]
+
+
+def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
     after cancellation / ``scale``), each with the wings it gains; when none gains (and
     ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
@@ -392,7 +418,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
     )
     top = _top(value, beam.per_node)
     if top or not setups:
-        return [(list(seqs[k]), int(gains[k])) for k in top]
+        return [(list(seqs[k]), int(gains[k]), k) for k in top]
     g = geometry(n)
     found: list[tuple[float, list[Move], int]] = []
     if not beam.flips:  # the macros with edge flips, left out so far
@@ -408,7 +434,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
         value = np.where(gains > 0, gains - (costs + 1) / beam.scale, -np.inf)
         found += [(float(value[k]), [setup, *seqs[k]], int(gains[k])) for k in _top(value, 2)]
     found.sort(key=lambda item: -item[0])
-    return [(seq, gain) for _, seq, gain in found[: beam.per_node]]
+    return [(seq, gain, -1) for _, seq, gain in found[: beam.per_node]]
 
 
 def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
@@ -485,13 +511,17 @@ def beam_pairings(
                     continue
                 setups -= 1  # and go on after an outer turn
                 options = _options(node, n, settings, True)
-            for seq, gain in options:
+            perms = _macro_perms(n, settings.wide_only, settings.flips, settings.blocks)
+            for seq, gain, row in options:
                 moves, added = _join(node.moves, seq, n)
                 cost = node.cost + added
                 if cost >= bound:
                     continue
-                child = node.state.copy()
-                g.apply(child, seq)
+                if row >= 0:
+                    child = node.state[perms[row]]
+                else:
+                    child = node.state.copy()
+                    g.apply(child, seq)
                 key = child.tobytes()
                 if key not in children or children[key].cost > cost:
                     children[key] = _Node(child, moves, cost, node.paired + gain)
