@@ -318,13 +318,19 @@ def _effects(n: int, cache_dir: str | None) -> tuple[tuple[IntArray, IntArray, I
         if rows.size == 0:
             continue
         width = int(count_[rows].max())
-        cells = np.broadcast_to(np.arange(length), (rows.size, width, length)).copy()
-        split = np.zeros((rows.size, width), dtype=np.int64)
-        for i, k in enumerate(rows):
-            bars = np.flatnonzero(mixed[k])
-            cells[i, : bars.size] = table.perm[k].reshape(24, length)[bars]
-            sources = np.unique(source[k, bars])
-            split[i, : sources.size] = sources
+        valid = np.arange(width)[None, :] < count_[rows][:, None]  # (m, width)
+        # the mixed bars first, in bar order; the padding is bar 0 (with its own cells)
+        which = np.argsort(~mixed[rows], axis=1, kind="stable")[:, :width]
+        cells = table.perm[rows].reshape(rows.size, 24, length)[
+            np.arange(rows.size)[:, None], which
+        ]
+        cells[~valid] = np.arange(length)
+        is_source = np.zeros((rows.size, 24), dtype=bool)
+        got = np.where(valid[..., None], cells // length, -1).reshape(rows.size, -1)
+        hit = got >= 0
+        is_source[np.nonzero(hit)[0], got[hit]] = True
+        split = np.argsort(~is_source, axis=1, kind="stable")[:, :width]
+        split[~valid] = 0
         groups.append((rows, cells.reshape(rows.size, -1).astype(np.intp), split))
     return tuple(groups)
 
