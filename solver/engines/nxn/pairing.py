@@ -338,21 +338,34 @@ def _move_cost(move: Move, n: int) -> int:
 def _join(moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int) -> tuple[list[Move], int]:
     """``moves + seq`` with the turns of one block meeting at the junction merged, and the
     OBTM that adds."""
-    out = list(moves)
+    added, kept, tail = _join_tail(moves, seq, n)
+    return moves[:kept] + tail, added
+
+
+def _join_tail(
+    moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int
+) -> tuple[int, int, list[Move]]:
+    """:func:`_join` without copying ``moves``: (OBTM added, how many of ``moves`` stay, the
+    moves after them)."""
+    kept = len(moves)
+    tail: list[Move] = []
     added = 0
     for m in seq:
-        last = out[-1] if out else None
+        last = tail[-1] if tail else moves[kept - 1] if kept else None
         if last is not None and (last.face, last.lo, last.hi) == (m.face, m.lo, m.hi):
-            out.pop()
+            if tail:
+                tail.pop()
+            else:
+                kept -= 1
             added -= _move_cost(last, n)
             q = (last.quarter_turns + m.quarter_turns) % 4
             if q:
-                out.append(Move.block(m.face, m.lo, m.hi, (0, 1, 2, -1)[q]))
-                added += _move_cost(out[-1], n)
+                tail.append(Move.block(m.face, m.lo, m.hi, (0, 1, 2, -1)[q]))
+                added += _move_cost(tail[-1], n)
         else:
-            out.append(m)
+            tail.append(m)
             added += _move_cost(m, n)
-    return out, added
+    return added, kept, tail
 
 
 @cache
@@ -492,7 +505,7 @@ def beam_pairings(
     bound = top  # the keep-th shortest so far (or limit)
     nodes = [_Node(state.copy(), [], 0, paired_count(state, n, settings.counted))]
     while nodes:
-        children: dict[bytes, _Node] = {}
+        children: dict[bytes, tuple[_Node, _Node, int, list[Move]]] = {}
         setups = settings.setup_nodes
         for node in nodes:
             options = [] if node.paired == full else _options(node, n, settings, False)
@@ -513,7 +526,7 @@ def beam_pairings(
                 options = _options(node, n, settings, True)
             perms = _macro_perms(n, settings.wide_only, settings.flips, settings.blocks)
             for seq, gain, row in options:
-                moves, added = _join(node.moves, seq, n)
+                added, kept, tail = _join_tail(node.moves, seq, n)
                 cost = node.cost + added
                 if cost >= bound:
                     continue
@@ -523,12 +536,13 @@ def beam_pairings(
                     child = node.state.copy()
                     g.apply(child, seq)
                 key = child.tobytes()
-                if key not in children or children[key].cost > cost:
-                    children[key] = _Node(child, moves, cost, node.paired + gain)
-        ranked = sorted(children.values(), key=lambda c: c.cost / settings.scale - c.paired)
-        nodes = [
-            c
-            for c in ranked[: settings.width]
-            if c.cost + settings.floor * (full - c.paired) < bound
-        ]
+                if key not in children or children[key][0].cost > cost:
+                    # the moves are only written out for the children kept
+                    children[key] = (_Node(child, [], cost, node.paired + gain), node, kept, tail)
+        ranked = sorted(children.values(), key=lambda c: c[0].cost / settings.scale - c[0].paired)
+        nodes = []
+        for c, parent, kept, tail in ranked[: settings.width]:
+            if c.cost + settings.floor * (full - c.paired) < bound:
+                c.moves = parent.moves[:kept] + tail
+                nodes.append(c)
     return sorted(best.values(), key=lambda item: item[0])
