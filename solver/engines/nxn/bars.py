@@ -350,9 +350,13 @@ def _macro_scores(colours: Colours, n: int, cache_dir: str | None) -> IntArray:
 
 
 #: per N, beam width and macros each kept state is expanded by (7x7: CPU time, seeds 0-5 at
-#: load 4: width 5 x 3 68.3 OBTM / 3.3 s, 4 x 4 70.7 / 2.1 s, 2 x 4 74.0 / 1.0 s)
-WIDTH = {6: 8, 7: 4}
-PER_NODE = {6: 8, 7: 4}
+#: load 4: width 5 x 3 68.3 OBTM / 3.3 s, 4 x 4 70.7 / 2.1 s, 2 x 4 74.0 / 1.0 s, before each
+#: macro was scored on the bars it mixes only, 4-5x less CPU. Then, 7x7 seeds 100-107 with
+#: the engine's other settings: 4 x 4 bars 70.0, 8 x 8 64.9, 16 x 8 62.3, 32 x 8 60.6 OBTM,
+#: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
+#: better than 8 x 8 on 6 states)
+WIDTH = {6: 8, 7: 16}
+PER_NODE = {6: 8, 7: 8}
 #: a move is worth this many paired cells in the beam's ranking
 WEIGHT = 0.25
 MAX_STEPS = 40

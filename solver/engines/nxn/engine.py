@@ -167,10 +167,11 @@ def edge_tries(n: int) -> int:
 EDGE_TRIES_4 = 16
 #: 5x5: the shortest staged centre solutions that get their edges paired
 EDGE_TRIES_5 = 12
-#: 6x6, 7x7: the centre solutions that get their edges paired: every one the bar route gives
-#: (6x6: 2 inner rings x 3 outer solutions, 7x7: 1 x 3; seeds 100-103: 6 tries on a 6x6
-#: were shorter than 3 with 3 first passes each, and cheaper; 3 on a 7x7 cut its edges by ~6)
-EDGE_TRIES_BARS = {6: 6, 7: 3}
+#: 6x6, 7x7: the centre solutions that get their edges paired: the shortest that end in
+#: different states of those the bar route gives (6x6: 3 inner rings x 8 outer solutions,
+#: 7x7: 1 x 5; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
+#: solutions of about the same length, so more tries keep paying)
+EDGE_TRIES_BARS = {6: 20, 7: 5}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
@@ -186,8 +187,9 @@ STAGED_SIZES = (4, 5)
 #: rings) 2 x 3 380.7 / 2.51 s, 3 x 3 371.5 / 3.37 s, 4 x 2 370.0 / 3.65 s, 4 x 3 370.0 / 4.5 s
 RINGS = {6: 3, 7: 3}
 #: 6x6, 7x7 (the default route, rings and bars): how many of the inner ring's shortest staged
-#: solutions get their bars paired and their outer centres solved
-BAR_RINGS = {6: 2, 7: 1}
+#: solutions get their bars paired and their outer centres solved (6x6 seeds 100-111: 3
+#: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU)
+BAR_RINGS = {6: 3, 7: 1}
 
 
 def _staged(
@@ -394,8 +396,9 @@ BEAM_TRIES_4 = 2
 #: the centres + edges that go on to the 3x3 stage, per N: (``keep``, ``slack``): the
 #: edges of a centre solution may end in ``keep`` different states, and every reduction
 #: shorter than the shortest + ``slack`` (OBTM; 0: the shortest alone) has its 3x3 solved
-#: (budget 0, about 1 ms each); the shortest whole is kept (:func:`_pick_3x3`)
-ENDS = {6: (1, 0), 7: (1, 0)}
+#: (budget 0, about 1 ms each); the shortest whole is kept (:func:`_pick_3x3`). 6x6 seeds
+#: 100-111 (6 distinct centre solutions): (1, 0) 165.7 OBTM, (4, 2) 165.3 (3x3 19.8 -> 19.7)
+ENDS = {6: (4, 2), 7: (4, 2)}
 #: at most this many reductions get a 3x3 search
 MAX_ENDS = 24
 

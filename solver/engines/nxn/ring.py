@@ -216,14 +216,17 @@ def _commutators(
 
 
 #: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions that end in
-#: different states are kept per inner-ring solution (each gets its edges paired by the
-#: engine), of the :data:`OUTER_ASK` shortest it gives (6: what its stage-3 searches give
-#: anyway). Many end in the same state (6x6 seeds 100-105, 3 rings: 11 distinct of 18),
-#: whose edges would be paired alike.
-OUTER_KEEP = {6: 3, 7: 3}
-OUTER_ASK = 6
+#: different states are kept per bar pairing (each gets its edges paired by the engine), of
+#: the :data:`OUTER_ASK` shortest it gives (6 cost no more than 3: what its stage-3 searches
+#: give anyway). Many end in the same state (6x6 seeds 100-105, 3 rings: 11 distinct of 18),
+#: whose edges would be paired alike. 6x6 seeds 100-111 (edges on every one kept; main 166.4
+#: OBTM): 3 kept of 6 165.3, 5 of 6 163.8, 8 of 12 162.8 (7.8 s CPU at load 10-13), with 3
+#: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8)
+OUTER_KEEP = {6: 8, 7: 5}
+OUTER_ASK = {6: 12, 7: 6}
 #: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
-#: centres solved, per inner-ring solution
+#: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
+#: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU)
 BAR_KEEP = {6: 1, 7: 1}
 
 
@@ -282,7 +285,7 @@ def _outer_centres(
     t0 = time.perf_counter()
     outers = staged5.staged_centres(
         project(after, n, bars.bar_coords(n)),
-        max(OUTER_ASK, OUTER_KEEP[n]),
+        max(OUTER_ASK[n], OUTER_KEEP[n]),
         cache_dir,
         progress,
     )
