@@ -36,7 +36,15 @@ from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.tables import Progress, Report, Table, load_table
 from solver.errors import NoSolutionError, UnsupportedError
 
-__all__ = ["BarMacros", "bar_cells", "bar_coords", "macro_table", "pair_bars", "paired"]
+__all__ = [
+    "BarMacros",
+    "bar_cells",
+    "bar_coords",
+    "bar_pairings",
+    "macro_table",
+    "pair_bars",
+    "paired",
+]
 
 log = logging.getLogger(__name__)
 
@@ -277,19 +285,78 @@ def _lut(length: int) -> npt.NDArray[np.uint8]:
 def _score(bars: npt.NDArray[np.uint8]) -> IntArray:
     """Per state (axis 0), cells paired (see :func:`paired`); ``bars`` (k, 24, N - 4) of
     colours 0..5 (a bar of 2 or 3 cells: the cells of its most frequent colour less one)."""
+    out: IntArray = _bar_scores(bars).sum(axis=-1, dtype=np.int64)
+    return out
+
+
+def _bar_scores(bars: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+    """Cells paired per bar; ``bars`` (..., N - 4) of colours 0..5."""
     length = bars.shape[-1]
-    code = bars[..., 0].copy()
+    code = bars[..., 0].astype(np.int64)
     for k in range(1, length):
         code *= 6
         code += bars[..., k]
-    out: IntArray = np.take(_lut(length), code).sum(axis=-1, dtype=np.int64)
+    out: npt.NDArray[np.uint8] = np.take(_lut(length), code)
+    return out
+
+
+@cache
+def _effects(n: int, cache_dir: str | None) -> tuple[tuple[IntArray, IntArray, IntArray], ...]:
+    """Which bars each macro of :func:`macro_table` mixes, to score it there only (a bar that
+    gets cells of several bars is mixed; the bars those come from are split, as many; every
+    other bar moves whole and keeps its score). In groups by how many it mixes (macros that
+    mix none cannot pair more and are left out): (the macros, (m, T·(N-4)) cells that the
+    mixed bars get, (m, T) bars split), rows padded with bar 0 left as it is (it cancels)."""
+    table = macro_table(n, cache_dir)
+    length = n - 4
+    source = (table.perm // length).reshape(len(table.perm), 24, length)
+    mixed = (source != source[..., :1]).any(axis=-1)  # (M, 24)
+    count_ = mixed.sum(axis=-1)
+    groups = []
+    for lo, hi in ((1, 2), (3, 5), (6, 24)):
+        rows = np.flatnonzero((count_ >= lo) & (count_ <= hi))
+        if rows.size == 0:
+            continue
+        width = int(count_[rows].max())
+        valid = np.arange(width)[None, :] < count_[rows][:, None]  # (m, width)
+        # the mixed bars first, in bar order; the padding is bar 0 (with its own cells)
+        which = np.argsort(~mixed[rows], axis=1, kind="stable")[:, :width]
+        cells = table.perm[rows].reshape(rows.size, 24, length)[
+            np.arange(rows.size)[:, None], which
+        ]
+        cells[~valid] = np.arange(length)
+        is_source = np.zeros((rows.size, 24), dtype=bool)
+        got = np.where(valid[..., None], cells // length, -1).reshape(rows.size, -1)
+        hit = got >= 0
+        is_source[np.nonzero(hit)[0], got[hit]] = True
+        split = np.argsort(~is_source, axis=1, kind="stable")[:, :width]
+        split[~valid] = 0
+        groups.append((rows, cells.reshape(rows.size, -1).astype(np.intp), split))
+    return tuple(groups)
+
+
+def _macro_scores(colours: Colours, n: int, cache_dir: str | None) -> IntArray:
+    """Cells paired after each macro of :func:`macro_table` (the state's own count for the
+    macros that mix no bar), scored on the bars each mixes (:func:`_effects`)."""
+    table = macro_table(n, cache_dir)
+    length = n - 4
+    own = _bar_scores(colours.reshape(24, length)).astype(np.int64)
+    now = int(own.sum())
+    out = np.full(len(table.cost), now, dtype=np.int64)
+    for rows, cells, split in _effects(n, cache_dir):
+        got = _bar_scores(colours[cells].reshape(len(rows), -1, length))
+        out[rows] = now + got.sum(axis=-1, dtype=np.int64) - own[split].sum(axis=-1)
     return out
 
 
 #: per N, beam width and macros each kept state is expanded by (7x7: CPU time, seeds 0-5 at
-#: load 4: width 5 x 3 68.3 OBTM / 3.3 s, 4 x 4 70.7 / 2.1 s, 2 x 4 74.0 / 1.0 s)
-WIDTH = {6: 8, 7: 4}
-PER_NODE = {6: 8, 7: 4}
+#: load 4: width 5 x 3 68.3 OBTM / 3.3 s, 4 x 4 70.7 / 2.1 s, 2 x 4 74.0 / 1.0 s, before each
+#: macro was scored on the bars it mixes only, 4-5x less CPU. Then, 7x7 seeds 100-107 with
+#: the engine's other settings: 4 x 4 bars 70.0, 8 x 8 64.9, 16 x 8 62.3, 32 x 8 60.6 OBTM,
+#: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
+#: better than 8 x 8 on 6 states)
+WIDTH = {6: 8, 7: 16}
+PER_NODE = {6: 8, 7: 8}
 #: a move is worth this many paired cells in the beam's ranking
 WEIGHT = 0.25
 MAX_STEPS = 40
@@ -317,21 +384,35 @@ def pair_bars(
 ) -> list[Move]:
     """Moves that pair every bar of ``state`` (flat colours of an N cube whose inner ring is
     solved; turned in place) and keep the inner ring."""
+    moves = bar_pairings(state, n, 1, cache_dir, progress)[0]
+    geometry(n).apply(state, moves)
+    return moves
+
+
+def bar_pairings(
+    state: Colours,
+    n: int,
+    keep: int = 1,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+) -> list[list[Move]]:
+    """The ``keep`` shortest move sequences the beam finds that pair every bar of ``state``
+    (as :func:`pair_bars`; ``state`` is not changed), shortest first. Raises
+    :class:`~solver.errors.NoSolutionError` when it finds none."""
     table = macro_table(n, cache_dir, progress)
     cells = bar_cells(n).reshape(-1)
     goal = 24 * (n - 5)
     start = state[cells]
     # (rank, cost, colours of the bar cells, macro indices)
     beam: list[tuple[float, int, Colours, list[int]]] = [(0.0, 0, start, [])]
-    done: tuple[int, list[int]] | None = None
+    done: list[tuple[int, list[int]]] = []  # shortest first
     if paired(start, n) == goal:
-        return []
+        return [[]]
     stalled = False
     for _ in range(MAX_STEPS):
         nxt: list[tuple[float, int, Colours, list[int]]] = []
         for _, cost, colours, path in beam:
-            after = np.take(colours, table.perm)  # (macros, cells)
-            score = _score(after.reshape(len(after), 24, n - 4))
+            score = _macro_scores(colours, n, cache_dir)
             costs = table.cost
             if path and path[-1] >= 0 and table.spelling[path[-1], 1] == 0:  # ends with s'
                 costs = costs - _merges(n)[table.spelling[path[-1], 0]][table.spelling[:, 0]]
@@ -342,14 +423,16 @@ def pair_bars(
                 if rank[k] == -np.inf:
                     break
                 total = cost + int(costs[k])
-                if done is not None and total >= done[0]:
+                if len(done) == keep and total >= done[-1][0]:
                     continue
                 if score[k] == goal:
-                    done = (total, [*path, int(k)])
+                    done.append((total, [*path, int(k)]))
+                    done.sort(key=lambda item: item[0])
+                    del done[keep:]
                     continue
-                nxt.append((float(rank[k]), total, after[k], [*path, int(k)]))
+                nxt.append((float(rank[k]), total, colours[table.perm[k]], [*path, int(k)]))
         if not nxt:
-            if stalled or done is not None:
+            if stalled or done:
                 break
             # no macro pairs more: every setup turn of the best state (whole bars move),
             # then the macros again
@@ -372,10 +455,11 @@ def pair_bars(
             beam.append(item)
             if len(beam) == WIDTH[n]:
                 break
-    if done is None:
+    if not done:
         log.debug("bars left: %s", [c.reshape(24, n - 4).tolist() for _, _, c, _ in beam[:1]])
         raise NoSolutionError(f"the {n}x{n}x{n} bars were not paired in {MAX_STEPS} macros")
     setups = _base_moves(n)
-    moves = [m for k in done[1] for m in (table.moves(k) if k >= 0 else (setups[-1 - k],))]
-    geometry(n).apply(state, moves)
-    return moves
+    return [
+        [m for k in path for m in (table.moves(k) if k >= 0 else (setups[-1 - k],))]
+        for _, path in done
+    ]

@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
@@ -75,7 +75,7 @@ from solver.engines.nxn.centres import (
     finish_centres,
     first_centres,
 )
-from solver.engines.nxn.pairing import MAX_N, Beam, beam_pair_edges, beam_pairings, pair_edges
+from solver.engines.nxn.pairing import MAX_N, Beam, beam_pairings, pair_edges
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
@@ -167,10 +167,11 @@ def edge_tries(n: int) -> int:
 EDGE_TRIES_4 = 16
 #: 5x5: the shortest staged centre solutions that get their edges paired
 EDGE_TRIES_5 = 12
-#: 6x6, 7x7: the centre solutions that get their edges paired: every one the bar route gives
-#: (6x6: 2 inner rings x 3 outer solutions, 7x7: 1 x 3; seeds 100-103: 6 tries on a 6x6
-#: were shorter than 3 with 3 first passes each, and cheaper; 3 on a 7x7 cut its edges by ~6)
-EDGE_TRIES_BARS = {6: 6, 7: 3}
+#: 6x6, 7x7: the centre solutions that get their edges paired: the shortest that end in
+#: different states of those the bar route gives (6x6: 3 inner rings x 8 outer solutions,
+#: 7x7: 1 x 5; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
+#: solutions of about the same length, so more tries keep paying)
+EDGE_TRIES_BARS = {6: 20, 7: 5}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
@@ -186,8 +187,9 @@ STAGED_SIZES = (4, 5)
 #: rings) 2 x 3 380.7 / 2.51 s, 3 x 3 371.5 / 3.37 s, 4 x 2 370.0 / 3.65 s, 4 x 3 370.0 / 4.5 s
 RINGS = {6: 3, 7: 3}
 #: 6x6, 7x7 (the default route, rings and bars): how many of the inner ring's shortest staged
-#: solutions get their bars paired and their outer centres solved
-BAR_RINGS = {6: 2, 7: 1}
+#: solutions get their bars paired and their outer centres solved (6x6 seeds 100-111: 3
+#: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU)
+BAR_RINGS = {6: 3, 7: 1}
 
 
 def _staged(
@@ -278,19 +280,36 @@ def _finish(state: Colours, n: int, orbits: list[int] | None = None) -> list[Mov
 
 
 def _edges(state: Colours, n: int, limit: int | None = None) -> list[Move] | None:
-    """Freeslice pairing, then 3-cycles for the rest (turns ``state``). Even N: also tried
-    with :func:`pll_parity` first; the shorter finish is kept. 5 ≤ N ≤ ``MAX_N``: the
-    pairing is a beam search (:func:`~solver.engines.nxn.pairing.beam_pair_edges`) that
-    finishes each of its pairings this way. None when the pairing (4x4: alone) reaches
-    ``limit`` (OBTM)."""
-    if n in TWO_PASS:
-        return _two_pass_edges(state, n, limit)
-    if 5 <= n <= MAX_N:
-        return beam_pair_edges(state, n, lambda end: _best_finish(end, n), limit=limit)
-    edges = pair_edges(state, n, limit)
-    if edges is None:
+    """Freeslice pairing, then 3-cycles for the rest (turns ``state``): the shortest of
+    :func:`_edge_ends`, None when it has none."""
+    ends = _edge_ends(state, n, limit)
+    if not ends:
         return None
-    return edges + _best_finish(state, n)
+    state[:] = ends[0][2]
+    return ends[0][1]
+
+
+#: an edge solution: (OBTM, moves, state after them)
+_End = tuple[int, list[Move], Colours]
+
+
+def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) -> list[_End]:
+    """Freeslice pairing, then 3-cycles for the rest: up to ``keep`` solutions that end in
+    different states, shortest first (``state`` is not changed). Even N: also tried with
+    :func:`pll_parity` first; the shorter finish is kept. 5 ≤ N ≤ ``MAX_N``: the pairing is a
+    beam search (:func:`~solver.engines.nxn.pairing.beam_pairings`) that finishes each of its
+    pairings this way (4x4: one greedy pairing). Only those shorter than ``limit`` (OBTM; a 4x4's
+    pairing alone)."""
+    if n in TWO_PASS:
+        return _two_pass_edges(state, n, limit, keep)
+    if 5 <= n <= MAX_N:
+        return beam_pairings(state, n, lambda end: _best_finish(end, n), None, limit, keep)
+    end = state.copy()
+    edges = pair_edges(end, n, limit)
+    if edges is None:
+        return []
+    edges += _best_finish(end, n)
+    return [(count(edges, Metric.HTM, n), edges, end)]
 
 
 #: 6x6 and 7x7: the edges in two passes, as dwalton76's solver does them (each pass a 4x4's
@@ -322,15 +341,15 @@ def _inner_finish(state: Colours, n: int) -> list[Move]:
 FIRST_PASS_KEEP = {6: 1, 7: 1}
 
 
-def _two_pass_edges(state: Colours, n: int, limit: int | None) -> list[Move] | None:
-    """:data:`TWO_PASS` (turns ``state``): the second pass after each of the
-    :data:`FIRST_PASS_KEEP` shortest first passes, the shortest whole kept; None when it
-    reaches ``limit`` (OBTM)."""
+def _two_pass_edges(state: Colours, n: int, limit: int | None, keep: int = 1) -> list[_End]:
+    """:data:`TWO_PASS`: the second pass after each of the :data:`FIRST_PASS_KEEP` shortest
+    first passes; the ``keep`` shortest wholes that end in different states, shortest first
+    (``state`` is not changed), those shorter than ``limit`` (OBTM) only."""
     first, second = TWO_PASS[n]
     inners = beam_pairings(
         state, n, lambda end: _inner_finish(end, n), first, limit, FIRST_PASS_KEEP[n]
     )
-    best: tuple[int, list[Move], Colours] | None = None
+    found: dict[bytes, _End] = {}
     bound = limit
     for used, inner, after in inners:
         outers = beam_pairings(
@@ -339,14 +358,17 @@ def _two_pass_edges(state: Colours, n: int, limit: int | None) -> list[Move] | N
             lambda end: _best_finish(end, n),
             second,
             None if bound is None else bound - used,
+            keep,
         )
-        if outers:
-            cost, outer, end = outers[0]
-            best, bound = (used + cost, inner + outer, end), used + cost
-    if best is None:
-        return None
-    state[:] = best[2]
-    return best[1]
+        for cost, outer, end in outers:
+            key = end.tobytes()
+            if key not in found or found[key][0] > used + cost:
+                found[key] = (used + cost, inner + outer, end)
+        ranked = sorted(found.values(), key=lambda item: item[0])[:keep]
+        found = {item[2].tobytes(): item for item in ranked}
+        if len(ranked) == keep:
+            bound = ranked[-1][0]
+    return sorted(found.values(), key=lambda item: item[0])
 
 
 def _best_finish(state: Colours, n: int, orbits: list[int] | None = None) -> list[Move]:
@@ -371,40 +393,52 @@ def _best_finish(state: Colours, n: int, orbits: list[int] | None = None) -> lis
 BEAM_TRIES_4 = 2
 
 
-def _best_reduction(
-    cube: Cube, tries: int, edge_tries: int, options: Any
-) -> tuple[str, Colours, list[Stage]]:
-    """Centres on the best rotations, edges on the ``edge_tries`` best of them: the rotation,
-    state and stages (centres, edges) of the shortest centres + edges. 4x4: the
-    :data:`BEAM_TRIES_4` best are paired once more by the beam search."""
+#: the centres + edges that go on to the 3x3 stage, per N: (``keep``, ``slack``): the
+#: edges of a centre solution may end in ``keep`` different states, and every reduction
+#: shorter than the shortest + ``slack`` (OBTM; 0: the shortest alone) has its 3x3 solved
+#: (budget 0, about 1 ms each); the shortest whole is kept (:func:`_pick_3x3`). 6x6 seeds
+#: 100-111 (6 distinct centre solutions): (1, 0) 165.7 OBTM, (4, 2) 165.3 (3x3 19.8 -> 19.7)
+ENDS = {6: (4, 2), 7: (4, 2)}
+#: at most this many reductions get a 3x3 search
+MAX_ENDS = 24
+
+
+def _best_reductions(cube: Cube, tries: int, edge_tries: int, options: Any) -> list[_Reduced]:
+    """Centres on the best rotations, edges on the ``edge_tries`` best of them: the
+    reductions (OBTM, rotation, state, stages: centres, edges) whose centres + edges are
+    shortest (:data:`ENDS`), shortest first. 4x4: the :data:`BEAM_TRIES_4` best are paired
+    once more by the beam search."""
     n = cube.n
-    best: tuple[int, str, Colours, list[Stage]] | None = None
-    #: (greedy total, centre OBTM, rotation, state and stages before the edges)
+    keep, slack = ENDS.get(n, (1, 0))
+    done: list[_Reduced] = []
+
+    def limit(cost: int) -> int | None:  # edges must be shorter than this to be kept
+        return None if not done else done[0][0] + slack - cost
+
+    def add(cost: int, rotation: str, stages: list[Stage], ends: list[_End], ms: float) -> None:
+        for used, edges, end in ends:
+            stage = Stage("edges", tuple(edges), {"obtm": used, "ms": ms})
+            done.append((cost + used, rotation, end, [*stages, stage]))
+        done.sort(key=lambda item: item[0])
+
+    #: (total, centre OBTM, rotation, state and stages before the edges)
     tried: list[tuple[int, int, str, Colours, list[Stage]]] = []
     for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
-        before, centre_stages = state.copy(), list(stages)
         start = time.perf_counter()
-        edges = _edges(state, n, None if best is None else best[0] - cost)
-        if edges is None:  # already longer than the best
+        ends = _edge_ends(state, n, limit(cost), keep)
+        if not ends:  # already longer than the best
             continue
-        _timed(stages, "edges", edges, start, n)
-        total = cost + count(edges, Metric.HTM, n)
-        tried.append((total, cost, rotation, before, centre_stages))
-        if best is None or total < best[0]:
-            best = (total, rotation, state, stages)
-    assert best is not None
+        add(cost, rotation, stages, ends, round((time.perf_counter() - start) * 1000, 2))
+        tried.append((cost + ends[0][0], cost, rotation, state, stages))
+    assert done
     if n == 4:
         tried.sort(key=lambda item: item[0])
         for _, cost, rotation, state, stages in tried[:BEAM_TRIES_4]:
             start = time.perf_counter()
-            edges = beam_pair_edges(
-                state, n, lambda end: _best_finish(end, n), limit=best[0] - cost
-            )
-            if edges is None:  # not shorter than the best
-                continue
-            _timed(stages, "edges", edges, start, n)
-            best = (cost + count(edges, Metric.HTM, n), rotation, state, stages)
-    return best[1], best[2], best[3]
+            ends = beam_pairings(state, n, partial(_best_finish, n=n), None, limit(cost), keep)
+            add(cost, rotation, stages, ends, round((time.perf_counter() - start) * 1000, 2))
+    best = done[0][0]
+    return [item for item in done if item[0] < best + slack or item[0] == best][:MAX_ENDS]
 
 
 def _solved(state: Colours, n: int) -> bool:
@@ -422,6 +456,31 @@ def _solve_3x3(cube: Cube, options: Any) -> Solution:
         cost_model=options.cost_model,
         faces=options.faces,
     )
+
+
+def _pick_3x3(
+    reductions: list[_Reduced], n: int, options: Any
+) -> tuple[str, Colours, list[Stage], Solution]:
+    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 (a
+    first solution, budget 0) and after the optimiser, is shortest (the first of equals), and
+    its 3x3 solution: solved again with the caller's budget and cost model when it has either."""
+    if len(reductions) == 1:
+        _, rotation, state, stages = reductions[0]
+        return rotation, state, stages, _solve_3x3(reduced_3x3(state, n), options)
+    quick = dataclasses.replace(options, budget_s=0.0, cost_model=None)
+    best: tuple[int, int, Solution] | None = None
+    for k, (_, _, state, stages) in enumerate(reductions):
+        small = _solve_3x3(reduced_3x3(state, n), quick)
+        raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+        total = count(optimize(raw, n), Metric.HTM, n)
+        if best is None or total < best[0]:
+            best = (total, k, small)
+    assert best is not None
+    _, rotation, state, stages = reductions[best[1]]
+    small = best[2]
+    if options.budget_s > 0 or options.cost_model is not None:
+        small = _solve_3x3(reduced_3x3(state, n), options)
+    return rotation, state, stages, small
 
 
 def solve_nxn(cube: Cube, options: Any) -> Solution:
@@ -443,9 +502,9 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     if options.extra.get("stages_only"):
         _, rotation, state, stages = _best_centres(cube, tries, 1, options)[0]
     else:
-        rotation, state, stages = _best_reduction(cube, tries, edge_tries(n), options)
+        reductions = _best_reductions(cube, tries, edge_tries(n), options)
         t0 = time.perf_counter()
-        small = _solve_3x3(reduced_3x3(state, n), options)
+        rotation, state, stages, small = _pick_3x3(reductions, n, options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
     stages = [dataclasses.replace(st, moves=_unrotate(st.moves, rotation)) for st in stages]

@@ -338,21 +338,34 @@ def _move_cost(move: Move, n: int) -> int:
 def _join(moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int) -> tuple[list[Move], int]:
     """``moves + seq`` with the turns of one block meeting at the junction merged, and the
     OBTM that adds."""
-    out = list(moves)
+    added, kept, tail = _join_tail(moves, seq, n)
+    return moves[:kept] + tail, added
+
+
+def _join_tail(
+    moves: list[Move], seq: tuple[Move, ...] | list[Move], n: int
+) -> tuple[int, int, list[Move]]:
+    """:func:`_join` without copying ``moves``: (OBTM added, how many of ``moves`` stay, the
+    moves after them)."""
+    kept = len(moves)
+    tail: list[Move] = []
     added = 0
     for m in seq:
-        last = out[-1] if out else None
+        last = tail[-1] if tail else moves[kept - 1] if kept else None
         if last is not None and (last.face, last.lo, last.hi) == (m.face, m.lo, m.hi):
-            out.pop()
+            if tail:
+                tail.pop()
+            else:
+                kept -= 1
             added -= _move_cost(last, n)
             q = (last.quarter_turns + m.quarter_turns) % 4
             if q:
-                out.append(Move.block(m.face, m.lo, m.hi, (0, 1, 2, -1)[q]))
-                added += _move_cost(out[-1], n)
+                tail.append(Move.block(m.face, m.lo, m.hi, (0, 1, 2, -1)[q]))
+                added += _move_cost(tail[-1], n)
         else:
-            out.append(m)
+            tail.append(m)
             added += _move_cost(m, n)
-    return out, added
+    return added, kept, tail
 
 
 @cache
@@ -379,7 +392,33 @@ def _savings(last: Move | None, firsts: tuple[Move, ...], n: int) -> npt.NDArray
     return out
 
 
-def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[Move], int]]:
+@cache
+def _move_perm(n: int, move: Move) -> IntArray:
+    """One move as a sticker permutation (new = old[perm])."""
+    return _perm(n, [move])
+
+
+@cache
+def _macro_perms(
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+) -> npt.NDArray[np.intp]:
+    """Each macro of :func:`_macros` as a permutation of all stickers (new = old[perm]): a
+    child of the beam is one gather."""
+    _, seqs, _ = _macros(n, wide_only, flips, blocks)
+    out = np.empty((len(seqs), 6 * n * n), dtype=np.intp)
+    for k, seq in enumerate(seqs):
+        perm = _move_perm(n, seq[0])
+        for move in seq[1:]:
+            perm = perm[_move_perm(n, move)]
+        out[k] = perm
+    return out
+
+
+#: a way on from a beam node: (moves, wings it gains, its :func:`_macro_perms` row or -1)
+_Option = tuple[list[Move], int, int]
+
+
+def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
     after cancellation / ``scale``), each with the wings it gains; when none gains (and
     ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
@@ -392,7 +431,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
     )
     top = _top(value, beam.per_node)
     if top or not setups:
-        return [(list(seqs[k]), int(gains[k])) for k in top]
+        return [(list(seqs[k]), int(gains[k]), k) for k in top]
     g = geometry(n)
     found: list[tuple[float, list[Move], int]] = []
     if not beam.flips:  # the macros with edge flips, left out so far
@@ -408,7 +447,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[tuple[list[M
         value = np.where(gains > 0, gains - (costs + 1) / beam.scale, -np.inf)
         found += [(float(value[k]), [setup, *seqs[k]], int(gains[k])) for k in _top(value, 2)]
     found.sort(key=lambda item: -item[0])
-    return [(seq, gain) for _, seq, gain in found[: beam.per_node]]
+    return [(seq, gain, -1) for _, seq, gain in found[: beam.per_node]]
 
 
 def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
@@ -466,7 +505,7 @@ def beam_pairings(
     bound = top  # the keep-th shortest so far (or limit)
     nodes = [_Node(state.copy(), [], 0, paired_count(state, n, settings.counted))]
     while nodes:
-        children: dict[bytes, _Node] = {}
+        children: dict[bytes, tuple[_Node, _Node, int, list[Move]]] = {}
         setups = settings.setup_nodes
         for node in nodes:
             options = [] if node.paired == full else _options(node, n, settings, False)
@@ -485,20 +524,25 @@ def beam_pairings(
                     continue
                 setups -= 1  # and go on after an outer turn
                 options = _options(node, n, settings, True)
-            for seq, gain in options:
-                moves, added = _join(node.moves, seq, n)
+            perms = _macro_perms(n, settings.wide_only, settings.flips, settings.blocks)
+            for seq, gain, row in options:
+                added, kept, tail = _join_tail(node.moves, seq, n)
                 cost = node.cost + added
                 if cost >= bound:
                     continue
-                child = node.state.copy()
-                g.apply(child, seq)
+                if row >= 0:
+                    child = node.state[perms[row]]
+                else:
+                    child = node.state.copy()
+                    g.apply(child, seq)
                 key = child.tobytes()
-                if key not in children or children[key].cost > cost:
-                    children[key] = _Node(child, moves, cost, node.paired + gain)
-        ranked = sorted(children.values(), key=lambda c: c.cost / settings.scale - c.paired)
-        nodes = [
-            c
-            for c in ranked[: settings.width]
-            if c.cost + settings.floor * (full - c.paired) < bound
-        ]
+                if key not in children or children[key][0].cost > cost:
+                    # the moves are only written out for the children kept
+                    children[key] = (_Node(child, [], cost, node.paired + gain), node, kept, tail)
+        ranked = sorted(children.values(), key=lambda c: c[0].cost / settings.scale - c[0].paired)
+        nodes = []
+        for c, parent, kept, tail in ranked[: settings.width]:
+            if c.cost + settings.floor * (full - c.paired) < bound:
+                c.moves = parent.moves[:kept] + tail
+                nodes.append(c)
     return sorted(best.values(), key=lambda item: item[0])

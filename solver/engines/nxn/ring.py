@@ -169,8 +169,7 @@ def ring_centres(
     for option in options:
         inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
         found += _commutators(state, n, inner, rotations, cache_dir, progress)
-    found.sort(key=lambda item: item[0])
-    return found[: max(1, keep)]
+    return _distinct(found, keep)
 
 
 def _commutators(
@@ -216,9 +215,19 @@ def _commutators(
     return found
 
 
-#: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions are kept per
-#: inner-ring solution (each gets its edges paired by the engine)
-OUTER_KEEP = {6: 3, 7: 3}
+#: 6x6, 7x7 with bars: how many of the outer 5x5 search's shortest solutions that end in
+#: different states are kept per bar pairing (each gets its edges paired by the engine), of
+#: the :data:`OUTER_ASK` shortest it gives (6 cost no more than 3: what its stage-3 searches
+#: give anyway). Many end in the same state (6x6 seeds 100-105, 3 rings: 11 distinct of 18),
+#: whose edges would be paired alike. 6x6 seeds 100-111 (edges on every one kept; main 166.4
+#: OBTM): 3 kept of 6 165.3, 5 of 6 163.8, 8 of 12 162.8 (7.8 s CPU at load 10-13), with 3
+#: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8)
+OUTER_KEEP = {6: 8, 7: 5}
+OUTER_ASK = {6: 12, 7: 6}
+#: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
+#: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
+#: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU)
+BAR_KEEP = {6: 1, 7: 1}
 
 
 def bar_centres(
@@ -240,7 +249,6 @@ def bar_centres(
     options = search(project(state, n), max(1, rings), cache_dir, progress)
     ring_ms = (time.perf_counter() - start) * 1000 / len(options)
     g = geometry(n)
-    mid = inner_coords(n)[1]
     found: list[Reduced] = []
     for option in options:
         inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
@@ -248,27 +256,65 @@ def bar_centres(
         g.apply(after, inner.moves)
         t0 = time.perf_counter()
         try:
-            paired = bars.pair_bars(after, n, cache_dir, progress)
+            pairings = bars.bar_pairings(after, n, BAR_KEEP[n], cache_dir, progress)
         except NoSolutionError:
             log.warning("%dx%d bars not paired: commutators for the other centres", n, n)
             found += _commutators(state, n, inner, ("",), cache_dir, progress)
             continue
-        bar_stage = _stage("bars", paired, t0, n)
-        t0 = time.perf_counter()
-        outers = staged5.staged_centres(
-            project(after, n, bars.bar_coords(n)), OUTER_KEEP[n], cache_dir, progress
-        )
-        ms = (time.perf_counter() - t0) * 1000 / len(outers)
-        targets = tuple(int(after[f * n * n + mid * n + mid]) for f in range(6))
-        relabel = np.zeros(6, dtype=np.uint8)
-        for face, colour in enumerate(targets):
-            relabel[colour] = face
-        for outer in outers:
-            outer_stage = _ring_stage("centres", to_big(outer.moves, 2), outer, ms, n)
-            done = after.copy()
-            g.apply(done, outer_stage.moves)
-            stages = [inner, bar_stage, outer_stage]
-            cost = sum(int(st.detail["obtm"]) for st in stages)
-            found.append((cost, "", relabel[done], stages))
+        ms = (time.perf_counter() - t0) * 1000 / len(pairings)
+        for paired in pairings:
+            detail = {"obtm": count(paired, Metric.HTM, n), "ms": round(ms, 2)}
+            bar_stage = Stage("bars", tuple(paired), detail)
+            found += _outer_centres(after, n, inner, bar_stage, cache_dir, progress)
+    return _distinct(found, keep)
+
+
+def _outer_centres(
+    state: Colours,
+    n: int,
+    inner: Stage,
+    bar_stage: Stage,
+    cache_dir: str | None,
+    progress: Progress | None,
+) -> list[Reduced]:
+    """After the inner ring (``state``, not changed) and the bars ``bar_stage``: the
+    :data:`OUTER_KEEP` shortest outer centre solutions that end in different states."""
+    g = geometry(n)
+    after = state.copy()
+    g.apply(after, bar_stage.moves)
+    t0 = time.perf_counter()
+    outers = staged5.staged_centres(
+        project(after, n, bars.bar_coords(n)),
+        max(OUTER_ASK[n], OUTER_KEEP[n]),
+        cache_dir,
+        progress,
+    )
+    ms = (time.perf_counter() - t0) * 1000 / len(outers)
+    mid = inner_coords(n)[1]
+    targets = tuple(int(after[f * n * n + mid * n + mid]) for f in range(6))
+    relabel = np.zeros(6, dtype=np.uint8)
+    for face, colour in enumerate(targets):
+        relabel[colour] = face
+    mine: list[Reduced] = []
+    for outer in outers:
+        outer_stage = _ring_stage("centres", to_big(outer.moves, 2), outer, ms, n)
+        done = after.copy()
+        g.apply(done, outer_stage.moves)
+        stages = [inner, bar_stage, outer_stage]
+        cost = sum(int(st.detail["obtm"]) for st in stages)
+        mine.append((cost, "", relabel[done], stages))
+    return _distinct(mine, OUTER_KEEP[n])
+
+
+def _distinct(found: list[Reduced], keep: int) -> list[Reduced]:
+    """The ``keep`` shortest of ``found`` that end in different states (their edges would
+    be paired alike), shortest first."""
     found.sort(key=lambda item: item[0])
-    return found[: max(1, keep)]
+    out: list[Reduced] = []
+    seen: set[bytes] = set()
+    for item in found:
+        key = item[2].tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out[: max(1, keep)]

@@ -194,19 +194,25 @@ def cycle_moves(j: int, x: int, y: int, z: int) -> list[Move]:
     return out
 
 
+@cache
+def _home_lookup(n: int, j: int) -> tuple[IntArray, IntArray, IntArray]:
+    """Orbit ``j``'s (primary, secondary) stickers and, by the colour code ``6 a + b`` of a
+    wing's (primary, secondary) colours, the slot it belongs in (-1: no wing of the orbit)."""
+    prim, sec = orbit_slots(n, j)
+    lookup = np.full(36, -1, dtype=np.int64)
+    lookup[6 * (prim // (n * n)) + sec // (n * n)] = np.arange(len(prim))
+    return np.asarray(prim, dtype=np.int64), np.asarray(sec, dtype=np.int64), lookup
+
+
 def _homes(state: Colours, n: int, j: int) -> list[int]:
     """For each slot, the slot its wing belongs in (on a cube whose face f has colour f)."""
-    prim, sec = orbit_slots(n, j)
-    home = {
-        (int(p) // (n * n), int(s) // (n * n)): k
-        for k, (p, s) in enumerate(zip(prim, sec, strict=True))
-    }
-    out = []
-    for p, s in zip(prim, sec, strict=True):
-        key = (int(state[p]), int(state[s]))
-        if key not in home:  # pragma: no cover - validated before
-            raise AssertionError(f"wing colours {key} are not a wing of orbit {j}")
-        out.append(home[key])
+    prim, sec, lookup = _home_lookup(n, j)
+    homes = lookup[6 * state[prim].astype(np.int64) + state[sec]]
+    if (homes < 0).any():  # pragma: no cover - validated before
+        k = int(np.argmax(homes < 0))
+        key = (int(state[prim[k]]), int(state[sec[k]]))
+        raise AssertionError(f"wing colours {key} are not a wing of orbit {j}")
+    out: list[int] = homes.tolist()
     return out
 
 
@@ -300,42 +306,51 @@ def dedge_targets(
     Greedy by wings already in place, then the cheapest re-flip and swap for the two
     parities. ``orbits``: the wings of these orbits only are counted."""
     chosen = range(1, (n - 2) // 2 + 1) if orbits is None else orbits
-    homes = [_homes(state, n, j) for j in chosen]
-
-    def weight(e: int, k: int, f: int) -> int:
-        return sum(int(p[2 * e] == 2 * k + f) + int(p[2 * e + 1] == 2 * k + 1 - f) for p in homes)
-
-    ranked = sorted(
-        ((weight(e, k, f), e, k, f) for e in range(12) for k in range(12) for f in (0, 1)),
-        reverse=True,
-    )
+    weight = _dedge_weights(np.array([_homes(state, n, j) for j in chosen], dtype=np.int64))
+    # greedy by weight, ties to the larger (edge, dedge, flip): flat index e * 24 + k * 2 + f
+    flat = weight.reshape(-1)
+    index = np.arange(flat.size)
     dedge: dict[int, tuple[int, int]] = {}
     used: set[int] = set()
-    for _, e, k, f in ranked:
+    for i in np.lexsort((-index, -flat)).tolist():
+        e, k, f = i // 24, (i // 2) % 12, i % 2
         if e not in dedge and k not in used:
             dedge[e] = (k, f)
             used.add(k)
-    if sum(f for _, f in dedge.values()) % 2:
-        e = max(
-            range(12), key=lambda x: weight(x, dedge[x][0], 1 - dedge[x][1]) - weight(x, *dedge[x])
-        )
-        dedge[e] = (dedge[e][0], 1 - dedge[e][1])
-    if edge_parity is not None and _parity([dedge[e][0] for e in range(12)]) != edge_parity:
-        e1, e2 = max(
-            ((x, y) for x in range(12) for y in range(x + 1, 12)),
-            key=lambda p: (
-                weight(p[0], dedge[p[1]][0], dedge[p[0]][1])
-                + weight(p[1], dedge[p[0]][0], dedge[p[1]][1])
-                - weight(p[0], *dedge[p[0]])
-                - weight(p[1], *dedge[p[1]])
-            ),
-        )
-        (k1, f1), (k2, f2) = dedge[e1], dedge[e2]
-        dedge[e1], dedge[e2] = (k2, f1), (k1, f2)
+            if len(dedge) == 12:
+                break
+    ks = np.array([dedge[e][0] for e in range(12)], dtype=np.int64)
+    fs = np.array([dedge[e][1] for e in range(12)], dtype=np.int64)
+    edges = np.arange(12)
+    if int(fs.sum()) % 2:
+        e = int(np.argmax(weight[edges, ks, 1 - fs] - weight[edges, ks, fs]))
+        fs[e] = 1 - fs[e]
+    if edge_parity is not None and _parity(ks.tolist()) != edge_parity:
+        # swap the dedges of the two edges that lose least (first pair in (x, y) order)
+        own = weight[edges, ks, fs]
+        swap = weight[edges[:, None], ks[None, :], fs[:, None]]  # [x, y]: x gets y's dedge
+        gain = swap + swap.T - own[:, None] - own[None, :]
+        xs, ys = np.triu_indices(12, 1)
+        pick = int(np.argmax(gain[xs, ys]))
+        e1, e2 = int(xs[pick]), int(ys[pick])
+        ks[e1], ks[e2] = ks[e2], ks[e1]
+    dedge = {e: (int(ks[e]), int(fs[e])) for e in range(12)}
     targets = [0] * 24
     for e, (k, f) in dedge.items():
         targets[2 * e], targets[2 * e + 1] = 2 * k + f, 2 * k + 1 - f
     return targets
+
+
+def _dedge_weights(homes: IntArray) -> IntArray:
+    """``[e, k, f]``: how many wings (of the orbits whose :func:`_homes` are the rows of
+    ``homes``) already sit where dedge ``k`` in edge ``e`` with flip ``f`` puts them."""
+    first, second = homes[:, 0::2], homes[:, 1::2]  # (orbits, edge)
+    even = 2 * np.arange(12)[None, None, :]
+    out = np.empty((12, 12, 2), dtype=np.int64)
+    for f in (0, 1):  # flip f: the edge's first slot holds piece 2k + f, its second 2k + 1 - f
+        out[:, :, f] = (first[:, :, None] == even + f).sum(axis=0)
+        out[:, :, f] += (second[:, :, None] == even + 1 - f).sum(axis=0)
+    return out
 
 
 def midge_targets(state: Colours, n: int) -> list[int]:

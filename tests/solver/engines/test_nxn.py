@@ -9,11 +9,13 @@ from solver import api
 from solver.api import SolveOptions
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face
-from solver.cube.notation import Move, parse
+from solver.cube.notation import Metric, Move, count, parse
 from solver.engines.nxn import centres, engine, pairing, wings
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
+from solver.optimize import optimize
 from solver.scramble import random_moves, random_state_nxn
+from solver.solution import Stage
 
 
 def _solves(cube: Cube) -> api.Solution:  # type: ignore[name-defined]
@@ -284,3 +286,36 @@ def test_more_centre_tries_never_cost_more_centre_moves() -> None:
     for face in Face:
         inner = state[face, 1:-1, 1:-1]
         assert (inner == inner[0, 0]).all()
+
+
+def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With several reductions within the slack, each gets a 3x3 and the shortest whole (after
+    the optimiser) is kept; a budget re-solves the chosen 3x3 with the caller's options."""
+    n = 6
+    monkeypatch.setitem(engine.ENDS, n, (3, 3))
+    cube = random_state_nxn(n, 21)
+    options = SolveOptions()
+    reductions = engine._best_reductions(cube, 1, 2, options)
+    assert 1 < len(reductions) <= engine.MAX_ENDS
+    totals = [total for total, _, _, _ in reductions]
+    assert totals == sorted(totals) and totals[-1] < totals[0] + 3
+
+    def whole(state: np.ndarray, stages: list[Stage]) -> int:  # type: ignore[type-arg]
+        small = api.solve(engine.reduced_3x3(state, n), "twophase")
+        raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+        return count(optimize(raw, n), Metric.HTM, n)
+
+    best = min(whole(state, stages) for _, _, state, stages in reductions)
+    rotation, state, stages, small = engine._pick_3x3(reductions, n, options)
+    raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+    assert count(optimize(raw, n), Metric.HTM, n) == best
+    check = cube.flat.copy()
+    geometry(n).apply(check, engine._unrotate(tuple(raw), rotation))
+    assert engine._solved(check, n)
+    budgeted = engine._pick_3x3(reductions, n, SolveOptions(budget_s=0.05))
+    assert np.array_equal(budgeted[1], state)  # chosen by the quick 3x3s, then re-solved
+    assert engine.reduced_3x3(state, n).apply(budgeted[3].moves).is_solved()
+    solution = _solves(cube)
+    assert solution.stats["verified"] is True

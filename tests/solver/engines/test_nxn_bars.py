@@ -88,3 +88,34 @@ def test_pair_bars_pairs_every_bar_and_keeps_the_inner_ring(seed: int) -> None:
     geometry(n).apply(state, ring.to_big(small.moves, 2))
     faces = state.reshape(6, n, n)[:, 1:-1, 1:-1].reshape(6, -1)
     assert (faces == faces[:, :1]).all()
+
+
+def test_bar_pairings_shortest_first_each_pairs_every_bar_and_keeps_the_inner_ring() -> None:
+    n = 6
+    state = _ring_solved(n, 4)
+    start = state.copy()
+    cells = bars.bar_cells(n).reshape(-1)
+    found = bars.bar_pairings(state, n, 3)
+    assert np.array_equal(state, start)  # bar_pairings leaves its input
+    assert 1 <= len(found) <= 3
+    costs = [count(moves, Metric.HTM, n) for moves in found]
+    assert costs == sorted(costs)
+    assert len({tuple(map(str, moves)) for moves in found}) == len(found)
+    for moves in found:
+        after = start.copy()
+        geometry(n).apply(after, moves)
+        assert bars.paired(after[cells], n) == 24 and _inner_ring_solved(after, n)
+    assert found[0] == bars.pair_bars(start.copy(), n)  # the shortest is pair_bars' own
+
+
+@pytest.mark.parametrize("n", bars.SIZES)
+def test_macro_scores_on_the_mixed_bars_equal_whole_bar_scores(n: int) -> None:
+    """Scoring each macro on the bars it mixes gives what scoring every bar gives."""
+    table = bars.macro_table(n)
+    cells = bars.bar_cells(n).reshape(-1)
+    state = random_state_nxn(n, 6).flat.copy()
+    search = staged.staged_centres if n == 6 else staged5.staged_centres
+    geometry(n).apply(state, ring.to_big(search(ring.project(state, n), 1)[0].moves))
+    colours = state[cells]
+    whole = bars._score(np.take(colours, table.perm).reshape(len(table.perm), 24, n - 4))
+    assert np.array_equal(bars._macro_scores(colours, n, None), whole)

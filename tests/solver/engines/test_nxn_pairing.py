@@ -125,3 +125,21 @@ def test_two_pass_edges_give_up_below_the_limit_and_leave_the_state() -> None:
     start = state.copy()
     assert engine._edges(state, n, limit=20) is None
     assert np.array_equal(state, start)
+
+
+def test_edge_ends_are_distinct_shortest_first_and_the_first_is_the_edges() -> None:
+    n = 6
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 14))
+    start = state.copy()
+    ends = engine._edge_ends(state, n, None, 3)
+    assert np.array_equal(state, start) and 1 <= len(ends) <= 3
+    assert [c for c, _, _ in ends] == sorted(c for c, _, _ in ends)
+    assert len({end.tobytes() for _, _, end in ends}) == len(ends)
+    for cost, moves, end in ends:
+        assert count(moves, Metric.HTM, n) == cost
+        check = start.copy()
+        geometry(n).apply(check, moves)
+        assert np.array_equal(check, end)
+        assert pairing.paired_count(end, n) == 12 * (n - 2)
+    edges = engine._edges(state, n)
+    assert edges is not None and count(edges, Metric.HTM, n) == ends[0][0]

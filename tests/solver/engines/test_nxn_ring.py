@@ -132,3 +132,20 @@ def test_the_cli_display_names_the_big_cube_tables(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "building big-cube tables: centres5-faces-xt ..."
     assert err[1].startswith("building big-cube tables: centres5-faces-xt done in")
+
+
+def test_bar_centres_end_in_different_states_shortest_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Outer solutions that end in the same state would get the same edges: one is kept."""
+    n = 6
+    monkeypatch.setitem(ring.BAR_KEEP, n, 2)
+    found = ring.bar_centres(random_state_nxn(n, 5).flat, n, 12, 1)
+    costs = [cost for cost, _, _, _ in found]
+    assert costs == sorted(costs) and len(found) > 1
+    assert len({state.tobytes() for _, _, state, _ in found}) == len(found)
+    for cost, _, state, stages in found:
+        assert [st.name for st in stages] == ["inner centres", "bars", "centres"]
+        assert cost == sum(int(st.detail["obtm"]) for st in stages)
+        for face in Face:
+            assert (state[interior(n, face)] == face).all()
