@@ -130,27 +130,29 @@ def per_sticker_hypothesis(
 
 
 def chroma_spread(rgb: FloatArray, labels: IntArray, saturated: BoolArray) -> FloatArray:
-    """``(3,)``: σ of each channel's log level about its sticker's light (the mean log level of
-    the sticker's channels) and its colour's chroma, pooled over the colours with no saturated
-    channel and no channel under :data:`DEFICIT_MIN_LEVEL`: how far a colour's channel ratios
-    vary from sticker to sticker when the light does not enter (it cancels in a ratio)."""
+    """``(3,)`` levels: σ of each channel about its sticker's light (the mean log level of the
+    sticker's channels) and its colour's chroma, pooled over the colours with no saturated
+    channel and no channel under :data:`DEFICIT_MIN_LEVEL`: how far a colour's channels vary
+    from sticker to sticker when the light does not enter (it cancels in a ratio); the log
+    residuals are taken to levels at each sticker's own level (a dark channel's ratio is mostly
+    its noise)."""
     usable = ~np.asarray(saturated.any(axis=1), dtype=bool)
     logs = np.log(np.maximum(rgb, 1.0))
     chroma = logs - logs.mean(axis=1, keepdims=True)
     keep = usable[labels] & (rgb.min(axis=1) >= DEFICIT_MIN_LEVEL)
-    residual, weight = [], []
+    residual = []
+    groups = 0
     for k in range(6):
         rows = keep & (labels == k)
-        members = chroma[rows]
-        if members.shape[0] >= 2:
-            residual.append(members - members.mean(axis=0))
-            weight.append(np.broadcast_to(rgb[rows].mean(axis=0) ** 2, members.shape))
+        if rows.sum() >= 2:
+            members = chroma[rows]
+            residual.append((members - members.mean(axis=0)) * rgb[rows])
+            groups += 1
     if not residual:
         return np.full(3, np.inf)
-    # in levels, not ratios: a dark channel's ratio is mostly its noise (weights: level²)
-    stacked, w = np.concatenate(residual), np.concatenate(weight)
-    scale = stacked.shape[0] / max(stacked.shape[0] - len(residual), 1)
-    result: FloatArray = np.sqrt(scale * (w * stacked**2).sum(axis=0) / w.sum(axis=0))
+    stacked = np.concatenate(residual)
+    dof = max(stacked.shape[0] - groups, 1)
+    result: FloatArray = np.sqrt((stacked**2).sum(axis=0) / dof)
     return result
 
 
@@ -186,11 +188,19 @@ def deficit_cost(
     rgb: FloatArray, labels: IntArray, saturated: BoolArray, level: FloatArray
 ) -> FloatArray:
     """``(m, 6)``: the squared deficits of :func:`clip_deficit` in units of their noise: the
-    sensor's and the scan's chroma spread (:func:`chroma_spread`) at the colour's level."""
+    sensor's, the scan's chroma spread (:func:`chroma_spread`) in the saturated channel, and
+    the error of the light read off the colour's other channels (the error of the mean of
+    their relative spreads, taken to the saturated level: a light read off one channel at 32
+    levels, an orange's green, is uncertain by a tenth or more, which at the clip is 25
+    levels)."""
     deficit = clip_deficit(rgb, saturated, level)
-    sigma_rel = chroma_spread(rgb, labels, saturated)
-    if not np.all(np.isfinite(sigma_rel)):
+    spread = chroma_spread(rgb, labels, saturated)
+    if not np.all(np.isfinite(spread)):
         return np.zeros(deficit.shape[:2])
-    sigma = np.sqrt(SENSOR_NOISE_LEVELS**2 + (np.nan_to_num(level) * sigma_rel[None, :]) ** 2)
+    known = np.isfinite(level) & (level >= DEFICIT_MIN_LEVEL) & ~saturated
+    each = np.where(known, spread[None, :] / np.where(known, level, 1.0), 0.0)
+    relative = np.sqrt((each**2).sum(axis=1)) / np.maximum(known.sum(axis=1), 1)
+    light = np.nan_to_num(level) * relative[:, None]  # (6, 3)
+    sigma = np.sqrt(SENSOR_NOISE_LEVELS**2 + spread[None, :] ** 2 + light**2)
     result: FloatArray = ((deficit / sigma[None]) ** 2).sum(axis=2)
     return result
