@@ -211,13 +211,12 @@ def colour_costs(
         log_det[:, k] = float(np.linalg.slogdet(cov)[1])
         if below is None or not below[:, k].any():
             continue
-        patterns, which = np.unique(below[:, k], axis=0, return_inverse=True)
-        for p, pattern in enumerate(patterns):
-            if not pattern.any():
-                continue
+        codes = below[:, k].astype(np.intp) @ np.array([1, 2, 4])  # which channels, as bits
+        for code in np.unique(codes[codes > 0]):
+            pattern = (int(code) >> np.arange(3)) & 1
             extra = jacs[k] * pattern.astype(np.float64)[None, :]
             wide = cov + extra @ pooled_rgb @ extra.T
-            rows = np.flatnonzero(which.reshape(-1) == p)
+            rows = np.flatnonzero(codes == code)
             d = diff[rows]
             maha[rows, k] = np.einsum("mi,ij,mj->m", d, np.linalg.inv(wide), d)
             log_det[rows, k] = float(np.linalg.slogdet(wide)[1])
