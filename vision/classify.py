@@ -43,8 +43,14 @@ from solver.cube.geometry import Face
 from solver.cube.validate import validate
 from solver.errors import Problem
 from vision.assign import Assignment, ConstraintLevel, assign, fixed_indices
+from vision.clipping import (
+    at_level,
+    deficit_cost,
+    per_sticker_hypothesis,
+    saturated_levels,
+    sticker_projectors,
+)
 from vision.colour import (
-    SENSOR_NOISE_LEVELS,
     FloatArray,
     lab_to_invariant,
     lab_to_rgb,
@@ -92,10 +98,6 @@ IntArray = npt.NDArray[np.intp]
 
 #: Refinement rounds of references and assignment (it usually settles in 2-3).
 MAX_REFINE_ROUNDS = 6
-#: A bright channel (at or above this level, 0..255) that reads the same on every sticker of a
-#: colour does not follow the light: the camera saturated it before any later gain (a white
-#: at the camera's clip point, then darkened or white-balanced). See :func:`_clipped_channels`.
-SATURATED_MIN_LEVEL = 64.0
 #: The fourth-closest pair of the six colours must be at least this far apart (squared
 #: Mahalanobis units, :func:`vision.references.separation`): real scans, even darkened or
 #: colour-cast, give 20 or more; random colours 2 to 8 (docs/vision-calibration.md).
@@ -273,7 +275,7 @@ def _refine(
     level: ConstraintLevel,
     face_light: bool = True,
     rgb: FloatArray | None = None,
-) -> tuple[Assignment, FloatArray, FloatArray]:
+) -> tuple[Assignment, FloatArray, FloatArray, FloatArray]:
     """Assign, re-estimate references, each face's light and the metric; repeat until stable.
     Returns the assignment, the references and the samples corrected for each face's light,
     per hypothesis ``(m, 6, 3)`` (:func:`vision.references.per_hypothesis`).
@@ -285,6 +287,7 @@ def _refine(
     assignment = Assignment(np.full(flat.shape[0], -1, dtype=np.intp))
     metric = np.eye(3)
     adjusted = np.repeat(flat[:, None, :], 6, axis=1)
+    offsets = np.zeros((6, 3))
     for _round in range(MAX_REFINE_ROUNDS):
         cost = mahalanobis(adjusted, refs, metric)
         if _round:
@@ -307,7 +310,7 @@ def _refine(
         assignment = new
         if converged:
             break
-    return assignment, refs, adjusted
+    return assignment, refs, adjusted, offsets
 
 
 def classify(
@@ -336,7 +339,9 @@ def classify(
     _check_spread(x.reshape(-1, 3))
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
-    assignment, refs, adjusted = _refine(flat, start, n, level, rgb=lab_to_rgb(x.reshape(-1, 3)))
+    assignment, refs, adjusted, light = _refine(
+        flat, start, n, level, rgb=lab_to_rgb(x.reshape(-1, 3))
+    )
     # How distinct the colours are is a property of the samples as taken (the check refuses
     # random colours and blanks, and was calibrated so): measured before any correction.
     distinctness = separation(adjusted, assignment.labels, refs)
@@ -350,7 +355,7 @@ def classify(
         x = rgb_to_lab(correct_shading(rgb, gains, frozen)).reshape(x.shape)
         flat = lab_to_invariant(x).reshape(-1, 3)
         start = _initial_references(flat, n, seed)
-        assignment, refs, adjusted = _refine(
+        assignment, refs, adjusted, light = _refine(
             flat, start, n, level, rgb=lab_to_rgb(x.reshape(-1, 3))
         )
 
@@ -359,15 +364,26 @@ def classify(
     lab_refs = means(lab_flat, assignment.labels, lab_flat[:6])
     colour_of = np.array(name_frame(lab_refs, scheme, target), dtype=np.intp)
     cube = Cube(colour_of[assignment.labels].astype(np.uint8), n)
-    clipped = _clipped_channels(lab_to_rgb(lab_flat), assignment.labels)
-    maha, log_det = colour_costs(adjusted, assignment.labels, refs, clipped=clipped)
-    loo = robust_cost(leave_one_out(maha, assignment.labels)) + log_det[None, :]
+    # The confidences: whether a channel is at its colour's clip is decided per sticker
+    # (vision.clipping): at the level it stays off the face's light and tight; under it, it
+    # follows the light, the scene's spread reaches it, and its deficit against the light its
+    # other channels show is a cost of its own.
+    labels = assignment.labels
+    rgb_final = lab_to_rgb(lab_flat)
+    saturated, level_of = saturated_levels(rgb_final, labels)
+    at = at_level(rgb_final, saturated, level_of)
+    adjusted = per_sticker_hypothesis(flat, light, sticker_projectors(refs, at))
+    refs = means(adjusted, labels, refs)
+    below = saturated[None, :, :] & ~at
+    maha, log_det = colour_costs(adjusted, labels, refs, clipped=saturated, below=below)
+    deficit = deficit_cost(rgb_final, labels, saturated, level_of)
+    loo = robust_cost(leave_one_out(maha, labels)) + log_det + deficit
     margins = sticker_margins(loo, assignment, level)
     # A second opinion: the same method without the per-face light. Where the two readings
     # disagree the scan supports two different cubes, so those stickers have no margin at all
     # (a reading can be self-consistent under one model and still wrong: the local rivals
     # above are measured inside the model that chose it).
-    rival, _, _ = _refine(flat, start, n, level, face_light=False)
+    rival, _, _, _ = _refine(flat, start, n, level, face_light=False)
     rival_lab = means(lab_flat, rival.labels, lab_flat[:6])
     rival_colour = np.array(name_frame(rival_lab, scheme, target), dtype=np.intp)
     disputed = colour_of[assignment.labels] != rival_colour[rival.labels]
@@ -411,38 +427,9 @@ def classify(
 
 
 def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
-    """``(6, 3)``: which RGB channel of which colour (frame label) was saturated in the camera:
-    it reads the same on every sticker of the colour (robust spread within the sensor's
-    noise), as a channel that cannot go higher does, and it is bright (at least
-    :data:`SATURATED_MIN_LEVEL`). Such a channel passes none of the scene's variation.
-
-    Not only at :data:`~vision.colour.CLIP_LEVEL`: a channel the camera clipped and a later
-    gain (a darker exposure setting, a white balance applied after the sensor) scaled down
-    stays just as constant below it (the real rig photo's white reads 252 blue on every
-    sticker, and 151 on all of them at brightness ×0.6, its yellow 250 and 150). A bright
-    channel that followed the light would vary by several levels over the stickers of a
-    scan (a light varying by 1.5 % moves a level-64 channel by one level); a dark one may
-    not, which is why the level floor is there."""
-    clipped = np.zeros((6, 3), dtype=bool)
-    counts = np.bincount(labels, minlength=6)
-    if counts.min() >= 2 and counts.max() == counts.min():
-        # every colour N² times (the usual case): all six at once, one median call each
-        groups = rgb[np.argsort(labels, kind="stable")].reshape(6, -1, 3)
-        centre = np.median(groups, axis=1)
-        spread = 1.4826 * np.median(np.abs(groups - centre[:, None, :]), axis=1)
-        result: npt.NDArray[np.bool_] = (spread <= 2.0 * SENSOR_NOISE_LEVELS) & (
-            centre >= SATURATED_MIN_LEVEL
-        )
-        return result
-    for k in range(6):
-        members = rgb[labels == k]
-        if members.shape[0] < 2:
-            continue
-        centre_k = np.median(members, axis=0)
-        spread_k = 1.4826 * np.median(np.abs(members - centre_k), axis=0)
-        flat = spread_k <= 2.0 * SENSOR_NOISE_LEVELS
-        clipped[k] = flat & (centre_k >= SATURATED_MIN_LEVEL)
-    return clipped
+    """``(6, 3)``: which RGB channel of which colour (frame label) the camera saturated
+    (:func:`vision.clipping.saturated_levels`)."""
+    return saturated_levels(rgb, labels)[0]
 
 
 def _by_colour(label_costs: FloatArray, colour_of: IntArray) -> FloatArray:

@@ -165,6 +165,7 @@ def colour_costs(
     refs: FloatArray,
     shrink: float | None = None,
     clipped: npt.NDArray[np.bool_] | None = None,
+    below: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Per-colour Gaussian costs ``(maha (m, 6), log_det (6,))``: each colour's own covariance,
     shrunk towards the pooled one by ``shrink`` pseudo-stickers (regularised quadratic
@@ -176,12 +177,15 @@ def colour_costs(
     the Jacobian of RGB → these coordinates at that colour, and no colour is tighter than the
     sensor's noise there (:func:`vision.colour.sensor_noise_floor`). ``clipped`` ``(6, 3)``
     says which RGB channels of each colour sit at the sensor's clip point
-    (:data:`vision.colour.CLIP_LEVEL`): those pass none of the pooled variation."""
+    (:data:`vision.colour.CLIP_LEVEL`): those pass none of the pooled variation, except for
+    a sticker whose sample is under its colour's saturated level there (``below`` ``(m, 6, 3)``,
+    :mod:`vision.clipping`): it follows the light, and the pooled variation of that channel
+    reaches it in full. ``log_det`` is then per sticker, ``(m, 6)``."""
     shrink = COVARIANCE_SHRINK if shrink is None else shrink
     hyp = _hypotheses(x)
     residual = own(x, labels) - refs[labels]
     maha = np.empty((x.shape[0], 6))
-    log_det = np.empty(6)
+    log_det = np.empty((x.shape[0], 6))
     # The colours share one covariance in camera RGB, not in these coordinates: a level of
     # sensor noise or of JPEG error moves a dark colour's chromaticity far more than a bright
     # one's (a ratio to a small lightness). Each residual is taken back to RGB levels through
@@ -204,7 +208,18 @@ def colour_costs(
         centre, cov = _trimmed_gaussian(hyp[labels == k, k], refs[k], target, floor, shrink)
         diff = hyp[:, k] - centre
         maha[:, k] = np.einsum("mi,ij,mj->m", diff, np.linalg.inv(cov), diff)
-        log_det[k] = float(np.linalg.slogdet(cov)[1])
+        log_det[:, k] = float(np.linalg.slogdet(cov)[1])
+        if below is None or not below[:, k].any():
+            continue
+        codes = below[:, k].astype(np.intp) @ np.array([1, 2, 4])  # which channels, as bits
+        for code in np.unique(codes[codes > 0]):
+            pattern = (int(code) >> np.arange(3)) & 1
+            extra = jacs[k] * pattern.astype(np.float64)[None, :]
+            wide = cov + extra @ pooled_rgb @ extra.T
+            rows = np.flatnonzero(codes == code)
+            d = diff[rows]
+            maha[rows, k] = np.einsum("mi,ij,mj->m", d, np.linalg.inv(wide), d)
+            log_det[rows, k] = float(np.linalg.slogdet(wide)[1])
     return maha, log_det
 
 
