@@ -409,6 +409,9 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
                 else if (pairs == 2)
                     totals[s] = scan_setup(state, ssrc, len, 2, col, base, flags, u2, lo, hi,
                                            sg, sr, sc, sp);
+                else if (pairs == 4) /* the mixed slice commutators: two 3-cycles a cell */
+                    totals[s] = scan_setup(state, ssrc, len, 4, col, base, flags, u2, lo, hi,
+                                           sg, sr, sc, sp);
                 else
                     totals[s] = scan_setup(state, ssrc, len, (int)pairs, col, base, flags, u2,
                                            lo, hi, sg, sr, sc, sp);

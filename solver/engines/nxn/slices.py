@@ -175,17 +175,22 @@ class SliceCandidate(Candidate):
     may take the shifted layers 2 or N+1: no wide moves)."""
 
     def grow(self, n: int) -> _Plan:
-        m = n + 2
-        cfg = self.cfg
-        layers = np.empty(m, dtype=np.int64)
-        net = self.net()
-        line, _, _, taken = _lines.best_line(net, cfg.u, cfg.u2, m, self.fixed, layers)
-        chosen = [int(v) for v in layers[:taken]]
-        lo, hi, _ = _widen(cfg, m, net, chosen, line)
-        rows, cols, gain, cost = _alternate(
-            cfg, m, net, runs_of(chosen), [(lo, hi)], self.fixed, (2, m - 1)
-        )
-        return _Plan(gain, cost, tuple(self.moves(rows, cols)))
+        return grow_slices(self, n + 2)
+
+
+def grow_slices(cand: Candidate, m: int) -> _Plan:
+    """The rectangle of a slice commutator's candidate whose line search runs over ``m``
+    layers: no run may take the layers 2 or ``m`` - 1 (no cell lies there: no wide moves)."""
+    cfg = cand.cfg
+    layers = np.empty(m, dtype=np.int64)
+    net = cand.net()
+    line, _, _, taken = _lines.best_line(net, cfg.u, cfg.u2, m, cand.fixed, layers)
+    chosen = [int(v) for v in layers[:taken]]
+    lo, hi, _ = _widen(cfg, m, net, chosen, line)
+    rows, cols, gain, cost = _alternate(
+        cfg, m, net, runs_of(chosen), [(lo, hi)], cand.fixed, (2, m - 1)
+    )
+    return _Plan(gain, cost, tuple(cand.moves(rows, cols)))
 
 
 #: the setup turns tried (of the face feeding the first face's half, of the other's)

@@ -15,10 +15,11 @@ line and rectangle search of :mod:`solver.engines.nxn.centres` (the C line kerne
 widening and the row/column alternation) is used unchanged.
 
 :func:`paired_centres` finishes a set of faces with these and the plain commutators: each
-step is the plan (plain or twin commutator, or half insertion) with most pieces put on the
-faces being finished per move. The engine runs it for N > 8 on U and D together (sources F, R,
-B, L; the wing-parity turns after it keep U and D), then on F and B (sources R, L), then R and
-L.
+step is the plan (plain or twin commutator, half insertion, or one of the slice commutators
+without outer turns: :mod:`.slices` for U and D, :mod:`.mixed` for F and B, :mod:`.halves`
+for F and B and for R and L) with most pieces put on the faces being finished
+per move. The engine runs it for N > 8 on U and D together (sources F, R, B, L; the
+wing-parity turns after it keep U and D), then on F and B (sources R, L), then R and L.
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ from solver.engines.nxn.centres import (
     candidates,
     interior,
 )
+from solver.engines.nxn.halves import half_candidates
 from solver.engines.nxn.insert import best_half_insertion
+from solver.engines.nxn.mixed import mixed_candidates, quarter_axes
 from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.slices import slice_candidates
 from solver.optimize import optimize
@@ -245,6 +248,16 @@ def paired_centres(
 #: slice commutators (:mod:`solver.engines.nxn.slices`) in the first pair's steps
 SLICES = True
 
+#: half-turn slice commutators (:mod:`solver.engines.nxn.halves`) in the steps of F + B and
+#: R + L (in the first pair's too: +0.6 % moves at N = 21, -0.3 % at N = 51, with the mixed
+#: ones; without the mixed ones they gave -0.4 to -0.8 % at N = 51, +0.3 % at N = 33)
+HALVES = True
+
+#: mixed slice commutators (:mod:`solver.engines.nxn.mixed`) in the steps of F + B (in the
+#: first pair's too: -1.9 / +1.3 / -0.9 % centre moves at N = 15 / 21 / 33, +0.1 % at N = 101
+#: for 1.10x its CPU time)
+MIXED = True
+
 #: how many of a step's best lines (of every face pair) are grown into rectangles
 GROWN = 2
 
@@ -258,9 +271,9 @@ def _step(
     open_faces: list[Face],
 ) -> _Plan:
     """The plan with most pieces put on the ``todo`` faces per move: the best lines of every
-    face pair (plain and twin commutators; lines that cannot beat the best one so far are not
-    worked out), the :data:`GROWN` best of them grown into rectangles, and the half
-    insertions."""
+    face pair (plain and twin commutators) and of the slice commutators of the pair (lines
+    that cannot beat the best one so far are not worked out), the :data:`GROWN` best of them
+    grown into rectangles, and the half insertions."""
     frozen = [f for f in Face if f not in todo and f not in sources]
     plans: list[_Plan] = []
     lines: list[Candidate] = []
@@ -287,6 +300,16 @@ def _step(
         first, second = sorted(todo)
         pair = (targets[first], targets[second])
         lines += slice_candidates(state, n, first, pair, floor)[:GROWN]
+        floor = max([floor, *(c.ratio for c in lines)])
+    if len(todo) == 2 and todo[1] == _opposite(todo[0]):
+        first, second = sorted(todo)
+        pair = (targets[first], targets[second])
+        if HALVES and frozen:
+            lines += half_candidates(state, n, first, pair, floor)[:GROWN]
+            floor = max([floor, *(c.ratio for c in lines)])
+        for quarter in quarter_axes(first, frozen) if MIXED and frozen else []:
+            lines += mixed_candidates(state, n, first, quarter, pair, floor)[:GROWN]
+            floor = max([floor, *(c.ratio for c in lines)])
     lines.sort(key=lambda c: -c.ratio)
     plans += [c.grow(n) for c in lines[:GROWN]]
     if not plans:  # pragma: no cover - every open face can be reached from a source
