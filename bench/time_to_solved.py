@@ -24,7 +24,8 @@ Per mode (``--json``: one row each, fields :data:`FIELDS`):
   counts from the submission (the job's creation and the given state journaled included);
 * ``moves``: motor moves executed;
 * ``gaps``: times the motors stood still waiting for the host between two groups of a job
-  (a group whose moves arrived after the one before it had stopped);
+  (a group whose moves arrived after the one before it had stopped); ``gap_jobs``: which
+  jobs (0-based, in the order of the states) and how long each gap was (ms), to look into;
 * ``refinements_mean``: anytime only, faster remainders found per job;
 * ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's;
 * ``visible_breakdown_ms``: where the visible compute goes: for each of :data:`STEPS`, the
@@ -82,6 +83,7 @@ FIELDS = (
     "before_motion_ms_median",
     "moves_mean",
     "gaps",
+    "gap_jobs",
     "refinements_mean",
     "vs_best_fixed",
     "visible_breakdown_ms",
@@ -109,6 +111,8 @@ class JobResult:
     moves: int
     gaps: int
     refinements: int
+    #: how long the motors stood waiting for the host in each gap (ms)
+    gap_ms: list[float]
     #: ms from SOLVING to each of :data:`STEPS` the job passed
     steps: dict[str, float]
     #: anytime: the first commit and search (:meth:`FirstSearch.to_dict`)
@@ -171,12 +175,12 @@ def job_result(
         assert r.started_at is not None
         groups.setdefault(r.started_at, []).append(r)
     ordered = sorted(groups.items())
-    gaps = 0
+    gap_ms: list[float] = []
     for (_, before), (began, group) in itertools.pairwise(ordered):
         stopped = max(r.finished_at or 0.0 for r in before)
         arrived = max(r.received_at for r in group)
         if began > stopped + GAP_TOLERANCE_S and arrived > stopped:
-            gaps += 1
+            gap_ms.append(round(1000 * (began - stopped), 1))
     first = ordered[0][0] if ordered else submitted
     last = max((r.finished_at or 0.0 for r in executed), default=submitted)
     steps: dict[str, float] = {}
@@ -197,8 +201,9 @@ def job_result(
         visible_s=first - solving,
         before_motion_s=first - submitted,
         moves=len(executed),
-        gaps=gaps,
+        gaps=len(gap_ms),
         refinements=refinements,
+        gap_ms=gap_ms,
         steps=steps,
     )
 
@@ -286,6 +291,7 @@ def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
         ),
         "moves_mean": round(statistics.fmean(r.moves for r in results), 2),
         "gaps": sum(r.gaps for r in results),
+        "gap_jobs": {i: r.gap_ms for i, r in enumerate(results) if r.gap_ms},
         "refinements_mean": (
             round(statistics.fmean(r.refinements for r in results), 2)
             if mode == "anytime"
@@ -390,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{label(r['mode']):<14}"
             + "".join(f"{'-':>12}" if c is None else f"{c:>12.1f}" for c in cells)
         )
+    for r in rows:
+        if r["gap_jobs"]:
+            print(f"\n{label(r['mode'])}: gaps (job: ms the motors waited) {r['gap_jobs']}")
     for r in rows:
         if r["first_search"] is not None:
             f = r["first_search"]

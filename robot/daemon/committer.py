@@ -63,6 +63,9 @@ class Timeline:
     #: the motors, or the report before it delayed), a running mean, a group
     overstated_s: float = 0.0
     _anchor: tuple[float, int] | None = None
+    #: the earliest the committed moves can have executed: ``(loop time, moves committed,
+    #: groups)``, chained over the commits (see :meth:`committed`)
+    _chain: tuple[float, int, int] | None = None
 
     def observe(self, last_group: tuple[float, int] | None) -> None:
         """Take the firmware's latest report (``(link time, moves executed)`` of the last whole
@@ -85,15 +88,44 @@ class Timeline:
             early = (predicted - observed) / groups
             self.overstated_s += EARLY_GAIN * (early - self.overstated_s)
 
+    def committed(self, before: int, upto: int, now: float) -> None:
+        """Moves ``before`` to ``upto`` were committed at ``now`` (loop time): chain the
+        earliest end of the committed moves. A group starts when the one before it ends, or
+        once its moves arrive if later, never before its commit: so the chained end is never
+        later than the real one (as far as the cost model is exact; :meth:`end` allows for how
+        much it overstates), whenever the firmware's report of a group comes."""
+        if self._chain is None:
+            at, groups = now, 0
+        else:
+            at, _, groups = self._chain
+            at = max(at, now)
+        added = self.durations[before:upto]
+        self._chain = (at + sum(added), upto, groups + sum(1 for d in added if d > 0))
+
     def end(self, committed: int) -> float:
-        """Loop time at which the first ``committed`` moves will have executed."""
+        """Loop time at which the first ``committed`` moves will have executed: predicted from
+        the firmware's last report (``at`` is when the host read it, later than the group's
+        end by the report's way back, which under load was as long as 25 ms) and from the
+        commits (:meth:`committed`), whichever is sooner."""
         if self._anchor is not None:
             at, done = self._anchor
-            return at + sum(self.durations[done:committed])
-        # the motors start once the first moves arrive, but never before the commit: counting
-        # from the commit keeps the predicted end early (on the safe side)
-        assert self.started_at is not None
-        return self.started_at + sum(self.durations[:committed])
+            reported = at + sum(self.durations[done:committed])
+        else:
+            # the motors start once the first moves arrive, but never before the commit:
+            # counting from the commit keeps the predicted end early (on the safe side)
+            assert self.started_at is not None
+            reported = self.started_at + sum(self.durations[:committed])
+        if self._chain is None:
+            return reported
+        at, upto, groups = self._chain
+        if committed >= upto:
+            chained = at + sum(self.durations[upto:committed])
+            groups += sum(1 for d in self.durations[upto:committed] if d > 0)
+        else:
+            chained = at - sum(self.durations[committed:upto])
+            groups -= sum(1 for d in self.durations[committed:upto] if d > 0)
+        # (the cost model's overstatement accumulates over every group since the first commit)
+        return min(reported, chained - self.overstated_s * groups)
 
     def lead_s(self, groups: int = 1) -> float:
         """How long before the motors run dry the next group must be committed, when the end
@@ -231,6 +263,8 @@ class AnytimeRun:
     def commit(self, upto: int) -> None:
         """Hand the plan's moves up to position ``upto`` (a group boundary) to the firmware."""
         moves = [m.to_wire() for m in self.plan[self.committed : upto]]
+        loop = asyncio.get_running_loop()
+        self.timeline.committed(self.committed, upto, loop.time())
         self.committed = upto
         self.feed.commit(moves, last=upto >= len(self.plan))
         self._committed_event.set()

@@ -55,6 +55,24 @@ def test_the_end_is_predicted_from_the_commit_then_from_the_firmwares_reports() 
     assert timeline.end(4) == pytest.approx(10.465)
 
 
+def test_a_report_read_late_does_not_make_the_predicted_end_later_than_the_commits_allow() -> None:
+    timeline = Timeline(lambda: 0.01, move_durations(PLAN, COST), started_at=10.0)
+    timeline.committed(0, 1, 10.0)  # R
+    timeline.committed(1, 3, 10.05)  # U+D' while R turns
+    assert timeline.end(3) == pytest.approx(10.22)
+    timeline.observe((10.13, 1))  # R's report read 25 ms after R can have ended
+    assert timeline.overstated_s == 0.0
+    assert timeline.end(3) == pytest.approx(10.22)  # not 10.13 + 0.115
+    assert timeline.end(1) == pytest.approx(10.105)
+    assert timeline.end(4) == pytest.approx(10.385)
+    timeline.committed(3, 4, 10.30)  # F2 committed after U+D' ended (the motors waited)
+    assert timeline.end(4) == pytest.approx(10.30 + 0.165 - 0.055)  # (the report, sooner)
+    # a report sooner than the commits say (the model overstating the motors) is believed
+    timeline.observe((10.20, 3))
+    assert timeline.overstated_s == pytest.approx(0.25 * (0.115 - 0.07) / 1)
+    assert timeline.end(4) == pytest.approx(10.20 + 0.165)
+
+
 def _run(durations_s: float) -> AnytimeRun:
     scale = durations_s / 0.105  # R's time
     durations = [d * scale for d in move_durations(PLAN, COST)]
