@@ -28,7 +28,7 @@ quadrant, with two empty layers at the ends so that no run counts as a wide move
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -192,19 +192,37 @@ def half_candidates(
     both = (colours[0], colours[1], colours[0], colours[1])
     size = configs[0].size
     out = plan_blocks(state, size, blocks, both)  # setup-major
-    bounds = out[:, 4] / (8 + np.repeat(blocks.fixed, len(configs)))
+
+    def make(block: int, setup: int, k: int, ratio: float) -> Candidate:
+        build = partial(half_moves, configs[k], setup=setup)
+        net = partial(blocks.net, state, both, block)
+        fixed = int(blocks.fixed[setup])
+        return HalfCandidate(ratio, block, configs[k].cfg, net, fixed, build, size)
+
+    return best_first(out, blocks, len(configs), floor, make)
+
+
+def best_first(
+    out: IntArray,
+    blocks: Blocks,
+    configs: int,
+    floor: float,
+    make: Callable[[int, int, int, float], Candidate],
+) -> list[Candidate]:
+    """The candidates of :func:`plan_blocks`' rows (setup-major, ``configs`` per setup) of more
+    than ``floor`` pieces per move, best first; ``make(block, setup, config, ratio)`` builds
+    one. Blocks are looked at by their bound (the largest line's total over the commutator's 8
+    moves and its setup turns) and each kept one raises the floor, so a block whose bound is
+    under the best so far is never worked out."""
+    bounds = out[:, 4] / (8 + np.repeat(blocks.fixed, configs))
     tried: list[Candidate] = []
     for block in np.argsort(-bounds, kind="stable").tolist():
         if bounds[block] <= floor:
             break
         gain, cost = int(out[block, 1]), int(out[block, 2])
         if gain > 0 and gain / cost > floor:
-            setup, k = divmod(block, len(configs))
-            build = partial(half_moves, configs[k], setup=setup)
-            net = partial(blocks.net, state, both, block)
-            fixed = int(blocks.fixed[setup])
-            cand = HalfCandidate(gain / cost, block, configs[k].cfg, net, fixed, build, size)
-            tried.append(cand)
+            setup, k = divmod(block, configs)
+            tried.append(make(block, setup, k, gain / cost))
             floor = gain / cost
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried

@@ -36,7 +36,7 @@ from solver.cube.geometry import Face
 from solver.cube.notation import Move
 from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
 from solver.engines.nxn.centres import Candidate, _Config, _opposite, interior
-from solver.engines.nxn.halves import HalfCandidate, quadrant_size, quadrants
+from solver.engines.nxn.halves import HalfCandidate, best_first, quadrant_size, quadrants
 from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.slices import _layer, _setup_labels
 
@@ -192,19 +192,11 @@ def mixed_candidates(
     four = (c_t, -1, c_o, -1, c_o, -1, c_t, -1)
     size = configs[0].size
     out = plan_blocks(state, size, blocks, four)  # setup-major
-    bounds = out[:, 4] / (8 + np.repeat(blocks.fixed, len(configs)))
-    tried: list[Candidate] = []
-    for block in np.argsort(-bounds, kind="stable").tolist():
-        if bounds[block] <= floor:
-            break
-        gain, cost = int(out[block, 1]), int(out[block, 2])
-        if gain > 0 and gain / cost > floor:
-            setup, k = divmod(block, len(configs))
-            build = partial(mixed_moves, configs[k], setups=_PAIRS[setup])
-            net = partial(blocks.net, state, four, block)
-            fixed = int(blocks.fixed[setup])
-            cfg = configs[k].cfg
-            tried.append(HalfCandidate(gain / cost, block, cfg, net, fixed, build, size))
-            floor = gain / cost
-    tried.sort(key=lambda c: (-c.ratio, c.order))
-    return tried
+
+    def make(block: int, setup: int, k: int, ratio: float) -> Candidate:
+        build = partial(mixed_moves, configs[k], setups=_PAIRS[setup])
+        net = partial(blocks.net, state, four, block)
+        fixed = int(blocks.fixed[setup])
+        return HalfCandidate(ratio, block, configs[k].cfg, net, fixed, build, size)
+
+    return best_first(out, blocks, len(configs), floor, make)
