@@ -19,6 +19,7 @@ from firmware_protocol.messages import (
     MAX_MOVES_PER_FRAME,
     ErrorCode,
     FirmwareState,
+    Ident,
     Moves,
     WireMove,
 )
@@ -53,6 +54,17 @@ class FirmwareCounters:
     def credit(self) -> int:
         """The highest move index the firmware's queue has room for."""
         return self.started + self.queue_depth
+
+    def take_ident(self, ident: Ident) -> None:
+        """Take an IDENT's counters and limits as they are: it answers our HELLO, so they are
+        current (after a watchdog stop or e-stop ``last_received`` went back to
+        ``started_upto``)."""
+        self.queue_depth = ident.queue_depth
+        self.max_batch = max(1, ident.max_batch)
+        self.executed = ident.last_executed
+        self.last_received = ident.last_received
+        self.started = ident.started_upto
+        self.state, self.error = ident.state, ident.error
 
     def note_started(self, started_upto: int) -> None:
         self.started = max(self.started, started_upto)

@@ -11,8 +11,9 @@ by the firmware's C core) step by step. :meth:`LinkCore.deadline` says when it n
 Its parts: :mod:`~firmware_protocol.link.handshake` (HELLO/IDENT),
 :mod:`~firmware_protocol.link.window` (sequence numbers, ACK/NAK, retransmission),
 :mod:`~firmware_protocol.link.accounting` (executed-move counters, MOVES batching),
-:mod:`~firmware_protocol.link.waiters` (STATUS waiters), :mod:`~firmware_protocol.link.failures`
-(the errors that end an execution).
+:mod:`~firmware_protocol.link.waiters` (STATUS waiters),
+:mod:`~firmware_protocol.link.commands` (HOME, ENABLE, CLEAR awaiting their ACK),
+:mod:`~firmware_protocol.link.failures` (the errors that end an execution).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from firmware_protocol.errors import (
     CommandRejectedError,
     CorruptFrame,
     LinkError,
-    LinkTimeoutError,
     MalformedMessage,
 )
 from firmware_protocol.link import failures
@@ -35,11 +35,11 @@ from firmware_protocol.link.actions import (
     Action,
     Fatal,
     HandshakeFailed,
-    OpDone,
     SessionOpened,
     WaiterDone,
     Write,
 )
+from firmware_protocol.link.commands import Commands
 from firmware_protocol.link.data import FirmwareInfo, LinkConfig, LinkStats
 from firmware_protocol.link.executions import ExecutionTracker
 from firmware_protocol.link.handshake import Handshake, check_version
@@ -100,7 +100,7 @@ class LinkCore:
         self._handshake: Handshake | None = None
         self._boot_id: int | None = None
         self._send_upto = 0  # highest move index transmitted in this session
-        self._ops: list[Op] = []
+        self._commands = Commands(port)
         self._waiters = StatusWaiters()
         self._next_id = 1
         self._last_rx = 0.0
@@ -167,7 +167,7 @@ class LinkCore:
         awaiting = self.executions.awaiting
         if awaiting is not None and awaiting.confirm_after_seq is not None:
             times.append(awaiting.confirm_poll_at)
-        times += [op.deadline for op in self._ops]
+        times += self._commands.deadlines()
         if self.connected and self._handshake is not None:
             times.append(self._handshake.deadline)
         if self.connected and self.session_open:
@@ -228,7 +228,7 @@ class LinkCore:
         """Send a sequenced command (HOME, ENABLE); its :class:`OpDone` comes when the firmware
         acknowledges or refuses it, or after ``timeout``. Returns its id."""
         op = Op(self._new_id(), message, now + timeout)
-        self._ops.append(op)
+        self._commands.add(op)
         self._pump(now)
         return op.op_id, self._drain()
 
@@ -263,7 +263,7 @@ class LinkCore:
     def forget(self, request_id: int) -> None:
         """The owner no longer waits for command or waiter ``request_id``."""
         self._waiters.discard(request_id)
-        self._ops = [op for op in self._ops if op.op_id != request_id]
+        self._commands.discard(request_id)
 
     def note_state(self, status: Status) -> None:
         """Take the state of a STATUS the owner acted on (after HOME)."""
@@ -274,14 +274,8 @@ class LinkCore:
         self.executions.fail_link(error, now)
         for waiter_id in self._waiters.take_all():
             self._out.append(WaiterDone(waiter_id, None, error))
-        self._drop_commands(error)
+        self._out += self._commands.drop_all(error)
         return self._drain()
-
-    def _drop_commands(self, error: LinkError) -> None:
-        for op in self._ops:
-            if op.deadline is not None:  # the owner waits for it
-                self._out.append(OpDone(op.op_id, error))
-        self._ops.clear()
 
     # === sending ===============================================================================
 
@@ -310,7 +304,7 @@ class LinkCore:
         if not self.session_open:
             return
         in_flight = {id(o.op) for o in self.window if o.op is not None}
-        for op in self._ops:
+        for op in self._commands:
             if self.window.full:
                 return
             if id(op) not in in_flight:
@@ -344,15 +338,7 @@ class LinkCore:
             self._out.append(WaiterDone(waiter.waiter_id, None, waiter.timeout_error))
         for request in self._waiters.polls_due(now):
             self._send_realtime(request, now)
-        for op in [op for op in self._ops if op.deadline is not None and now >= op.deadline]:
-            self._ops.remove(op)
-            name = type(op.message).__name__.upper()
-            error = LinkTimeoutError(
-                f"{name} not acknowledged by the firmware on {self.port}; check the cable, "
-                "then retry",
-                self.port,
-            )
-            self._out.append(OpDone(op.op_id, error))
+        self._out += self._commands.expired(now)
 
     def _tick_connection(self, now: float) -> None:
         cfg = self.config
@@ -433,26 +419,15 @@ class LinkCore:
     def _open_session(self, ident: Ident, now: float) -> None:
         self.stats.sessions += 1
         self.session_opened_at = now
-        fw = self.fw
-        fw.queue_depth = ident.queue_depth
-        fw.max_batch = max(1, ident.max_batch)
         if self._boot_id is not None and ident.boot_id != self._boot_id:
             self.stats.resets_detected += 1
             if self.executions.on_reset(ident, self._boot_id, now):
-                self._drop_commands(
-                    LinkError(
-                        f"firmware on {self.port} reset before acknowledging; retry", self.port
-                    )
-                )
+                why = f"firmware on {self.port} reset before acknowledging; retry"
+                self._out += self._commands.drop_all(LinkError(why, self.port))
         self._boot_id = ident.boot_id
         self.guard.session_opened(ident)
-        # IDENT answers our HELLO, so its counters are current: take them as they are (after a
-        # watchdog stop or e-stop ``last_received`` went back to ``started_upto``).
         self.executions.advance(ident.last_executed, now, confirmed=True)
-        fw.executed = ident.last_executed
-        fw.last_received = ident.last_received
-        fw.started = ident.started_upto
-        fw.state, fw.error = ident.state, ident.error
+        self.fw.take_ident(ident)
         self._send_upto = ident.last_received
         self.window.clear()
         self.info = FirmwareInfo.from_ident(self.port, ident)
@@ -468,10 +443,10 @@ class LinkCore:
         )
         self.session_open = True
         self._out.append(SessionOpened(self.info))
-        if fw.stopped:
+        if self.fw.stopped:
             if ident.error is ErrorCode.WATCHDOG:
                 logger.info("%s: firmware was stopped by its watchdog; clearing", self.port)
-                self._ops.insert(0, Op(self._new_id(), Clear(), None))
+                self._commands.add_first(Op(self._new_id(), Clear(), None))
             else:
                 self.executions.fail_for_state(ident.state, ident.error, _NO_MOTOR, ident, now)
         execution = self.execution
@@ -582,7 +557,7 @@ class LinkCore:
                     self.executions.fail_for_state(
                         status.state, status.error, status.error_motor, status, now
                     )
-                elif not any(isinstance(op.message, Clear) for op in self._ops):
+                elif not self._commands.clearing:
                     self._restart_session("firmware stopped by its watchdog", now)
         for waiter_id in self._waiters.matched(status):
             self._out.append(WaiterDone(waiter_id, status, None))
@@ -616,6 +591,6 @@ class LinkCore:
     def _op_done(self, op: Op, error: LinkError | None) -> None:
         if error is None and isinstance(op.message, Clear) and self.fw.stopped:
             self.fw.state, self.fw.error = FirmwareState.IDLE, ErrorCode.NONE
-        if op in self._ops:
-            self._ops.remove(op)
-            self._out.append(OpDone(op.op_id, error))
+        end = self._commands.done(op, error)
+        if end is not None:
+            self._out.append(end)
