@@ -378,10 +378,13 @@ def _macro_scores_numpy(colours: Colours, n: int, cache_dir: str | None) -> IntA
 #: macro was scored on the bars it mixes only, 4-5x less CPU. Then, 7x7 seeds 100-107 with
 #: the engine's other settings: 4 x 4 bars 70.0, 8 x 8 64.9, 16 x 8 62.3, 32 x 8 60.6 OBTM,
 #: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
-#: better than 8 x 8 on 6 states)
+#: better than 8 x 8 on 6 states. With the C scoring, the 7x7's bars after the first inner
+#: ring of seeds 100-107: 16 x 8 62.25, 16 x 16 64.6, 16 x 4 62.1; whole solves with 2
+#: inner rings, 24 x 8 no better than 16 x 8 on 6 states)
 WIDTH = {6: 8, 7: 16}
 PER_NODE = {6: 8, 7: 8}
-#: a move is worth this many paired cells in the beam's ranking
+#: a move is worth this many paired cells in the beam's ranking (7x7 bars as above: 0.15
+#: 65.0, 0.25 62.25, 0.35 62.0)
 WEIGHT = 0.25
 MAX_STEPS = 40
 
