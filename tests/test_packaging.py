@@ -77,6 +77,7 @@ def test_the_sdist_holds_the_sources_profiles_and_tests(installed: Installed) ->
         "solver/engines/twophase/_twophase.c",
         "solver/engines/nxn/_staged5.c",
         "solver/engines/nxn/_lines.c",
+        "solver/engines/nxn/_bars.c",
         "robot/profiles/simulated.toml",
         "configs/simulated.toml",
         "robot/web/static/index.html",

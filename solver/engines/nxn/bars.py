@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count
+from solver.engines.nxn import _bars
 from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.tables import Progress, Report, Table, load_table
 from solver.errors import NoSolutionError, UnsupportedError
@@ -301,12 +302,15 @@ def _bar_scores(bars: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 
 
 @cache
-def _effects(n: int, cache_dir: str | None) -> tuple[tuple[IntArray, IntArray, IntArray], ...]:
+def _effects(
+    n: int, cache_dir: str | None
+) -> tuple[tuple[npt.NDArray[np.intp], Colours, Colours], ...]:
     """Which bars each macro of :func:`macro_table` mixes, to score it there only (a bar that
     gets cells of several bars is mixed; the bars those come from are split, as many; every
     other bar moves whole and keeps its score). In groups by how many it mixes (macros that
     mix none cannot pair more and are left out): (the macros, (m, T·(N-4)) cells that the
-    mixed bars get, (m, T) bars split), rows padded with bar 0 left as it is (it cancels)."""
+    mixed bars get, (m, T) bars split; both uint8), rows padded with bar 0 left as it is (it
+    cancels)."""
     table = macro_table(n, cache_dir)
     length = n - 4
     source = (table.perm // length).reshape(len(table.perm), 24, length)
@@ -331,13 +335,33 @@ def _effects(n: int, cache_dir: str | None) -> tuple[tuple[IntArray, IntArray, I
         is_source[np.nonzero(hit)[0], got[hit]] = True
         split = np.argsort(~is_source, axis=1, kind="stable")[:, :width]
         split[~valid] = 0
-        groups.append((rows, cells.reshape(rows.size, -1).astype(np.intp), split))
+        # uint8 (every index < 72): the kernel streams these, an eighth of int64's bytes
+        flat_cells = np.ascontiguousarray(cells.reshape(rows.size, -1), dtype=np.uint8)
+        groups.append((rows, flat_cells, np.ascontiguousarray(split, dtype=np.uint8)))
     return tuple(groups)
 
 
 def _macro_scores(colours: Colours, n: int, cache_dir: str | None) -> IntArray:
     """Cells paired after each macro of :func:`macro_table` (the state's own count for the
-    macros that mix no bar), scored on the bars each mixes (:func:`_effects`)."""
+    macros that mix no bar), scored on the bars each mixes (:func:`_effects`) by the C
+    kernel (``_bars.scores``; :func:`_macro_scores_numpy` is the same in numpy, 5-10x
+    slower)."""
+    table = macro_table(n, cache_dir)
+    length = n - 4
+    own = _bar_scores(colours.reshape(24, length)).astype(np.int64)
+    now = int(own.sum())
+    out = np.full(len(table.cost), now, dtype=np.int64)
+    flat = np.ascontiguousarray(colours, dtype=np.uint8)
+    lut = _lut(length)
+    for rows, cells, split in _effects(n, cache_dir):
+        got = np.empty(len(rows), dtype=np.int64)
+        _bars.scores(flat, cells, split, own, lut, split.shape[1], length, now, got)
+        out[rows] = got
+    return out
+
+
+def _macro_scores_numpy(colours: Colours, n: int, cache_dir: str | None) -> IntArray:
+    """:func:`_macro_scores` in numpy (what the kernel is tested against)."""
     table = macro_table(n, cache_dir)
     length = n - 4
     own = _bar_scores(colours.reshape(24, length)).astype(np.int64)
@@ -354,10 +378,13 @@ def _macro_scores(colours: Colours, n: int, cache_dir: str | None) -> IntArray:
 #: macro was scored on the bars it mixes only, 4-5x less CPU. Then, 7x7 seeds 100-107 with
 #: the engine's other settings: 4 x 4 bars 70.0, 8 x 8 64.9, 16 x 8 62.3, 32 x 8 60.6 OBTM,
 #: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
-#: better than 8 x 8 on 6 states)
+#: better than 8 x 8 on 6 states. With the C scoring, the 7x7's bars after the first inner
+#: ring of seeds 100-107: 16 x 8 62.25, 16 x 16 64.6, 16 x 4 62.1; whole solves with 2
+#: inner rings, 24 x 8 no better than 16 x 8 on 6 states)
 WIDTH = {6: 8, 7: 16}
 PER_NODE = {6: 8, 7: 8}
-#: a move is worth this many paired cells in the beam's ranking
+#: a move is worth this many paired cells in the beam's ranking (7x7 bars as above: 0.15
+#: 65.0, 0.25 62.25, 0.35 62.0)
 WEIGHT = 0.25
 MAX_STEPS = 40
 
@@ -413,16 +440,15 @@ def bar_pairings(
         nxt: list[tuple[float, int, Colours, list[int]]] = []
         for _, cost, colours, path in beam:
             score = _macro_scores(colours, n, cache_dir)
-            costs = table.cost
-            if path and path[-1] >= 0 and table.spelling[path[-1], 1] == 0:  # ends with s'
-                costs = costs - _merges(n)[table.spelling[path[-1], 0]][table.spelling[:, 0]]
-            rank = score - WEIGHT * (cost + costs)
             now = paired(colours, n)
-            rank[score <= now] = -np.inf  # every macro pairs more
-            for k in np.argsort(-rank, kind="stable")[: PER_NODE[n]]:
-                if rank[k] == -np.inf:
-                    break
-                total = cost + int(costs[k])
+            ks = np.flatnonzero(score > now)  # every macro pairs more
+            costs = table.cost[ks]
+            if path and path[-1] >= 0 and table.spelling[path[-1], 1] == 0:  # ends with s'
+                costs = costs - _merges(n)[table.spelling[path[-1], 0]][table.spelling[ks, 0]]
+            rank = score[ks] - WEIGHT * (cost + costs)
+            for i in np.argsort(-rank, kind="stable")[: PER_NODE[n]]:
+                k = ks[i]
+                total = cost + int(costs[i])
                 if len(done) == keep and total >= done[-1][0]:
                     continue
                 if score[k] == goal:
@@ -430,7 +456,7 @@ def bar_pairings(
                     done.sort(key=lambda item: item[0])
                     del done[keep:]
                     continue
-                nxt.append((float(rank[k]), total, colours[table.perm[k]], [*path, int(k)]))
+                nxt.append((float(rank[i]), total, colours[table.perm[k]], [*path, int(k)]))
         if not nxt:
             if stalled or done:
                 break

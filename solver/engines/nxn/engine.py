@@ -169,7 +169,7 @@ EDGE_TRIES_4 = 16
 EDGE_TRIES_5 = 12
 #: 6x6, 7x7: the centre solutions that get their edges paired: the shortest that end in
 #: different states of those the bar route gives (6x6: 3 inner rings x 8 outer solutions,
-#: 7x7: 1 x 5; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
+#: 7x7: 2 x 5; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
 #: solutions of about the same length, so more tries keep paying)
 EDGE_TRIES_BARS = {6: 20, 7: 5}
 
@@ -188,8 +188,11 @@ STAGED_SIZES = (4, 5)
 RINGS = {6: 3, 7: 3}
 #: 6x6, 7x7 (the default route, rings and bars): how many of the inner ring's shortest staged
 #: solutions get their bars paired and their outer centres solved (6x6 seeds 100-111: 3
-#: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU)
-BAR_RINGS = {6: 3, 7: 1}
+#: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU; 7x7 seeds
+#: 100-107 once the bars were scored in C, mean OBTM / CPU median at load 6-8: main (1 ring,
+#: the numpy scoring) 226.75 / 6.69 s, 1 ring 226.75, 2 rings 224.0 / 6.26 s (the same
+#: minutes as main), 3 rings 223.6 for ~1.7x the CPU of 1)
+BAR_RINGS = {6: 3, 7: 2}
 
 
 def _staged(

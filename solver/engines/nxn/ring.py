@@ -226,7 +226,8 @@ OUTER_KEEP = {6: 8, 7: 5}
 OUTER_ASK = {6: 12, 7: 6}
 #: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
 #: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
-#: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU)
+#: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU; again with the bars scored in C,
+#: seeds 100-107: 226.9 OBTM against 226.75 with 1, where a second inner ring gives 224.0)
 BAR_KEEP = {6: 1, 7: 1}
 
 

@@ -119,3 +119,40 @@ def test_macro_scores_on_the_mixed_bars_equal_whole_bar_scores(n: int) -> None:
     colours = state[cells]
     whole = bars._score(np.take(colours, table.perm).reshape(len(table.perm), 24, n - 4))
     assert np.array_equal(bars._macro_scores(colours, n, None), whole)
+
+
+@pytest.mark.parametrize("n", bars.SIZES)
+def test_the_scoring_kernel_gives_the_numpy_scores(n: int) -> None:
+    """The C kernel (``_bars.scores``) scores every macro as the numpy version does, on
+    random bar colourings and on the bars of a random state after its inner ring."""
+    cells = bars.bar_cells(n).reshape(-1)
+    rng = np.random.default_rng(n)
+    states = [rng.integers(6, size=cells.size).astype(np.uint8) for _ in range(3)]
+    states.append(random_state_nxn(n, 5).flat[cells].copy())
+    for colours in states:
+        fast = bars._macro_scores(colours, n, None)
+        assert np.array_equal(fast, bars._macro_scores_numpy(colours, n, None))
+        assert fast.max() > bars.paired(colours, n)
+
+
+def test_the_scoring_kernel_refuses_bad_buffers() -> None:
+    from solver.engines.nxn import _bars
+
+    lut = bars._lut(3)
+    own = np.zeros(24, dtype=np.int64)
+    colours = np.zeros(72, dtype=np.uint8)
+    cells = np.zeros((2, 12), dtype=np.uint8)
+    split = np.zeros((2, 4), dtype=np.uint8)
+    out = np.empty(2, dtype=np.int64)
+    _bars.scores(colours, cells, split, own, lut, 4, 3, 7, out)
+    assert out.tolist() == [15, 15]  # 4 one-colour bars (2 cells paired each) split none
+    _bars.scores(colours, cells, split, own + 2, lut, 4, 3, 7, out)
+    assert out.tolist() == [7, 7]  # bar 0 split 4 times, 2 cells paired each
+    with pytest.raises(ValueError, match="sizes disagree"):
+        _bars.scores(colours, cells, split, own, lut, 4, 3, 0, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError, match="outside the bars"):
+        _bars.scores(colours, cells + 72, split, own, lut, 4, 3, 0, out)
+    with pytest.raises(ValueError, match=r"outside 0\.\.23"):
+        _bars.scores(colours, cells, split + 24, own, lut, 4, 3, 0, out)
+    with pytest.raises(ValueError, match="colour outside"):
+        _bars.scores(colours + 6, cells, split, own, lut, 4, 3, 0, out)

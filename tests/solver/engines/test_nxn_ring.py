@@ -149,3 +149,22 @@ def test_bar_centres_end_in_different_states_shortest_first(
         assert cost == sum(int(st.detail["obtm"]) for st in stages)
         for face in Face:
             assert (state[interior(n, face)] == face).all()
+
+
+def test_the_seven_pairs_its_bars_after_two_inner_ring_solutions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the bars scored in C, the 7x7 pairs the bars after two inner-ring solutions (the
+    edges then go to the shortest centre solutions of both)."""
+    asked: list[int] = []
+    real = ring.bar_centres
+
+    def spy(state: np.ndarray, n: int, keep: int, rings: int = 1, *rest: object) -> object:
+        asked.append(rings)
+        return real(state, n, keep, rings, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ring, "bar_centres", spy)
+    api.solve(random_state_nxn(7, 3), stages_only=True)
+    assert asked == [2]
+    found = real(random_state_nxn(7, 3).flat, 7, 20, 2)
+    assert len({stages[0].moves for _, _, _, stages in found}) == 2

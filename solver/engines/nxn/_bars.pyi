@@ -1,0 +1,17 @@
+"""Types of the bar beam's scoring kernel (``_bars.c`` next to this file; see its header for
+the contract)."""
+
+from typing import Any
+
+def scores(
+    colours: Any,
+    cells: Any,
+    split: Any,
+    own: Any,
+    lut: Any,
+    width: int,
+    length: int,
+    now: int,
+    out: Any,
+    /,
+) -> None: ...
