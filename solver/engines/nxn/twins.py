@@ -206,12 +206,13 @@ def twin_candidates(
     twins, blocks = twin_configs(n, target, source), job.blocks
     out = job.run(state) if out is None else out
     least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
-    bounds = out[:, 3]
+    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
+    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in np.argsort(-bounds / least, kind="stable").tolist():
-        if bounds[k] <= floor * least[k]:
+    for k in order:
+        if rows[k][3] <= floor * fewest[k]:
             break
-        gain, cost = int(out[k, 1]), int(out[k, 2])
+        gain, cost = rows[k][1], rows[k][2]
         if gain > 0:
             setup, t = divmod(k, len(twins))
             build = partial(twin_moves, twins[t], n, setup=setup)
