@@ -41,6 +41,15 @@
  *   the setup's fixed), the total of the positive nets, and the largest total of the
  *   positive nets of one line. The nets are those of nets(), summed over the P pairs. A
  *   ValueError when sizes disagree, an index is outside state, or cells are not sorted.
+ *   The work runs with the GIL released (only the buffers, held for the call, are read).
+ *
+ * plan_batch(state, jobs, threads) -> None
+ *   Several plan_lines calls on one state: jobs is a sequence of tuples (cells, src,
+ *   colours, u, u2, groups, fixed, bias, n, out), plan_lines' arguments after the state.
+ *   Every job is parsed and checked first; then, with the GIL released once, the calling
+ *   thread and threads - 1 helper threads (threads 1..8) each take the next job not yet
+ *   taken until none is left. Each job writes only its own out, so the outputs do not depend
+ *   on the threads or their timing. The first failing job (in the order given) raises.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
