@@ -50,9 +50,17 @@
  *   thread and threads - 1 helper threads (threads 1..8) each take the next job not yet
  *   taken until none is left. Each job writes only its own out, so the outputs do not depend
  *   on the threads or their timing. The first failing job (in the order given) raises.
+ *
+ * max_runs(values, allowed, lam, n, taken_out) -> count
+ *   values: int64, allowed: one byte (bool) per layer, N entries at least; taken_out:
+ *   writable int64 of N. The layers (2..N-1, allowed ones) whose runs maximise sum(values) -
+ *   lam x their cost (2 for a run touching layer 2 or N-1, else 4), from the highest down:
+ *   the dynamic programme of rectangles.py's max_runs, the same float operations in the
+ *   same order (so the same choice among equal scores).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -384,7 +392,7 @@ static int plan_all(const uint8_t *state, Py_ssize_t slen, const int32_t *cells,
                                        lo, hi, sg, sr, sc, sp);
         }
         for (s = 0; s < setups; s++) {
-            long long best_pos = 0, best_line, best_gain, best_cost;
+            long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
             const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
             const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
             long long *o = out + 5 * (s * ngroups + g);
@@ -611,9 +619,83 @@ done:
     return result;
 }
 
+static PyObject *py_max_runs(PyObject *self, PyObject *args) {
+    Py_buffer vv, av, tv;
+    double lam, o = 0.0, a = -INFINITY, b = -INFINITY;
+    int n, r, state;
+    Py_ssize_t nv, nt, count = 0;
+    uint8_t *from_o = NULL, *b_new = NULL;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*diw*", &vv, &av, &lam, &n, &tv))
+        return NULL;
+    if (get_int64(&vv, &nv) || get_int64(&tv, &nt))
+        goto done;
+    if (n < 3 || nv < n || av.itemsize != 1 || av.len < n || nt < n) {
+        PyErr_SetString(PyExc_ValueError, "max_runs: values and allowed need N entries, "
+                                          "taken_out N");
+        goto done;
+    }
+    from_o = PyMem_Malloc((size_t)n);
+    b_new = PyMem_Malloc((size_t)n);
+    if (!from_o || !b_new) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    {
+        const long long *vals = vv.buf;
+        const uint8_t *ok = av.buf;
+        long long *taken = tv.buf;
+        /* best score at each layer: not taken (o), in a run that started at layer 2 (a), in
+           another run (b); back pointers: the state before (o) and whether (b) started here
+           (the same operations, in the same order, as rectangles.py's reference) */
+        for (r = 2; r < n; r++) {
+            const int k = (o >= a && o >= b) ? 0 : (a >= b) ? 1 : 2;
+            const double prev = k == 0 ? o : k == 1 ? a : b;
+            double v, start;
+            int fresh;
+            from_o[r - 2] = (uint8_t)k;
+            if (!ok[r]) {
+                o = prev;
+                a = b = -INFINITY;
+                b_new[r - 2] = 0;
+                continue;
+            }
+            v = (double)vals[r];
+            start = r > 2 ? o - 4 * lam : -INFINITY;
+            fresh = start > b;
+            a = r == 2 ? v - 2 * lam : a + v;
+            b = (fresh ? start : b) + v;
+            o = prev;
+            b_new[r - 2] = (uint8_t)fresh;
+        }
+        b += 2 * lam; /* a run ending at N-1 is a wide move */
+        state = (o >= a && o >= b) ? 0 : (a >= b) ? 1 : 2;
+        for (r = n - 1; r > 1; r--) {
+            if (state == 0) {
+                state = from_o[r - 2];
+                continue;
+            }
+            taken[count++] = r;
+            if (state == 2 && b_new[r - 2])
+                state = 0;
+        }
+    }
+    result = PyLong_FromSsize_t(count);
+done:
+    PyMem_Free(from_o);
+    PyMem_Free(b_new);
+    PyBuffer_Release(&vv);
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&tv);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"plan_lines", py_plan_lines, METH_VARARGS,
      "nets and best_line of many configurations at once (see the module source)."},
+    {"max_runs", py_max_runs, METH_VARARGS,
+     "The runs of layers of most value less lam x their cost (see rectangles.py)."},
     {"plan_batch", py_plan_batch, METH_VARARGS,
      "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,
