@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
+from itertools import pairwise
 
 import numpy as np
 
@@ -138,8 +139,9 @@ def _merge_axes(body: Sequence[Move], n: int) -> list[Move]:
             j += 1
         group = list(body[i:j])
         merged = _merge_group(group, axis, n)
-        if len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(
-            group, Metric.HTM, n
+        if merged == group or (
+            len(merged) <= len(group)
+            and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n)
         ):
             result.extend(merged)
         else:
@@ -149,28 +151,30 @@ def _merge_axes(body: Sequence[Move], n: int) -> list[Move]:
 
 
 def _merge_group(group: Sequence[Move], axis: Face, n: int) -> list[Move]:
-    net = [0] * (n + 1)  # net quarter turns per layer, layers counted from ``axis``
+    """The fewest block moves for the net quarter turns of every layer of ``group`` (layers
+    counted from ``axis``). The net turns change only where a move's layers start or end, so
+    they are swept over those places (a few per move) rather than layer by layer: a big cube's
+    moves span up to N layers."""
+    change: dict[int, int] = {}  # the net turns from a layer on, minus those before it
     for move in group:
         lo, hi = move.layers(n)
-        if move.face is axis:
-            for layer in range(lo, hi + 1):
-                net[layer] += move.turns
-        else:
-            for layer in range(n + 1 - hi, n + 2 - lo):
-                net[layer] -= move.turns
-    net = [t % 4 for t in net]
-    runs: list[tuple[int, int, int]] = []
-    layer = 1
-    while layer <= n:
-        q = net[layer]
+        turns = move.turns
+        if move.face is not axis:
+            lo, hi, turns = n + 1 - hi, n + 1 - lo, -turns
+        change[lo] = change.get(lo, 0) + turns
+        change[hi + 1] = change.get(hi + 1, 0) - turns
+    runs: list[tuple[int, int, int]] = []  # (first layer, last layer, quarter turns 1..3)
+    places = sorted(change)
+    level = 0
+    for start, stop in pairwise(places):  # layers start..stop-1
+        level += change[start]
+        q = level % 4
         if q == 0:
-            layer += 1
             continue
-        end = layer
-        while end + 1 <= n and net[end + 1] == q:
-            end += 1
-        runs.append((layer, end, q))
-        layer = end + 1
+        if runs and runs[-1][1] == start - 1 and runs[-1][2] == q:
+            runs[-1] = (runs[-1][0], stop - 1, q)
+        else:
+            runs.append((start, stop - 1, q))
     out: list[Move] = []
     for lo, hi, q in runs:
         if lo == 1 and hi == n:

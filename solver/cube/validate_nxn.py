@@ -45,7 +45,7 @@ def orbit_wings(n: int, j: int) -> tuple[IntArray, IntArray]:
         raise ValueError(f"an N={n} cube has wing orbits 1..{(n - 2) // 2}, not {j}")
     layout = cubie_layout(n)
     pos = sticker_positions(n).reshape(-1, 3)
-    normals = np.array([FACE_FRAMES[Face(i // (n * n))][0] for i in range(6 * n * n)])
+    normals = np.repeat(np.array([FACE_FRAMES[f][0] for f in Face]), n * n, axis=0)
     prim: list[int] = []
     sec: list[int] = []
     for wings in layout.edges:

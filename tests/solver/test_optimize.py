@@ -76,3 +76,51 @@ def test_rejects_moves_the_size_lacks() -> None:
 
     with pytest.raises(UnsupportedError):
         optimize(parse("M"), 2)
+
+
+def _net_per_layer(group: list[Move], axis: Face, n: int) -> list[int]:
+    """Layer by layer, the net quarter turns of a run of one axis (layers from ``axis``)."""
+    net = [0] * (n + 1)
+    for move in group:
+        lo, hi = move.layers(n)
+        if move.face is axis:
+            layers, turns = range(lo, hi + 1), move.turns
+        else:
+            layers, turns = range(n + 1 - hi, n + 2 - lo), -move.turns
+        for layer in layers:
+            net[layer] += turns
+    return [t % 4 for t in net]
+
+
+@pytest.mark.parametrize("n", [8, 33, 101])
+def test_merged_runs_turn_every_layer_as_the_run_did(n: int) -> None:
+    """Runs of big-cube block moves of one axis (wide, inner ranges, middle slices, from
+    either face): the merged moves are the maximal runs of layers of one net turn, each
+    written once; a run of every layer (a rotation) leaves the group as it was."""
+    import random
+
+    from solver.optimize import _merge_group, _spell
+
+    rng = random.Random(n)
+    for _ in range(300):
+        group = []
+        for _ in range(rng.randint(1, 6)):
+            face = rng.choice([Face.R, Face.L])
+            lo = rng.randint(1, n - 1)
+            hi = rng.randint(lo, min(n - 1, lo + rng.randint(0, n)))
+            group.append(Move.block(face, lo, hi, rng.choice((1, 2, -1))))
+        merged = _merge_group(group, Face.R, n)
+        net = _net_per_layer(group, Face.R, n)
+        runs, layer = [], 1
+        while layer <= n:
+            end = layer
+            while end < n and net[end + 1] == net[layer]:
+                end += 1
+            if net[layer]:
+                runs.append((layer, end, net[layer]))
+            layer = end + 1
+        if (1, n) in [(lo, hi) for lo, hi, _ in runs]:
+            assert merged == group
+        else:
+            assert merged == [_spell(Face.R, lo, hi, q, n) for lo, hi, q in runs]
+            assert _net_per_layer(merged, Face.R, n) == net

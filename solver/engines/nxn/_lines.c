@@ -41,10 +41,32 @@
  *   the setup's fixed), the total of the positive nets, and the largest total of the
  *   positive nets of one line. The nets are those of nets(), summed over the P pairs. A
  *   ValueError when sizes disagree, an index is outside state, or cells are not sorted.
+ *   The work runs with the GIL released (only the buffers, held for the call, are read).
+ *
+ * plan_batch(state, jobs, threads) -> None
+ *   Several plan_lines calls on one state: jobs is a sequence of tuples (cells, src,
+ *   colours, u, u2, groups, fixed, bias, n, out), plan_lines' arguments after the state.
+ *   Every job is parsed and checked first; then, with the GIL released once, the calling
+ *   thread and threads - 1 helper threads (threads 1..8) each take the next job not yet
+ *   taken until none is left. Each job writes only its own out, so the outputs do not depend
+ *   on the threads or their timing. The first failing job (in the order given) raises.
+ *
+ * max_runs(values, allowed, lam, n, taken_out) -> count
+ *   values: int64, allowed: one byte (bool) per layer, N entries at least; taken_out:
+ *   writable int64 of N. The layers (2..N-1, allowed ones) whose runs maximise sum(values) -
+ *   lam x their cost (2 for a run touching layer 2 or N-1, else 4), from the highest down:
+ *   the dynamic programme of rectangles.py's max_runs, the same float operations in the
+ *   same order (so the same choice among equal scores).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <string.h>
+
+/* plan_batch's most threads */
+#define MAX_THREADS 8
 
 typedef struct {
     long long line, sum;
@@ -300,168 +322,382 @@ static inline long long scan_setup(const uint8_t *restrict state, const int32_t 
     return total;
 }
 
-static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
-    Py_buffer sv, cev, srv, cv, uv, u2v, gv, fxv, bv, ov;
-    int n;
-    Py_ssize_t ncells, nsrc, ncol, lu, lu2, ng1, nfx, nbias, nout, pairs, len, setups, g, i,
-        j, k, s;
-    long long *gain = NULL, *runs = NULL, *cheap = NULL, *pos = NULL, *totals = NULL;
-    int32_t *base = NULL;
-    uint8_t *flags = NULL;
-    PyObject *result = NULL;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*iw*", &sv, &cev, &srv, &cv, &uv, &u2v, &gv,
-                          &fxv, &bv, &n, &ov))
-        return NULL;
-    if (get_sized(&cev, 4, &ncells, "cells") || get_sized(&srv, 4, &nsrc, "src") ||
-        get_sized(&cv, 8, &ncol, "colours") || get_sized(&uv, 4, &lu, "u") ||
-        get_sized(&u2v, 4, &lu2, "u2") || get_sized(&gv, 8, &ng1, "groups") ||
-        get_sized(&fxv, 8, &nfx, "fixed") || get_sized(&bv, 8, &nbias, "bias") ||
-        get_sized(&ov, 8, &nout, "out"))
-        goto done;
-    pairs = ncol / 2;
-    len = lu;
-    setups = nfx;
-    if (ncol % 2 || pairs < 1 || setups < 1 || ng1 < 1 || ncells != pairs * len ||
-        nsrc != setups * pairs * len || lu2 != len || nout != 5 * setups * (ng1 - 1) ||
-        (nbias != 0 && nbias != len) || n < 4) {
+/* What plan_lines reports when its input is wrong (found while the GIL is released). */
+enum { PLAN_OK, PLAN_GROUPS_ENDS, PLAN_OUTSIDE, PLAN_GROUPS_DECREASE, PLAN_UNSORTED, PLAN_BIAS };
+
+/* plan_lines' work on plain buffers: no Python object is touched, so it runs with the GIL
+ * released (the caller holds the buffers and allocated the scratch arrays). */
+static int plan_all(const uint8_t *state, Py_ssize_t slen, const int32_t *cells,
+                    Py_ssize_t ncells, const int32_t *src, Py_ssize_t nsrc,
+                    const long long *col, Py_ssize_t pairs, const int32_t *u,
+                    const int32_t *u2, Py_ssize_t len, const long long *grp, Py_ssize_t ng1,
+                    const long long *fixed, Py_ssize_t setups, const long long *bias, int n,
+                    long long *out, long long *gain, long long *runs, long long *cheap,
+                    long long *pos, long long *totals, int32_t *base, uint8_t *flags) {
+    const Py_ssize_t ngroups = ng1 - 1;
+    Py_ssize_t g, i, j, k, s;
+    int32_t least = 0, most = 0;
+    if (grp[0] != 0 || grp[ngroups] != len)
+        return PLAN_GROUPS_ENDS;
+    /* every index inside the state, checked once (a vectorisable pass) */
+    for (i = 0; i < ncells; i++) {
+        least = cells[i] < least ? cells[i] : least;
+        most = cells[i] > most ? cells[i] : most;
+    }
+    for (i = 0; i < nsrc; i++) {
+        least = src[i] < least ? src[i] : least;
+        most = src[i] > most ? src[i] : most;
+    }
+    if (least < 0 || most >= slen)
+        return PLAN_OUTSIDE;
+    for (g = 0; g < ngroups; g++) {
+        Py_ssize_t lo = grp[g], hi = grp[g + 1];
+        if (hi < lo || hi > len)
+            return PLAN_GROUPS_DECREASE;
+        for (k = 0; k < setups * (n + 1); k++)
+            gain[k] = runs[k] = cheap[k] = pos[k] = 0;
+        for (i = lo; i < hi; i++) {
+            const long long ui = u[i], u2i = u2[i];
+            long long cell_part = 0;
+            if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
+                (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1]))))
+                return PLAN_UNSORTED;
+            for (j = 0; j < pairs; j++) {
+                const long long c = state[cells[j * len + i]];
+                cell_part += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
+            }
+            cell_part += bias ? bias[i] : 0;
+            if (cell_part < -(1LL << 30) || cell_part > (1LL << 30))
+                return PLAN_BIAS;
+            base[i - lo] = (int32_t)cell_part;
+            flags[i - lo] = (uint8_t)((i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1) |
+                                      (i > lo && u2i != u2[i - 1]) << 1 |
+                                      (ui == 2 || ui == n - 1) << 2);
+        }
+        for (s = 0; s < setups; s++) {
+            const int32_t *ssrc = src + s * pairs * len;
+            long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+            long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+            if (pairs == 1)
+                totals[s] = scan_setup(state, ssrc, len, 1, col, base, flags, u2, lo, hi,
+                                       sg, sr, sc, sp);
+            else if (pairs == 2)
+                totals[s] = scan_setup(state, ssrc, len, 2, col, base, flags, u2, lo, hi,
+                                       sg, sr, sc, sp);
+            else if (pairs == 4) /* the mixed slice commutators: two 3-cycles a cell */
+                totals[s] = scan_setup(state, ssrc, len, 4, col, base, flags, u2, lo, hi,
+                                       sg, sr, sc, sp);
+            else
+                totals[s] = scan_setup(state, ssrc, len, (int)pairs, col, base, flags, u2,
+                                       lo, hi, sg, sr, sc, sp);
+        }
+        for (s = 0; s < setups; s++) {
+            long long best_pos = 0, best_line = 0, best_gain = 0, best_cost = 0;
+            const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
+            const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
+            long long *o = out + 5 * (s * ngroups + g);
+            choose_line(n, fixed[s], sg, sr, sc, &best_line, &best_gain, &best_cost);
+            for (k = 0; k <= n; k++)
+                if (sp[k] > best_pos)
+                    best_pos = sp[k];
+            o[0] = best_line;
+            o[1] = best_gain;
+            o[2] = best_cost;
+            o[3] = totals[s];
+            o[4] = best_pos;
+        }
+    }
+    return PLAN_OK;
+}
+
+/* One plan_lines call: its buffers (held while it runs), sizes and scratch arrays. */
+typedef struct {
+    Py_buffer view[9]; /* cells, src, colours, u, u2, groups, fixed, bias, out */
+    int held, n, err;
+    Py_ssize_t ncells, nsrc, pairs, len, ng1, setups, nbias;
+    long long *gain, *runs, *cheap, *pos, *totals;
+    int32_t *base;
+    uint8_t *flags;
+} PlanJob;
+
+static void job_close(PlanJob *job) {
+    int i;
+    PyMem_RawFree(job->gain);
+    PyMem_RawFree(job->runs);
+    PyMem_RawFree(job->cheap);
+    PyMem_RawFree(job->pos);
+    PyMem_RawFree(job->totals);
+    PyMem_RawFree(job->base);
+    PyMem_RawFree(job->flags);
+    for (i = 0; i < job->held; i++)
+        PyBuffer_Release(&job->view[i]);
+    memset(job, 0, sizeof(*job));
+}
+
+/* Parses (cells, src, colours, u, u2, groups, fixed, bias, n, out), checks the sizes and
+   allocates the scratch arrays; -1 with an exception set (and nothing held) on failure. */
+static int job_open(PlanJob *job, PyObject *args) {
+    Py_buffer *v = job->view;
+    Py_ssize_t ncol, lu, lu2, nfx, nout;
+    memset(job, 0, sizeof(*job));
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*iw*", &v[0], &v[1], &v[2], &v[3], &v[4],
+                          &v[5], &v[6], &v[7], &job->n, &v[8]))
+        return -1;
+    job->held = 9;
+    if (get_sized(&v[0], 4, &job->ncells, "cells") || get_sized(&v[1], 4, &job->nsrc, "src") ||
+        get_sized(&v[2], 8, &ncol, "colours") || get_sized(&v[3], 4, &lu, "u") ||
+        get_sized(&v[4], 4, &lu2, "u2") || get_sized(&v[5], 8, &job->ng1, "groups") ||
+        get_sized(&v[6], 8, &nfx, "fixed") || get_sized(&v[7], 8, &job->nbias, "bias") ||
+        get_sized(&v[8], 8, &nout, "out"))
+        goto fail;
+    job->pairs = ncol / 2;
+    job->len = lu;
+    job->setups = nfx;
+    if (ncol % 2 || job->pairs < 1 || nfx < 1 || job->ng1 < 1 ||
+        job->ncells != job->pairs * lu || job->nsrc != nfx * job->pairs * lu || lu2 != lu ||
+        nout != 5 * nfx * (job->ng1 - 1) || (job->nbias != 0 && job->nbias != lu) ||
+        job->n < 4) {
         PyErr_SetString(PyExc_ValueError,
                         "plan_lines: cells must hold P rows and src S x P rows of u's length, "
                         "u2 (and bias) that length, out 5 per setup and group");
+        goto fail;
+    }
+    {
+        size_t width = (size_t)nfx * ((size_t)job->n + 1);
+        job->gain = PyMem_RawMalloc(width * sizeof(long long));
+        job->runs = PyMem_RawMalloc(width * sizeof(long long));
+        job->cheap = PyMem_RawMalloc(width * sizeof(long long));
+        job->pos = PyMem_RawMalloc(width * sizeof(long long));
+        job->totals = PyMem_RawMalloc((size_t)nfx * sizeof(long long));
+        job->base = PyMem_RawMalloc(((size_t)lu + 1) * sizeof(int32_t));
+        job->flags = PyMem_RawMalloc((size_t)lu + 1);
+        if (!job->gain || !job->runs || !job->cheap || !job->pos || !job->totals ||
+            !job->base || !job->flags) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    job_close(job);
+    return -1;
+}
+
+/* Runs one job on the state (no Python object touched: called with the GIL released). */
+static void job_run(PlanJob *job, const Py_buffer *state) {
+    const Py_buffer *v = job->view;
+    job->err = plan_all(state->buf, state->len, v[0].buf, job->ncells, v[1].buf, job->nsrc,
+                        v[2].buf, job->pairs, v[3].buf, v[4].buf, job->len, v[5].buf, job->ng1,
+                        v[6].buf, job->setups, job->nbias ? v[7].buf : NULL, job->n, v[8].buf,
+                        job->gain, job->runs, job->cheap, job->pos, job->totals, job->base,
+                        job->flags);
+}
+
+static int job_error(const PlanJob *job) {
+    static const char *why[] = {
+        "",
+        "plan_lines: groups must run from 0 to L",
+        "plan_lines: a sticker index outside the state",
+        "plan_lines: groups must not decrease",
+        "plan_lines: a group's cells must be sorted by line, then layer, with layers and "
+        "lines in 2..N-1",
+        "plan_lines: a bias out of range",
+    };
+    if (!job->err)
+        return 0;
+    PyErr_SetString(PyExc_ValueError, why[job->err]);
+    return -1;
+}
+
+static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
+    Py_buffer sv;
+    PlanJob job;
+    PyObject *rest;
+    int failed;
+    (void)self;
+    if (PyTuple_GET_SIZE(args) < 1) {
+        PyErr_SetString(PyExc_TypeError, "plan_lines: 11 arguments, the state first");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(args, 0), &sv, PyBUF_SIMPLE))
+        return NULL;
+    rest = PyTuple_GetSlice(args, 1, PyTuple_GET_SIZE(args));
+    failed = !rest || job_open(&job, rest);
+    Py_XDECREF(rest);
+    if (failed) {
+        PyBuffer_Release(&sv);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    job_run(&job, &sv);
+    Py_END_ALLOW_THREADS
+    failed = job_error(&job);
+    job_close(&job);
+    PyBuffer_Release(&sv);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* plan_batch's jobs, shared by its threads: each takes the next job not yet taken. */
+typedef struct {
+    PlanJob *jobs;
+    Py_ssize_t count, next;
+    const Py_buffer *state;
+} Batch;
+
+static void *batch_worker(void *arg) {
+    Batch *batch = arg;
+    for (;;) {
+        Py_ssize_t i = __atomic_fetch_add(&batch->next, 1, __ATOMIC_RELAXED);
+        if (i >= batch->count)
+            break;
+        job_run(&batch->jobs[i], batch->state);
+    }
+    return NULL;
+}
+
+static PyObject *py_plan_batch(PyObject *self, PyObject *args) {
+    Py_buffer sv;
+    PyObject *seq, *fast = NULL, *result = NULL;
+    int threads, started = 0, t;
+    Py_ssize_t count, opened = 0, i;
+    PlanJob *jobs = NULL;
+    pthread_t helpers[MAX_THREADS];
+    Batch batch;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*Oi", &sv, &seq, &threads))
+        return NULL;
+    if (threads < 1 || threads > MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "plan_batch: threads must be 1..%d, not %d", MAX_THREADS,
+                     threads);
+        goto done;
+    }
+    fast = PySequence_Fast(seq, "plan_batch: jobs must be a sequence of argument tuples");
+    if (!fast)
+        goto done;
+    count = PySequence_Fast_GET_SIZE(fast);
+    jobs = PyMem_Calloc((size_t)count + 1, sizeof(PlanJob));
+    if (!jobs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (opened = 0; opened < count; opened++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, opened);
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "plan_batch: each job is a tuple of arguments");
+            goto done;
+        }
+        if (job_open(&jobs[opened], item))
+            goto done;
+    }
+    batch.jobs = jobs;
+    batch.count = count;
+    batch.next = 0;
+    batch.state = &sv;
+    Py_BEGIN_ALLOW_THREADS
+    for (t = 1; t < threads && t < count; t++) {
+        if (pthread_create(&helpers[started], NULL, batch_worker, &batch))
+            break; /* fewer helpers: the calling thread takes the rest */
+        started++;
+    }
+    batch_worker(&batch);
+    for (t = 0; t < started; t++)
+        pthread_join(helpers[t], NULL);
+    Py_END_ALLOW_THREADS
+    for (i = 0; i < count; i++)
+        if (job_error(&jobs[i]))
+            goto done;
+    Py_INCREF(Py_None);
+    result = Py_None;
+done:
+    for (i = 0; i < opened; i++)
+        job_close(&jobs[i]);
+    PyMem_Free(jobs);
+    Py_XDECREF(fast);
+    PyBuffer_Release(&sv);
+    return result;
+}
+
+static PyObject *py_max_runs(PyObject *self, PyObject *args) {
+    Py_buffer vv, av, tv;
+    double lam, o = 0.0, a = -INFINITY, b = -INFINITY;
+    int n, r, state;
+    Py_ssize_t nv, nt, count = 0;
+    uint8_t *from_o = NULL, *b_new = NULL;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*diw*", &vv, &av, &lam, &n, &tv))
+        return NULL;
+    if (get_int64(&vv, &nv) || get_int64(&tv, &nt))
+        goto done;
+    if (n < 3 || nv < n || av.itemsize != 1 || av.len < n || nt < n) {
+        PyErr_SetString(PyExc_ValueError, "max_runs: values and allowed need N entries, "
+                                          "taken_out N");
+        goto done;
+    }
+    from_o = PyMem_Malloc((size_t)n);
+    b_new = PyMem_Malloc((size_t)n);
+    if (!from_o || !b_new) {
+        PyErr_NoMemory();
         goto done;
     }
     {
-        size_t width = (size_t)setups * ((size_t)n + 1);
-        gain = PyMem_Malloc(width * sizeof(long long));
-        runs = PyMem_Malloc(width * sizeof(long long));
-        cheap = PyMem_Malloc(width * sizeof(long long));
-        pos = PyMem_Malloc(width * sizeof(long long));
-        totals = PyMem_Malloc((size_t)setups * sizeof(long long));
-        base = PyMem_Malloc(((size_t)len + 1) * sizeof(int32_t));
-        flags = PyMem_Malloc((size_t)len + 1);
-        if (!gain || !runs || !cheap || !pos || !totals || !base || !flags) {
-            PyErr_NoMemory();
-            goto done;
+        const long long *vals = vv.buf;
+        const uint8_t *ok = av.buf;
+        long long *taken = tv.buf;
+        /* best score at each layer: not taken (o), in a run that started at layer 2 (a), in
+           another run (b); back pointers: the state before (o) and whether (b) started here
+           (the same operations, in the same order, as rectangles.py's reference) */
+        for (r = 2; r < n; r++) {
+            const int k = (o >= a && o >= b) ? 0 : (a >= b) ? 1 : 2;
+            const double prev = k == 0 ? o : k == 1 ? a : b;
+            double v, start;
+            int fresh;
+            from_o[r - 2] = (uint8_t)k;
+            if (!ok[r]) {
+                o = prev;
+                a = b = -INFINITY;
+                b_new[r - 2] = 0;
+                continue;
+            }
+            v = (double)vals[r];
+            start = r > 2 ? o - 4 * lam : -INFINITY;
+            fresh = start > b;
+            a = r == 2 ? v - 2 * lam : a + v;
+            b = (fresh ? start : b) + v;
+            o = prev;
+            b_new[r - 2] = (uint8_t)fresh;
+        }
+        b += 2 * lam; /* a run ending at N-1 is a wide move */
+        state = (o >= a && o >= b) ? 0 : (a >= b) ? 1 : 2;
+        for (r = n - 1; r > 1; r--) {
+            if (state == 0) {
+                state = from_o[r - 2];
+                continue;
+            }
+            taken[count++] = r;
+            if (state == 2 && b_new[r - 2])
+                state = 0;
         }
     }
-    {
-        const uint8_t *state = sv.buf;
-        const int32_t *cells = cev.buf, *src = srv.buf, *u = uv.buf, *u2 = u2v.buf;
-        const long long *col = cv.buf, *grp = gv.buf, *fixed = fxv.buf;
-        const long long *bias = nbias ? bv.buf : NULL;
-        long long *out = ov.buf;
-        const Py_ssize_t slen = sv.len, ngroups = ng1 - 1;
-        int32_t least = 0, most = 0;
-        if (grp[0] != 0 || grp[ngroups] != len) {
-            PyErr_SetString(PyExc_ValueError, "plan_lines: groups must run from 0 to L");
-            goto done;
-        }
-        /* every index inside the state, checked once (a vectorisable pass) */
-        for (i = 0; i < ncells; i++) {
-            least = cells[i] < least ? cells[i] : least;
-            most = cells[i] > most ? cells[i] : most;
-        }
-        for (i = 0; i < nsrc; i++) {
-            least = src[i] < least ? src[i] : least;
-            most = src[i] > most ? src[i] : most;
-        }
-        if (least < 0 || most >= slen)
-            goto outside;
-        for (g = 0; g < ngroups; g++) {
-            Py_ssize_t lo = grp[g], hi = grp[g + 1];
-            if (hi < lo || hi > len) {
-                PyErr_SetString(PyExc_ValueError, "plan_lines: groups must not decrease");
-                goto done;
-            }
-            for (k = 0; k < setups * (n + 1); k++)
-                gain[k] = runs[k] = cheap[k] = pos[k] = 0;
-            for (i = lo; i < hi; i++) {
-                const long long ui = u[i], u2i = u2[i];
-                long long cell_part = 0;
-                if (ui < 2 || ui > n - 1 || u2i < 2 || u2i > n - 1 ||
-                    (i > lo && (u2i < u2[i - 1] || (u2i == u2[i - 1] && ui <= u[i - 1])))) {
-                    PyErr_SetString(PyExc_ValueError,
-                                    "plan_lines: a group's cells must be sorted by line, "
-                                    "then layer, with layers and lines in 2..N-1");
-                    goto done;
-                }
-                for (j = 0; j < pairs; j++) {
-                    const long long c = state[cells[j * len + i]];
-                    cell_part += (c == col[2 * j + 1]) - (c == col[2 * j]); /* c_out -1: never */
-                }
-                cell_part += bias ? bias[i] : 0;
-                if (cell_part < -(1LL << 30) || cell_part > (1LL << 30)) {
-                    PyErr_SetString(PyExc_ValueError, "plan_lines: a bias out of range");
-                    goto done;
-                }
-                base[i - lo] = (int32_t)cell_part;
-                flags[i - lo] = (uint8_t)((i > lo && u2i == u2[i - 1] && ui == u[i - 1] + 1) |
-                                          (i > lo && u2i != u2[i - 1]) << 1 |
-                                          (ui == 2 || ui == n - 1) << 2);
-            }
-            for (s = 0; s < setups; s++) {
-                const int32_t *ssrc = src + s * pairs * len;
-                long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
-                long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
-                if (pairs == 1)
-                    totals[s] = scan_setup(state, ssrc, len, 1, col, base, flags, u2, lo, hi,
-                                           sg, sr, sc, sp);
-                else if (pairs == 2)
-                    totals[s] = scan_setup(state, ssrc, len, 2, col, base, flags, u2, lo, hi,
-                                           sg, sr, sc, sp);
-                else if (pairs == 4) /* the mixed slice commutators: two 3-cycles a cell */
-                    totals[s] = scan_setup(state, ssrc, len, 4, col, base, flags, u2, lo, hi,
-                                           sg, sr, sc, sp);
-                else
-                    totals[s] = scan_setup(state, ssrc, len, (int)pairs, col, base, flags, u2,
-                                           lo, hi, sg, sr, sc, sp);
-            }
-            for (s = 0; s < setups; s++) {
-                long long best_pos = 0, best_line, best_gain, best_cost;
-                const long long *sg = gain + s * (n + 1), *sr = runs + s * (n + 1);
-                const long long *sc = cheap + s * (n + 1), *sp = pos + s * (n + 1);
-                long long *o = out + 5 * (s * ngroups + g);
-                choose_line(n, fixed[s], sg, sr, sc, &best_line, &best_gain, &best_cost);
-                for (k = 0; k <= n; k++)
-                    if (sp[k] > best_pos)
-                        best_pos = sp[k];
-                o[0] = best_line;
-                o[1] = best_gain;
-                o[2] = best_cost;
-                o[3] = totals[s];
-                o[4] = best_pos;
-            }
-        }
-    }
-    Py_INCREF(Py_None);
-    result = Py_None;
-    goto done;
-outside:
-    PyErr_SetString(PyExc_ValueError, "plan_lines: a sticker index outside the state");
+    result = PyLong_FromSsize_t(count);
 done:
-    PyMem_Free(gain);
-    PyMem_Free(runs);
-    PyMem_Free(cheap);
-    PyMem_Free(pos);
-    PyMem_Free(totals);
-    PyMem_Free(base);
-    PyMem_Free(flags);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&cev);
-    PyBuffer_Release(&srv);
-    PyBuffer_Release(&cv);
-    PyBuffer_Release(&uv);
-    PyBuffer_Release(&u2v);
-    PyBuffer_Release(&gv);
-    PyBuffer_Release(&fxv);
-    PyBuffer_Release(&bv);
-    PyBuffer_Release(&ov);
+    PyMem_Free(from_o);
+    PyMem_Free(b_new);
+    PyBuffer_Release(&vv);
+    PyBuffer_Release(&av);
+    PyBuffer_Release(&tv);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"plan_lines", py_plan_lines, METH_VARARGS,
      "nets and best_line of many configurations at once (see the module source)."},
+    {"max_runs", py_max_runs, METH_VARARGS,
+     "The runs of layers of most value less lam x their cost (see rectangles.py)."},
+    {"plan_batch", py_plan_batch, METH_VARARGS,
+     "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,
      "What cycling each cell gains, for many configurations (see the module source)."},
     {"best_line", py_best_line, METH_VARARGS,

@@ -1,6 +1,7 @@
 """Types of the block-commutator line planner kernel (``_lines.c`` next to this file; see its
 header for the contract)."""
 
+from collections.abc import Sequence
 from typing import Any
 
 def best_line(
@@ -21,3 +22,5 @@ def plan_lines(
     out: Any,
     /,
 ) -> None: ...
+def plan_batch(state: Any, jobs: Sequence[tuple[Any, ...]], threads: int, /) -> None: ...
+def max_runs(values: Any, allowed: Any, lam: float, n: int, taken_out: Any, /) -> int: ...

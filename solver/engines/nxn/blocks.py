@@ -5,6 +5,8 @@ laid out flat, and every block's best line in one call. Shared by the plain comm
 
 from __future__ import annotations
 
+__all__ = ["Blocks", "Job", "make_blocks", "plan_blocks", "run_jobs"]
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -51,6 +53,36 @@ class Blocks:
         return net
 
 
+@dataclass(frozen=True)
+class Job:
+    """One call of the kernel (:func:`plan_blocks`) that a candidate search makes: its blocks,
+    the N its line search runs over and its colour pairs. A step's jobs do not depend on each
+    other, so they can be run ahead (on other threads) and their outputs handed to the
+    searches (``out=``) in the order the searches run."""
+
+    blocks: Blocks
+    n: int
+    colours: tuple[int, ...]
+
+    def run(self, state: Colours) -> IntArray:
+        return plan_blocks(state, self.n, self.blocks, self.colours)
+
+    def _args(self, out: IntArray) -> tuple[object, ...]:
+        b = self.blocks
+        colours = np.array(self.colours, dtype=np.int64)
+        return (b.cells, b.src, colours, b.u, b.u2, b.groups, b.fixed, b.bias, self.n, out)
+
+
+def run_jobs(state: Colours, jobs: Sequence[Job], threads: int) -> list[IntArray]:
+    """Every job's output (as :meth:`Job.run` gives it), the kernel calls shared among
+    ``threads`` threads in one call (:func:`._lines.plan_batch`: the GIL is released once,
+    each thread takes the next job not taken; every output is its own, so the order the
+    threads take them in changes nothing)."""
+    outs = [np.empty((j.blocks.fixed.size * (j.blocks.groups.size - 1), 5), np.int64) for j in jobs]
+    _lines.plan_batch(state, [j._args(out) for j, out in zip(jobs, outs, strict=True)], threads)
+    return outs
+
+
 def make_blocks(
     cells: list[list[IntArray]],
     src: list[list[list[IntArray]]],
@@ -78,7 +110,8 @@ def make_blocks(
 def plan_blocks(state: Colours, n: int, blocks: Blocks, colours: Sequence[int]) -> IntArray:
     """Every block's best line at once (:func:`._lines.plan_lines`): (S x G) x 5, block
     ``s * G + g``: line, gain, cost, total of the positive nets, largest positive total of
-    one line."""
+    one line. The kernel releases the GIL while it works (it reads ``state`` and the blocks'
+    arrays only), so calls on other threads run at the same time."""
     out = np.empty((blocks.fixed.size * (blocks.groups.size - 1), 5), dtype=np.int64)
     _lines.plan_lines(
         state,

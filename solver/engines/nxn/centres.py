@@ -76,7 +76,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face, face_from_normal, rotation_matrix
 from solver.cube.notation import Move
 from solver.engines.nxn import _lines
-from solver.engines.nxn.blocks import Blocks, Colours, make_blocks, plan_blocks
+from solver.engines.nxn.blocks import Blocks, Colours, Job, make_blocks
 from solver.engines.nxn.insert import MAX_N as MAX_INSERT_N
 from solver.engines.nxn.insert import best_block_turn, best_half_insertion, best_insertion
 from solver.engines.nxn.macros import MAX_N as MAX_MACRO_N
@@ -296,6 +296,13 @@ class Candidate:
         return _Plan(gain, cost, tuple(self.moves(rows, cols)))
 
 
+def candidates_job(n: int, target: Face, source: Face, colours: tuple[int, int]) -> Job | None:
+    """The kernel call of :func:`candidates` (None: the pair has no commutator)."""
+    if not _configs(n, target, source):
+        return None
+    return Job(_gathered(n, target, source), n, colours)
+
+
 def candidates(
     state: Colours,
     n: int,
@@ -303,21 +310,24 @@ def candidates(
     source: Face,
     colours: tuple[int, int],
     floor: float = 0.0,
+    out: IntArray | None = None,
 ) -> list[Candidate]:
     """The lines of the commutators from ``source`` to ``target`` (every configuration and
-    setup) of more than ``floor`` pieces per move, best first (see :func:`_best_plan`)."""
-    configs = _configs(n, target, source)
-    if not configs:
+    setup) of more than ``floor`` pieces per move, best first (see :func:`_best_plan`).
+    ``out``: the output of :func:`candidates_job`'s call on ``state`` when it was run ahead."""
+    job = candidates_job(n, target, source, colours)
+    if job is None:
         return []
-    blocks = _gathered(n, target, source)
-    out = plan_blocks(state, n, blocks, colours)
+    configs, blocks = _configs(n, target, source), job.blocks
+    out = job.run(state) if out is None else out
     least = np.repeat(blocks.fixed, len(configs)) + 4  # m and m2 wide: 2 each
-    bounds = out[:, 3]
+    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
+    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in np.argsort(-bounds / least, kind="stable").tolist():
-        if bounds[k] <= floor * least[k]:
+    for k in order:
+        if rows[k][3] <= floor * fewest[k]:
             break
-        gain, cost = int(out[k, 1]), int(out[k, 2])
+        gain, cost = rows[k][1], rows[k][2]
         if gain > 0:
             setup, c = divmod(k, len(configs))
             build = partial(_commutator, configs[c], n, setup=setup)

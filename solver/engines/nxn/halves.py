@@ -37,12 +37,12 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
+from solver.engines.nxn.blocks import Blocks, Job, make_blocks
 from solver.engines.nxn.centres import Candidate, _Config, _opposite, _Plan, interior
 from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.slices import _layer, _setup_labels, grow_slices
 
-__all__ = ["HalfConfig", "half_candidates", "half_configs", "half_moves", "quadrants"]
+__all__ = ["HalfConfig", "half_candidates", "half_configs", "half_job", "half_moves", "quadrants"]
 
 Colours = npt.NDArray[np.uint8]
 
@@ -175,8 +175,22 @@ class HalfCandidate(Candidate):
         return grow_slices(self, self.size)
 
 
+def half_job(n: int, target: Face, colours: tuple[int, int]) -> Job | None:
+    """The kernel call of :func:`half_candidates` (None: no half-turn slice commutator)."""
+    configs = half_configs(n, target)
+    if not configs:
+        return None
+    both = (colours[0], colours[1], colours[0], colours[1])
+    return Job(_gathered(n, target), configs[0].size, both)
+
+
 def half_candidates(
-    state: Colours, n: int, target: Face, colours: tuple[int, int], floor: float = 0.0
+    state: Colours,
+    n: int,
+    target: Face,
+    colours: tuple[int, int],
+    floor: float = 0.0,
+    out: IntArray | None = None,
 ) -> list[Candidate]:
     """The lines of the half-turn slice commutators of ``target`` and its opposite face
     (``colours``: theirs), each as it is and after 1-3 quarter turns of the opposite face, of
@@ -184,14 +198,13 @@ def half_candidates(
     piece of its source (on the opposite face) and gives its own; a cell of the opposite face
     likewise, so both rows count (c_in, c_out) = (the first face's colour, the opposite's):
     for the second row the kernel's "cell" is the source on the first face and its "source"
-    the (turned) cell, which gives the same net with the signs of both terms swapped twice."""
-    configs = half_configs(n, target)
-    if not configs:
+    the (turned) cell, which gives the same net with the signs of both terms swapped twice.
+    ``out``: :func:`half_job`'s output on ``state`` if it was run ahead."""
+    job = half_job(n, target, colours)
+    if job is None:
         return []
-    blocks = _gathered(n, target)
-    both = (colours[0], colours[1], colours[0], colours[1])
-    size = configs[0].size
-    out = plan_blocks(state, size, blocks, both)  # setup-major
+    configs, blocks, both, size = half_configs(n, target), job.blocks, job.colours, job.n
+    out = job.run(state) if out is None else out  # setup-major
 
     def make(block: int, setup: int, k: int, ratio: float) -> Candidate:
         build = partial(half_moves, configs[k], setup=setup)

@@ -276,13 +276,14 @@ def best_half_insertion(
 def _half_ranges(gains: IntArray, n: int, half: int) -> Iterator[tuple[int, int, int]]:
     """The contiguous range of largest positive gain in each half (layers 2..half and
     N+1-half..N-1; the middle layer of odd N in neither)."""
+    values = gains.tolist()  # Python ints: the loop reads each once
     for a, b in ((2, half), (n + 1 - half, n - 1)):
         best_sum, best_range = 0, None
         run, start = 0, a
         for k in range(a, b + 1):
             if run <= 0:
                 run, start = 0, k
-            run += int(gains[k])
+            run += values[k]
             if run > best_sum:
                 best_sum, best_range = run, (start, k)
         if best_range is not None:

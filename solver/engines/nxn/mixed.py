@@ -34,13 +34,20 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
+from solver.engines.nxn.blocks import Blocks, Job, make_blocks
 from solver.engines.nxn.centres import Candidate, _Config, _opposite, interior
 from solver.engines.nxn.halves import HalfCandidate, best_first, quadrant_size, quadrants
 from solver.engines.nxn.sim import IntArray, geometry
 from solver.engines.nxn.slices import _layer, _setup_labels
 
-__all__ = ["MixedConfig", "mixed_candidates", "mixed_configs", "mixed_moves", "quarter_axes"]
+__all__ = [
+    "MixedConfig",
+    "mixed_candidates",
+    "mixed_configs",
+    "mixed_job",
+    "mixed_moves",
+    "quarter_axes",
+]
 
 Colours = npt.NDArray[np.uint8]
 
@@ -173,6 +180,16 @@ def _gathered(n: int, target: Face, quarter: Face) -> Blocks:
     return make_blocks(cells, src, layers, [int(q1 > 0) + int(q2 > 0) for q1, q2 in _PAIRS])
 
 
+def mixed_job(n: int, target: Face, quarter: Face, colours: tuple[int, int]) -> Job | None:
+    """The kernel call of :func:`mixed_candidates` (None: no mixed slice commutator)."""
+    configs = mixed_configs(n, target, quarter)
+    if not configs:  # pragma: no cover - geometry: every pair has them
+        return None
+    c_t, c_o = colours
+    four = (c_t, -1, c_o, -1, c_o, -1, c_t, -1)
+    return Job(_gathered(n, target, quarter), configs[0].size, four)
+
+
 def mixed_candidates(
     state: Colours,
     n: int,
@@ -180,18 +197,17 @@ def mixed_candidates(
     quarter: Face,
     colours: tuple[int, int],
     floor: float = 0.0,
+    out: IntArray | None = None,
 ) -> list[Candidate]:
     """The lines of the mixed slice commutators of ``target`` and its opposite face
     (``colours``: theirs) with quarter turns of ``quarter``, each as it is and after 1-3
-    quarter turns of one side, of more than ``floor`` pieces per move, best first."""
-    configs = mixed_configs(n, target, quarter)
-    if not configs:  # pragma: no cover - geometry: every pair has them
+    quarter turns of one side, of more than ``floor`` pieces per move, best first. ``out``:
+    :func:`mixed_job`'s output on ``state`` if it was run ahead."""
+    job = mixed_job(n, target, quarter, colours)
+    if job is None:  # pragma: no cover - geometry: every pair has them
         return []
-    blocks = _gathered(n, target, quarter)
-    c_t, c_o = colours
-    four = (c_t, -1, c_o, -1, c_o, -1, c_t, -1)
-    size = configs[0].size
-    out = plan_blocks(state, size, blocks, four)  # setup-major
+    configs, blocks, four, size = mixed_configs(n, target, quarter), job.blocks, job.colours, job.n
+    out = job.run(state) if out is None else out  # setup-major
 
     def make(block: int, setup: int, k: int, ratio: float) -> Candidate:
         build = partial(mixed_moves, configs[k], setups=_PAIRS[setup])

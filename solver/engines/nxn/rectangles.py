@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from solver.engines.nxn import _lines
 from solver.engines.nxn.sim import IntArray
 
 __all__ = ["max_runs", "run_cost", "runs_of", "select_runs"]
@@ -55,42 +56,15 @@ def select_runs(
 def max_runs(
     values: IntArray, allowed: npt.NDArray[np.bool_], lam: float, n: int
 ) -> list[tuple[int, int]]:
-    """The runs maximising sum(values) - lam x :func:`run_cost`."""
-    neg = float("-inf")
-    vals = values.tolist()
-    ok = allowed.tolist()
-    # best score at each layer: not taken (o), in a run that started at layer 2 (a), in
-    # another run (b); back pointers: the state before (o) and whether (b) started here
-    o, a, b = 0.0, neg, neg
-    from_o: list[int] = []
-    b_new: list[bool] = []
-    for r in range(2, n):
-        if o >= a and o >= b:
-            k = 0
-        elif a >= b:
-            k = 1
-        else:
-            k = 2
-        best_prev = o if k == 0 else a if k == 1 else b
-        from_o.append(k)
-        if not ok[r]:
-            o, a, b = best_prev, neg, neg
-            b_new.append(False)
-            continue
-        v = vals[r]
-        start = o - 4 * lam if r > 2 else neg
-        new = start > b
-        o, a, b = best_prev, (v - 2 * lam if r == 2 else a + v), (start if new else b) + v
-        b_new.append(new)
-    b += 2 * lam  # a run ending at N-1 is a wide move
-    state = 0 if o >= a and o >= b else 1 if a >= b else 2
-    taken: list[int] = []
-    for r in range(n - 1, 1, -1):
-        i = r - 2
-        if state == 0:
-            state = from_o[i]
-            continue
-        taken.append(r)
-        if state == 2 and b_new[i]:
-            state = 0
-    return runs_of(taken)
+    """The runs maximising sum(values) - lam x :func:`run_cost`: a dynamic programme over the
+    layers 2..N-1, the best score at each layer not taken, in a run that started at layer 2,
+    or in another run (C: ``_lines.max_runs``; its Python reference is in the tests)."""
+    taken = np.empty(n, dtype=np.int64)
+    count = _lines.max_runs(
+        np.ascontiguousarray(values, dtype=np.int64),
+        np.ascontiguousarray(allowed, dtype=np.bool_),
+        float(lam),
+        n,
+        taken,
+    )
+    return runs_of(taken[:count].tolist())

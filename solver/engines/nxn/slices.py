@@ -39,7 +39,7 @@ import numpy.typing as npt
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
 from solver.engines.nxn import _lines
-from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
+from solver.engines.nxn.blocks import Blocks, Job, make_blocks
 from solver.engines.nxn.centres import (
     Candidate,
     _alternate,
@@ -52,7 +52,7 @@ from solver.engines.nxn.centres import (
 from solver.engines.nxn.rectangles import runs_of
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["slice_candidates", "slice_configs", "slice_moves"]
+__all__ = ["slice_candidates", "slice_configs", "slice_job", "slice_moves"]
 
 Colours = npt.NDArray[np.uint8]
 
@@ -222,17 +222,28 @@ def _gathered(n: int, target: Face) -> Blocks:
     return make_blocks(cells, src, layers, fixed, bias)
 
 
+def slice_job(n: int, target: Face, colours: tuple[int, int]) -> Job:
+    """The kernel call of :func:`slice_candidates` (line search over N + 2 layers)."""
+    return Job(_gathered(n, target), n + 2, (colours[0], -1, colours[1], -1))
+
+
 def slice_candidates(
-    state: Colours, n: int, target: Face, colours: tuple[int, int], floor: float = 0.0
+    state: Colours,
+    n: int,
+    target: Face,
+    colours: tuple[int, int],
+    floor: float = 0.0,
+    out: IntArray | None = None,
 ) -> list[Candidate]:
     """The lines of the slice commutators of ``target`` and its opposite face (``colours``:
     theirs), each as it is and after 1-3 quarter turns of one of the faces feeding them, of
     more than ``floor`` pieces per move, best first. A line's positive cells bound what it
-    can gain, so only the lines that could beat the best so far are searched."""
+    can gain, so only the lines that could beat the best so far are searched. ``out``:
+    :func:`slice_job`'s output on ``state`` if it was run ahead."""
     configs = slice_configs(n, target)
-    blocks = _gathered(n, target)
-    both = (colours[0], -1, colours[1], -1)
-    out = plan_blocks(state, n + 2, blocks, both)  # setup-major
+    job = slice_job(n, target, colours)
+    blocks, both = job.blocks, job.colours
+    out = job.run(state) if out is None else out  # setup-major
     pairs = len(_PAIRS)
     flat = out[:, 4] / (8 + np.repeat(blocks.fixed, len(configs)))
     # configuration-major, as the candidates are numbered

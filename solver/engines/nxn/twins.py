@@ -25,7 +25,8 @@ wing-parity turns after it keep U and D), then on F and B (sources R, L), then R
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -34,7 +35,7 @@ import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
-from solver.engines.nxn.blocks import Blocks, make_blocks, plan_blocks
+from solver.engines.nxn.blocks import Blocks, Job, make_blocks, run_jobs
 from solver.engines.nxn.centres import (
     Candidate,
     _block,
@@ -43,16 +44,26 @@ from solver.engines.nxn.centres import (
     _opposite,
     _Plan,
     candidates,
+    candidates_job,
     interior,
 )
-from solver.engines.nxn.halves import half_candidates
+from solver.engines.nxn.halves import half_candidates, half_job
 from solver.engines.nxn.insert import best_half_insertion
-from solver.engines.nxn.mixed import mixed_candidates, quarter_axes
+from solver.engines.nxn.mixed import mixed_candidates, mixed_job, quarter_axes
 from solver.engines.nxn.sim import IntArray, geometry
-from solver.engines.nxn.slices import slice_candidates
+from solver.engines.nxn.slices import slice_candidates, slice_job
 from solver.optimize import optimize
 
-__all__ = ["finish_pairs", "first_pair", "paired_centres", "twin_candidates", "twin_configs"]
+__all__ = [
+    "THREADS_ENV",
+    "finish_pairs",
+    "first_pair",
+    "paired_centres",
+    "thread_count",
+    "twin_candidates",
+    "twin_configs",
+    "twin_job",
+]
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +180,13 @@ def _gathered(n: int, target: Face, source: Face) -> Blocks:
     return make_blocks(cells, src, layers, fixed)
 
 
+def twin_job(n: int, target: Face, source: Face, colours: tuple[int, int, int, int]) -> Job | None:
+    """The kernel call of :func:`twin_candidates` (None: no twin commutator)."""
+    if not twin_configs(n, target, source):
+        return None
+    return Job(_gathered(n, target, source), n, colours)
+
+
 def twin_candidates(
     state: Colours,
     n: int,
@@ -176,23 +194,25 @@ def twin_candidates(
     source: Face,
     colours: tuple[int, int, int, int],
     floor: float = 0.0,
+    out: IntArray | None = None,
 ) -> list[Candidate]:
     """The lines of the twin commutators of ``target`` and its opposite from ``source`` and
     its opposite, of more than ``floor`` pieces per move, best first; ``colours``: of the
     target, of the source (-1: its own pieces do not count), of the opposite face and of the
-    face opposite the source (-1 too)."""
-    twins = twin_configs(n, target, source)
-    if not twins:
+    face opposite the source (-1 too). ``out``: :func:`twin_job`'s output if run ahead."""
+    job = twin_job(n, target, source, colours)
+    if job is None:
         return []
-    blocks = _gathered(n, target, source)
-    out = plan_blocks(state, n, blocks, colours)
+    twins, blocks = twin_configs(n, target, source), job.blocks
+    out = job.run(state) if out is None else out
     least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
-    bounds = out[:, 3]
+    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
+    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in np.argsort(-bounds / least, kind="stable").tolist():
-        if bounds[k] <= floor * least[k]:
+    for k in order:
+        if rows[k][3] <= floor * fewest[k]:
             break
-        gain, cost = int(out[k, 1]), int(out[k, 2])
+        gain, cost = rows[k][1], rows[k][2]
         if gain > 0:
             setup, t = divmod(k, len(twins))
             build = partial(twin_moves, twins[t], n, setup=setup)
@@ -214,9 +234,11 @@ def paired_centres(
     targets: tuple[int, ...],
     todo: Sequence[Face],
     sources: Sequence[Face],
+    threads: int | None = None,
 ) -> list[Move]:
     """Moves that give the ``todo`` faces their target colours from the ``sources`` (the
-    other faces stay as they are); ``state`` is turned in place. Each step: the plain
+    other faces stay as they are); ``state`` is turned in place. ``threads``: of each step
+    (:func:`_step`; None: :func:`thread_count`), the moves do not depend on it. Each step: the plain
     commutator, twin commutator or half insertion with most pieces put on the ``todo`` faces
     per move (for the first pair also the slice commutators of :mod:`.slices`); every step is
     checked as it is applied. The moves are returned merged along each axis
@@ -224,6 +246,7 @@ def paired_centres(
     moves at N = 21..33)."""
     g = geometry(n)
     frozen = [f for f in Face if f not in todo and f not in sources]
+    threads = thread_count() if threads is None else threads
     moves: list[Move] = []
     steps = 0
     while True:
@@ -234,7 +257,7 @@ def paired_centres(
             log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(merged))
             return merged
         steps += 1
-        plan = _step(state, n, targets, todo, sources, open_faces)
+        plan = _step(state, n, targets, todo, sources, open_faces, threads)
         before = _count(state, n, todo, targets)
         kept = {f: state[interior(n, f)].copy() for f in frozen}
         g.apply(state, plan.moves)
@@ -262,28 +285,44 @@ MIXED = True
 GROWN = 2
 
 
-def _step(
+#: environment variable: how many threads run a step's kernel calls (1: all on the calling
+#: thread; unset: 2, or 1 on a one-core machine)
+THREADS_ENV = "CUBEROBOT_NXN_THREADS"
+
+
+def thread_count() -> int:
+    """The threads a centre step uses (:data:`THREADS_ENV`); a ValueError names a bad value."""
+    raw = os.environ.get(THREADS_ENV)
+    if raw is None:
+        return min(2, os.cpu_count() or 1)
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{THREADS_ENV}={raw!r}: give a number of threads >= 1 (1: no threads)")
+    return value
+
+
+#: one line search of a step: called with the floor and the kernel's output (None: the
+#: search runs the kernel itself)
+_Search = Callable[[float, IntArray | None], list[Candidate]]
+
+
+def _searches(
     state: Colours,
     n: int,
     targets: tuple[int, ...],
     todo: Sequence[Face],
     sources: Sequence[Face],
     open_faces: list[Face],
-) -> _Plan:
-    """The plan with most pieces put on the ``todo`` faces per move: the best lines of every
-    face pair (plain and twin commutators) and of the slice commutators of the pair (lines
-    that cannot beat the best one so far are not worked out), the :data:`GROWN` best of them
-    grown into rectangles, and the half insertions."""
+) -> list[Face | tuple[_Search, Job | None]]:
+    """A step's searches in the order they raise the floor: a face (its half insertion), or
+    a line search and its kernel call (the calls do not depend on each other or the floor)."""
     frozen = [f for f in Face if f not in todo and f not in sources]
-    plans: list[_Plan] = []
-    lines: list[Candidate] = []
-    floor = 0.0
+    out: list[Face | tuple[_Search, Job | None]] = []
     for target in open_faces:
-        others = [*frozen, *(f for f in todo if f != target)]
-        half = best_half_insertion(state, n, target, targets[target], others)
-        if half and half.gain > 0:
-            plans.append(_Plan(half.gain, half.cost, half.moves))
-            floor = max(floor, half.gain / half.cost)
+        out.append(target)
         for source in [*todo, *sources]:
             o, s2 = _opposite(target), _opposite(source)
             if source == target:
@@ -291,25 +330,63 @@ def _step(
             c_s = targets[source] if source in todo else -1
             if target < o and o in open_faces and source in sources and s2 in sources:
                 c_s2 = targets[s2] if s2 in todo else -1
-                colours = (targets[target], c_s, targets[o], c_s2)
-                lines += twin_candidates(state, n, target, source, colours, floor)[:GROWN]
-                floor = max([floor, *(c.ratio for c in lines)])
-            lines += candidates(state, n, target, source, (targets[target], c_s), floor)[:GROWN]
-            floor = max([floor, *(c.ratio for c in lines)])
-    if SLICES and not frozen and len(todo) == 2 and todo[1] == _opposite(todo[0]):
-        first, second = sorted(todo)
-        pair = (targets[first], targets[second])
-        lines += slice_candidates(state, n, first, pair, floor)[:GROWN]
-        floor = max([floor, *(c.ratio for c in lines)])
+                four = (targets[target], c_s, targets[o], c_s2)
+                search = partial(twin_candidates, state, n, target, source, four)
+                out.append((search, twin_job(n, target, source, four)))
+            two = (targets[target], c_s)
+            search = partial(candidates, state, n, target, source, two)
+            out.append((search, candidates_job(n, target, source, two)))
     if len(todo) == 2 and todo[1] == _opposite(todo[0]):
         first, second = sorted(todo)
         pair = (targets[first], targets[second])
+        if SLICES and not frozen:
+            search = partial(slice_candidates, state, n, first, pair)
+            out.append((search, slice_job(n, first, pair)))
         if HALVES and frozen:
-            lines += half_candidates(state, n, first, pair, floor)[:GROWN]
-            floor = max([floor, *(c.ratio for c in lines)])
+            search = partial(half_candidates, state, n, first, pair)
+            out.append((search, half_job(n, first, pair)))
         for quarter in quarter_axes(first, frozen) if MIXED and frozen else []:
-            lines += mixed_candidates(state, n, first, quarter, pair, floor)[:GROWN]
-            floor = max([floor, *(c.ratio for c in lines)])
+            search = partial(mixed_candidates, state, n, first, quarter, pair)
+            out.append((search, mixed_job(n, first, quarter, pair)))
+    return out
+
+
+def _step(
+    state: Colours,
+    n: int,
+    targets: tuple[int, ...],
+    todo: Sequence[Face],
+    sources: Sequence[Face],
+    open_faces: list[Face],
+    threads: int = 1,
+) -> _Plan:
+    """The plan with most pieces put on the ``todo`` faces per move: the best lines of every
+    face pair (plain and twin commutators) and of the slice commutators of the pair (lines
+    that cannot beat the best one so far are not worked out), the :data:`GROWN` best of them
+    grown into rectangles, and the half insertions. The kernel calls (:class:`~.blocks.Job`,
+    about 60 % of the time at N = 101) are made first, all at once on ``threads`` threads
+    (:func:`~.blocks.run_jobs`); the searches then take their outputs in the order they
+    always run in, so the plan does not depend on the threads."""
+    frozen = [f for f in Face if f not in todo and f not in sources]
+    searches = _searches(state, n, targets, todo, sources, open_faces)
+    ahead: list[IntArray | None] = [None] * len(searches)
+    jobs = {i: s[1] for i, s in enumerate(searches) if not isinstance(s, Face) and s[1]}
+    for i, done in zip(jobs, run_jobs(state, list(jobs.values()), threads), strict=True):
+        ahead[i] = done
+    plans: list[_Plan] = []
+    lines: list[Candidate] = []
+    floor = 0.0
+    for item, out in zip(searches, ahead, strict=True):
+        if isinstance(item, Face):
+            others = [*frozen, *(f for f in todo if f != item)]
+            half = best_half_insertion(state, n, item, targets[item], others)
+            if half and half.gain > 0:
+                plans.append(_Plan(half.gain, half.cost, half.moves))
+                floor = max(floor, half.gain / half.cost)
+            continue
+        search = item[0]
+        lines += search(floor, out)[:GROWN]
+        floor = max([floor, *(c.ratio for c in lines)])
     lines.sort(key=lambda c: -c.ratio)
     plans += [c.grow(n) for c in lines[:GROWN]]
     if not plans:  # pragma: no cover - every open face can be reached from a source
@@ -317,13 +394,18 @@ def _step(
     return max(plans, key=lambda p: p.gain / p.cost)
 
 
-def first_pair(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
+def first_pair(
+    state: Colours, n: int, targets: tuple[int, ...], threads: int | None = None
+) -> list[Move]:
     """The first centre stage: U and D together, from F, R, B and L (``state`` turned in
-    place)."""
-    return paired_centres(state, n, targets, (Face.U, Face.D), (Face.F, Face.R, Face.B, Face.L))
+    place; ``threads`` as for :func:`paired_centres`)."""
+    sides = (Face.F, Face.R, Face.B, Face.L)
+    return paired_centres(state, n, targets, (Face.U, Face.D), sides, threads)
 
 
-def finish_pairs(state: Colours, n: int, targets: tuple[int, ...]) -> list[Move]:
+def finish_pairs(
+    state: Colours, n: int, targets: tuple[int, ...], threads: int | None = None
+) -> list[Move]:
     """The other centres once U and D are finished: F and B from R and L, then R and L."""
-    moves = paired_centres(state, n, targets, (Face.F, Face.B), (Face.R, Face.L))
-    return moves + paired_centres(state, n, targets, (Face.R, Face.L), ())
+    moves = paired_centres(state, n, targets, (Face.F, Face.B), (Face.R, Face.L), threads)
+    return moves + paired_centres(state, n, targets, (Face.R, Face.L), (), threads)

@@ -134,3 +134,55 @@ def test_alternation_takes_two_runs_and_the_commutator_cycles_their_rectangle() 
     rect = np.isin(cfg.u, [2, 3, 4, 7, 8]) & np.isin(cfg.u2, range(cols[0][0], 12))
     assert {c for c in moved & interior if c // (n * n) == Face.U} == set(cfg.cells[rect].tolist())
     assert {c // (n * n) for c in moved & interior} == {Face.U, Face.F}
+
+
+def _max_runs_reference(
+    values: np.ndarray, allowed: np.ndarray, lam: float, n: int
+) -> list[tuple[int, int]]:
+    """The dynamic programme of ``rectangles.max_runs`` in Python, as it was before the C
+    kernel: the best score at each layer not taken (o), in a run that started at layer 2 (a),
+    in another run (b); back pointers: the state before (o) and whether (b) started here."""
+    neg = float("-inf")
+    vals, ok = values.tolist(), allowed.tolist()
+    o, a, b = 0.0, neg, neg
+    from_o: list[int] = []
+    b_new: list[bool] = []
+    for r in range(2, n):
+        k = 0 if o >= a and o >= b else 1 if a >= b else 2
+        best_prev = o if k == 0 else a if k == 1 else b
+        from_o.append(k)
+        if not ok[r]:
+            o, a, b = best_prev, neg, neg
+            b_new.append(False)
+            continue
+        v = vals[r]
+        start = o - 4 * lam if r > 2 else neg
+        new = start > b
+        o, a, b = best_prev, (v - 2 * lam if r == 2 else a + v), (start if new else b) + v
+        b_new.append(new)
+    b += 2 * lam
+    state = 0 if o >= a and o >= b else 1 if a >= b else 2
+    taken: list[int] = []
+    for r in range(n - 1, 1, -1):
+        i = r - 2
+        if state == 0:
+            state = from_o[i]
+            continue
+        taken.append(r)
+        if state == 2 and b_new[i]:
+            state = 0
+    return rectangles.runs_of(taken)
+
+
+@pytest.mark.parametrize("n", [5, 12, 33, 103])
+def test_run_selection_in_c_is_the_python_reference(n: int) -> None:
+    """The same runs as the Python programme, ties included: small values (many equal
+    scores), ratios of small integers (exact ties between taking and leaving a run)."""
+    rng = np.random.default_rng(n)
+    for trial in range(400):
+        values = np.zeros(n + 1, dtype=np.int64)
+        values[2:n] = rng.integers(-3, 4, n - 2)
+        allowed = rng.random(n + 1) > (0.0 if trial % 2 else 0.2)
+        lam = float(rng.integers(1, 12)) / float(rng.integers(1, 8))
+        want = _max_runs_reference(values, allowed, lam, n)
+        assert rectangles.max_runs(values, allowed, lam, n) == want

@@ -9,6 +9,7 @@ import pytest
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
 from solver.engines.nxn import _lines, centres, twins
+from solver.engines.nxn.blocks import plan_blocks
 from solver.engines.nxn.sim import geometry
 from solver.scramble import random_state_nxn
 
@@ -145,7 +146,7 @@ def test_plan_lines_matches_nets_and_best_line_block_by_block(n: int, seed: int)
         (slices._gathered(n, Face.U), (0, -1, 5, -1), n + 2),
     ]
     for blocks, colours, m in cases:
-        out = centres.plan_blocks(state, m, blocks, colours)
+        out = plan_blocks(state, m, blocks, colours)
         groups = blocks.groups.size - 1
         assert out.shape == (blocks.fixed.size * groups, 5)
         for k in range(out.shape[0]):
