@@ -319,8 +319,15 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: each pass.
 TWO_PASS = {
     n: (
-        Beam(32, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
-        Beam(32, 8, flips=False, blocks=((1, 2),)),
+        Beam(
+            32,
+            8,
+            flips=False,
+            blocks=((1, 3), (2, 3), (3, 3)),
+            counted=tuple(range(1, n - 3)),
+            both_ends=n == 6,
+        ),
+        Beam(32, 8, flips=False, blocks=((1, 2),), both_ends=n == 6),
     )
     for n in (6, 7)
 }
