@@ -70,7 +70,7 @@ def _adjacent(a: Face, c: Face) -> bool:
     return int(np.array(FACE_FRAMES[a][0]) @ np.array(FACE_FRAMES[c][0])) == 0
 
 
-def _replacements(axis: Face, flips: bool = True) -> list[list[Move]]:
+def _replacements(axis: Face, flips: bool = True, both_ends: bool = False) -> list[list[Move]]:
     ends = (axis, Face((axis + 3) % 6))
     ring = _ring(axis)
     out: list[list[Move]] = [[Move.outer(b, t)] for b in ends for t in (1, 2, -1)]
@@ -79,6 +79,11 @@ def _replacements(axis: Face, flips: bool = True) -> list[list[Move]]:
             for b in ends:
                 for t in (1, 2, -1):
                     out.append([Move.outer(a, da), Move.outer(b, t), Move.outer(a, -da)])
+            if both_ends:  # A (B C) A': an edge of each axis layer into the slice at once
+                for t in (1, 2, -1):
+                    for u in (1, 2, -1):
+                        near, far = Move.outer(ends[0], t), Move.outer(ends[1], u)
+                        out.append([Move.outer(a, da), near, far, Move.outer(a, -da)])
         if not flips:
             continue
         for c in (c for c in ring if _adjacent(a, c)):
@@ -125,16 +130,21 @@ def _perm(n: int, moves: list[Move]) -> IntArray:
 
 @cache
 def _macros(
-    n: int, wide_only: bool = False, flips: bool = True, blocks: Blocks | None = None
+    n: int,
+    wide_only: bool = False,
+    flips: bool = True,
+    blocks: Blocks | None = None,
+    both_ends: bool = False,
 ) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
     """(for each macro, the sticker each first-side edge sticker gets, (M, 12, N-2); move
     sequences; OBTM costs). A wing's two stickers move together, so the first side names the
     wing (see :func:`_wing_codes`). ``wide_only``: slices that include their outer layer only;
-    ``flips``: with the 7-move edge flips; ``blocks``: only slices of these layers."""
+    ``flips``: with the 7-move edge flips; ``blocks``: only slices of these layers;
+    ``both_ends``: with ``A B C A'`` (``B``, ``C`` turns of both axis faces)."""
     edge = _edge_cells(n)[:, 0, :].reshape(-1)
     perms, seqs, costs = [], [], []
     for axis in Face:
-        reps = _replacements(axis, flips)
+        reps = _replacements(axis, flips, both_ends)
         for s in _slices(n, axis, wide_only, blocks):
             for p in reps:
                 seq = [s, *p, s.inverse()]
@@ -208,7 +218,7 @@ def _edge_score(
 
 @cache
 def _effects(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
 ) -> tuple[npt.NDArray[np.int32], IntArray, IntArray]:
     """Which edges each macro of :func:`_macros` changes, to score it there only: (for each
     macro, the stickers that the first sides of its mixed edges get, (M, T, N-2); the edges
@@ -216,7 +226,7 @@ def _effects(
     is mixed; the edges those come from are split, as many as mixed ones; every other edge
     moves whole and keeps its score. Rows are padded with edge 0 left as it is (its score
     cancels)."""
-    perms, _, _ = _macros(n, wide_only, flips, blocks)
+    perms, _, _ = _macros(n, wide_only, flips, blocks, both_ends)
     cells = _edge_cells(n)
     edge_of = np.zeros(6 * n * n, dtype=np.int64)
     for side in (0, 1):
@@ -303,6 +313,9 @@ class Beam:
     blocks: Blocks | None = None
     #: the wing positions counted (None: all; see :func:`_edge_score`)
     counted: Counted | None = None
+    #: with the macros ``s A B C A' s'`` (``B``, ``C`` turns of both faces of the slice's
+    #: axis: an edge from each of their layers into the slice at once)
+    both_ends: bool = False
 
 
 def beam_for(n: int) -> Beam:
@@ -370,10 +383,10 @@ def _join_tail(
 
 @cache
 def _firsts(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
 ) -> tuple[IntArray, tuple[Move, ...]]:
     """For each macro, the index of its first move in a list of the distinct first moves."""
-    _, seqs, _ = _macros(n, wide_only, flips, blocks)
+    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends)
     index: dict[Move, int] = {}
     for seq in seqs:
         index.setdefault(seq[0], len(index))
@@ -400,11 +413,11 @@ def _move_perm(n: int, move: Move) -> IntArray:
 
 @cache
 def _macro_perms(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None
+    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
 ) -> npt.NDArray[np.intp]:
     """Each macro of :func:`_macros` as a permutation of all stickers (new = old[perm]): a
     child of the beam is one gather."""
-    _, seqs, _ = _macros(n, wide_only, flips, blocks)
+    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends)
     out = np.empty((len(seqs), 6 * n * n), dtype=np.intp)
     for k, seq in enumerate(seqs):
         perm = _move_perm(n, seq[0])
@@ -422,8 +435,8 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
     after cancellation / ``scale``), each with the wings it gains; when none gains (and
     ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
-    _, seqs, costs = _macros(n, beam.wide_only, beam.flips, beam.blocks)
-    first_of, firsts = _firsts(n, beam.wide_only, beam.flips, beam.blocks)
+    _, seqs, costs = _macros(n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
+    first_of, firsts = _firsts(n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
     last = node.moves[-1] if node.moves else None
     gains = _gains(node.state, n, beam)
     value = np.where(
@@ -436,7 +449,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     found: list[tuple[float, list[Move], int]] = []
     if not beam.flips:  # the macros with edge flips, left out so far
         full = dataclasses.replace(beam, flips=True)
-        _, all_seqs, all_costs = _macros(n, beam.wide_only, True, beam.blocks)
+        _, all_seqs, all_costs = _macros(n, beam.wide_only, True, beam.blocks, beam.both_ends)
         gains = _gains(node.state, n, full)
         value = np.where(gains > 0, gains - all_costs / beam.scale, -np.inf)
         found += [(float(value[k]), list(all_seqs[k]), int(gains[k])) for k in _top(value, 2)]
@@ -452,7 +465,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
 
 def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
     """Wings each macro pairs (or unpairs: negative), scored on the edges it mixes."""
-    after, split, _ = _effects(n, beam.wide_only, beam.flips, beam.blocks)
+    after, split, _ = _effects(n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
     codes = _wing_codes(state, n)
     before = _edge_score(codes[_edge_cells(n)[:, 0, :]], n, beam.counted)
     gains: npt.NDArray[np.int64] = _edge_score(codes[after], n, beam.counted).sum(
@@ -524,7 +537,9 @@ def beam_pairings(
                     continue
                 setups -= 1  # and go on after an outer turn
                 options = _options(node, n, settings, True)
-            perms = _macro_perms(n, settings.wide_only, settings.flips, settings.blocks)
+            perms = _macro_perms(
+                n, settings.wide_only, settings.flips, settings.blocks, settings.both_ends
+            )
             for seq, gain, row in options:
                 added, kept, tail = _join_tail(node.moves, seq, n)
                 cost = node.cost + added

@@ -143,3 +143,31 @@ def test_edge_ends_are_distinct_shortest_first_and_the_first_is_the_edges() -> N
         assert pairing.paired_count(end, n) == 12 * (n - 2)
     edges = engine._edges(state, n)
     assert edges is not None and count(edges, Metric.HTM, n) == ends[0][0]
+
+
+def test_both_ends_macros_keep_centres_and_pair_an_edge_of_each_axis_layer_at_once() -> None:
+    n = 7
+    blocks = ((1, 2),)
+    macro = [Move.block(Face.R, 1, 2, 1), *parse("F R L' F'"), Move.block(Face.R, 1, 2, -1)]
+    g = geometry(n)
+    state = Cube.solved(n).flat.copy()
+    g.apply(state, [m.inverse() for m in reversed(macro)])
+    solved = Cube.solved(n).flat
+    for face in Face:  # the centres stay, wings of several edges are mixed
+        inside = centres.interior(n, face)
+        assert np.array_equal(state[inside], solved[inside])
+    assert pairing.paired_count(state, n) < 12 * (n - 2)
+    effect = pairing._perm(n, macro)[pairing._edge_cells(n)[:, 0, :].reshape(-1)]
+    effects = {
+        both: {row.tobytes() for row in pairing._macros(n, False, False, blocks, both)[0]}
+        for both in (False, True)
+    }
+    assert effect.astype(np.int32).tobytes() in effects[True] - effects[False]
+    beam = pairing.Beam(8, 8, flips=False, blocks=blocks, setup_nodes=0, both_ends=True)
+    end = state.copy()
+    moves = pairing.beam_pair_edges(end, n, lambda e: [], beam)
+    assert moves is not None and pairing.paired_count(end, n) == 12 * (n - 2)
+    check = state.copy()
+    g.apply(check, moves)
+    assert np.array_equal(check, end)
+    assert count(moves, Metric.HTM, n) == 6  # one macro (the plain set needs two halves)
