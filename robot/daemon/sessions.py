@@ -36,9 +36,9 @@ HEAD_THREADS = 2
 #: head start's first motion group is certain to run (the searches during the motion replace
 #: the rest), and a solution found from the inverse begins with the inverse of that search's
 #: last, phase-2 moves. Measured offline (5 ms on two threads, the first group kept and the
-#: rest searched 100 ms; 40 and 60 states, load 5): 2.073 / 2.075 s of robot time against
-#: 2.098 / 2.091 s with six directions, though the head start's own plan was 0.005-0.016 s
-#: slower.
+#: rest searched 100 ms; 40-120 states, load 5-14): 0.012-0.028 s less robot time than with
+#: six directions in 7 of 9 comparisons (docs/benchmarks.md), though the head start's own plan
+#: was 0.005-0.03 s slower.
 HEAD_DIRECTIONS = 3
 #: The scramble whose search starts the sessions' threads (any state will do).
 WARM_UP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
