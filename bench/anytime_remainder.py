@@ -7,8 +7,7 @@
 For uniformly random 3x3 states (``CubieCube.random`` with the seed): the anytime head start
 (the robot-time search for ``--head-start`` seconds on ``--head-threads`` threads through an
 engine search session searching ``--head-directions`` directions, going on until its first
-solution: the daemon runs it on two threads and three directions,
-:data:`~robot.daemon.sessions.HEAD_DIRECTIONS`) is
+solution: the daemon runs it on two threads and the engine's six directions) is
 planned by the bundled ``simulated`` profile's planner; its first ``k`` motion groups (``--after``)
 are taken as committed, and the remainder of the plan is compared with a fresh robot-time
 search (two threads, each budget of ``--budgets``) from the state after them, through the
@@ -52,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=6,
         choices=(1, 2, 3, 6),
-        help="the head start's search directions (the daemon: 3)",
+        help="the head start's search directions (the daemon: 6)",
     )
     ap.add_argument("--after", default="1,2,3", help="committed groups")
     ap.add_argument("--budgets", default="0.05,0.15,0.3", help="seconds")

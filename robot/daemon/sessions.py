@@ -16,14 +16,7 @@ from solver.cube.notation import parse
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.session import SearchSession
 
-__all__ = [
-    "HEAD_DIRECTIONS",
-    "HEAD_THREADS",
-    "SEARCH_NICE",
-    "SEARCH_THREADS",
-    "Sessions",
-    "make_sessions",
-]
+__all__ = ["HEAD_THREADS", "SEARCH_NICE", "SEARCH_THREADS", "Sessions", "make_sessions"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,15 +24,6 @@ logger = logging.getLogger(__name__)
 #: meanwhile). Measured (60 states, load 10): 2.176 s of robot time against 2.236 s on one
 #: thread for the same 3 ms budget; the plan's first groups decide most of the job's time.
 HEAD_THREADS = 2
-#: Search directions of the head start: the cube itself seen along its three axes, not its
-#: inverse (the engine's default searches six: the inverse's solutions reversed too). Only the
-#: head start's first motion group is certain to run (the searches during the motion replace
-#: the rest), and a solution found from the inverse begins with the inverse of that search's
-#: last, phase-2 moves. Measured offline (5 ms on two threads, the first group kept and the
-#: rest searched 100 ms; 40-120 states, load 5-14): 0.012-0.028 s less robot time than with
-#: six directions in 7 of 9 comparisons (docs/benchmarks.md), though the head start's own plan
-#: was 0.005-0.03 s slower.
-HEAD_DIRECTIONS = 3
 #: The scramble whose search starts the sessions' threads (any state will do).
 WARM_UP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
 
@@ -75,9 +59,7 @@ def make_sessions(config: RobotConfig) -> Sessions:
     solver = get_solver()
     solver._start_hot_copies()  # (as the engine's first budgeted search does)
     sessions = Sessions(
-        solver.session(
-            cost_model=cost, faces=faces, threads=HEAD_THREADS, directions=HEAD_DIRECTIONS
-        ),
+        solver.session(cost_model=cost, faces=faces, threads=HEAD_THREADS),
         solver.session(cost_model=cost, faces=faces, threads=SEARCH_THREADS, nice=SEARCH_NICE),
     )
     warm_up = Cube.solved(3).apply(parse(WARM_UP))
