@@ -1,12 +1,13 @@
 """Offline: what a search during the motion can still save, by how far the plan has gone.
 
     python bench/anytime_remainder.py [--states 20] [--seed 2026] [--head-start 0.003]
-                                      [--head-threads 1] [--after 1,2,3]
+                                      [--head-threads 1] [--head-directions 6] [--after 1,2,3]
                                       [--budgets 0.05,0.15,0.3] [--json]
 
 For uniformly random 3x3 states (``CubieCube.random`` with the seed): the anytime head start
-(the robot-time search for ``--head-start`` seconds on ``--head-threads`` threads: the daemon
-runs it on two, through its warm search session, going on until its first solution) is
+(the robot-time search for ``--head-start`` seconds on ``--head-threads`` threads through an
+engine search session searching ``--head-directions`` directions, going on until its first
+solution: the daemon runs it on two threads and the engine's six directions) is
 planned by the bundled ``simulated`` profile's planner; its first ``k`` motion groups (``--after``)
 are taken as committed, and the remainder of the plan is compared with a fresh robot-time
 search (two threads, each budget of ``--budgets``) from the state after them, through the
@@ -45,6 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--head-start", type=float, default=0.003)
     ap.add_argument("--head-threads", type=int, default=1, help="the head start's threads")
+    ap.add_argument(
+        "--head-directions",
+        type=int,
+        default=6,
+        choices=(1, 2, 3, 6),
+        help="the head start's search directions (the daemon: 6)",
+    )
     ap.add_argument("--after", default="1,2,3", help="committed groups")
     ap.add_argument("--budgets", default="0.05,0.15,0.3", help="seconds")
     ap.add_argument("--json", action="store_true")
@@ -53,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     cost = config.cost_model
     planner = Planner(config.motors, cost)
     session = get_solver().session(cost_model=cost, threads=2)
+    head_session = get_solver().session(
+        cost_model=cost, threads=args.head_threads, directions=args.head_directions
+    )
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
     afters = [int(a) for a in args.after.split(",")]
@@ -60,13 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     solve(cubes[0], "twophase", budget_s=0.01, cost_model=cost)  # the tables load
     samples: dict[tuple[int, float], list[dict[str, float]]] = {}
     for cube in cubes:
-        head = solve(
-            cube,
-            "twophase",
-            budget_s=args.head_start,
-            cost_model=cost,
-            threads=args.head_threads,
-        )
+        began = time.monotonic()
+        head = head_session.search(cube, began + args.head_start, timeout_at=began + 1.0)
+        if head is None:
+            raise RuntimeError(f"no head start solution in 1 s: {cube.to_facelets()}")
         program = planner.plan(head.moves)
         plan = list(program.moves)
         ends = [i + 1 for i, m in enumerate(plan) if not m.simultaneous_with_next]
@@ -109,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "after_groups": after,
                 "budget_s": b,
+                "head_directions": args.head_directions,
                 "states": len(items),
                 "head_s": mean("head_s"),
                 "kept_s": mean("kept_s"),

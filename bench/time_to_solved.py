@@ -26,7 +26,9 @@ Per mode (``--json``: one row each, fields :data:`FIELDS`):
 * ``gaps``: times the motors stood still waiting for the host between two groups of a job
   (a group whose moves arrived after the one before it had stopped); ``gap_jobs``: which
   jobs (0-based, in the order of the states) and how long each gap was (ms), to look into;
-* ``refinements_mean``: anytime only, faster remainders found per job;
+* ``refinements_mean``: anytime only, faster remainders found per job; ``joined_mean``: of
+  them, those whose first turn joined the group before the state searched from (planned with
+  the moves not yet sent before it);
 * ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's;
 * ``visible_breakdown_ms``: where the visible compute goes: for each of :data:`STEPS`, the
   median time from the job entering SOLVING to that step (ms; cumulative);
@@ -85,6 +87,7 @@ FIELDS = (
     "gaps",
     "gap_jobs",
     "refinements_mean",
+    "joined_mean",
     "vs_best_fixed",
     "visible_breakdown_ms",
     "first_search",
@@ -117,6 +120,8 @@ class JobResult:
     steps: dict[str, float]
     #: anytime: the first commit and search (:meth:`FirstSearch.to_dict`)
     first: dict[str, Any] | None = None
+    #: anytime: refinements joined with the moves before them (:attr:`AnytimeRun.joined`)
+    joined: int = 0
 
 
 class Counter:
@@ -261,8 +266,10 @@ async def run_mode(
             marks = jobs[0].marks if jobs else None
             result = job_result(cube, records, submitted, began, sink.refinements - refined, marks)
             anytime = daemon.pipeline.anytime
-            if anytime is not None and anytime.last is not None and anytime.last.first:
-                result.first = anytime.last.first.to_dict()
+            if anytime is not None and anytime.last is not None:
+                if anytime.last.first:
+                    result.first = anytime.last.first.to_dict()
+                result.joined = anytime.last.joined
             results.append(result)
     finally:
         daemon.stop()
@@ -296,6 +303,9 @@ def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
             round(statistics.fmean(r.refinements for r in results), 2)
             if mode == "anytime"
             else None
+        ),
+        "joined_mean": (
+            round(statistics.fmean(r.joined for r in results), 2) if mode == "anytime" else None
         ),
         "vs_best_fixed": None,
         "visible_breakdown_ms": {
@@ -407,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"groups (lead {f['lead_ms_median']:.1f} ms); the first search started right "
                 f"after it in {f['from_first_commit']}/{r['states']}, window "
                 f"{f['window_ms_median']} ms, ran {f['searched_ms_median']} ms (medians), "
-                f"saved {f['saved_s_mean']:.3f} s a job; outcomes {f['outcomes']}"
+                f"saved {f['saved_s_mean']:.3f} s a job; outcomes {f['outcomes']}; "
+                f"refinements joined with the moves before them {r['joined_mean']:.2f} a job"
             )
     return 0
 

@@ -290,8 +290,9 @@ class Anytime:
         )
         marks = run.job.marks
         logger.info(
-            "job %s: anytime: %d searches, %d refinements saving %.3f s (%d too late, %d "
-            "dropped, %d commits waited for a write), %d gaps; lead %.1f ms (link latency "
+            "job %s: anytime: %d searches, %d refinements saving %.3f s (%d joined with the "
+            "moves before them, %d too late, %d dropped, %d commits waited for a write), %d "
+            "gaps; lead %.1f ms (link latency "
             "%.1f, wake lag %.1f, reports early by %.1f a group); searches hand back %.1f ms "
             "late, a journal write takes %.1f ms at most; before the first step: %s; the "
             "first commit and search: %s",
@@ -299,6 +300,7 @@ class Anytime:
             run.searches,
             run.refinements,
             run.saved_s,
+            run.joined,
             run.late_searches,
             run.dropped,
             run.late_writes,

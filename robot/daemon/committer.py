@@ -236,6 +236,9 @@ class AnytimeRun:
     late_writes: int = 0
     #: robot time the refinements saved in all (seconds, the cost model's)
     saved_s: float = 0.0
+    #: refinements whose first turn joined the group before the state searched from (planned
+    #: with the moves not yet sent before it: :meth:`~robot.daemon.searcher.Searcher._joined`)
+    joined: int = 0
     #: the first commit and the first search (set by the searcher)
     first: FirstSearch | None = None
 

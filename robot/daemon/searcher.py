@@ -40,7 +40,7 @@ from robot.daemon.sessions import Sessions
 from robot.errors import PlanError
 from robot.planner import MotorProgram, PlannedMove, Planner
 from solver.cube.facelets import Cube
-from solver.cube.notation import format_moves
+from solver.cube.notation import OPPOSITE, format_moves
 from solver.engines.twophase.session import Pending, SearchSession
 from solver.errors import CubeError
 from solver.solution import Solution
@@ -125,7 +125,7 @@ class Searcher:
                 early.release()
                 searched, outcome = await self._improve(run, early)
                 wanted, after = self._grown(early, searched), early.target
-                again = early if early.part and outcome is SearchOutcome.LANDED else None
+                again = early if self._again(run, early, outcome) else None
             else:
                 # the first moves reach the firmware before the searches take both cores:
                 # 2.5 against 7.2 ms from the write to the (simulated) firmware's read, 30
@@ -156,7 +156,7 @@ class Searcher:
                     run, session, deadline, target, split=before is None, first=first
                 )
                 searched, outcome = await self._improve(run, started)
-                if started.part and outcome is SearchOutcome.LANDED:
+                if self._again(run, started, outcome):
                     again = started
                 if before is None or outcome is SearchOutcome.LANDED:
                     wanted, after = self._grown(started, searched), target
@@ -184,6 +184,19 @@ class Searcher:
             if run.timeline.deadline(end) - now - run.overhead_s >= wanted_s:
                 return end
         return ends[-1]
+
+    @staticmethod
+    def _again(run: AnytimeRun, started: Started, outcome: SearchOutcome) -> bool:
+        """Whether the rest of ``started``'s window searches its state again: its first part
+        landed, and its state is still a group end of the plan (a remainder joined with the
+        moves before it, :meth:`_joined`, may have moved the group ends)."""
+        target = started.target
+        return (
+            started.part
+            and outcome is SearchOutcome.LANDED
+            and 0 < target < len(run.plan)
+            and not run.plan[target - 1].simultaneous_with_next
+        )
 
     @staticmethod
     def _grown(started: Started, searched: float) -> float:
@@ -227,9 +240,10 @@ class Searcher:
             run.first.start_groups = group_count(run.plan, target)
             run.first.window_ms = 1000 * (whole - began)
             run.first.outcome = SearchOutcome.NOT_STARTED
-        pending, task = self._search(
-            session, run.cube_after(target), deadline, current, target, held
-        )
+        # a remainder whose first group joins the group before ``target`` (not committed yet)
+        # is worth more than its own time says: the search is bounded that much later
+        bound = current + (self._join_s() if target > run.committed else 0.0)
+        pending, task = self._search(session, run.cube_after(target), deadline, bound, target, held)
         return Started(target, deadline, began, current, task, first, pending, part, whole)
 
     async def _improve(self, run: AnytimeRun, started: Started) -> tuple[float, SearchOutcome]:
@@ -299,7 +313,10 @@ class Searcher:
     ) -> SearchOutcome:
         """Take a search's result: a faster remainder from move ``target`` replaces the plan's
         if no move past ``target`` was committed meanwhile and the worst journal write measured
-        fits before the next commit is due. Returns what became of it."""
+        fits before the next commit is due. If moves before ``target`` are not committed yet,
+        they are planned together with the remainder (:meth:`_joined`): where its first turn
+        joins the group before ``target`` (a simultaneous pair, or one turn of that face) the
+        plan from the committed moves on is replaced. Returns what became of it."""
         loop = asyncio.get_running_loop()
         logger.debug(
             "job %s: searched %.1f ms from move %d (%d committed), deadline %+.1f ms: %s",
@@ -332,30 +349,71 @@ class Searcher:
             better,
             len(candidate.moves),
         )
-        if not better < current - 1e-9:
+        options = [(current - better, target, candidate)]
+        joined = self._joined(run, target, candidate)
+        if joined is not None:
+            options.append(joined)
+        # the one that saves most, if it can still be journaled before its moves are due
+        options = [o for o in options if o[0] > 1e-9]
+        if not options:
             return SearchOutcome.NOTHING_FASTER
-        left = run.timeline.deadline(target) - loop.time()
-        if left < run.write_s:
-            logger.debug(
-                "job %s: a refinement saving %.3f s dropped: %.1f ms left before the commit, "
-                "a journal write may take %.1f ms (handed back %+.1f ms after its deadline, "
-                "planned in %.1f ms; allowed late %.1f ms; lead now %.1f ms)",
-                run.job.id,
-                current - better,
-                1000 * left,
-                1000 * run.write_s,
-                1000 * (handed - deadline),
-                1000 * (loop.time() - handed),
-                1000 * run.late_s,
-                1000 * run.timeline.lead_s(),
+        options.sort(key=lambda o: -o[0])
+        for saved, at, program in options:
+            if run.timeline.deadline(at) - loop.time() >= run.write_s:
+                await self._replace(run, at, program, saved, searched)
+                run.joined += at < target
+                return SearchOutcome.LANDED
+        saved, at = options[0][:2]
+        logger.debug(
+            "job %s: a refinement saving %.3f s dropped: %.1f ms left before the commit, "
+            "a journal write may take %.1f ms (handed back %+.1f ms after its deadline, "
+            "planned in %.1f ms; allowed late %.1f ms; lead now %.1f ms)",
+            run.job.id,
+            saved,
+            1000 * (run.timeline.deadline(at) - loop.time()),
+            1000 * run.write_s,
+            1000 * (handed - deadline),
+            1000 * (loop.time() - handed),
+            1000 * run.late_s,
+            1000 * run.timeline.lead_s(),
+        )
+        run.dropped += 1
+        return SearchOutcome.DROPPED
+
+    def _joined(
+        self, run: AnytimeRun, target: int, candidate: MotorProgram
+    ) -> tuple[float, int, MotorProgram] | None:
+        """The plan's moves from the committed ones to ``target`` (not sent yet) planned
+        together with ``candidate``, the remainder found from ``target``: ``(robot time saved
+        against the plan from the committed moves, where it starts, the program)`` when its
+        first turn joins the group before ``target`` (the planner pairs it with that group,
+        or merges it into a turn of the same face), else ``None``. Each search starts from
+        a state of the plan and knows nothing of the moves before it; planned apart, such a
+        remainder's first turn costs a motion group and a settle of its own."""
+        start = run.committed
+        if not target > start or not candidate.moves:
+            return None
+        last, first = run.plan[target - 1], candidate.moves[0]
+        if first.face is not last.face and first.face is not OPPOSITE[last.face]:
+            return None
+        try:
+            joined = self.planner.plan(
+                [m.as_move() for m in run.plan[start:target]]
+                + [m.as_move() for m in candidate.moves]
             )
-            run.dropped += 1
-            return SearchOutcome.DROPPED
-        await self._replace(run, target, candidate, current - better, searched)
-        return SearchOutcome.LANDED
+        except PlanError:
+            return None
+        now = self._remainder_s(run.plan[start:])
+        return now - (joined.estimate_s if joined.moves else 0.0), start, joined
 
     def _remainder_s(self, moves: Sequence[PlannedMove]) -> float:
         return self.cost.estimate([m.as_move() for m in moves]) if moves else 0.0
+
+    def _join_s(self) -> float:
+        """The most a remainder's first group can save by joining the group before it: its
+        own time (a half turn at most, paired) and a settle."""
+        cost = self.cost
+        return max(cost.quarter_turn_s, cost.half_turn_s) + cost.pair_extra_s + cost.settle_s
 
     async def _replace(
         self,
@@ -372,6 +430,7 @@ class Searcher:
         program = self._combined(plan, candidate)
         keep = run.offset + target
         journal = self.ctx.journal
+        run.fence = target if run.fence is None else min(run.fence, target)
         run.journaling = True  # nothing past the fence until the journal has it
         writing = time.perf_counter()
         await journal.call(

@@ -4,6 +4,8 @@ committer and how the searcher shares out a search window, without a daemon."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from dataclasses import replace
 from types import SimpleNamespace
 from typing import cast
 
@@ -12,19 +14,30 @@ import pytest
 from robot.daemon.committer import (
     AnytimeRun,
     FirstSearch,
+    SearchOutcome,
     Timeline,
     commit_when_due,
     group_ends,
     move_durations,
 )
 from robot.daemon.context import Context, Job
-from robot.daemon.searcher import FIRST_PART, FIRST_SEARCH_S, GROWTH, MAX_SEARCH_S, Searcher
+from robot.daemon.searcher import (
+    FIRST_PART,
+    FIRST_SEARCH_S,
+    GROWTH,
+    MAX_SEARCH_S,
+    Searcher,
+    Started,
+)
 from robot.daemon.sessions import Sessions
 from robot.planner import PlannedMove, Planner
 from solver.cost import CostModel
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
+from solver.cube.notation import parse
 from solver.engines.twophase.session import Pending, SearchSession
+from solver.solution import Solution
+from tests.robot.daemon_fakes import fast_config
 
 COST = CostModel(quarter_turn_s=0.1, half_turn_s=0.16, pair_extra_s=0.01, settle_s=0.005)
 #: R, U+D' (a pair), F2
@@ -148,9 +161,11 @@ class _RecordingSession:
 
     def __init__(self) -> None:
         self.deadlines: list[float] = []
+        self.bounds: list[object] = []
 
     def start(self, cube: Cube, deadline: float, **options: object) -> Pending:
         self.deadlines.append(deadline)
+        self.bounds.append(options.get("bound_s"))
         return Pending(None)
 
 
@@ -190,3 +205,78 @@ def test_a_long_window_is_searched_first_for_a_part_of_it_a_short_one_whole() ->
         assert not rest.part and rest.deadline == pytest.approx(now + 0.1)
 
     asyncio.run(scenario())
+
+
+class _Journal:
+    """Stands in for the async journal: notes each refinement's kept moves and the fence that
+    held the committer while it was written."""
+
+    def __init__(self, run: AnytimeRun) -> None:
+        self.run = run
+        self.written: list[tuple[int, int | None, bool]] = []
+        self.sync = SimpleNamespace(record_refinement=self.record_refinement)
+
+    def record_refinement(self, job_id: str, keep: int, *rest: object) -> None:
+        self.written.append((keep, self.run.fence, self.run.journaling))
+
+    async def call(self, fn: Callable[..., None], *args: object) -> None:
+        fn(*args)
+
+
+def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_it() -> None:
+    # R is committed; U is not yet: a search from after U finds D F2 (0.265 s against the
+    # plan's F2 L2, 0.325 s). Planned apart D costs a group of its own; planned with U it runs
+    # beside it (U+D), so the plan is replaced from the committed R on: 0.155 s saved, not 0.06.
+    plan = [
+        PlannedMove(Face.R, 1, 1),
+        PlannedMove(Face.U, 1, 0),
+        PlannedMove(Face.F, 2, 2),
+        PlannedMove(Face.L, 2, 4),
+    ]
+
+    async def scenario() -> tuple[AnytimeRun, _Journal, SearchOutcome, list[dict[str, object]]]:
+        loop = asyncio.get_running_loop()
+        durations = move_durations(plan, COST)
+        run = AnytimeRun(
+            Job("job", "solve", None, 0.0),
+            0,
+            Cube.solved(3),
+            list(plan),
+            Timeline(lambda: 0.001, durations, started_at=loop.time()),
+        )
+        run.commit(1)
+        journal = _Journal(run)
+        events: list[dict[str, object]] = []
+        config = fast_config()
+        ctx = SimpleNamespace(
+            config=SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None)),
+            journal=journal,
+            out=SimpleNamespace(event=lambda name, payload: events.append(payload)),
+            publish_status=lambda: None,
+        )
+
+        async def warm() -> Sessions:
+            raise AssertionError("not wanted here")
+
+        searcher = Searcher(cast(Context, ctx), Planner(config.motors, COST), warm)
+        # the search from after U is bounded by a group's worth more than the plan's F2 L2
+        session = _RecordingSession()
+        searcher._start_search(run, cast(SearchSession, session), loop.time() + 0.05, 2)
+        assert session.bounds[-1] == pytest.approx(0.325 + 0.16 + 0.01 + 0.005)
+        found = Solution(tuple(parse("D F2")), "twophase", 3, 0.265, ())
+        run.fence = 2
+        outcome = await searcher._apply(run, 2, found, 0.325, loop.time() + 0.05, 0.01)
+        return run, journal, outcome, events
+
+    run, journal, outcome, events = asyncio.run(scenario())
+    assert outcome is SearchOutcome.LANDED and run.joined == 1
+    assert [str(m) for m in run.plan] == ["R", "U+", "D", "F2"]
+    assert run.saved_s == pytest.approx(0.155)
+    # journaled from the committed R on, nothing past it committed meanwhile
+    assert journal.written == [(1, 1, True)]
+    assert events[0]["kept"] == 1 and events[0]["saved_s"] == pytest.approx(0.155)
+    assert run.timeline.durations == move_durations(run.plan, COST)
+    # a search whose state now falls inside the pair does not search it again
+    started = Started(2, 0.0, 0.0, 0.0, cast(asyncio.Future[Solution | None], None), part=True)
+    assert not Searcher._again(run, started, SearchOutcome.LANDED)
+    assert Searcher._again(run, replace(started, target=3), SearchOutcome.LANDED)
