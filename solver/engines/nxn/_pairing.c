@@ -54,11 +54,18 @@ static PyObject *py_gains(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "gains: buffer sizes disagree");
             goto done;
         }
-        for (i = 0; i < rows * width * length; i++)
-            if (after[i] < 0 || after[i] >= cv.len) {
+        {
+            /* one pass for the bounds: the largest and smallest sticker of the rows */
+            int32_t lo = 0, hi = 0;
+            for (i = 0; i < rows * width * length; i++) {
+                lo = after[i] < lo ? after[i] : lo;
+                hi = after[i] > hi ? after[i] : hi;
+            }
+            if (lo < 0 || hi >= cv.len) {
                 PyErr_SetString(PyExc_ValueError, "gains: a sticker outside the cube");
                 goto done;
             }
+        }
         for (i = 0; i < 12 * length; i++)
             if (edges[i] < 0 || edges[i] >= cv.len) {
                 PyErr_SetString(PyExc_ValueError, "gains: an edge sticker outside the cube");
