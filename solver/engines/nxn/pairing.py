@@ -29,7 +29,9 @@ slice). Every pairing that cannot gain any more is finished (the caller's wing 3
 parity fixes) and the shortest pairing + finish is kept. Per N the macro set is cut to what
 pays (:func:`beam_for`): 5x5 wide slices only, no edge flips on odd N.
 
-Used for N up to :data:`MAX_N` (the candidate table grows as N³).
+The macros, built once per N, and the scoring of a state's edges are in
+:mod:`solver.engines.nxn.freeslice` (the beam's scoring of every macro in C,
+``_pairing.gains``). Used for N up to :data:`MAX_N` (the candidate table grows as N³).
 """
 
 from __future__ import annotations
