@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml solver/engines/twophase/_twophase.c solver/engines/nxn/_staged5.c solver/engines/nxn/_lines.c solver/engines/nxn/_bars.c | $(BIN)/python
+$(STAMP): pyproject.toml solver/engines/twophase/_twophase.c solver/engines/nxn/_staged5.c solver/engines/nxn/_lines.c solver/engines/nxn/_bars.c solver/engines/nxn/_pairing.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
