@@ -192,9 +192,12 @@ def sym_bfs(
     depth = np.full(total, UNSET, dtype=np.uint8)
     if start is None:
         depth[0] = 0  # class 0 holds the solved first coordinate (its orbit's smallest value is 0)
+        done = 1
     else:
-        depth[np.asarray(start, dtype=np.int64)] = 0
-    done = level = int(np.count_nonzero(depth == 0))  # level: entries at depth d
+        entries = np.unique(np.asarray(start, dtype=np.int64))
+        depth[entries] = 0
+        done = len(entries)
+    level = done  # entries at depth d
     d = 0
     report(task, 0, total)
     while done < total:
