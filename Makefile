@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml solver/engines/twophase/_twophase.c solver/engines/nxn/_staged5.c solver/engines/nxn/_lines.c solver/engines/nxn/_bars.c | $(BIN)/python
+$(STAMP): pyproject.toml solver/engines/twophase/_twophase.c solver/engines/nxn/_staged5.c solver/engines/nxn/_lines.c solver/engines/nxn/_bars.c solver/engines/nxn/_pairing.c | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test,dev]'
 	touch $(STAMP)
 
@@ -61,8 +61,12 @@ emulator-deps: system-deps
 screenshot: $(STAMP)
 	CUBEROBOT_SCREENSHOT=docs/web-page.png $(BIN)/python -m pytest -q tests/robot/web/test_browser.py
 
+# the suite in TEST_JOBS worker processes (pytest-xdist), one test file per worker at a time so a
+# module's fixtures (the built wheel, the emulator's firmware) are made once; TEST_JOBS=0 runs it
+# in this one process
+TEST_JOBS ?= 2
 test: $(TEST_DEPS)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile
 
 # the reference solvers the bench compares against (optional, never runtime dependencies)
 $(VENV)/.bench-installed: $(STAMP)

@@ -21,8 +21,9 @@ in ``budget`` mode, at most 10 phase-2 groups), the search behind the robot-time
 take as long as the cube's own: the cost model is the same along every axis and backwards),
 what a faster robot kernel buys in ``budget`` mode.
 
-A kernel built before the tables' ``flipslice_classsym`` (commit 4ede873) takes the class and
-the symmetry as two arrays: it is given them so.
+A kernel built before the corner goal rows (``corner_goal_depth``, ``corner_goal_max``)
+is given the tables without them; one built before the tables' ``flipslice_classsym``
+(commit 4ede873) takes the class and the symmetry as two arrays: it is given them so.
 """
 
 from __future__ import annotations
@@ -89,9 +90,10 @@ def main() -> None:
     solver = get_solver()
     tables = solver.tables
     arrays = tables.search_arrays(huge_pages=True)
-    # the tuple of a kernel from before flipslice_classsym: class and symmetry apart
+    # the tuple of a kernel from before the corner goal rows (the last two arrays), and of
+    # one from before flipslice_classsym too: class and symmetry apart
     apart = (huge_page_copy(tables.flipslice_classidx), huge_page_copy(tables.flipslice_sym))
-    split = (*arrays[:10], *apart, *arrays[11:])
+    tuples = [arrays, arrays[:-2], (*arrays[:10], *apart, *arrays[11:-2])]
     cost = _cost_tuple(DEFAULT_COST_MODEL) if args.robot else None
     axial = solver.axial_tables().search_arrays() if args.robot else None
     most = DEFAULT_MAX_LENGTH_ROBOT if args.robot else 20
@@ -114,17 +116,18 @@ def main() -> None:
             budget = float(value) if kind == "budget" else 0.0
             started = time.thread_time()
             if given[k] is None:
-                try:
-                    found = kernels[k].search(
-                        arrays, starts, length, budget, 1e4, phase2_max, *extra
-                    )
-                    given[k] = arrays
-                except ValueError:
-                    started = time.thread_time()
-                    found = kernels[k].search(
-                        split, starts, length, budget, 1e4, phase2_max, *extra
-                    )
-                    given[k] = split
+                for candidate in tuples:
+                    try:
+                        started = time.thread_time()
+                        found = kernels[k].search(
+                            candidate, starts, length, budget, 1e4, phase2_max, *extra
+                        )
+                    except ValueError:
+                        continue
+                    given[k] = candidate
+                    break
+                else:
+                    raise SystemExit(f"{paths[k]}: takes none of the table tuples known")
             else:
                 found = kernels[k].search(given[k], starts, length, budget, 1e4, phase2_max, *extra)
             total = totals[k]

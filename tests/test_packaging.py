@@ -78,6 +78,7 @@ def test_the_sdist_holds_the_sources_profiles_and_tests(installed: Installed) ->
         "solver/engines/nxn/_staged5.c",
         "solver/engines/nxn/_lines.c",
         "solver/engines/nxn/_bars.c",
+        "solver/engines/nxn/_pairing.c",
         "robot/profiles/simulated.toml",
         "configs/simulated.toml",
         "robot/web/static/index.html",

@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 22
+#define N_TABLES 24
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -111,6 +111,13 @@ typedef struct {
     /* exact depth (18 face turns, 4 bits each) of the corners alone, corner class * 2187 +
        twist conjugated by the class's symmetry: a lower bound on the rest of any solution */
     const uint8_t *corner_twist_depth;
+    /* row p - 1 (p = 1..GOAL_ROWS), indexed as corner_twist_depth: the exact distance (18
+       face turns, 4 bits each) from the corners to the nearest corner state that phase 2
+       solves within p moves (twist 0, corners alone at most p phase-2 moves): a phase-1
+       node whose phase 2 may take at most p moves needs at least that many phase-1 moves
+       still (see goal_table()); corner_goal_max[p] is the largest entry of row p
+       (corner_goal_max[0]: of corner_twist_depth, which is row 0) */
+    const uint8_t *corner_goal_depth, *corner_goal_max;
 } Tables;
 
 typedef struct {
@@ -271,6 +278,29 @@ static inline uint32_t ct_index(const Tables *T, int corners, int twist) {
 static inline int ct_depth(const Tables *T, uint32_t i) {
     return (T->corner_twist_depth[i >> 1] >> ((i & 1u) << 2)) & 15;
 }
+
+/* rows of corner_goal_depth (phase-2 lengths 1..GOAL_ROWS; 0 is corner_twist_depth) and the
+   bytes of one row */
+#define GOAL_ROWS 8
+/* the lanes read the children's corner entries only this much (or more) below the row's
+   largest entry: just below it the test rarely prunes */
+#ifndef GOAL_MARGIN
+#define GOAL_MARGIN 1
+#endif
+#define GOAL_ROW_BYTES (((uint64_t)N_CORNER_CLASS * N_TWIST + 1) / 2)
+
+static inline int nibble(const uint8_t *t, uint32_t i) {
+    return (t[i >> 1] >> ((i & 1u) << 2)) & 15;
+}
+
+/* The corner bound of a phase-1 length n1: a phase-1 end after n1 moves takes at most p =
+   end_limit()'s phase-2 moves, so its corners are within p phase-2 moves of solved, and a
+   node togo moves before the end has corners within togo moves of such a state: its entry
+   in the returned row must be at most togo + *slack (p beyond the rows: the last row, with
+   the difference as slack, since a state within p - GOAL_ROWS phase-2 moves of the last
+   row's goal set is in p's). *most: the row's largest entry (a test against as much or more
+   never prunes). */
+static inline const uint8_t *goal_table(const Ctx *c, int n1, int *slack, int *most);
 
 #define N_PHASE2_MOVES 10
 static const int PHASE2_MOVES[N_PHASE2_MOVES] = {0, 1, 2, 4, 7, 9, 10, 11, 13, 16};
@@ -634,6 +664,20 @@ static inline int wanted_len(const Ctx *c) {
     return beat <= c->max_length ? beat - 1 : c->max_length;
 }
 
+static inline const uint8_t *goal_table(const Ctx *c, int n1, int *slack, int *most) {
+    int p = wanted_len(c) - n1;
+    const Tables *T = c->T;
+    if (p > c->phase2_max) p = c->phase2_max;
+    if (p < 0) p = 0; /* no end passes end_limit(): the corners alone as a (weaker) bound */
+    *slack = 0;
+    if (p > GOAL_ROWS) {
+        *slack = p - GOAL_ROWS;
+        p = GOAL_ROWS;
+    }
+    *most = T->corner_goal_max[p];
+    return p == 0 ? T->corner_twist_depth : T->corner_goal_depth + (uint64_t)(p - 1) * GOAL_ROW_BYTES;
+}
+
 /* The first test of a phase-1 end after n1 moves with slice order ss and corners (the
    phase-1 search carries the corners along its path, see phase1()): counts it (checking the
    time every 16), and returns the most phase-2 moves it may take when its corners x slice
@@ -776,13 +820,16 @@ static void phase1_last(Ctx *c, int ss, int corners, uint32_t moves, int depth) 
     }
 }
 
-/* whether the corners of a node at depth (path[0..depth) pushed) can still be solved within
-   the length, or with a cost model the robot time, that a solution may have (see
-   corner_twist_depth) */
+/* whether the corners of a node at depth (path[0..depth) pushed) can still reach a phase-1
+   end that phase 2 may take on (see goal_table()), and with a cost model be solved within the
+   robot time that a solution may have (see corner_twist_depth) */
 static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
-    int bound = wanted_len(c), rest;
+    int bound = wanted_len(c), rest, slack, most, togo = c->n1 - depth;
+    uint32_t i = ct_index(c->T, corners, twist);
+    const uint8_t *goal = goal_table(c, c->n1, &slack, &most);
+    if (togo + slack < most && nibble(goal, i) > togo + slack) return 0;
     if (bound - depth >= CORNER_MAX_DEPTH) return 1;
-    rest = ct_depth(c->T, ct_index(c->T, corners, twist));
+    rest = ct_depth(c->T, i);
     if (depth + rest > bound) return 0;
     /* the plain robot cost (its bound grows with the moves; the mechanism's is left alone) */
     return !(c->robot && c->mech == NULL && c->bounded &&
@@ -1351,7 +1398,8 @@ enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
 
 typedef struct {
     int twist, flip, ss, corners, dist;
-    int ct_on;   /* ct holds the node's corner_twist_depth entry (fetched by its parent) */
+    int ct_on;   /* ct holds the node's entry in the corner bound's row (see goal_table(),
+                    fetched by its parent) */
     int kids_ct; /* its children's ct are computed (see ST_EXPAND) */
     uint32_t ct;
     int n, next; /* its children that are visited, and the next one */
@@ -1451,7 +1499,8 @@ static void lane_step(Ctx *c, Lane *L) {
         int prev = L->depth > 0 ? L->path[L->depth - 1] : -1, slice = f->ss / 24;
         const uint16_t *crow = &T->corners_move[f->corners * N_MOVE];
         uint32_t moves;
-        int bound;
+        int slack, most;
+        const uint8_t *goal;
         if (L->n1 >= beat_len(c)) { /* another lane found a solution this one cannot beat */
             L->busy = 0;
             return;
@@ -1461,10 +1510,10 @@ static void lane_step(Ctx *c, Lane *L) {
             check_time(c);
             if (c->stop) return;
         }
-        /* the longest solution still wanted: the node's corners alone may need more */
-        bound = wanted_len(c);
+        /* the node's corners may be too far from any phase-1 end that phase 2 may take on */
+        goal = goal_table(c, L->n1, &slack, &most);
         f->n = f->next = 0;
-        if (f->ct_on && L->depth + ct_depth(T, f->ct) > bound) {
+        if (f->ct_on && nibble(goal, f->ct) > togo + slack) {
             lane_next(L);
             return;
         }
@@ -1497,12 +1546,12 @@ static void lane_step(Ctx *c, Lane *L) {
         f->n = n;
         /* the children's corner entries, when they may prune (checked in ST_PRUN, or close
            to the end by each child itself) */
-        if (bound - (L->depth + 1) < CORNER_MAX_DEPTH) {
+        if (togo - 1 + slack + GOAL_MARGIN < most) {
             f->kids_ct = 1;
             for (i = 0; i < n; i++) {
                 Child *k = &f->ch[i];
                 k->ct = ct_index(T, k->c1, k->t1);
-                __builtin_prefetch(&T->corner_twist_depth[k->ct >> 1]);
+                __builtin_prefetch(&goal[k->ct >> 1]);
             }
         }
         if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
@@ -1539,13 +1588,15 @@ static void lane_step(Ctx *c, Lane *L) {
         L->stage = ST_PRUN;
         return;
     case ST_PRUN: {
-        /* the moves a child may still take (its corners alone may need more) */
-        int left = wanted_len(c) - (L->depth + 1);
+        /* the moves a child may still take in phase 1 (its corners may need more) */
+        int slack, most, left;
+        const uint8_t *goal = goal_table(c, L->n1, &slack, &most);
+        left = togo - 1 + slack;
         for (i = m = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
             k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
             if (k->nd >= togo) continue;
-            if (f->kids_ct && ct_depth(T, k->ct) > left) continue;
+            if (f->kids_ct && nibble(goal, k->ct) > left) continue;
             prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
             f->ch[m++] = *k;
         }
@@ -1697,6 +1748,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
         (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
         ((Py_ssize_t)N_CORNER_CLASS * N_TWIST + 1) / 2,
+        (Py_ssize_t)(GOAL_ROWS * GOAL_ROW_BYTES), GOAL_ROWS + 1,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1711,6 +1763,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
         (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
         (const void **)&T->corner_twist_depth,
+        (const void **)&T->corner_goal_depth, (const void **)&T->corner_goal_max,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }

@@ -12,7 +12,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count, parse
 from solver.cube.validate import validate
-from solver.engines.nxn import centres, engine, pairing
+from solver.engines.nxn import _pairing, centres, engine, freeslice, pairing
 from solver.engines.nxn.sim import geometry
 from solver.scramble import random_state_nxn
 
@@ -73,6 +73,29 @@ def test_gains_scored_on_the_mixed_edges_equal_whole_cube_scores(
         assert (sign * whole > 0).any()
 
 
+@pytest.mark.parametrize("n", [6, 7])
+def test_gains_in_c_equal_the_numpy_scoring_with_counted_positions(n: int) -> None:
+    state = engine.reduce_centres(random_state_nxn(n, 5))[0]
+    for beam in (*engine.TWO_PASS[n], pairing.beam_for(n)):
+        assert np.array_equal(pairing._gains(state, n, beam), pairing._gains_numpy(state, n, beam))
+
+
+def test_gains_kernel_refuses_buffers_that_disagree() -> None:
+    n = 5
+    after, split, edges, counted, refs = freeslice._kernel_args(n, True, False, None, False, None)
+    codes = np.zeros(6 * n * n, dtype=np.uint8)
+    out = np.empty(after.shape[0], dtype=np.int64)
+    width = after.shape[1]
+    with pytest.raises(ValueError, match="sizes disagree"):
+        _pairing.gains(codes, after, split, edges, counted, refs, width, n - 1, out)
+    with pytest.raises(ValueError, match="sticker outside"):
+        _pairing.gains(codes[:10], after, split, edges, counted, refs, width, n - 2, out)
+    bad = split.copy()
+    bad[0, 0] = 12
+    with pytest.raises(ValueError, match="edge index"):
+        _pairing.gains(codes, after, bad, edges, counted, refs, width, n - 2, out)
+
+
 def test_join_merges_and_cancels_the_turns_that_meet() -> None:
     n = 5
     moves, added = pairing._join(parse("R Uw"), parse("Uw' F"), n)
@@ -81,6 +104,12 @@ def test_join_merges_and_cancels_the_turns_that_meet() -> None:
     assert moves == parse("R 2U2 F") and added == 1  # 2U 2U is one 2U2 (an inner slice: 2)
     moves, added = pairing._join([], parse("Rw U Rw'"), n)
     assert moves == parse("Rw U Rw'") and added == 3
+    # with the sequence's cost given (the beam's macros), the same
+    for before, seq in (("R Uw", "Uw' F"), ("R 2U", "2U F"), ("", "Rw U Rw'"), ("F", "F' F'")):
+        moves = parse(before) if before else []
+        tail = pairing._join_tail(moves, parse(seq), n)
+        known = pairing._join_tail(moves, parse(seq), n, count(parse(seq), Metric.HTM, n))
+        assert known == tail
 
 
 def test_beam_settings_per_size() -> None:
@@ -157,7 +186,7 @@ def test_both_ends_macros_keep_centres_and_pair_an_edge_of_each_axis_layer_at_on
         inside = centres.interior(n, face)
         assert np.array_equal(state[inside], solved[inside])
     assert pairing.paired_count(state, n) < 12 * (n - 2)
-    effect = pairing._perm(n, macro)[pairing._edge_cells(n)[:, 0, :].reshape(-1)]
+    effect = freeslice._perm(n, macro)[pairing._edge_cells(n)[:, 0, :].reshape(-1)]
     effects = {
         both: {row.tobytes() for row in pairing._macros(n, False, False, blocks, both)[0]}
         for both in (False, True)

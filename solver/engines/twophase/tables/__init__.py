@@ -30,6 +30,10 @@ Groups and sizes::
     cornertwist exact depth of the corners alone (all 18 turns), corner class x
               twist, 4 bits each (6,053,616): a lower bound on the rest of a
               solution, tested in phase 1 against the length to beat              3 MB
+    cornergoal the same distance to the corner states phase 2 solves within p turns,
+              one row per p = 1..8 (a phase-1 node needs at least its entry of
+              phase-1 turns when its phase 2 may take p), and each row's largest
+              entry                                                               24 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
               twist and slice x flip depths, and the same with the groups that

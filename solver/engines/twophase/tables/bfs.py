@@ -164,6 +164,7 @@ def sym_bfs(
     stab: Array,
     moves: Sequence[int],
     report: Progress,
+    start: Array | None = None,
 ) -> Array:
     """Breadth-first distances over (symmetry class, raw coordinate) pairs.
 
@@ -171,6 +172,8 @@ def sym_bfs(
     and whose second is ``r``. Moving it by ``m`` gives class ``class_move[c, m]`` reached with
     symmetry ``s = class_sym[c, m]`` and second coordinate ``raw_conj[raw_move[r, m], s]``;
     ``stab[c]`` is the mask of the symmetries fixing class ``c``'s representative.
+    The distances are to the solved state (entry 0), or with ``start`` (entry indices, a set
+    closed under the symmetries) to the nearest of those entries.
     Levels expand forwards while the frontier is small and backwards (each unvisited entry
     looks for a neighbour in the frontier) once the unvisited entries are fewer. Each level is
     one call of the C kernel's ``bfs_level`` (GIL released), which walks the ``uint8`` depth
@@ -187,9 +190,14 @@ def sym_bfs(
         raise ValueError(f"{task}: move or symmetry tables of the wrong shape")
     total = n_class * n_raw
     depth = np.full(total, UNSET, dtype=np.uint8)
-    depth[0] = 0  # class 0 holds the solved first coordinate (its orbit's smallest value is 0)
-    done = 1
-    level = 1  # entries at depth d
+    if start is None:
+        depth[0] = 0  # class 0 holds the solved first coordinate (its orbit's smallest value is 0)
+        done = 1
+    else:
+        entries = np.unique(np.asarray(start, dtype=np.int64))
+        depth[entries] = 0
+        done = len(entries)
+    level = done  # entries at depth d
     d = 0
     report(task, 0, total)
     while done < total:

@@ -18,8 +18,17 @@ log = logging.getLogger(__name__)
 
 #: the groups after ``moves``, longest build first, so that a pool of workers ends together
 #: (C breadth-first levels: axial2 about 11 s of CPU, phase2 8, axial1 7, phase1 6, the small
-#: groups 1-2 each, cornertwist 1)
-BUILD_ORDER = ("axial2", "phase2", "axial1", "phase1", "cornslice", "slicepair", "cornertwist")
+#: groups 1-2 each, cornertwist 1, cornergoal 5)
+BUILD_ORDER = (
+    "axial2",
+    "phase2",
+    "axial1",
+    "phase1",
+    "cornergoal",
+    "cornslice",
+    "slicepair",
+    "cornertwist",
+)
 
 
 def build_all(

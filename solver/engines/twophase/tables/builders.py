@@ -16,6 +16,7 @@ import numpy as np
 
 from solver.engines.twophase import coord as C
 from solver.engines.twophase.tables.bfs import (
+    UNSET,
     exact_bfs,
     group_masks,
     move_masks,
@@ -81,10 +82,17 @@ def _build_phase1(a: Arrays, report: Progress) -> Arrays:
 
 
 def _corner_bfs(
-    a: Arrays, name: str, coord: str, size: int, moves: Sequence[int], report: Progress
+    a: Arrays,
+    name: str,
+    coord: str,
+    size: int,
+    moves: Sequence[int],
+    report: Progress,
+    start: Array | None = None,
 ) -> Array:
     """Exact depths of corner permutation class x ``coord`` (``size`` values, its move and
-    conjugation tables ``{coord}_move`` / ``{coord}_conj``) under ``moves``."""
+    conjugation tables ``{coord}_move`` / ``{coord}_conj``) under ``moves`` (to the solved
+    state, or to the nearest ``start`` entry: see :func:`~.bfs.sym_bfs`)."""
     raw_new = a["corners_move"].astype(np.int64)[a["corner_rep"].astype(np.int64)]  # (2768, 18)
     return sym_bfs(
         name,
@@ -97,6 +105,7 @@ def _corner_bfs(
         a["corner_stab"].astype(np.int64),
         moves,
         report,
+        start,
     )
 
 
@@ -111,6 +120,53 @@ def _build_cornertwist(a: Arrays, report: Progress) -> Arrays:
     solution, which the phase-1 search tests against the length it must beat."""
     depth = _corner_bfs(a, "corner pruning", "twist", C.N_TWIST, range(C.N_MOVE), report)
     return {"corner_twist_depth": pack_nibbles(depth, in_place=True)}
+
+
+#: the most face turns any corner state needs (the largest entry of ``corner_twist_depth``)
+CORNER_MAX_DEPTH = 11
+#: rows of ``corner_goal_depth``: phase-2 lengths 1..GOAL_ROWS (the kernel's ``GOAL_ROWS``)
+GOAL_ROWS = 8
+
+
+def _phase2_corner_depth(corners_move: Array) -> Array:
+    """Exact phase-2 distance (phase-2 turns) of each corner permutation alone (0..13)."""
+    table = np.asarray(corners_move, dtype=np.int64)[:, list(C.PHASE2_MOVES)]
+    depth = np.full(C.N_CORNERS, UNSET, dtype=np.uint8)
+    depth[0] = 0
+    frontier = np.zeros(1, dtype=np.int64)
+    d = 0
+    while len(frontier):
+        d += 1
+        nxt = np.unique(table[frontier].ravel())
+        frontier = nxt[depth[nxt] == UNSET]
+        depth[frontier] = d
+    return depth
+
+
+def _build_cornergoal(a: Arrays, report: Progress) -> Arrays:
+    """Row ``p - 1`` (p = 1..:data:`GOAL_ROWS`): the exact distance (all 18 face turns) from
+    corner class x twist to the nearest corner state with twist 0 whose corner permutation
+    phase 2 solves within ``p`` turns, 4 bits each (3 MB a row). A phase-1 end that phase 2
+    may finish in ``p`` turns has such corners, so a node needs at least its entry of
+    phase-1 turns still: a bound on the phase-1 length the search is at, stronger than the
+    corners' own distance (``cornertwist``, row 0) less ``p``. ``corner_goal_max[p]`` is
+    the largest entry of row ``p`` (row 0 included)."""
+    p2 = _phase2_corner_depth(a["corners_move"])
+    # the goal states' entries: class c's representative with twist 0 (every member of a
+    # class has the representative's phase-2 distance: the 16 symmetries keep phase 2's
+    # turns)
+    rep_depth = p2[a["corner_rep"].astype(np.int64)]
+    rows = np.zeros((GOAL_ROWS, (C.N_CORNER_CLASS * C.N_TWIST + 1) // 2), dtype=np.uint8)
+    most = np.zeros(GOAL_ROWS + 1, dtype=np.uint8)
+    most[0] = CORNER_MAX_DEPTH
+    for p in range(1, GOAL_ROWS + 1):
+        start = np.nonzero(rep_depth <= p)[0] * C.N_TWIST
+        depth = _corner_bfs(
+            a, f"corner goal {p} pruning", "twist", C.N_TWIST, range(C.N_MOVE), report, start
+        )
+        most[p] = depth.max()
+        rows[p - 1] = pack_nibbles(depth, in_place=True)
+    return {"corner_goal_depth": rows, "corner_goal_max": most}
 
 
 def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
@@ -207,6 +263,7 @@ BUILDERS: dict[str, Builder] = {
     "cornslice": _build_cornslice,
     "slicepair": _build_slicepair,
     "cornertwist": _build_cornertwist,
+    "cornergoal": _build_cornergoal,
     "axial1": _build_axial1,
     "axial2": _build_axial2,
 }

@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 2
 MAGIC = b"CRTABLE\0"
 #: the face-turn search's groups; ``moves`` comes first (every other group is built from it)
-GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair", "cornertwist")
+GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair", "cornertwist", "cornergoal")
 #: built on first use of the robot-time objective (see :func:`~.sets.load_axial_tables`)
 AXIAL_GROUPS = ("axial1", "axial2")
 

@@ -69,6 +69,10 @@ class TwoPhaseTables:
     slice_twist_mask: Array  # uint32 (495 * 2187,) that depth and the turns changing it
     slice_flip_mask: Array  # uint32 (495 * 2048,) (see tables.bfs.move_masks)
     corner_twist_depth: Array  # uint8 packed 4-bit exact depth (18 turns), class * 2187 + twist
+    # (8, 3026808) the same to the corners phase 2 solves within 1..8 turns (builders.py
+    # _build_cornergoal), and each row's largest entry (9,) (row 0: corner_twist_depth)
+    corner_goal_depth: Array
+    corner_goal_max: Array
     build_s: dict[str, float] = field(default_factory=dict)
     load_s: float = 0.0
     cache_dir: Path | None = None
@@ -128,11 +132,15 @@ class TwoPhaseTables:
             self.slice_twist_mask,
             self.slice_flip_mask,
             self.corner_twist_depth,
+            self.corner_goal_depth,
+            self.corner_goal_max,
         )
 
 
 #: the tables the phase-1 search reads at random, by name: the big pruning table, the move
 #: masks, the flipslice classes and the corner moves and corners x slice depths of its ends
+#: (not ``corner_goal_depth``: a search reads one or two of its 3 MB rows at a time, and
+#: copies of it measured no faster while they cost 24 MB of private memory a process)
 _HOT = (
     "phase1_prun",
     "slice_twist_mask",

@@ -1,0 +1,17 @@
+"""Types of the edge-pairing beam's scoring kernel (``_pairing.c`` next to this file; see its
+header for the contract)."""
+
+from typing import Any
+
+def gains(
+    codes: Any,
+    after: Any,
+    split: Any,
+    edges: Any,
+    counted: Any,
+    refs: Any,
+    width: int,
+    length: int,
+    out: Any,
+    /,
+) -> None: ...
