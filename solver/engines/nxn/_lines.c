@@ -51,6 +51,17 @@
  *   taken until none is left. Each job writes only its own out, so the outputs do not depend
  *   on the threads or their timing. The first failing job (in the order given) raises.
  *
+ * plan_start(state, jobs, threads) -> pending;  plan_wait(pending, i);  plan_finish(pending)
+ *   plan_batch in the background: plan_start parses and checks the jobs as plan_batch does,
+ *   starts threads - 1 helper threads (0 for threads 1), which take the jobs in the order
+ *   given, and returns at once (a capsule) while they work. plan_wait(pending, i) returns
+ *   when job i's out is written: a job no thread has taken yet is run on the calling thread
+ *   (GIL released), one being run is waited for; it raises the job's ValueError. plan_finish
+ *   runs or waits for the rest, joins the helpers and releases the buffers (also done when
+ *   the capsule is freed). Until plan_finish the state must not change (the helpers read
+ *   it); each out may be read once its job was waited for. Every job writes only its own
+ *   out, so the outputs do not depend on the threads or their timing.
+ *
  * max_runs(values, allowed, lam, n, taken_out) -> count
  *   values: int64, allowed: one byte (bool) per layer, N entries at least; taken_out:
  *   writable int64 of N. The layers (2..N-1, allowed ones) whose runs maximise sum(values) -
@@ -619,6 +630,206 @@ done:
     return result;
 }
 
+/* plan_start's background batch: helper threads take the jobs in order; the calling
+   thread waits for one job at a time (plan_wait), running it itself when none has taken it. */
+typedef struct {
+    PlanJob *jobs;
+    int *status; /* per job: 0 not taken, 1 being run, 2 done (written under lock) */
+    Py_ssize_t count, cursor;
+    Py_buffer state;
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    pthread_t helpers[MAX_THREADS];
+    int started, finished;
+} Pending;
+
+#define PENDING_NAME "cuberobot.nxn._lines.pending"
+
+static int pending_claim(Pending *p, Py_ssize_t i) {
+    int expected = 0;
+    return __atomic_compare_exchange_n(&p->status[i], &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* Runs claimed job i and marks it done (no Python object touched). */
+static void pending_run(Pending *p, Py_ssize_t i) {
+    job_run(&p->jobs[i], &p->state);
+    pthread_mutex_lock(&p->lock);
+    __atomic_store_n(&p->status[i], 2, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void *pending_worker(void *arg) {
+    Pending *p = arg;
+    for (;;) {
+        Py_ssize_t i = __atomic_fetch_add(&p->cursor, 1, __ATOMIC_RELAXED);
+        if (i >= p->count)
+            break;
+        if (pending_claim(p, i))
+            pending_run(p, i);
+    }
+    return NULL;
+}
+
+/* Job i done: run it here if not taken, else wait for the thread running it (no GIL needed). */
+static void pending_settle(Pending *p, Py_ssize_t i) {
+    if (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) == 2)
+        return;
+    if (pending_claim(p, i)) {
+        pending_run(p, i);
+        return;
+    }
+    pthread_mutex_lock(&p->lock);
+    while (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2)
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Every job done, the helpers joined (called without the GIL, or from the destructor). */
+static void pending_drain(Pending *p) {
+    Py_ssize_t i;
+    int t;
+    for (i = 0; i < p->count; i++)
+        pending_settle(p, i);
+    for (t = 0; t < p->started; t++)
+        pthread_join(p->helpers[t], NULL);
+    p->started = 0;
+}
+
+static void pending_free(Pending *p) {
+    Py_ssize_t i;
+    if (!p->finished)
+        pending_drain(p);
+    for (i = 0; i < p->count; i++)
+        job_close(&p->jobs[i]);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    PyBuffer_Release(&p->state);
+    PyMem_Free(p->status);
+    PyMem_Free(p->jobs);
+    PyMem_Free(p);
+}
+
+static void pending_capsule_free(PyObject *capsule) {
+    Pending *p = PyCapsule_GetPointer(capsule, PENDING_NAME);
+    if (p)
+        pending_free(p);
+    else
+        PyErr_Clear();
+}
+
+static PyObject *py_plan_start(PyObject *self, PyObject *args) {
+    PyObject *state, *seq, *fast = NULL, *capsule = NULL;
+    int threads, t;
+    Py_ssize_t count, opened = 0, i;
+    Pending *p = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOi", &state, &seq, &threads))
+        return NULL;
+    if (threads < 1 || threads > MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "plan_start: threads must be 1..%d, not %d", MAX_THREADS,
+                     threads);
+        return NULL;
+    }
+    fast = PySequence_Fast(seq, "plan_start: jobs must be a sequence of argument tuples");
+    if (!fast)
+        return NULL;
+    count = PySequence_Fast_GET_SIZE(fast);
+    p = PyMem_Calloc(1, sizeof(Pending));
+    if (!p) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    if (PyObject_GetBuffer(state, &p->state, PyBUF_SIMPLE)) {
+        PyMem_Free(p);
+        Py_DECREF(fast);
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->jobs = PyMem_Calloc((size_t)count + 1, sizeof(PlanJob));
+    p->status = PyMem_Calloc((size_t)count + 1, sizeof(int));
+    if (!p->jobs || !p->status) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (opened = 0; opened < count; opened++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, opened);
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "plan_start: each job is a tuple of arguments");
+            goto fail;
+        }
+        if (job_open(&p->jobs[opened], item))
+            goto fail;
+    }
+    p->count = count;
+    capsule = PyCapsule_New(p, PENDING_NAME, pending_capsule_free);
+    if (!capsule)
+        goto fail;
+    for (t = 1; t < threads && t < count; t++) {
+        if (pthread_create(&p->helpers[p->started], NULL, pending_worker, p))
+            break; /* fewer helpers: plan_wait runs the rest on the calling thread */
+        p->started++;
+    }
+    Py_DECREF(fast);
+    return capsule;
+fail:
+    p->count = opened; /* the jobs opened so far: none started, nothing to wait for */
+    for (i = 0; i < opened; i++)
+        p->status[i] = 2;
+    pending_free(p);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+static Pending *pending_of(PyObject *capsule) {
+    Pending *p = PyCapsule_GetPointer(capsule, PENDING_NAME);
+    if (p && p->finished) {
+        PyErr_SetString(PyExc_ValueError, "plan_wait: the batch was finished");
+        return NULL;
+    }
+    return p;
+}
+
+static PyObject *py_plan_wait(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_ssize_t i;
+    Pending *p;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "On", &capsule, &i) || !(p = pending_of(capsule)))
+        return NULL;
+    if (i < 0 || i >= p->count) {
+        PyErr_Format(PyExc_IndexError, "plan_wait: no job %zd of %zd", i, p->count);
+        return NULL;
+    }
+    if (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2) {
+        Py_BEGIN_ALLOW_THREADS
+        pending_settle(p, i);
+        Py_END_ALLOW_THREADS
+    }
+    if (job_error(&p->jobs[i]))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_plan_finish(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_ssize_t i;
+    Pending *p;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O", &capsule) || !(p = pending_of(capsule)))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    pending_drain(p);
+    Py_END_ALLOW_THREADS
+    p->finished = 1;
+    for (i = 0; i < p->count; i++)
+        if (job_error(&p->jobs[i]))
+            return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_max_runs(PyObject *self, PyObject *args) {
     Py_buffer vv, av, tv;
     double lam, o = 0.0, a = -INFINITY, b = -INFINITY;
@@ -696,6 +907,12 @@ static PyMethodDef methods[] = {
      "nets and best_line of many configurations at once (see the module source)."},
     {"max_runs", py_max_runs, METH_VARARGS,
      "The runs of layers of most value less lam x their cost (see rectangles.py)."},
+    {"plan_start", py_plan_start, METH_VARARGS,
+     "plan_batch started on helper threads; returns at once (see the module source)."},
+    {"plan_wait", py_plan_wait, METH_VARARGS,
+     "Wait for one job of a started batch (see the module source)."},
+    {"plan_finish", py_plan_finish, METH_VARARGS,
+     "Finish a started batch: every job done, the helpers joined (see the module source)."},
     {"plan_batch", py_plan_batch, METH_VARARGS,
      "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,
