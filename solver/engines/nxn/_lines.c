@@ -56,7 +56,8 @@
  *   starts threads - 1 helper threads (0 for threads 1), which take the jobs in the order
  *   given, and returns at once (a capsule) while they work. plan_wait(pending, i) returns
  *   when job i's out is written: a job no thread has taken yet is run on the calling thread
- *   (GIL released), one being run is waited for; it raises the job's ValueError. plan_finish
+ *   (GIL released); while another thread runs it, the calling thread takes the next jobs not
+ *   taken, then waits for it; it raises the job's ValueError. plan_finish
  *   runs or waits for the rest, joins the helpers and releases the buffers (also done when
  *   the capsule is freed). Until plan_finish the state must not change (the helpers read
  *   it); each out may be read once its job was waited for. Every job writes only its own
@@ -672,13 +673,21 @@ static void *pending_worker(void *arg) {
     return NULL;
 }
 
-/* Job i done: run it here if not taken, else wait for the thread running it (no GIL needed). */
+/* Job i done: run it here if not taken, else take the next jobs no thread has taken while
+   the thread running it works, then wait for it (no GIL needed). */
 static void pending_settle(Pending *p, Py_ssize_t i) {
     if (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) == 2)
         return;
     if (pending_claim(p, i)) {
         pending_run(p, i);
         return;
+    }
+    while (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2) {
+        Py_ssize_t j = __atomic_fetch_add(&p->cursor, 1, __ATOMIC_RELAXED);
+        if (j >= p->count)
+            break;
+        if (pending_claim(p, j))
+            pending_run(p, j);
     }
     pthread_mutex_lock(&p->lock);
     while (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2)

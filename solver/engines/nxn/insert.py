@@ -237,14 +237,14 @@ def best_half_insertion(
     of every face) the feeder's own pieces count too: those it gives away and those it gets
     back from the target's lines."""
     half = n // 2
-    best: Insertion | None = None
+    best: tuple[int, int, Face, int, int, int, int] | None = None  # gain, cost, axis, d, ...
     memo: dict[tuple[Face, int], tuple[IntArray, IntArray]] = {}
-    for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
+    for axis in _half_axes(target):
         out = _per_layer(state, n, target, axis, colour, memo=memo)
         mirrored = np.zeros_like(out)
         mirrored[2:n] = out[n - 1 : 1 : -1]  # the target line each layer's piece lands on
         for d in (1, 2, -1):
-            feeder = _feeder(n, Move.block(axis, 2, 2, d), target)
+            feeder = _feeder_of(n, axis, d, target)
             if feeder in done:
                 continue
             own = np.zeros_like(out)
@@ -256,21 +256,34 @@ def best_half_insertion(
                 if targets is not None:
                     gains += own - _per_layer(state, n, feeder, axis, targets[feeder], setup, memo)
                 for lo, hi, gain in _half_ranges(gains, n, half):
-                    if lo == 2:
-                        m = Move.block(axis, 1, hi, d)
-                    elif hi == n - 1:
-                        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
-                    else:
-                        m = Move.block(axis, lo, hi, d)
-                    moves = ([Move.outer(feeder, setup)] if setup else []) + [
-                        m,
-                        Move.outer(target, 2),
-                        m.inverse(),
-                    ]
-                    cost = count(moves, Metric.HTM, n)
-                    if best is None or gain * best.cost > best.gain * cost:
-                        best = Insertion(gain, cost, tuple(moves))
-    return best
+                    # OBTM of [setup] m T2 m': m takes the outer layer along at either end
+                    cost = (setup != 0) + (2 if lo == 2 or hi == n - 1 else 4) + 1
+                    if best is None or gain * best[1] > best[0] * cost:
+                        best = (gain, cost, axis, d, setup, lo, hi)
+    if best is None:
+        return None
+    gain, cost, axis, d, setup, lo, hi = best
+    if lo == 2:
+        m = Move.block(axis, 1, hi, d)
+    elif hi == n - 1:
+        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
+    else:
+        m = Move.block(axis, lo, hi, d)
+    feeder = _feeder_of(n, axis, d, target)
+    moves = ([Move.outer(feeder, setup)] if setup else []) + [m, Move.outer(target, 2), m.inverse()]
+    return Insertion(gain, cost, tuple(moves))
+
+
+@cache
+def _half_axes(target: Face) -> tuple[Face, ...]:
+    """The axes of the half insertions of ``target``: U, R or F, perpendicular to it."""
+    return tuple(f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target))
+
+
+@cache
+def _feeder_of(n: int, axis: Face, d: int, target: Face) -> Face:
+    """The face whose line a turn ``d`` of the layers of ``axis`` brings onto ``target``."""
+    return _feeder(n, Move.block(axis, 2, 2, d), target)
 
 
 def _half_ranges(gains: IntArray, n: int, half: int) -> Iterator[tuple[int, int, int]]:
