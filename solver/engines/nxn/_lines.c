@@ -63,6 +63,15 @@
  *   it); each out may be read once its job was waited for. Every job writes only its own
  *   out, so the outputs do not depend on the threads or their timing.
  *
+ * rank_lines(out, fixed, extra, floor) -> list of block numbers
+ *   out: int64, B x 5 (plan_lines' output, B = S x G); fixed: int64, S entries. The blocks
+ *   whose best line beats the floor, as centres.candidates looked for them: by the bound
+ *   total / least (total = out[b][3], least = fixed[b / G] + extra; highest first, ties in
+ *   block order) until a bound total <= floor x least; a block of gain out[b][1] > 0 is kept
+ *   and raises the floor to its gain / cost (out[b][2]) when that is higher. The same double
+ *   operations as the Python loop (its reference is in the tests). A ValueError when the
+ *   sizes disagree or a least is not positive.
+ *
  * max_runs(values, allowed, lam, n, taken_out) -> count
  *   values: int64, allowed: one byte (bool) per layer, N entries at least; taken_out:
  *   writable int64 of N. The layers (2..N-1, allowed ones) whose runs maximise sum(values) -
@@ -839,6 +848,77 @@ static PyObject *py_plan_finish(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *py_rank_lines(PyObject *self, PyObject *args) {
+    Py_buffer ov, fv;
+    long long extra;
+    double floor_;
+    Py_ssize_t nout, nfx, blocks, groups, i, j;
+    Py_ssize_t *order = NULL;
+    double *bound = NULL;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*Ld", &ov, &fv, &extra, &floor_))
+        return NULL;
+    if (get_sized(&ov, 8, &nout, "out") || get_sized(&fv, 8, &nfx, "fixed"))
+        goto done;
+    blocks = nout / 5;
+    if (nout % 5 || nfx < 1 || blocks % nfx) {
+        PyErr_SetString(PyExc_ValueError, "rank_lines: out must hold 5 per block, S x G blocks");
+        goto done;
+    }
+    groups = blocks / nfx;
+    order = PyMem_Malloc(((size_t)blocks + 1) * sizeof(Py_ssize_t));
+    bound = PyMem_Malloc(((size_t)blocks + 1) * sizeof(double));
+    result = PyList_New(0);
+    if (!order || !bound || !result) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(result);
+        goto done;
+    }
+    {
+        const long long *out = ov.buf, *fixed = fv.buf;
+        for (i = 0; i < blocks; i++) {
+            long long least = fixed[i / groups] + extra;
+            if (least <= 0) {
+                PyErr_SetString(PyExc_ValueError, "rank_lines: a block's least cost <= 0");
+                Py_CLEAR(result);
+                goto done;
+            }
+            /* numpy's -out[:, 3] / least, sorted stably: highest bound first, ties by block */
+            bound[i] = (double)(-out[5 * i + 3]) / (double)least;
+            for (j = i; j > 0 && bound[order[j - 1]] > bound[i]; j--)
+                order[j] = order[j - 1];
+            order[j] = i;
+        }
+        for (i = 0; i < blocks; i++) {
+            Py_ssize_t k = order[i];
+            const long long *row = out + 5 * k;
+            double least = (double)(fixed[k / groups] + extra);
+            if ((double)row[3] <= floor_ * least)
+                break;
+            if (row[1] > 0) {
+                double ratio = (double)row[1] / (double)row[2];
+                PyObject *item = PyLong_FromSsize_t(k);
+                if (!item || PyList_Append(result, item)) {
+                    Py_XDECREF(item);
+                    Py_CLEAR(result);
+                    goto done;
+                }
+                Py_DECREF(item);
+                if (ratio > floor_)
+                    floor_ = ratio;
+            }
+        }
+    }
+done:
+    PyMem_Free(order);
+    PyMem_Free(bound);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&fv);
+    return result;
+}
+
 static PyObject *py_max_runs(PyObject *self, PyObject *args) {
     Py_buffer vv, av, tv;
     double lam, o = 0.0, a = -INFINITY, b = -INFINITY;
@@ -922,6 +1002,8 @@ static PyMethodDef methods[] = {
      "Wait for one job of a started batch (see the module source)."},
     {"plan_finish", py_plan_finish, METH_VARARGS,
      "Finish a started batch: every job done, the helpers joined (see the module source)."},
+    {"rank_lines", py_rank_lines, METH_VARARGS,
+     "The blocks whose best line beats a floor, best bound first (see the module source)."},
     {"plan_batch", py_plan_batch, METH_VARARGS,
      "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,

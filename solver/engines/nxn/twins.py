@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
+from solver.engines.nxn import _lines
 from solver.engines.nxn.blocks import Blocks, Job, Pending, make_blocks
 from solver.engines.nxn.centres import (
     Candidate,
@@ -205,21 +206,15 @@ def twin_candidates(
         return []
     twins, blocks = twin_configs(n, target, source), job.blocks
     out = job.run(state) if out is None else out
-    least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
-    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
-    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in order:
-        if rows[k][3] <= floor * fewest[k]:
-            break
-        gain, cost = rows[k][1], rows[k][2]
-        if gain > 0:
-            setup, t = divmod(k, len(twins))
-            build = partial(twin_moves, twins[t], n, setup=setup)
-            net = partial(blocks.net, state, colours, k)
-            fixed = int(blocks.fixed[setup])
-            tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
-            floor = max(floor, gain / cost)
+    # as in :func:`~.centres.candidates`: m and m2 wide (2 each) besides the outer turns
+    for k in _lines.rank_lines(out, blocks.fixed, 4, floor):
+        gain, cost = int(out[k, 1]), int(out[k, 2])
+        setup, t = divmod(k, len(twins))
+        build = partial(twin_moves, twins[t], n, setup=setup)
+        net = partial(blocks.net, state, colours, k)
+        fixed = int(blocks.fixed[setup])
+        tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried
 
