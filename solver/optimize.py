@@ -137,17 +137,23 @@ def _merge_axes(body: Sequence[Move], n: int) -> list[Move]:
         j = i
         while j < len(body) and _CANONICAL[body[j].face] is axis:
             j += 1
-        group = list(body[i:j])
-        merged = _merge_group(group, axis, n)
-        if merged == group or (
-            len(merged) <= len(group)
-            and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n)
-        ):
-            result.extend(merged)
-        else:
-            result.extend(group)
+        result.extend(_merged_run(tuple(body[i:j]), axis, n))
         i = j
     return result
+
+
+@lru_cache(maxsize=1 << 16)
+def _merged_run(group: tuple[Move, ...], axis: Face, n: int) -> tuple[Move, ...]:
+    """A run of one axis's moves merged (:func:`_merge_group`) when that is no longer, in moves
+    and in HTM, else as it was. Cached: a big cube's centres repeat the same few runs (their
+    commutators' outer turns and layer blocks) thousands of times, and each pass of
+    :func:`optimize` meets the runs of the pass before."""
+    merged = _merge_group(group, axis, n)
+    if list(group) == merged or (
+        len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n)
+    ):
+        return tuple(merged)
+    return group
 
 
 def _merge_group(group: Sequence[Move], axis: Face, n: int) -> list[Move]:

@@ -51,6 +51,27 @@
  *   taken until none is left. Each job writes only its own out, so the outputs do not depend
  *   on the threads or their timing. The first failing job (in the order given) raises.
  *
+ * plan_start(state, jobs, threads) -> pending;  plan_wait(pending, i);  plan_finish(pending)
+ *   plan_batch in the background: plan_start parses and checks the jobs as plan_batch does,
+ *   starts threads - 1 helper threads (0 for threads 1), which take the jobs in the order
+ *   given, and returns at once (a capsule) while they work. plan_wait(pending, i) returns
+ *   when job i's out is written: a job no thread has taken yet is run on the calling thread
+ *   (GIL released); while another thread runs it, the calling thread takes the next jobs not
+ *   taken, then waits for it; it raises the job's ValueError. plan_finish
+ *   runs or waits for the rest, joins the helpers and releases the buffers (also done when
+ *   the capsule is freed). Until plan_finish the state must not change (the helpers read
+ *   it); each out may be read once its job was waited for. Every job writes only its own
+ *   out, so the outputs do not depend on the threads or their timing.
+ *
+ * rank_lines(out, fixed, extra, floor) -> list of block numbers
+ *   out: int64, B x 5 (plan_lines' output, B = S x G); fixed: int64, S entries. The blocks
+ *   whose best line beats the floor, as centres.candidates looked for them: by the bound
+ *   total / least (total = out[b][3], least = fixed[b / G] + extra; highest first, ties in
+ *   block order) until a bound total <= floor x least; a block of gain out[b][1] > 0 is kept
+ *   and raises the floor to its gain / cost (out[b][2]) when that is higher. The same double
+ *   operations as the Python loop (its reference is in the tests). A ValueError when the
+ *   sizes disagree or a least is not positive.
+ *
  * max_runs(values, allowed, lam, n, taken_out) -> count
  *   values: int64, allowed: one byte (bool) per layer, N entries at least; taken_out:
  *   writable int64 of N. The layers (2..N-1, allowed ones) whose runs maximise sum(values) -
@@ -619,6 +640,285 @@ done:
     return result;
 }
 
+/* plan_start's background batch: helper threads take the jobs in order; the calling
+   thread waits for one job at a time (plan_wait), running it itself when none has taken it. */
+typedef struct {
+    PlanJob *jobs;
+    int *status; /* per job: 0 not taken, 1 being run, 2 done (written under lock) */
+    Py_ssize_t count, cursor;
+    Py_buffer state;
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    pthread_t helpers[MAX_THREADS];
+    int started, finished;
+} Pending;
+
+#define PENDING_NAME "cuberobot.nxn._lines.pending"
+
+static int pending_claim(Pending *p, Py_ssize_t i) {
+    int expected = 0;
+    return __atomic_compare_exchange_n(&p->status[i], &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* Runs claimed job i and marks it done (no Python object touched). */
+static void pending_run(Pending *p, Py_ssize_t i) {
+    job_run(&p->jobs[i], &p->state);
+    pthread_mutex_lock(&p->lock);
+    __atomic_store_n(&p->status[i], 2, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void *pending_worker(void *arg) {
+    Pending *p = arg;
+    for (;;) {
+        Py_ssize_t i = __atomic_fetch_add(&p->cursor, 1, __ATOMIC_RELAXED);
+        if (i >= p->count)
+            break;
+        if (pending_claim(p, i))
+            pending_run(p, i);
+    }
+    return NULL;
+}
+
+/* Job i done: run it here if not taken, else take the next jobs no thread has taken while
+   the thread running it works, then wait for it (no GIL needed). */
+static void pending_settle(Pending *p, Py_ssize_t i) {
+    if (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) == 2)
+        return;
+    if (pending_claim(p, i)) {
+        pending_run(p, i);
+        return;
+    }
+    while (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2) {
+        Py_ssize_t j = __atomic_fetch_add(&p->cursor, 1, __ATOMIC_RELAXED);
+        if (j >= p->count)
+            break;
+        if (pending_claim(p, j))
+            pending_run(p, j);
+    }
+    pthread_mutex_lock(&p->lock);
+    while (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2)
+        pthread_cond_wait(&p->done, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Every job done, the helpers joined (called without the GIL, or from the destructor). */
+static void pending_drain(Pending *p) {
+    Py_ssize_t i;
+    int t;
+    for (i = 0; i < p->count; i++)
+        pending_settle(p, i);
+    for (t = 0; t < p->started; t++)
+        pthread_join(p->helpers[t], NULL);
+    p->started = 0;
+}
+
+static void pending_free(Pending *p) {
+    Py_ssize_t i;
+    if (!p->finished)
+        pending_drain(p);
+    for (i = 0; i < p->count; i++)
+        job_close(&p->jobs[i]);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    PyBuffer_Release(&p->state);
+    PyMem_Free(p->status);
+    PyMem_Free(p->jobs);
+    PyMem_Free(p);
+}
+
+static void pending_capsule_free(PyObject *capsule) {
+    Pending *p = PyCapsule_GetPointer(capsule, PENDING_NAME);
+    if (p)
+        pending_free(p);
+    else
+        PyErr_Clear();
+}
+
+static PyObject *py_plan_start(PyObject *self, PyObject *args) {
+    PyObject *state, *seq, *fast = NULL, *capsule = NULL;
+    int threads, t;
+    Py_ssize_t count, opened = 0, i;
+    Pending *p = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOi", &state, &seq, &threads))
+        return NULL;
+    if (threads < 1 || threads > MAX_THREADS) {
+        PyErr_Format(PyExc_ValueError, "plan_start: threads must be 1..%d, not %d", MAX_THREADS,
+                     threads);
+        return NULL;
+    }
+    fast = PySequence_Fast(seq, "plan_start: jobs must be a sequence of argument tuples");
+    if (!fast)
+        return NULL;
+    count = PySequence_Fast_GET_SIZE(fast);
+    p = PyMem_Calloc(1, sizeof(Pending));
+    if (!p) {
+        Py_DECREF(fast);
+        return PyErr_NoMemory();
+    }
+    if (PyObject_GetBuffer(state, &p->state, PyBUF_SIMPLE)) {
+        PyMem_Free(p);
+        Py_DECREF(fast);
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->jobs = PyMem_Calloc((size_t)count + 1, sizeof(PlanJob));
+    p->status = PyMem_Calloc((size_t)count + 1, sizeof(int));
+    if (!p->jobs || !p->status) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (opened = 0; opened < count; opened++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, opened);
+        if (!PyTuple_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "plan_start: each job is a tuple of arguments");
+            goto fail;
+        }
+        if (job_open(&p->jobs[opened], item))
+            goto fail;
+    }
+    p->count = count;
+    capsule = PyCapsule_New(p, PENDING_NAME, pending_capsule_free);
+    if (!capsule)
+        goto fail;
+    for (t = 1; t < threads && t < count; t++) {
+        if (pthread_create(&p->helpers[p->started], NULL, pending_worker, p))
+            break; /* fewer helpers: plan_wait runs the rest on the calling thread */
+        p->started++;
+    }
+    Py_DECREF(fast);
+    return capsule;
+fail:
+    p->count = opened; /* the jobs opened so far: none started, nothing to wait for */
+    for (i = 0; i < opened; i++)
+        p->status[i] = 2;
+    pending_free(p);
+    Py_DECREF(fast);
+    return NULL;
+}
+
+static Pending *pending_of(PyObject *capsule) {
+    Pending *p = PyCapsule_GetPointer(capsule, PENDING_NAME);
+    if (p && p->finished) {
+        PyErr_SetString(PyExc_ValueError, "plan_wait: the batch was finished");
+        return NULL;
+    }
+    return p;
+}
+
+static PyObject *py_plan_wait(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_ssize_t i;
+    Pending *p;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "On", &capsule, &i) || !(p = pending_of(capsule)))
+        return NULL;
+    if (i < 0 || i >= p->count) {
+        PyErr_Format(PyExc_IndexError, "plan_wait: no job %zd of %zd", i, p->count);
+        return NULL;
+    }
+    if (__atomic_load_n(&p->status[i], __ATOMIC_ACQUIRE) != 2) {
+        Py_BEGIN_ALLOW_THREADS
+        pending_settle(p, i);
+        Py_END_ALLOW_THREADS
+    }
+    if (job_error(&p->jobs[i]))
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_plan_finish(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_ssize_t i;
+    Pending *p;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O", &capsule) || !(p = pending_of(capsule)))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    pending_drain(p);
+    Py_END_ALLOW_THREADS
+    p->finished = 1;
+    for (i = 0; i < p->count; i++)
+        if (job_error(&p->jobs[i]))
+            return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_rank_lines(PyObject *self, PyObject *args) {
+    Py_buffer ov, fv;
+    long long extra;
+    double floor_;
+    Py_ssize_t nout, nfx, blocks, groups, i, j;
+    Py_ssize_t *order = NULL;
+    double *bound = NULL;
+    PyObject *result = NULL;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*Ld", &ov, &fv, &extra, &floor_))
+        return NULL;
+    if (get_sized(&ov, 8, &nout, "out") || get_sized(&fv, 8, &nfx, "fixed"))
+        goto done;
+    blocks = nout / 5;
+    if (nout % 5 || nfx < 1 || blocks % nfx) {
+        PyErr_SetString(PyExc_ValueError, "rank_lines: out must hold 5 per block, S x G blocks");
+        goto done;
+    }
+    groups = blocks / nfx;
+    order = PyMem_Malloc(((size_t)blocks + 1) * sizeof(Py_ssize_t));
+    bound = PyMem_Malloc(((size_t)blocks + 1) * sizeof(double));
+    result = PyList_New(0);
+    if (!order || !bound || !result) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        Py_CLEAR(result);
+        goto done;
+    }
+    {
+        const long long *out = ov.buf, *fixed = fv.buf;
+        for (i = 0; i < blocks; i++) {
+            long long least = fixed[i / groups] + extra;
+            if (least <= 0) {
+                PyErr_SetString(PyExc_ValueError, "rank_lines: a block's least cost <= 0");
+                Py_CLEAR(result);
+                goto done;
+            }
+            /* numpy's -out[:, 3] / least, sorted stably: highest bound first, ties by block */
+            bound[i] = (double)(-out[5 * i + 3]) / (double)least;
+            for (j = i; j > 0 && bound[order[j - 1]] > bound[i]; j--)
+                order[j] = order[j - 1];
+            order[j] = i;
+        }
+        for (i = 0; i < blocks; i++) {
+            Py_ssize_t k = order[i];
+            const long long *row = out + 5 * k;
+            double least = (double)(fixed[k / groups] + extra);
+            if ((double)row[3] <= floor_ * least)
+                break;
+            if (row[1] > 0) {
+                double ratio = (double)row[1] / (double)row[2];
+                PyObject *item = PyLong_FromSsize_t(k);
+                if (!item || PyList_Append(result, item)) {
+                    Py_XDECREF(item);
+                    Py_CLEAR(result);
+                    goto done;
+                }
+                Py_DECREF(item);
+                if (ratio > floor_)
+                    floor_ = ratio;
+            }
+        }
+    }
+done:
+    PyMem_Free(order);
+    PyMem_Free(bound);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&fv);
+    return result;
+}
+
 static PyObject *py_max_runs(PyObject *self, PyObject *args) {
     Py_buffer vv, av, tv;
     double lam, o = 0.0, a = -INFINITY, b = -INFINITY;
@@ -696,6 +996,14 @@ static PyMethodDef methods[] = {
      "nets and best_line of many configurations at once (see the module source)."},
     {"max_runs", py_max_runs, METH_VARARGS,
      "The runs of layers of most value less lam x their cost (see rectangles.py)."},
+    {"plan_start", py_plan_start, METH_VARARGS,
+     "plan_batch started on helper threads; returns at once (see the module source)."},
+    {"plan_wait", py_plan_wait, METH_VARARGS,
+     "Wait for one job of a started batch (see the module source)."},
+    {"plan_finish", py_plan_finish, METH_VARARGS,
+     "Finish a started batch: every job done, the helpers joined (see the module source)."},
+    {"rank_lines", py_rank_lines, METH_VARARGS,
+     "The blocks whose best line beats a floor, best bound first (see the module source)."},
     {"plan_batch", py_plan_batch, METH_VARARGS,
      "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,

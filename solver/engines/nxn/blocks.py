@@ -5,10 +5,11 @@ laid out flat, and every block's best line in one call. Shared by the plain comm
 
 from __future__ import annotations
 
-__all__ = ["Blocks", "Job", "make_blocks", "plan_blocks", "run_jobs"]
+__all__ = ["Blocks", "Job", "Pending", "make_blocks", "plan_blocks", "run_jobs"]
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import TracebackType
 
 import numpy as np
 import numpy.typing as npt
@@ -81,6 +82,38 @@ def run_jobs(state: Colours, jobs: Sequence[Job], threads: int) -> list[IntArray
     outs = [np.empty((j.blocks.fixed.size * (j.blocks.groups.size - 1), 5), np.int64) for j in jobs]
     _lines.plan_batch(state, [j._args(out) for j, out in zip(jobs, outs, strict=True)], threads)
     return outs
+
+
+class Pending:
+    """A step's jobs started in the background (:func:`._lines.plan_start`): ``threads`` - 1
+    helper threads take them in the order given while the calling thread goes on (its own
+    Python work, which must not change ``state``); :meth:`out` waits for one job, running it
+    on the calling thread when no helper has taken it yet. The outputs are those of
+    :meth:`Job.run` whatever the threads and their timing. A context manager: leaving it
+    finishes every job and joins the helpers."""
+
+    def __init__(self, state: Colours, jobs: Sequence[Job], threads: int) -> None:
+        self._outs = [
+            np.empty((j.blocks.fixed.size * (j.blocks.groups.size - 1), 5), np.int64) for j in jobs
+        ]
+        args = [j._args(out) for j, out in zip(jobs, self._outs, strict=True)]
+        self._handle = _lines.plan_start(state, args, threads)
+
+    def out(self, index: int) -> IntArray:
+        """Job ``index``'s output, once it is written."""
+        _lines.plan_wait(self._handle, index)
+        return self._outs[index]
+
+    def __enter__(self) -> Pending:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        _lines.plan_finish(self._handle)
 
 
 def make_blocks(

@@ -320,21 +320,16 @@ def candidates(
         return []
     configs, blocks = _configs(n, target, source), job.blocks
     out = job.run(state) if out is None else out
-    least = np.repeat(blocks.fixed, len(configs)) + 4  # m and m2 wide: 2 each
-    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
-    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in order:
-        if rows[k][3] <= floor * fewest[k]:
-            break
-        gain, cost = rows[k][1], rows[k][2]
-        if gain > 0:
-            setup, c = divmod(k, len(configs))
-            build = partial(_commutator, configs[c], n, setup=setup)
-            net = partial(blocks.net, state, colours, k)
-            fixed = int(blocks.fixed[setup])
-            tried.append(Candidate(gain / cost, k, configs[c], net, fixed, build))
-            floor = max(floor, gain / cost)
+    # by the bound of each block (its positive nets over its fewest moves: the setup's outer
+    # turns + 4, m and m2 wide) while it beats the floor, each kept line raising it (C)
+    for k in _lines.rank_lines(out, blocks.fixed, 4, floor):
+        gain, cost = int(out[k, 1]), int(out[k, 2])
+        setup, c = divmod(k, len(configs))
+        build = partial(_commutator, configs[c], n, setup=setup)
+        net = partial(blocks.net, state, colours, k)
+        fixed = int(blocks.fixed[setup])
+        tried.append(Candidate(gain / cost, k, configs[c], net, fixed, build))
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried
 

@@ -237,54 +237,139 @@ def best_half_insertion(
     of every face) the feeder's own pieces count too: those it gives away and those it gets
     back from the target's lines."""
     half = n // 2
-    best: Insertion | None = None
-    memo: dict[tuple[Face, int], tuple[IntArray, IntArray]] = {}
-    for axis in (f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target)):
-        out = _per_layer(state, n, target, axis, colour, memo=memo)
-        mirrored = np.zeros_like(out)
-        mirrored[2:n] = out[n - 1 : 1 : -1]  # the target line each layer's piece lands on
-        for d in (1, 2, -1):
-            feeder = _feeder(n, Move.block(axis, 2, 2, d), target)
-            if feeder in done:
+    best: tuple[int, int, Face, int, int, int, int] | None = None  # gain, cost, axis, d, ...
+    counts: dict[int, IntArray] = {}  # per colour: every face's pieces per row and column
+
+    def count_of(c: int) -> IntArray:
+        if c not in counts:
+            counts[c] = _face_counts(state, n, c)
+        return counts[c]
+
+    mine = count_of(colour)
+    for axis in _half_axes(target):
+        tables = _half_tables(n, target, axis)
+        # per turn d and setup: the feeder's pieces per layer, less the target's in the
+        # mirrored lines (what the insertion gives the target), layers 2..N-1
+        gains = mine[tables.rows] - mine[tables.mirror]
+        if targets is not None:
+            for j, feeder in enumerate(tables.feeders):
+                theirs = count_of(targets[feeder])
+                gains[j] += theirs[tables.mirror] - theirs[tables.rows[j]]
+        found = _half_runs(gains.reshape(12, n - 2), n, half)
+        for row, lo, hi, gain in found:
+            j, setup = row // 4, _SETUPS[row % 4]
+            if tables.feeders[j] in done:
                 continue
-            own = np.zeros_like(out)
-            if targets is not None:
-                back = _per_layer(state, n, target, axis, targets[feeder], memo=memo)
-                own[2:n] = back[n - 1 : 1 : -1]
-            for setup in (0, 1, 2, -1):
-                gains = _per_layer(state, n, feeder, axis, colour, setup, memo) - mirrored
-                if targets is not None:
-                    gains += own - _per_layer(state, n, feeder, axis, targets[feeder], setup, memo)
-                for lo, hi, gain in _half_ranges(gains, n, half):
-                    if lo == 2:
-                        m = Move.block(axis, 1, hi, d)
-                    elif hi == n - 1:
-                        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
-                    else:
-                        m = Move.block(axis, lo, hi, d)
-                    moves = ([Move.outer(feeder, setup)] if setup else []) + [
-                        m,
-                        Move.outer(target, 2),
-                        m.inverse(),
-                    ]
-                    cost = count(moves, Metric.HTM, n)
-                    if best is None or gain * best.cost > best.gain * cost:
-                        best = Insertion(gain, cost, tuple(moves))
-    return best
+            # OBTM of [setup] m T2 m': m takes the outer layer along at either end
+            cost = (setup != 0) + (2 if lo == 2 or hi == n - 1 else 4) + 1
+            if best is None or gain * best[1] > best[0] * cost:
+                best = (gain, cost, axis, _TURNS[j], setup, lo, hi)
+    if best is None:
+        return None
+    gain, cost, axis, d, setup, lo, hi = best
+    if lo == 2:
+        m = Move.block(axis, 1, hi, d)
+    elif hi == n - 1:
+        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
+    else:
+        m = Move.block(axis, lo, hi, d)
+    feeder = _feeder_of(n, axis, d, target)
+    moves = ([Move.outer(feeder, setup)] if setup else []) + [m, Move.outer(target, 2), m.inverse()]
+    return Insertion(gain, cost, tuple(moves))
 
 
-def _half_ranges(gains: IntArray, n: int, half: int) -> Iterator[tuple[int, int, int]]:
-    """The contiguous range of largest positive gain in each half (layers 2..half and
-    N+1-half..N-1; the middle layer of odd N in neither)."""
-    values = gains.tolist()  # Python ints: the loop reads each once
-    for a, b in ((2, half), (n + 1 - half, n - 1)):
-        best_sum, best_range = 0, None
-        run, start = 0, a
-        for k in range(a, b + 1):
-            if run <= 0:
-                run, start = 0, k
-            run += values[k]
-            if run > best_sum:
-                best_sum, best_range = run, (start, k)
-        if best_range is not None:
-            yield best_range[0], best_range[1], best_sum
+#: the turns of the half insertions' ``m`` and the setup turns of their feeders, in the
+#: order they are tried (the first of equal ratios wins)
+_TURNS = (1, 2, -1)
+_SETUPS = (0, 1, 2, -1)
+
+
+def _face_counts(state: Colours, n: int, colour: int) -> IntArray:
+    """Every face's centre pieces of ``colour`` per row and per column: flat, face ``f``'s
+    row ``i`` (LTR, 0-based over rows 1..N-2) at ``(2 f) (N-2) + i``, its column ``i`` at
+    ``(2 f + 1) (N-2) + i``."""
+    size = n - 2
+    hits = (state[_all_interiors(n)] == colour).reshape(6, size, size)
+    out: IntArray = np.stack(
+        [hits.sum(axis=2, dtype=np.int64), hits.sum(axis=1, dtype=np.int64)], axis=1
+    ).reshape(-1)
+    return out
+
+
+@cache
+def _all_interiors(n: int) -> IntArray:
+    idx = np.arange(1, n - 1)
+    cells = idx[:, None] * n + idx[None, :]
+    out: IntArray = (np.arange(6)[:, None, None] * n * n + cells[None]).reshape(-1)
+    return out
+
+
+@dataclass(frozen=True)
+class _HalfTables:
+    """Where a half insertion's per-layer counts are read in :func:`_face_counts`' output
+    (layers 2..N-1 as columns 0..N-3): ``rows[j, q]`` the feeder's (turn ``_TURNS[j]`` of
+    the axis, setup ``_SETUPS[q]``), ``mirror`` the target's in the mirrored lines N+1-a."""
+
+    feeders: tuple[Face, ...]
+    rows: IntArray
+    mirror: IntArray
+
+
+@cache
+def _half_tables(n: int, target: Face, axis: Face) -> _HalfTables:
+    size = n - 2
+    feeders = tuple(_feeder_of(n, axis, d, target) for d in _TURNS)
+    rows = np.empty((3, 4, size), dtype=np.int64)
+    for j, feeder in enumerate(feeders):
+        for q, setup in enumerate(_SETUPS):
+            side, layers = _layer_lines(n, feeder, axis, setup)
+            rows[j, q, layers - 2] = (2 * int(feeder) + side) * size + np.arange(size)
+    side, layers = _layer_lines(n, target, axis, 0)
+    mirror = np.empty(size, dtype=np.int64)
+    mirror[n + 1 - layers - 2] = (2 * int(target) + side) * size + np.arange(size)
+    return _HalfTables(feeders, rows, mirror)
+
+
+def _half_runs(gains: IntArray, n: int, half: int) -> list[tuple[int, int, int, int]]:
+    """The best run of each half of every row of ``gains`` (layers 2..N-1 as columns) at once:
+    (row, lo, hi, gain) by row, then the low half first (layers 2..N/2 and N+1-N/2..N-1; the
+    middle layer of odd N in neither), the run of largest positive gain, the first of equal
+    ones (the tests keep the loop this replaced). Kadane's scan in prefix sums: the
+    run ending at a layer starts after the last lowest prefix before it (a run that fell to
+    0 or below restarts), and the first layer of the highest positive run ends it."""
+    width = half - 1
+    segments = [(2, gains[:, :width]), (n + 1 - half, gains[:, n - 1 - half : n - 2])]
+    values = np.stack([v for _, v in segments], axis=1).reshape(-1, width)
+    prefix = np.zeros((values.shape[0], width + 1), dtype=np.int64)
+    np.cumsum(values, axis=1, out=prefix[:, 1:])
+    lowest = np.minimum.accumulate(prefix[:, :-1], axis=1)
+    runs = prefix[:, 1:] - lowest
+    end = runs.argmax(axis=1)
+    every = np.arange(values.shape[0])
+    best = runs[every, end]
+    keep = np.flatnonzero(best > 0)
+    if keep.size == 0:
+        return []
+    at = (prefix[keep, :width] == lowest[keep, end[keep]][:, None]) & (
+        np.arange(width)[None, :] <= end[keep][:, None]
+    )
+    start = width - 1 - at[:, ::-1].argmax(axis=1)
+    out = []
+    for k, s, e, g in zip(
+        keep.tolist(), start.tolist(), end[keep].tolist(), best[keep].tolist(), strict=True
+    ):
+        a = segments[k % 2][0]
+        out.append((k // 2, a + s, a + e, g))
+    return out
+
+
+@cache
+def _half_axes(target: Face) -> tuple[Face, ...]:
+    """The axes of the half insertions of ``target``: U, R or F, perpendicular to it."""
+    return tuple(f for f in (Face.U, Face.R, Face.F) if f in _perpendicular(target))
+
+
+@cache
+def _feeder_of(n: int, axis: Face, d: int, target: Face) -> Face:
+    """The face whose line a turn ``d`` of the layers of ``axis`` brings onto ``target``."""
+    return _feeder(n, Move.block(axis, 2, 2, d), target)

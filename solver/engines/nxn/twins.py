@@ -35,7 +35,8 @@ import numpy.typing as npt
 
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Move
-from solver.engines.nxn.blocks import Blocks, Job, make_blocks, run_jobs
+from solver.engines.nxn import _lines
+from solver.engines.nxn.blocks import Blocks, Job, Pending, make_blocks
 from solver.engines.nxn.centres import (
     Candidate,
     _block,
@@ -205,21 +206,15 @@ def twin_candidates(
         return []
     twins, blocks = twin_configs(n, target, source), job.blocks
     out = job.run(state) if out is None else out
-    least = np.repeat(blocks.fixed, len(twins)) + 4  # m and m2 wide: 2 each
-    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
-    rows, fewest = out.tolist(), least.tolist()  # Python ints: the loop reads a few each
     tried: list[Candidate] = []
-    for k in order:
-        if rows[k][3] <= floor * fewest[k]:
-            break
-        gain, cost = rows[k][1], rows[k][2]
-        if gain > 0:
-            setup, t = divmod(k, len(twins))
-            build = partial(twin_moves, twins[t], n, setup=setup)
-            net = partial(blocks.net, state, colours, k)
-            fixed = int(blocks.fixed[setup])
-            tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
-            floor = max(floor, gain / cost)
+    # as in :func:`~.centres.candidates`: m and m2 wide (2 each) besides the outer turns
+    for k in _lines.rank_lines(out, blocks.fixed, 4, floor):
+        gain, cost = int(out[k, 1]), int(out[k, 2])
+        setup, t = divmod(k, len(twins))
+        build = partial(twin_moves, twins[t], n, setup=setup)
+        net = partial(blocks.net, state, colours, k)
+        fixed = int(blocks.fixed[setup])
+        tried.append(Candidate(gain / cost, k, twins[t].cfg, net, fixed, build))
     tried.sort(key=lambda c: (-c.ratio, c.order))
     return tried
 
@@ -249,6 +244,7 @@ def paired_centres(
     threads = thread_count() if threads is None else threads
     moves: list[Move] = []
     steps = 0
+    listed: dict[tuple[Face, ...], list[Face | tuple[_Search, Job | None]]] = {}
     while True:
         open_faces = [f for f in todo if (state[interior(n, f)] != targets[f]).any()]
         if not open_faces:
@@ -257,7 +253,10 @@ def paired_centres(
             log.debug("centres %s on %dx%d: %d steps, %d moves", names, n, n, steps, len(merged))
             return merged
         steps += 1
-        plan = _step(state, n, targets, todo, sources, open_faces, threads)
+        key = tuple(open_faces)
+        if key not in listed:  # the searches read ``state``, turned in place
+            listed[key] = _searches(state, n, targets, todo, sources, open_faces)
+        plan = _step(state, n, targets, todo, sources, open_faces, threads, listed[key])
         before = _count(state, n, todo, targets)
         kept = {f: state[interior(n, f)].copy() for f in frozen}
         g.apply(state, plan.moves)
@@ -359,34 +358,43 @@ def _step(
     sources: Sequence[Face],
     open_faces: list[Face],
     threads: int = 1,
+    searches: list[Face | tuple[_Search, Job | None]] | None = None,
 ) -> _Plan:
     """The plan with most pieces put on the ``todo`` faces per move: the best lines of every
     face pair (plain and twin commutators) and of the slice commutators of the pair (lines
     that cannot beat the best one so far are not worked out), the :data:`GROWN` best of them
     grown into rectangles, and the half insertions. The kernel calls (:class:`~.blocks.Job`,
-    about 60 % of the time at N = 101) are made first, all at once on ``threads`` threads
-    (:func:`~.blocks.run_jobs`); the searches then take their outputs in the order they
-    always run in, so the plan does not depend on the threads."""
+    about 60 % of the time at N = 101) are started first, in the order the searches take
+    them, on ``threads`` - 1 helper threads (:class:`~.blocks.Pending`); the calling thread
+    meanwhile works out the half insertions (they need no kernel output), then runs the
+    searches in the order they always run in, each waiting for its own call's output (or
+    making the call itself when no helper has taken it), so the plan does not depend on the
+    threads. ``searches``: :func:`_searches` of these arguments if already listed (they only
+    depend on the open faces: ``state`` is turned in place)."""
     frozen = [f for f in Face if f not in todo and f not in sources]
-    searches = _searches(state, n, targets, todo, sources, open_faces)
-    ahead: list[IntArray | None] = [None] * len(searches)
+    if searches is None:
+        searches = _searches(state, n, targets, todo, sources, open_faces)
     jobs = {i: s[1] for i, s in enumerate(searches) if not isinstance(s, Face) and s[1]}
-    for i, done in zip(jobs, run_jobs(state, list(jobs.values()), threads), strict=True):
-        ahead[i] = done
+    slot = {i: k for k, i in enumerate(jobs)}
     plans: list[_Plan] = []
     lines: list[Candidate] = []
     floor = 0.0
-    for item, out in zip(searches, ahead, strict=True):
-        if isinstance(item, Face):
-            others = [*frozen, *(f for f in todo if f != item)]
-            half = best_half_insertion(state, n, item, targets[item], others)
-            if half and half.gain > 0:
-                plans.append(_Plan(half.gain, half.cost, half.moves))
-                floor = max(floor, half.gain / half.cost)
-            continue
-        search = item[0]
-        lines += search(floor, out)[:GROWN]
-        floor = max([floor, *(c.ratio for c in lines)])
+    with Pending(state, list(jobs.values()), threads) as pending:
+        halves = {}
+        for item in searches:
+            if isinstance(item, Face):
+                others = [*frozen, *(f for f in todo if f != item)]
+                halves[item] = best_half_insertion(state, n, item, targets[item], others)
+        for i, item in enumerate(searches):
+            if isinstance(item, Face):
+                half = halves[item]
+                if half and half.gain > 0:
+                    plans.append(_Plan(half.gain, half.cost, half.moves))
+                    floor = max(floor, half.gain / half.cost)
+                continue
+            found = item[0](floor, pending.out(slot[i]) if i in slot else None)[:GROWN]
+            lines += found
+            floor = max([floor, *(c.ratio for c in found)])  # the floor covers the earlier ones
     lines.sort(key=lambda c: -c.ratio)
     plans += [c.grow(n) for c in lines[:GROWN]]
     if not plans:  # pragma: no cover - every open face can be reached from a source

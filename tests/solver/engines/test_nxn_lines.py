@@ -222,3 +222,49 @@ def test_plan_lines_rejects_bad_input() -> None:
         run(groups=short)
     with pytest.raises(ValueError, match="bias out of range"):
         run(bias=np.full(blocks.u.size, -(2**40), dtype=np.int64))
+
+
+def _ranked_reference(out: np.ndarray, fixed: np.ndarray, extra: int, floor: float) -> list[int]:
+    """The loop of ``centres.candidates`` before :func:`_lines.rank_lines` took it over."""
+    least = np.repeat(fixed, out.shape[0] // fixed.size) + extra
+    order = np.argsort(-out[:, 3] / least, kind="stable").tolist()
+    rows, fewest = out.tolist(), least.tolist()
+    kept = []
+    for k in order:
+        if rows[k][3] <= floor * fewest[k]:
+            break
+        gain, cost = rows[k][1], rows[k][2]
+        if gain > 0:
+            kept.append(k)
+            floor = max(floor, gain / cost)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rank_lines_is_the_python_loop(seed: int) -> None:
+    """Random kernel outputs with many equal bounds and ratios (small values), every floor
+    from none to above all: the same blocks in the same order."""
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        setups, groups = int(rng.integers(1, 8)), int(rng.integers(1, 9))
+        blocks = setups * groups
+        out = np.zeros((blocks, 5), dtype=np.int64)
+        out[:, 2] = rng.integers(7, 16, blocks)
+        out[:, 1] = rng.integers(-3, 3 * int(rng.integers(1, 20)), blocks)
+        out[:, 3] = np.maximum(out[:, 1], 0) + rng.integers(0, 6, blocks)
+        fixed = rng.integers(3, 6, setups).astype(np.int64)
+        for floor in (0.0, 0.5, 1.0, 4 / 3, float(rng.random() * 3), 100.0):
+            want = _ranked_reference(out, fixed, 4, floor)
+            assert _lines.rank_lines(out, fixed, 4, floor) == want
+
+
+def test_rank_lines_checks_its_sizes() -> None:
+    out = np.zeros((6, 5), dtype=np.int64)
+    with pytest.raises(ValueError, match="5 per block"):
+        _lines.rank_lines(out[:, :4].copy(), np.array([3, 4], dtype=np.int64), 4, 0.0)
+    with pytest.raises(ValueError, match="5 per block"):
+        _lines.rank_lines(out, np.array([3, 4, 4, 4], dtype=np.int64), 4, 0.0)
+    with pytest.raises(ValueError, match="least cost"):
+        _lines.rank_lines(out, np.array([-4, 3], dtype=np.int64), 4, 0.0)
+    with pytest.raises(ValueError, match="int64"):
+        _lines.rank_lines(out.astype(np.int32), np.array([3, 4], dtype=np.int64), 4, 0.0)

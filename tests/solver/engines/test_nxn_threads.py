@@ -8,7 +8,7 @@ import pytest
 
 from solver.cube.geometry import Face
 from solver.engines.nxn import _lines, centres, halves, mixed, slices, twins
-from solver.engines.nxn.blocks import plan_blocks, run_jobs
+from solver.engines.nxn.blocks import Pending, plan_blocks, run_jobs
 from solver.scramble import random_state_nxn
 
 
@@ -48,6 +48,65 @@ def test_a_batch_gives_each_jobs_own_output() -> None:
     for threads in (1, 2, 3):
         outs = run_jobs(state, [job for job in jobs if job is not None], threads)
         assert all(np.array_equal(a, b) for a, b in zip(alone, outs, strict=True))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("order", ["forward", "backward", "none"])
+def test_a_started_batch_gives_each_jobs_own_output(threads: int, order: str) -> None:
+    """The jobs started in the background (:class:`Pending`), waited for in order, in reverse
+    order (the calling thread runs those no helper took) or not at all (leaving the context
+    finishes them): each output is the one its job gives alone."""
+    n = 15
+    state = random_state_nxn(n, 5).flat.copy()
+    jobs = [
+        job
+        for job in (
+            centres.candidates_job(n, Face.U, Face.F, (0, -1)),
+            twins.twin_job(n, Face.U, Face.R, (0, -1, 3, -1)),
+            slices.slice_job(n, Face.U, (0, 3)),
+            halves.half_job(n, Face.F, (2, 5)),
+            mixed.mixed_job(n, Face.F, Face.U, (2, 5)),
+            centres.candidates_job(n, Face.D, Face.L, (3, -1)),
+        )
+        if job is not None
+    ]
+    alone = [job.run(state) for job in jobs]
+    indices = {"forward": range(len(jobs)), "backward": range(len(jobs) - 1, -1, -1)}
+    with Pending(state, jobs, threads) as pending:
+        outs = {i: pending.out(i) for i in indices.get(order, [])}
+    outs = {i: pending._outs[i] for i in range(len(jobs))} if order == "none" else outs
+    assert all(np.array_equal(alone[i], out) for i, out in outs.items())
+    assert len(outs) == len(jobs)
+
+
+def test_a_started_batch_names_a_bad_job() -> None:
+    n = 9
+    state = random_state_nxn(n, 1).flat.copy()
+    job = centres.candidates_job(n, Face.U, Face.F, (0, -1))
+    assert job is not None
+    out = np.empty((job.blocks.fixed.size * (job.blocks.groups.size - 1), 5), np.int64)
+    good = job._args(out)
+    bad = list(good)
+    bad[1] = job.blocks.src.copy()
+    bad[1][0, 0, 0] = state.size  # a source outside the state
+    pending = _lines.plan_start(state, [good, tuple(bad)], 2)
+    _lines.plan_wait(pending, 0)
+    with pytest.raises(ValueError, match="outside the state"):
+        _lines.plan_wait(pending, 1)
+    with pytest.raises(IndexError, match="no job 2"):
+        _lines.plan_wait(pending, 2)
+    with pytest.raises(ValueError, match="outside the state"):
+        _lines.plan_finish(pending)
+    with pytest.raises(ValueError, match="was finished"):
+        _lines.plan_wait(pending, 0)
+    with pytest.raises(ValueError, match=r"threads must be 1\.\.8"):
+        _lines.plan_start(state, [good], 9)
+    with pytest.raises(ValueError, match="out 5 per setup"):
+        _lines.plan_start(state, [good, (*good[:-1], out[:-1])], 2)
+    del pending
+    other = job._args(np.empty_like(out))
+    _lines.plan_start(state, [good, other], 2)  # freed unfinished: its destructor drains it
+    assert np.array_equal(out, job.run(state))
 
 
 def test_a_batch_names_a_bad_job() -> None:
