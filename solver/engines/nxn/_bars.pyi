@@ -7,11 +7,13 @@ def scores(
     colours: Any,
     cells: Any,
     split: Any,
+    sources: Any,
     own: Any,
     lut: Any,
     width: int,
     length: int,
     now: int,
+    unpaired: int,
     out: Any,
     /,
 ) -> None: ...

@@ -250,15 +250,28 @@ def bar_centres(
     options = search(project(state, n), max(1, rings), cache_dir, progress)
     ring_ms = (time.perf_counter() - start) * 1000 / len(options)
     g = geometry(n)
+    cells = bars.bar_cells(n).reshape(-1)
+    # the 5x5 search's shortest solutions often reach the same state (7x7 seeds 100-119: the
+    # second the first's in 5 of 20) or the same bars (5 more), which the beam pairs alike
+    states: set[bytes] = set()
+    paired_bars: dict[bytes, list[list[Move]] | None] = {}
     found: list[Reduced] = []
     for option in options:
         inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
         after = state.copy()
         g.apply(after, inner.moves)
+        if after.tobytes() in states:  # a longer way to the same state: the same solutions
+            continue
+        states.add(after.tobytes())
         t0 = time.perf_counter()
-        try:
-            pairings = bars.bar_pairings(after, n, BAR_KEEP[n], cache_dir, progress)
-        except NoSolutionError:
+        key = after[cells].tobytes()
+        if key not in paired_bars:
+            try:
+                paired_bars[key] = bars.bar_pairings(after, n, BAR_KEEP[n], cache_dir, progress)
+            except NoSolutionError:
+                paired_bars[key] = None
+        pairings = paired_bars[key]
+        if pairings is None:
             log.warning("%dx%d bars not paired: commutators for the other centres", n, n)
             found += _commutators(state, n, inner, ("",), cache_dir, progress)
             continue

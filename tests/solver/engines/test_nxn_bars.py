@@ -118,7 +118,9 @@ def test_macro_scores_on_the_mixed_bars_equal_whole_bar_scores(n: int) -> None:
     geometry(n).apply(state, ring.to_big(search(ring.project(state, n), 1)[0].moves))
     colours = state[cells]
     whole = bars._score(np.take(colours, table.perm).reshape(len(table.perm), 24, n - 4))
-    assert np.array_equal(bars._macro_scores(colours, n, None), whole)
+    now = bars.paired(colours, n)
+    assert (whole < now).any() and (whole > now).any()
+    assert np.array_equal(bars._macro_scores(colours, n, None), np.maximum(whole, now))
 
 
 @pytest.mark.parametrize("n", bars.SIZES)
@@ -135,24 +137,55 @@ def test_the_scoring_kernel_gives_the_numpy_scores(n: int) -> None:
         assert fast.max() > bars.paired(colours, n)
 
 
+def test_the_scoring_kernel_skips_rows_that_split_one_colour_bars_only() -> None:
+    """A macro that splits only one-colour bars cannot pair more: the kernel gives it the
+    state's own count; every other row gets max(its score, that count), with whole states of
+    bars paired, in part and in full."""
+    n = 7
+    cells = bars.bar_cells(n).reshape(-1)
+    table = bars.macro_table(n)
+    state = Cube.solved(n).flat.copy()
+    geometry(n).apply(state, _base_scramble(n, 30, 3))
+    colours = state[cells].copy()  # every bar one colour
+    now = bars.paired(colours, n)
+    assert now == 48 and bars._unpaired(colours, n) == 0
+    assert (bars._macro_scores(colours, n, None) == now).all()
+    mixed = colours[table.perm[int(np.flatnonzero(table.cost >= 5)[0])]]
+    assert bars.paired(mixed, n) < now
+    assert np.array_equal(
+        bars._macro_scores(mixed, n, None), bars._macro_scores_numpy(mixed, n, None)
+    )
+
+
+def _pad(values: np.ndarray, dtype: type) -> np.ndarray:
+    out = np.zeros(256, dtype=dtype)
+    out[: values.size] = values
+    return out
+
+
 def test_the_scoring_kernel_refuses_bad_buffers() -> None:
     from solver.engines.nxn import _bars
 
     lut = bars._lut(3)
-    own = np.zeros(24, dtype=np.int64)
-    colours = np.zeros(72, dtype=np.uint8)
+    own = _pad(np.zeros(24, dtype=np.int64), np.int64)
+    colours = _pad(np.zeros(72, dtype=np.uint8), np.uint8)
     cells = np.zeros((2, 12), dtype=np.uint8)
     split = np.zeros((2, 4), dtype=np.uint8)
+    sources = np.ones(2, dtype=np.uint32)
     out = np.empty(2, dtype=np.int64)
-    _bars.scores(colours, cells, split, own, lut, 4, 3, 7, out)
+    _bars.scores(colours, cells, split, sources, own, lut, 4, 3, 7, 1, out)
     assert out.tolist() == [15, 15]  # 4 one-colour bars (2 cells paired each) split none
-    _bars.scores(colours, cells, split, own + 2, lut, 4, 3, 7, out)
-    assert out.tolist() == [7, 7]  # bar 0 split 4 times, 2 cells paired each
+    _bars.scores(colours, cells, split, sources, own + 2, lut, 4, 3, 7, 1, out)
+    assert out.tolist() == [7, 7]  # 4 bars of 2 cells paired made, bar 0 (2) split 4 times
+    _bars.scores(colours, cells, split, sources, own, lut, 4, 3, 7, 2, out)
+    assert out.tolist() == [7, 7]  # the rows split bar 0 only, which is one colour: skipped
     with pytest.raises(ValueError, match="sizes disagree"):
-        _bars.scores(colours, cells, split, own, lut, 4, 3, 0, np.empty(3, dtype=np.int64))
-    with pytest.raises(ValueError, match="outside the bars"):
-        _bars.scores(colours, cells + 72, split, own, lut, 4, 3, 0, out)
-    with pytest.raises(ValueError, match=r"outside 0\.\.23"):
-        _bars.scores(colours, cells, split + 24, own, lut, 4, 3, 0, out)
+        _bars.scores(
+            colours, cells, split, sources, own, lut, 4, 3, 0, 1, np.empty(3, dtype=np.int64)
+        )
+    with pytest.raises(ValueError, match="sizes disagree"):
+        _bars.scores(colours[:72], cells, split, sources, own, lut, 4, 3, 0, 1, out)
+    with pytest.raises(ValueError, match="sizes disagree"):
+        _bars.scores(colours, cells, split, sources, own[:24], lut, 4, 3, 0, 1, out)
     with pytest.raises(ValueError, match="colour outside"):
-        _bars.scores(colours + 6, cells, split, own, lut, 4, 3, 0, out)
+        _bars.scores(colours + 6, cells, split, sources, own, lut, 4, 3, 0, 1, out)

@@ -11,7 +11,7 @@ import pytest
 from solver import api
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import engine, ring, tables
+from solver.engines.nxn import bars, engine, ring, tables
 from solver.engines.nxn.centres import interior
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
@@ -168,3 +168,30 @@ def test_the_seven_pairs_its_bars_after_two_inner_ring_solutions(
     assert asked == [2]
     found = real(random_state_nxn(7, 3).flat, 7, 20, 2)
     assert len({stages[0].moves for _, _, _, stages in found}) == 2
+
+
+@pytest.mark.parametrize(
+    ("seed", "pairings", "rings_used"), [(106, 1, 1), (104, 1, 2), (100, 2, 2)]
+)
+def test_the_seven_pairs_the_same_bars_once(
+    monkeypatch: pytest.MonkeyPatch, seed: int, pairings: int, rings_used: int
+) -> None:
+    """The 7x7's two shortest inner-ring solutions reach the same state (seed 106: the second
+    adds nothing), the same bars from different states (104: one bar pairing for both) or
+    different bars (100): the same centre solutions as pairing every one."""
+    calls: list[bytes] = []
+    real = bars.bar_pairings
+
+    def spy(state: np.ndarray, n: int, *rest: object) -> list[list[Move]]:
+        calls.append(state[bars.bar_cells(n).reshape(-1)].tobytes())
+        return real(state, n, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bars, "bar_pairings", spy)
+    state = random_state_nxn(7, seed).flat
+    found = ring.bar_centres(state, 7, 20, 2)
+    assert len(calls) == pairings == len(set(calls))
+    assert len({stages[0].moves for _, _, _, stages in found}) == rings_used
+    if rings_used == 1:
+        assert [item[2].tobytes() for item in found] == [
+            item[2].tobytes() for item in ring.bar_centres(state, 7, 20, 1)
+        ]
