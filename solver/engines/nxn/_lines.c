@@ -43,18 +43,12 @@
  *   ValueError when sizes disagree, an index is outside state, or cells are not sorted.
  *   The work runs with the GIL released (only the buffers, held for the call, are read).
  *
- * plan_batch(state, jobs, threads) -> None
- *   Several plan_lines calls on one state: jobs is a sequence of tuples (cells, src,
- *   colours, u, u2, groups, fixed, bias, n, out), plan_lines' arguments after the state.
- *   Every job is parsed and checked first; then, with the GIL released once, the calling
- *   thread and threads - 1 helper threads (threads 1..8) each take the next job not yet
- *   taken until none is left. Each job writes only its own out, so the outputs do not depend
- *   on the threads or their timing. The first failing job (in the order given) raises.
- *
  * plan_start(state, jobs, threads) -> pending;  plan_wait(pending, i);  plan_finish(pending)
- *   plan_batch in the background: plan_start parses and checks the jobs as plan_batch does,
- *   starts threads - 1 helper threads (0 for threads 1), which take the jobs in the order
- *   given, and returns at once (a capsule) while they work. plan_wait(pending, i) returns
+ *   Several plan_lines calls on one state, in the background: jobs is a sequence of tuples
+ *   (cells, src, colours, u, u2, groups, fixed, bias, n, out), plan_lines' arguments after
+ *   the state. plan_start parses and checks every job, starts threads - 1 helper threads
+ *   (threads 1..8; 0 helpers for threads 1), which take the jobs in the order given, and
+ *   returns at once (a capsule) while they work. plan_wait(pending, i) returns
  *   when job i's out is written: a job no thread has taken yet is run on the calling thread
  *   (GIL released); while another thread runs it, the calling thread takes the next jobs not
  *   taken, then waits for it; it raises the job's ValueError. plan_finish
@@ -86,7 +80,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* plan_batch's most threads */
+/* plan_start's most threads */
 #define MAX_THREADS 8
 
 typedef struct {
@@ -560,86 +554,6 @@ static PyObject *py_plan_lines(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* plan_batch's jobs, shared by its threads: each takes the next job not yet taken. */
-typedef struct {
-    PlanJob *jobs;
-    Py_ssize_t count, next;
-    const Py_buffer *state;
-} Batch;
-
-static void *batch_worker(void *arg) {
-    Batch *batch = arg;
-    for (;;) {
-        Py_ssize_t i = __atomic_fetch_add(&batch->next, 1, __ATOMIC_RELAXED);
-        if (i >= batch->count)
-            break;
-        job_run(&batch->jobs[i], batch->state);
-    }
-    return NULL;
-}
-
-static PyObject *py_plan_batch(PyObject *self, PyObject *args) {
-    Py_buffer sv;
-    PyObject *seq, *fast = NULL, *result = NULL;
-    int threads, started = 0, t;
-    Py_ssize_t count, opened = 0, i;
-    PlanJob *jobs = NULL;
-    pthread_t helpers[MAX_THREADS];
-    Batch batch;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*Oi", &sv, &seq, &threads))
-        return NULL;
-    if (threads < 1 || threads > MAX_THREADS) {
-        PyErr_Format(PyExc_ValueError, "plan_batch: threads must be 1..%d, not %d", MAX_THREADS,
-                     threads);
-        goto done;
-    }
-    fast = PySequence_Fast(seq, "plan_batch: jobs must be a sequence of argument tuples");
-    if (!fast)
-        goto done;
-    count = PySequence_Fast_GET_SIZE(fast);
-    jobs = PyMem_Calloc((size_t)count + 1, sizeof(PlanJob));
-    if (!jobs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (opened = 0; opened < count; opened++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, opened);
-        if (!PyTuple_Check(item)) {
-            PyErr_SetString(PyExc_TypeError, "plan_batch: each job is a tuple of arguments");
-            goto done;
-        }
-        if (job_open(&jobs[opened], item))
-            goto done;
-    }
-    batch.jobs = jobs;
-    batch.count = count;
-    batch.next = 0;
-    batch.state = &sv;
-    Py_BEGIN_ALLOW_THREADS
-    for (t = 1; t < threads && t < count; t++) {
-        if (pthread_create(&helpers[started], NULL, batch_worker, &batch))
-            break; /* fewer helpers: the calling thread takes the rest */
-        started++;
-    }
-    batch_worker(&batch);
-    for (t = 0; t < started; t++)
-        pthread_join(helpers[t], NULL);
-    Py_END_ALLOW_THREADS
-    for (i = 0; i < count; i++)
-        if (job_error(&jobs[i]))
-            goto done;
-    Py_INCREF(Py_None);
-    result = Py_None;
-done:
-    for (i = 0; i < opened; i++)
-        job_close(&jobs[i]);
-    PyMem_Free(jobs);
-    Py_XDECREF(fast);
-    PyBuffer_Release(&sv);
-    return result;
-}
-
 /* plan_start's background batch: helper threads take the jobs in order; the calling
    thread waits for one job at a time (plan_wait), running it itself when none has taken it. */
 typedef struct {
@@ -997,15 +911,13 @@ static PyMethodDef methods[] = {
     {"max_runs", py_max_runs, METH_VARARGS,
      "The runs of layers of most value less lam x their cost (see rectangles.py)."},
     {"plan_start", py_plan_start, METH_VARARGS,
-     "plan_batch started on helper threads; returns at once (see the module source)."},
+     "Several plan_lines calls started on helper threads; returns at once (see the module source)."},
     {"plan_wait", py_plan_wait, METH_VARARGS,
      "Wait for one job of a started batch (see the module source)."},
     {"plan_finish", py_plan_finish, METH_VARARGS,
      "Finish a started batch: every job done, the helpers joined (see the module source)."},
     {"rank_lines", py_rank_lines, METH_VARARGS,
      "The blocks whose best line beats a floor, best bound first (see the module source)."},
-    {"plan_batch", py_plan_batch, METH_VARARGS,
-     "Several plan_lines calls on one state, on up to 8 threads (see the module source)."},
     {"nets", py_nets, METH_VARARGS,
      "What cycling each cell gains, for many configurations (see the module source)."},
     {"best_line", py_best_line, METH_VARARGS,

@@ -5,7 +5,7 @@ laid out flat, and every block's best line in one call. Shared by the plain comm
 
 from __future__ import annotations
 
-__all__ = ["Blocks", "Job", "Pending", "make_blocks", "plan_blocks", "run_jobs"]
+__all__ = ["Blocks", "Job", "Pending", "make_blocks", "plan_blocks"]
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -72,16 +72,6 @@ class Job:
         b = self.blocks
         colours = np.array(self.colours, dtype=np.int64)
         return (b.cells, b.src, colours, b.u, b.u2, b.groups, b.fixed, b.bias, self.n, out)
-
-
-def run_jobs(state: Colours, jobs: Sequence[Job], threads: int) -> list[IntArray]:
-    """Every job's output (as :meth:`Job.run` gives it), the kernel calls shared among
-    ``threads`` threads in one call (:func:`._lines.plan_batch`: the GIL is released once,
-    each thread takes the next job not taken; every output is its own, so the order the
-    threads take them in changes nothing)."""
-    outs = [np.empty((j.blocks.fixed.size * (j.blocks.groups.size - 1), 5), np.int64) for j in jobs]
-    _lines.plan_batch(state, [j._args(out) for j, out in zip(jobs, outs, strict=True)], threads)
-    return outs
 
 
 class Pending:

@@ -8,7 +8,7 @@ import pytest
 
 from solver.cube.geometry import Face
 from solver.engines.nxn import _lines, centres, halves, mixed, slices, twins
-from solver.engines.nxn.blocks import Pending, plan_blocks, run_jobs
+from solver.engines.nxn.blocks import Pending, plan_blocks
 from solver.scramble import random_state_nxn
 
 
@@ -28,26 +28,6 @@ def test_two_threads_give_the_moves_of_one(n: int, seed: int) -> None:
     two, state_two = _centres(n, seed, 2)
     assert one == two
     assert np.array_equal(state_one, state_two)
-
-
-def test_a_batch_gives_each_jobs_own_output() -> None:
-    """Every kind of job of a step (plain, twin, slice, half-turn and mixed), in one batch on 1,
-    2 and 3 threads: each output is the one its job gives alone."""
-    n = 15
-    state = random_state_nxn(n, 4).flat.copy()
-    jobs = [
-        centres.candidates_job(n, Face.U, Face.F, (0, -1)),
-        centres.candidates_job(n, Face.F, Face.B, (2, 5)),
-        twins.twin_job(n, Face.U, Face.R, (0, -1, 3, -1)),
-        slices.slice_job(n, Face.U, (0, 3)),
-        halves.half_job(n, Face.F, (2, 5)),
-        mixed.mixed_job(n, Face.F, Face.U, (2, 5)),
-    ]
-    assert all(job is not None for job in jobs)
-    alone = [job.run(state) for job in jobs if job is not None]
-    for threads in (1, 2, 3):
-        outs = run_jobs(state, [job for job in jobs if job is not None], threads)
-        assert all(np.array_equal(a, b) for a, b in zip(alone, outs, strict=True))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -107,24 +87,6 @@ def test_a_started_batch_names_a_bad_job() -> None:
     other = job._args(np.empty_like(out))
     _lines.plan_start(state, [good, other], 2)  # freed unfinished: its destructor drains it
     assert np.array_equal(out, job.run(state))
-
-
-def test_a_batch_names_a_bad_job() -> None:
-    n = 9
-    state = random_state_nxn(n, 1).flat.copy()
-    job = centres.candidates_job(n, Face.U, Face.F, (0, -1))
-    assert job is not None
-    out = np.empty((job.blocks.fixed.size * (job.blocks.groups.size - 1), 5), np.int64)
-    args = list(job._args(out))
-    good = tuple(args)
-    args[1] = job.blocks.src.copy()
-    args[1][0, 0, 0] = state.size  # a source outside the state
-    with pytest.raises(ValueError, match="outside the state"):
-        _lines.plan_batch(state, [good, tuple(args)], 2)
-    with pytest.raises(ValueError, match=r"threads must be 1\.\.8"):
-        _lines.plan_batch(state, [good], 0)
-    with pytest.raises(ValueError, match="out 5 per setup"):
-        _lines.plan_batch(state, [(*good[:-1], out[:-1])], 2)
 
 
 @pytest.mark.parametrize(("raw", "want"), [("1", 1), ("2", 2), ("3", 3)])
