@@ -590,8 +590,13 @@ class AsyncJournal:
     async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``await call(journal.sync.op, ...)`` runs ``op`` on the journal's thread; the
         arguments are checked against ``op``'s own signature."""
+        return await self.submit(fn, *args, **kwargs)
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
+        """:meth:`call`, queued on the journal's thread before this returns: the caller may do
+        other work while ``op`` runs (a disk sync) and await the future after."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
+        return loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
 
     async def close(self) -> None:
         await self.call(self.sync.close)
