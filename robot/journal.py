@@ -267,7 +267,7 @@ class Journal:
         *,
         state: JobState | None = None,
         dispatch: tuple[int, int, int] | None = None,
-        syncing: Callable[[], None] = lambda: None,
+        syncing: Callable[[], object] = lambda: None,
     ) -> None:
         """Store the solution and the motor program: ``moves`` are (face, turns, motor,
         simultaneous_with_next[, depth]) in execution order (no depth: the outer layer). In the
