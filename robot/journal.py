@@ -267,12 +267,13 @@ class Journal:
         *,
         state: JobState | None = None,
         dispatch: tuple[int, int, int] | None = None,
+        syncing: Callable[[], object] = lambda: None,
     ) -> None:
         """Store the solution and the motor program: ``moves`` are (face, turns, motor,
         simultaneous_with_next[, depth]) in execution order (no depth: the outer layer). In the
         same transaction (one write less before the motors start): the job's new ``state`` and
         the ``dispatch`` of its moves (``boot_id, first_index, offset`` as
-        :meth:`record_dispatch`), when given."""
+        :meth:`record_dispatch`), when given; ``syncing()`` is called before the commit's sync."""
         now = time.time()
 
         def run(db: sqlite3.Connection) -> None:
@@ -311,6 +312,7 @@ class Journal:
                     job_id,
                 ),
             )
+            syncing()
 
         self._tx(run)
 
@@ -559,8 +561,7 @@ class Journal:
             )
             return cur.rowcount == 1
 
-        result: bool = self._tx(run)
-        return result
+        return bool(self._tx(run))
 
     def record_reply(self, command_id: str, reply: Mapping[str, Any]) -> None:
         def run(db: sqlite3.Connection) -> None:

@@ -101,8 +101,9 @@ class Anytime:
         self.planner = planner
         self.first_solution = first_solution
         self._sessions: Sessions | None = None
-        #: the STATUS asked for at a job's start (:meth:`prefetch_status`), by job id
-        self._prefetched: tuple[str, asyncio.Future[Status]] | None = None
+        #: the STATUS asked for before a job's start (:meth:`prefetch_status`), by job id
+        #: (``None``: the job is not made yet)
+        self._prefetched: tuple[str | None, asyncio.Future[Status]] | None = None
         self._lock = threading.Lock()
         self.cost = ctx.config.cost_model
         self.searcher = Searcher(ctx, planner, self._warm)
@@ -122,11 +123,13 @@ class Anytime:
         What must happen before the first motor step is kept short (each step is marked on
         the job, :attr:`Job.marks`): the head start runs on the warm session's threads until
         ``head_start_s`` after the job entered SOLVING (an absolute deadline: a thread that
-        starts late does not end late) while the firmware's STATUS (for the dispatch) is
-        asked for; the plan, the state EXECUTING and the dispatch are journaled in one
-        transaction (the journal skips SOLVING, which lasts milliseconds: a job that never
-        reached the motors is closed at a restart whatever its state); the first moves go to
-        the firmware at once, and the ``solution`` event and the status only after them."""
+        starts late does not end late), the firmware's STATUS (for the dispatch) asked for
+        before the job was journaled (:meth:`prefetch_status`); the plan, the state EXECUTING
+        and the dispatch are journaled in one transaction (the journal skips SOLVING, which
+        lasts milliseconds: a job that never reached the motors is closed at a restart
+        whatever its state), and while that syncs the loop makes the run and prepares the
+        first search; the first moves go to the firmware at once, then the first search's
+        threads start, and the ``solution`` event and the status only after them."""
         journal = self.ctx.journal
         job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
@@ -153,14 +156,21 @@ class Anytime:
         job.moves_total = offset + len(program.moves)
         job.moves_done = offset
         dispatch = (status.boot_id, status.last_received + 1, offset) if program.moves else None
-        run = self._new_run(job, offset, cube, list(program.moves)) if program.moves else None
-        # the first search (from the state after the first commit, on one thread while the
-        # first moves go out, the other once they are) starts once the plan is journaled:
-        # the first commit's groups and that search decide most of what can be saved
-        early: Started | None = None
-        try:
-            writing = time.perf_counter()
-            await journal.call(
+        # the plan, the state EXECUTING and the dispatch in one transaction (an fsync): while it
+        # syncs the loop makes the run (its first commit) and prepares the first search (from
+        # the state after the first commit; its threads start once the first moves are
+        # written). Not before the sync: the transaction's statements want the GIL, and the
+        # loop's Python work beside them made the write 1-2.5 ms longer (load 5-9)
+        loop = asyncio.get_running_loop()
+        syncing: asyncio.Future[None] = loop.create_future()
+
+        def synced(*_: object) -> None:
+            if not syncing.done():
+                syncing.set_result(None)
+
+        writing = time.perf_counter()
+        written = asyncio.ensure_future(
+            journal.call(
                 journal.sync.record_plan,
                 job.id,
                 format_moves(solution.moves),
@@ -169,7 +179,18 @@ class Anytime:
                 journal_rows(program.moves),
                 state=JobState.EXECUTING if program.moves else None,
                 dispatch=dispatch,
+                syncing=lambda: loop.call_soon_threadsafe(synced),
             )
+        )
+        written.add_done_callback(synced)  # (a write that fails before its sync)
+        run: AnytimeRun | None = None
+        early: Started | None = None
+        try:
+            if program.moves:
+                await syncing
+                run = self._new_run(job, offset, cube, list(program.moves))
+                early = self.searcher.start_first(run, self._sessions)
+            await written
             wrote = time.perf_counter() - writing
             job.mark("journaled")
             if run is None:
@@ -177,17 +198,13 @@ class Anytime:
                 await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
                 return
             run.write_s = max(run.write_s, wrote)
-            # the first search starts once the plan is journaled: beside the write (an fsync)
-            # it slowed the write, and so the first step, by about 5 ms on an idle machine
-            # (17.2 against 10.4 ms visible at the median), for 5 ms more of search
-            early = self.searcher.start_first(run, self._sessions)
             # the motors start once the first moves arrive: counted from now (the first
             # search's deadline was counted from before the write, on the safe side)
-            run.timeline.started_at = asyncio.get_running_loop().time()
+            run.timeline.started_at = loop.time()
             assert run.first is not None
             run.commit(run.first.commit_moves)
             self.ctx.state = JobState.EXECUTING  # announced once the first moves are sent
-            asyncio.get_running_loop().call_soon(self._announce, job, solution, program)
+            loop.call_soon(self._announce, job, solution, program)
             refiner = asyncio.create_task(
                 self.searcher.refine(run, early), name=f"anytime-refine {job.id}"
             )
@@ -200,6 +217,9 @@ class Anytime:
                 # (not while the motors turn: a journal write then delays the refinements')
                 await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
         finally:
+            if not written.done():  # (cancelled: the write goes on in the journal's thread)
+                written.cancel()
+                await asyncio.gather(written, return_exceptions=True)
             if early is not None and not early.task.done():
                 early.release()  # (its threads end at its deadline)
                 early.task.cancel()
@@ -219,14 +239,23 @@ class Anytime:
         run.first = FirstSearch(group_count(plan, first), 1000 * timeline.lead_s(), first)
         return run
 
-    def prefetch_status(self, job: Job) -> None:
-        """Ask the firmware for the STATUS that ``job``'s first dispatch is journaled with, now
-        (while the given state is journaled and validated): nothing is sent to the firmware
-        before that dispatch, so it is as current then as one asked for later."""
+    def prefetch_status(self) -> None:
+        """Ask the firmware now for the STATUS that the next job's first dispatch is journaled
+        with (the intake asks before it journals a new job; :meth:`claim_status` gives it to
+        the job once made): nothing is sent to the firmware before that dispatch, so it is as
+        current then as one asked for later, and its round trip (a request and a 36-byte
+        STATUS on the serial line, 4 ms at 115200 baud) is over while the job and its scan are
+        journaled, before the head start takes both cores (asked for once the job was made,
+        it came 1-2 ms after the plan at the median)."""
         self._drop_prefetched()
         fetched = asyncio.ensure_future(self.ctx.link.status())
         fetched.add_done_callback(_retrieved)  # a job that fails before it never reads it
-        self._prefetched = (job.id, fetched)
+        self._prefetched = (None, fetched)
+
+    def claim_status(self, job: Job) -> None:
+        """``job`` takes the STATUS :meth:`prefetch_status` asked for (none: it asks its own)."""
+        if self._prefetched is not None and self._prefetched[0] is None:
+            self._prefetched = (job.id, self._prefetched[1])
 
     def _status(self, job: Job) -> asyncio.Future[Status]:
         """The firmware's STATUS for ``job``'s dispatch: the one asked for at its start, or a

@@ -361,8 +361,13 @@ class Intake:
             )
             self.ctx.resumable = None
             self.ctx.rescan_required = False
+        anytime = self.pipeline.anytime if given is not None else None
+        if anytime is not None:  # the firmware's STATUS while the job and its state are journaled
+            anytime.prefetch_status()
         job_id = await journal.call(journal.sync.create_job, command.verb, self.ctx.n, command.id)
         job = Job(job_id, command.verb, command.id, time.monotonic())
+        if anytime is not None:
+            anytime.claim_status(job)
         self.ctx.out.sources[job.id] = command.source or None
         self._start_job(job, self.pipeline.run_job(job, given))
         return ok_reply(command, job_id=job_id)

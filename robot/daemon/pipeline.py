@@ -128,8 +128,6 @@ class Pipeline:
                 return
         else:
             cube = given
-            if self.anytime is not None:  # the firmware's STATUS while the scan is journaled
-                self.anytime.prefetch_status(job)
             journal = self.ctx.journal
             await journal.call(
                 journal.sync.record_scan, job.id, cube.to_facelets("scheme"), {"given": True}

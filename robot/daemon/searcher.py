@@ -92,8 +92,12 @@ class Searcher:
         self._warm = warm
 
     def start_first(self, run: AnytimeRun, sessions: Sessions | None) -> Started | None:
-        """The first search, from the state after the first commit, started now (``None``:
-        the ``sessions`` are not warm yet, or its window is too short)."""
+        """The first search, from the state after the first commit, prepared now with every
+        thread held (:meth:`refine` starts them once the first moves are written): the job
+        prepares it while the plan's journal write syncs, so its Python work (the state's
+        coordinates and directions, 0.2-0.6 ms) is off the way to the first step (threads
+        that start after its deadline end at once). ``None``: the ``sessions`` are not warm
+        yet, or its window is too short."""
         assert run.first is not None
         target = run.first.commit_moves
         if sessions is None or target >= len(run.plan):
@@ -102,9 +106,10 @@ class Searcher:
         deadline = run.timeline.deadline(target) - run.overhead_s
         if deadline - now < MIN_SEARCH_S:
             return None
-        # one thread now, the other once the first moves are out (the plan's journal write
-        # and the first moves' way to the firmware want a core)
-        return self._start_search(run, sessions.refine, deadline, target, held=1, split=True)
+        # (the first commit is made right after the write: no join before its state)
+        return self._start_search(
+            run, sessions.refine, deadline, target, held=None, split=True, committed=target
+        )
 
     async def refine(self, run: AnytimeRun, early: Started | None = None) -> None:
         """Commit each group when it is due (:func:`commit_when_due`) and, meanwhile, search
@@ -121,7 +126,8 @@ class Searcher:
             #: a search whose first part landed: the rest of its window from the same state
             again: Started | None = None
             if early is not None:
-                await asyncio.sleep(self.ctx.link.latency_s / 2)  # (as below)
+                early.release(1)  # (prepared while the plan was journaled) one thread now,
+                await asyncio.sleep(self.ctx.link.latency_s / 2)  # the other as below
                 early.release()
                 searched, outcome = await self._improve(run, early)
                 wanted, after = self._grown(early, searched), early.target
@@ -217,16 +223,18 @@ class Searcher:
         session: SearchSession,
         deadline: float,
         target: int,
-        held: int = 0,
+        held: int | None = 0,
         *,
         split: bool = False,
         first: bool = False,
+        committed: int | None = None,
     ) -> Started:
         """Start one search from the plan's state after ``target`` moves until ``deadline``
         (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
-        threads wait for :meth:`Started.release`). With ``split`` a window of at least twice
-        :data:`FIRST_SEARCH_S` is searched in two parts, this one the first
-        (:data:`FIRST_PART` of it). ``first``: the rest of the job's first search."""
+        threads wait for :meth:`Started.release`, ``None``: all). With ``split`` a window of
+        at least twice :data:`FIRST_SEARCH_S` is searched in two parts, this one the first
+        (:data:`FIRST_PART` of it). ``first``: the rest of the job's first search.
+        ``committed``: the moves committed by the time it runs (default: now)."""
         began = asyncio.get_running_loop().time()
         current = self._remainder_s(run.plan[target:])
         run.searches += 1
@@ -242,7 +250,8 @@ class Searcher:
             run.first.outcome = SearchOutcome.NOT_STARTED
         # a remainder whose first group joins the group before ``target`` (not committed yet)
         # is worth more than its own time says: the search is bounded that much later
-        bound = current + (self._join_s() if target > run.committed else 0.0)
+        done = run.committed if committed is None else committed
+        bound = current + (self._join_s() if target > done else 0.0)
         pending, task = self._search(session, run.cube_after(target), deadline, bound, target, held)
         return Started(target, deadline, began, current, task, first, pending, part, whole)
 
@@ -278,23 +287,24 @@ class Searcher:
         deadline: float,
         bound_s: float,
         kept_htm: int,
-        held: int = 0,
+        held: int | None = 0,
     ) -> tuple[Pending | None, asyncio.Future[Solution | None]]:
         """The robot-time search from ``cube`` until ``deadline`` (loop time: the default
         event loop's clock is :func:`time.monotonic`, the session's) for a solution faster than
         ``bound_s``, started on the session's threads (``held`` of them wait for
-        :meth:`Pending.release`): the last to end wakes the loop (one hand-back, no thread in
-        between), which picks the best (Python, the GIL held: kept out of the search threads,
-        which may run at a lower priority)."""
+        :meth:`Pending.release`; ``None``: all of them, the search only prepared): the last to
+        end wakes the loop (one hand-back, no thread in between), which picks the best
+        (Python, the GIL held: kept out of the search threads, which may run at a lower
+        priority)."""
         max_length = self.ctx.config.solver.max_length
+        length = None if max_length is None else max(0, max_length - kept_htm)
         try:
-            pending = session.start(
-                cube,
-                deadline,
-                bound_s=bound_s,
-                max_length=None if max_length is None else max(0, max_length - kept_htm),
-                held=held,
-            )
+            if held is None:
+                pending = session.prepare(cube, deadline, bound_s=bound_s, max_length=length)
+            else:
+                pending = session.start(
+                    cube, deadline, bound_s=bound_s, max_length=length, held=held
+                )
         except CubeError as exc:  # nothing to search: the plan stays
             logger.debug("anytime search from %s: %s", cube.to_facelets(), exc)
             nothing: asyncio.Future[Solution | None] = asyncio.get_running_loop().create_future()
@@ -497,10 +507,11 @@ class Started:
     part: bool = False
     full_deadline: float = 0.0
 
-    def release(self) -> None:
-        """Start the threads held back (:meth:`SearchSession.start`)."""
+    def release(self, threads: int | None = None) -> None:
+        """Start the threads held back (:meth:`SearchSession.start`), or ``threads`` of
+        them."""
         if self.pending is not None:
-            self.pending.release()
+            self.pending.release(threads)
 
 
 async def _result(pending: Pending, cube: Cube) -> Solution | None:

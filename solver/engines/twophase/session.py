@@ -153,13 +153,33 @@ class SearchSession:
         With ``held`` (fewer than the session's threads) the parts of that many threads wait
         for :meth:`Pending.release` (the others start now), to leave the caller cores for a
         while; they search until the same deadline."""
+        pending = self.prepare(
+            cube, deadline, bound_s=bound_s, max_length=max_length, timeout_at=timeout_at
+        )
+        workers = pending.held
+        pending.release(workers - max(0, min(int(held), workers - 1)))
+        return pending
+
+    def prepare(
+        self,
+        cube: CubieCube | Cube,
+        deadline: float,
+        *,
+        bound_s: float | None = None,
+        max_length: int | None = None,
+        timeout_at: float | None = None,
+    ) -> Pending:
+        """:meth:`start` with every thread's part held: the search is prepared (its state's
+        coordinates and directions, the Python work) and nothing runs until
+        :meth:`Pending.release`, so a caller can prepare it while it waits for something else
+        (anytime solving: while the plan's journal write syncs) and start it the moment it
+        wants the cores. The threads search until ``deadline`` whenever they start."""
         search = self._start(cube, deadline, bound_s, max_length, timeout_at)
         if not isinstance(search, _Search):
             return Pending(search)
         pending = Pending(None, search)
         pool = self._pool if self._pool is not None else self.solver._workers()
         workers = len(search.chunks)
-        held = max(0, min(int(held), workers - 1))
         lock = threading.Lock()
         left = [workers]
 
@@ -180,9 +200,7 @@ class SearchSession:
         def submit(number: int) -> None:
             pool.submit(search.run, number).add_done_callback(functools.partial(ended, number))
 
-        for number in range(workers - held):
-            submit(number)
-        pending._held = [functools.partial(submit, n) for n in range(workers - held, workers)]
+        pending._held = [functools.partial(submit, n) for n in range(workers)]
         return pending
 
     def _start(
@@ -235,11 +253,18 @@ class Pending:
         if search is None:  # nothing to search
             self.done.set_result(None)
 
-    def release(self) -> None:
-        """Start the held threads' parts (:meth:`SearchSession.start`); again: nothing."""
+    @property
+    def held(self) -> int:
+        """Threads whose parts wait for :meth:`release`."""
+        return len(self._held)
+
+    def release(self, threads: int | None = None) -> None:
+        """Start the held threads' parts (:meth:`SearchSession.start`), or only ``threads`` of
+        them (the rest wait for the next call); with none held: nothing."""
         with self._release_lock:
-            held, self._held = self._held, []
-        for submit in held:
+            count = len(self._held) if threads is None else max(0, min(threads, len(self._held)))
+            now, self._held = self._held[:count], self._held[count:]
+        for submit in now:
             submit()
 
     def result(self) -> Solution | None:
