@@ -30,7 +30,14 @@ from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count
 from solver.engines.nxn.sim import IntArray, geometry
 
-__all__ = ["MAX_N", "Insertion", "best_block_turn", "best_half_insertion", "best_insertion"]
+__all__ = [
+    "MAX_N",
+    "Insertion",
+    "best_block_turn",
+    "best_half_insertion",
+    "best_insertion",
+    "half_moves",
+]
 
 MAX_N = 8
 Colours = npt.NDArray[np.uint8]
@@ -267,15 +274,24 @@ def best_half_insertion(
     if best is None:
         return None
     gain, cost, axis, d, setup, lo, hi = best
+    feeder = _feeder_of(n, axis, d, target)
+    return Insertion(gain, cost, half_moves(n, axis, d, lo, hi, feeder, setup, target))
+
+
+def half_moves(
+    n: int, axis: Face, d: int, lo: int, hi: int, feeder: Face, setup: int, target: Face
+) -> tuple[Move, ...]:
+    """``[setup] m T2 m'``: the feeder's optional ``setup`` turn, then layers ``lo..hi`` of
+    ``axis`` turned by ``d`` (as a wide turn from the nearer outer layer when the range
+    touches layer 2 or N-1), the target's half turn, and ``m`` undone."""
     if lo == 2:
         m = Move.block(axis, 1, hi, d)
     elif hi == n - 1:
         m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
     else:
         m = Move.block(axis, lo, hi, d)
-    feeder = _feeder_of(n, axis, d, target)
-    moves = ([Move.outer(feeder, setup)] if setup else []) + [m, Move.outer(target, 2), m.inverse()]
-    return Insertion(gain, cost, tuple(moves))
+    setup_turn = [Move.outer(feeder, setup)] if setup else []
+    return (*setup_turn, m, Move.outer(target, 2), m.inverse())
 
 
 #: the turns of the half insertions' ``m`` and the setup turns of their feeders, in the

@@ -48,17 +48,7 @@ def _reference(
                         state, n, feeder, axis, targets[feeder], setup, memo
                     )
                 for lo, hi, gain in _half_ranges(gains, n, half):
-                    if lo == 2:
-                        m = Move.block(axis, 1, hi, d)
-                    elif hi == n - 1:
-                        m = Move.block(Face((axis + 3) % 6), 1, n + 1 - lo, -d if d != 2 else 2)
-                    else:
-                        m = Move.block(axis, lo, hi, d)
-                    moves = ([Move.outer(feeder, setup)] if setup else []) + [
-                        m,
-                        Move.outer(target, 2),
-                        m.inverse(),
-                    ]
+                    moves = insert.half_moves(n, axis, d, lo, hi, feeder, setup, target)
                     cost = count(moves, Metric.HTM, n)
                     if best is None or gain * best.cost > best.gain * cost:
                         best = insert.Insertion(gain, cost, tuple(moves))
