@@ -169,9 +169,13 @@ EDGE_TRIES_4 = 16
 EDGE_TRIES_5 = 12
 #: 6x6, 7x7: the centre solutions that get their edges paired: the shortest that end in
 #: different states of those the bar route gives (6x6: 3 inner rings x 8 outer solutions,
-#: 7x7: 2 x 5; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
-#: solutions of about the same length, so more tries keep paying)
-EDGE_TRIES_BARS = {6: 20, 7: 5}
+#: 7x7: 3 x 12; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
+#: solutions of about the same length, so more tries keep paying). 7x7 seeds 100-115, mean
+#: OBTM / CPU median (load 3-8): 2 rings x 5, 5 tries 224.0 / 2.1 s; 3 x 12, 10 tries
+#: 222.6 / 3.8 s; 15 tries 222.1 / 4.7 s; 4 x 12, 20 tries 221.8 / 5.5 s. Edges on every one
+#: of 3 x 12 (seeds 100-115, at most 36 a state): 221.9, so 15 is the most that pays. 6x6
+#: seeds 100-111: every one of 3 x 12 gives 160.1, 20 tries 160.3: no more to gain there
+EDGE_TRIES_BARS = {6: 20, 7: 15}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
@@ -191,8 +195,9 @@ RINGS = {6: 3, 7: 3}
 #: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU; 7x7 seeds
 #: 100-107 once the bars were scored in C, mean OBTM / CPU median at load 6-8: main (1 ring,
 #: the numpy scoring) 226.75 / 6.69 s, 1 ring 226.75, 2 rings 224.0 / 6.26 s (the same
-#: minutes as main), 3 rings 223.6 for ~1.7x the CPU of 1)
-BAR_RINGS = {6: 3, 7: 2}
+#: minutes as main), 3 rings 223.6 for ~1.7x the CPU of 1; with 15 edge tries, seeds
+#: 100-115: 3 rings 222.1, 4 rings 221.8 with 20 tries for 1.2x the CPU)
+BAR_RINGS = {6: 3, 7: 3}
 
 
 def _staged(

@@ -221,9 +221,11 @@ def _commutators(
 #: give anyway). Many end in the same state (6x6 seeds 100-105, 3 rings: 11 distinct of 18),
 #: whose edges would be paired alike. 6x6 seeds 100-111 (edges on every one kept; main 166.4
 #: OBTM): 3 kept of 6 165.3, 5 of 6 163.8, 8 of 12 162.8 (7.8 s CPU at load 10-13), with 3
-#: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8)
-OUTER_KEEP = {6: 8, 7: 5}
-OUTER_ASK = {6: 12, 7: 6}
+#: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8); 7x7 with 3
+#: inner rings and 15 edge tries (seeds 100-115): all of 12 222.1 against 224.0 with 5 of 6
+#: and 2 rings (:data:`.engine.EDGE_TRIES_BARS`)
+OUTER_KEEP = {6: 8, 7: 12}
+OUTER_ASK = {6: 12, 7: 12}
 #: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
 #: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
 #: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU; again with the bars scored in C,

@@ -3,6 +3,7 @@ progress display of slow big-cube table builds."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -151,23 +152,37 @@ def test_bar_centres_end_in_different_states_shortest_first(
             assert (state[interior(n, face)] == face).all()
 
 
-def test_the_seven_pairs_its_bars_after_two_inner_ring_solutions(
+def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_fifteen_edges(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With the bars scored in C, the 7x7 pairs the bars after two inner-ring solutions (the
-    edges then go to the shortest centre solutions of both)."""
-    asked: list[int] = []
+    """The 7x7 pairs the bars after three inner-ring solutions, keeps the 12 outer solutions
+    of each that end in different states, and pairs the edges of the 15 shortest of all
+    (seeds 100-115: 224.0 -> 222.1 OBTM against two rings, 5 of 6 and 5 tries)."""
+    asked: list[tuple[int, int]] = []
     real = ring.bar_centres
 
     def spy(state: np.ndarray, n: int, keep: int, rings: int = 1, *rest: object) -> object:
-        asked.append(rings)
+        asked.append((keep, rings))
         return real(state, n, keep, rings, *rest)  # type: ignore[arg-type]
 
+    tried: list[bytes] = []
+    real_ends = engine._edge_ends
+
+    def spy_ends(state: np.ndarray, n: int, *rest: object) -> object:
+        tried.append(state.tobytes())
+        return real_ends(state, n, *rest)  # type: ignore[arg-type]
+
     monkeypatch.setattr(ring, "bar_centres", spy)
-    api.solve(random_state_nxn(7, 3), stages_only=True)
-    assert asked == [2]
-    found = real(random_state_nxn(7, 3).flat, 7, 20, 2)
-    assert len({stages[0].moves for _, _, _, stages in found}) == 2
+    monkeypatch.setattr(engine, "_edge_ends", spy_ends)
+    solution = api.solve(random_state_nxn(7, 3))
+    assert solution.stats["verified"]
+    assert asked == [(15, 3)]
+    assert len(tried) == len(set(tried)) == 15  # 15 centre solutions, all different
+    found = real(random_state_nxn(7, 3).flat, 7, 40, 3)
+    assert len({stages[0].moves for _, _, _, stages in found}) == 3
+    per_ring = Counter(stages[0].moves for _, _, _, stages in found)
+    assert max(per_ring.values()) > 5  # more than the 5 of 6 outer solutions kept before
+    assert max(per_ring.values()) <= ring.OUTER_KEEP[7] == 12
 
 
 @pytest.mark.parametrize(
