@@ -33,18 +33,6 @@ def test_six_motor_cameras_are_two_corners() -> None:
     assert [len(c.faces) for c in config.cameras] == [3, 3]
 
 
-def test_the_anytime_head_start_is_7_ms_unless_set(tmp_path: Path) -> None:
-    # it alone chooses the first motion group: 7 ms, not 5 (docs/benchmarks.md, 2026-11-27
-    # midday), in every example profile too
-    path = tmp_path / "robot.toml"
-    path.write_text("[solver]\nanytime = true\n")
-    assert load_config(path).solver.head_start_s == pytest.approx(0.007)
-    for name in ("six_motor.toml", "five_motor.toml", "simulated.toml"):
-        assert load_config(CONFIGS / name).solver.head_start_s == pytest.approx(0.007)
-    path.write_text("[solver]\nanytime = true\nhead_start_s = 0.005\n")
-    assert load_config(path).solver.head_start_s == pytest.approx(0.005)
-
-
 def test_relative_paths_resolve_against_the_profile(tmp_path: Path) -> None:
     path = tmp_path / "robot.toml"
     path.write_text('[journal]\npath = "j/journal.sqlite"\n')
