@@ -280,12 +280,8 @@ class SolverConfig(Section):
     #: they turn, replacing the moves not yet sent by faster ones (``budget_s`` is then unused)
     anytime: bool = False
     #: anytime: how long after the job entered SOLVING the search before the first move ends
-    #: (0: the first solution found). The head start chooses the first motion group, the one
-    #: move no search during the motion can change: 7 ms, not 5, as each ms of it saved about
-    #: 7 ms of robot time there (offline, 300 states, load 5: the first group kept and the rest
-    #: searched 80 ms, 2.016 against 2.031 s; in the daemon 0.020 s of wall time a job); longer
-    #: would take the visible compute (11 ms at the median with 5 ms, quiet) past its 15 ms
-    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.007
+    #: (0: the first solution found)
+    head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.005
 
     @field_validator("engine")
     @classmethod
