@@ -322,6 +322,15 @@ class RobotConfig(Section):
                 )
             ]
         named += [(f"cameras[{c.name}]", "calibration", c.calibration) for c in self.cameras]
+        journal = self.resolve(self.journal.path)
+        if journal.is_dir():
+            raise ConfigError(
+                f"{journal} is a folder; name the journal file in it (e.g. "
+                f"{journal / 'cuberobot-journal.sqlite'})",
+                file=self.source,
+                section="journal",
+                key="path",
+            )
         for section, key, value in named:
             if value and not self.resolve(value).is_file():
                 raise ConfigError(
@@ -358,6 +367,11 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(
+            "not valid TOML for a profile: arrays or inline tables nested too deeply",
+            file=str(p),
+        ) from exc
     config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(

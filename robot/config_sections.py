@@ -50,9 +50,17 @@ FACE_NAMES = ("U", "R", "F", "D", "L", "B")
 
 
 class Section(BaseModel):
-    """A profile section: frozen, unknown keys refused."""
+    """A profile section: frozen, unknown keys refused, numbers finite (``inf`` is no duration
+    or speed), no text with a NUL character (no path, topic or name can hold one)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("contains a NUL character (\\u0000); remove it")
+        return value
 
 
 class RobotSection(Section):
@@ -424,7 +432,7 @@ class WebConfig(Section):
 class JournalConfig(Section):
     """``[journal]``: the SQLite job journal."""
 
-    path: str = "cuberobot-journal.sqlite"
+    path: Annotated[str, Field(min_length=1)] = "cuberobot-journal.sqlite"
 
 
 class SimulationConfig(Section):

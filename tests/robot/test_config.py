@@ -161,6 +161,39 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
         pytest.param(
             "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
         ),
+        pytest.param("[solver]\nbudget_s = inf\n", "solver", "budget_s", "finite", id="budget-inf"),
+        pytest.param(
+            "[solver.cost]\nhalf_turn_s = inf\n",
+            "solver.cost",
+            "half_turn_s",
+            "finite",
+            id="cost-inf",
+        ),
+        pytest.param(
+            "[serial]\nconnect_timeout_s = inf\n",
+            "serial",
+            "connect_timeout_s",
+            "finite",
+            id="timeout-inf",
+        ),
+        pytest.param('[journal]\npath = "a\\u0000b"\n', "journal", "path", "NUL", id="journal-nul"),
+        pytest.param(
+            "[journal]\npath = ''\n", "journal", "path", "1 character", id="journal-empty"
+        ),
+        pytest.param(
+            '[mqtt]\nbase_topic = "cube\\u0000robot"\n',
+            "mqtt",
+            "base_topic",
+            "NUL",
+            id="topic-nul",
+        ),
+        pytest.param(
+            "[journal]\npath = '.'\n",
+            "journal",
+            "path",
+            "is a folder; name the journal file",
+            id="journal-folder",
+        ),
     ],
 )
 def test_errors_name_section_and_key(
@@ -175,6 +208,11 @@ def test_errors_name_section_and_key(
 def test_not_toml(tmp_path: Path) -> None:
     error = _error(tmp_path, "[serial\nurl=")
     assert "not valid TOML" in str(error)
+
+
+def test_deeply_nested_toml_is_a_config_error(tmp_path: Path) -> None:
+    error = _error(tmp_path, "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert "nested too deeply" in str(error)
 
 
 def test_missing_file(tmp_path: Path) -> None:
