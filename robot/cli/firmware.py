@@ -39,7 +39,7 @@ from firmware_protocol import (
     parse_fault_spec,
     parse_moves,
 )
-from robot.cli.args import baud_rate, cube_size
+from robot.cli.args import baud_rate, cube_size, seconds
 from robot.cli.exits import CommandFailed, UsageError
 from robot.cli.output import link_errors_reported_once
 from robot.simcube import SolverCube
@@ -124,7 +124,7 @@ def register(sub: Any) -> None:
     p.add_argument("--baud", type=baud_rate, default=115200, help="baud rate (115200)")
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds,
         default=5.0,
         metavar="S",
         help="seconds to wait for the firmware (default 5)",

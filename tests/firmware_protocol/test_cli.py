@@ -118,6 +118,20 @@ def test_send_to_a_missing_port(tmp_path: Path) -> None:
     assert port in done.stderr and "cannot open" in done.stderr
 
 
+def test_send_to_a_url_that_is_no_port() -> None:
+    done = send("nope://x", "R", "--connect-timeout", "20")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "nope://x is not a port" in done.stderr
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "0", "-1"])
+def test_send_connect_timeout_is_finite_seconds(timeout: str) -> None:
+    done = send("loop://", "R", "--connect-timeout", timeout)
+    assert done.returncode == 2
+    assert "--connect-timeout" in done.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
