@@ -244,19 +244,26 @@ class RobotConfig(Section):
             return Path(self.source).resolve().parent / p
         return p
 
+    def _secret(self, section: str, key: str, what: str) -> str:
+        """The secret in the file ``[section] key`` names, stripped; a file that cannot be
+        read, is not UTF-8 text or holds nothing is a :class:`ConfigError` at that key."""
+        path = self.resolve(getattr(getattr(self, section), key))
+        try:
+            secret = path.read_bytes().decode("utf-8").strip()
+        except OSError as exc:
+            problem = f"cannot read the {what} file {path}: {exc.strerror}"
+        except UnicodeDecodeError as exc:
+            problem = f"the {what} file {path} is not UTF-8 text (byte {exc.start})"
+        else:
+            if secret:
+                return secret
+            problem = f"the {what} file {path} is empty"
+        raise ConfigError(problem, file=self.source, section=section, key=key)
+
     def mqtt_password(self) -> str | None:
         """The broker password, read from ``password_file`` when given."""
         if self.mqtt.password_file:
-            path = self.resolve(self.mqtt.password_file)
-            try:
-                return path.read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise ConfigError(
-                    f"cannot read the password file {path}: {exc.strerror}",
-                    file=self.source,
-                    section="mqtt",
-                    key="password_file",
-                ) from exc
+            return self._secret("mqtt", "password_file", "password")
         return self.mqtt.password or None
 
     def mqtt_viewer_password(self) -> str | None:
@@ -266,31 +273,14 @@ class RobotConfig(Section):
             return None
         if not mq.viewer_password_file:
             return mq.viewer_password
-        path = self.resolve(mq.viewer_password_file)
-        try:
-            return path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the password file {path}: {exc.strerror}",
-                file=self.source,
-                section="mqtt",
-                key="viewer_password_file",
-            ) from exc
+        return self._secret("mqtt", "viewer_password_file", "password")
 
     def web_token(self) -> str:
         """The web page's command token ("" = read-only), read from ``token_file`` if given."""
         if not self.web.token_file:
             return self.web.token
         path = self.resolve(self.web.token_file)
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the token file {path}: {exc.strerror}",
-                file=self.source,
-                section="web",
-                key="token_file",
-            ) from exc
+        token = self._secret("web", "token_file", "token")
         if len(token) < 12:
             raise ConfigError(
                 f"the token in {path} is shorter than 12 characters",

@@ -235,6 +235,34 @@ def test_topics_and_password_file(tmp_path: Path) -> None:
     assert config.mqtt_password() == "s3cret"
 
 
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        pytest.param(b"\x93\xff binary", "is not UTF-8 text", id="binary"),
+        pytest.param(b"  \n", "is empty", id="empty"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ("[mqtt]\nusername = 'u'\npassword_file = 'secret'\n", "password_file"),
+        (
+            "[mqtt]\nusername = 'u'\npassword = 'p'\nviewer_username = 'v'\n"
+            "viewer_password_file = 'secret'\n",
+            "viewer_password_file",
+        ),
+        ("[web]\nenabled = true\ntoken_file = 'secret'\n", "token_file"),
+    ],
+)
+def test_a_secret_file_that_is_binary_or_empty_is_named(
+    tmp_path: Path, table: str, key: str, content: bytes, words: str
+) -> None:
+    (tmp_path / "secret").write_bytes(content)
+    error = _error(tmp_path, table)
+    assert error.key == key
+    assert words in str(error) and str(tmp_path / "secret") in str(error)
+
+
 @pytest.mark.parametrize(("n", "engine"), [(2, "auto"), (3, "auto"), (4, "auto"), (6, "nxn")])
 def test_engine_fits_the_cube_size(tmp_path: Path, n: int, engine: str) -> None:
     path = tmp_path / "robot.toml"
