@@ -112,7 +112,7 @@ class RobotSection(Section):
 class SerialConfig(Section):
     """``[serial]``: where the firmware is."""
 
-    url: str = "/dev/ttyACM0"
+    url: Annotated[str, Field(min_length=1)] = "/dev/ttyACM0"
     baud: Annotated[int, Field(gt=0)] = 115200
     connect_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0

@@ -187,6 +187,7 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             "NUL",
             id="topic-nul",
         ),
+        pytest.param("[serial]\nurl = ''\n", "serial", "url", "1 character", id="url-empty"),
         pytest.param(
             "[journal]\npath = '.'\n",
             "journal",
