@@ -26,6 +26,7 @@ import numpy.typing as npt
 from robot.config import CameraConfig, RobotConfig
 from robot.errors import ConfigError
 from solver.cube.facelets import Cube
+from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
 from vision.errors import CaptureError
@@ -54,7 +55,18 @@ def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
                 f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
                 "`cuberobot firmware-sim --state-file` running?"
             ) from exc
-        return Cube.from_facelets(text, n)
+        except UnicodeDecodeError as exc:
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} is not text (byte {exc.start}); "
+                "point the camera at the file `cuberobot firmware-sim --state-file` writes"
+            ) from exc
+        try:
+            return Cube.from_facelets(text, n)
+        except CubeError as exc:
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} holds no {n}x{n} cube ({exc}); "
+                "point the camera at the file `cuberobot firmware-sim --state-file` writes"
+            ) from exc
 
     return read
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme
+from solver.cube.facelets import DEFAULT_SCHEME, MAX_N, ColourScheme
 from solver.cube.geometry import Face
 from vision.errors import CalibrationError
 
@@ -153,56 +153,113 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
     Path(path).write_text("\n".join(lines), encoding="utf-8")
 
 
+def _number(value: object) -> float | None:
+    """``value`` as a finite float, or None (a bool, text, NaN or infinity is no number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def _site(raw: object, where: str, n: int) -> StickerSite:
     if not isinstance(raw, list) or len(raw) != 6:
         raise CalibrationError(f"{where}: a site is [face, row, col, x, y, half], got {raw!r}")
     face_name, row, col, x, y, half = raw
     if not isinstance(face_name, str) or face_name not in Face.__members__:
         raise CalibrationError(f"{where}: face {face_name!r} is not one of U R F D L B")
-    if not isinstance(row, int) or not isinstance(col, int) or not (0 <= row < n and 0 <= col < n):
+    if (
+        isinstance(row, bool)
+        or isinstance(col, bool)
+        or not isinstance(row, int)
+        or not isinstance(col, int)
+        or not (0 <= row < n and 0 <= col < n)
+    ):
         raise CalibrationError(f"{where}: row/col {row!r},{col!r} outside 0..{n - 1}")
-    try:
-        xf, yf, hf = float(x), float(y), float(half)
-    except (TypeError, ValueError):
-        raise CalibrationError(f"{where}: x, y and half-size must be numbers") from None
+    xf, yf, hf = _number(x), _number(y), _number(half)
+    if xf is None or yf is None or hf is None:
+        raise CalibrationError(f"{where}: x, y and half-size must be finite numbers")
     if hf <= 0:
         raise CalibrationError(f"{where}: half-size must be positive, got {hf}")
     return StickerSite(Face[face_name], row, col, (xf, yf), (), hf)
 
 
-def load_calibration(path: str | Path) -> Calibration:
-    """Read a calibration TOML file; errors name the file, the view and the bad entry."""
-    p = Path(path)
+#: the largest image side a calibration may name (pixels; 0 = not recorded)
+MAX_IMAGE_SIDE = 100_000
+
+
+def _read_toml(p: Path) -> dict[str, object]:
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        return tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise CalibrationError(
+            f"{p} is not a text file (byte {exc.start} is not UTF-8): a calibration is the TOML "
+            "file `cuberobot vision calibrate` writes"
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"{p} is not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise CalibrationError(f"{p} is not a calibration (TOML nested too deeply)") from exc
+
+
+def _views(raw: object, p: Path, n: int) -> tuple[ViewCalibration, ...]:
+    if not isinstance(raw, list):
+        raise CalibrationError(f"{p}: view must be [[view]] tables, got {raw!r:.40}")
+    views: list[ViewCalibration] = []
+    for i, raw_view in enumerate(raw):
+        if not isinstance(raw_view, dict):
+            raise CalibrationError(f"{p}: view #{i + 1} must be a [[view]] table")
+        name = raw_view.get("name")
+        if not isinstance(name, str):
+            raise CalibrationError(f"{p}: view #{i + 1} has no name")
+        raw_sites = raw_view.get("sites", [])
+        if not isinstance(raw_sites, list):
+            raise CalibrationError(f"{p} view {name}: sites must be a list of sites")
+        sites = tuple(
+            _site(s, f"{p} view {name} site #{k + 1}", n) for k, s in enumerate(raw_sites)
+        )
+        views.append(ViewCalibration(name, sites))
+    return tuple(views)
+
+
+def _palette(raw: object, p: Path) -> dict[str, tuple[float, float, float]]:
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{p}: [colours] must be a table of name = [L, a, b]")
+    palette: dict[str, tuple[float, float, float]] = {}
+    for name, lab in raw.items():
+        values = [_number(v) for v in lab] if isinstance(lab, list) and len(lab) == 3 else []
+        if len(values) != 3 or any(v is None for v in values):
+            raise CalibrationError(f"{p} [colours] {name}: expected [L, a, b] (finite numbers)")
+        palette[name] = (float(values[0] or 0), float(values[1] or 0), float(values[2] or 0))
+    return palette
+
+
+def _side(data: Mapping[str, object], key: str, p: Path) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_IMAGE_SIDE:
+        raise CalibrationError(
+            f"{p}: {key} must be a whole number of pixels 0..{MAX_IMAGE_SIDE}, got {value!r}"
+        )
+    return value
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read a calibration TOML file; errors name the file, the view and the bad entry (a file
+    that is not text, not TOML or of the wrong shape is a :class:`CalibrationError`)."""
+    p = Path(path)
+    data = _read_toml(p)
     unknown = set(data) - {"n", "width", "height", "view", "colours"}
     if unknown:
         raise CalibrationError(f"{p}: unknown keys {sorted(unknown)}")
     n = data.get("n")
-    if not isinstance(n, int) or n < 1:
-        raise CalibrationError(f"{p}: n must be a positive integer, got {n!r}")
-    views: list[ViewCalibration] = []
-    for i, raw_view in enumerate(data.get("view", [])):
-        name = raw_view.get("name")
-        if not isinstance(name, str):
-            raise CalibrationError(f"{p}: view #{i + 1} has no name")
-        sites = tuple(
-            _site(s, f"{p} view {name} site #{k + 1}", n)
-            for k, s in enumerate(raw_view.get("sites", []))
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:
+        raise CalibrationError(
+            f"{p}: n must be a positive integer (a cube size up to {MAX_N}), got {n!r}"
         )
-        views.append(ViewCalibration(name, sites))
-    palette: dict[str, tuple[float, float, float]] = {}
-    for name, lab in data.get("colours", {}).items():
-        if not isinstance(lab, list) or len(lab) != 3:
-            raise CalibrationError(f"{p} [colours] {name}: expected [L, a, b]")
-        palette[name] = (float(lab[0]), float(lab[1]), float(lab[2]))
-    return Calibration(
-        n, tuple(views), int(data.get("width", 0)), int(data.get("height", 0)), palette
-    )
+    views = _views(data.get("view", []), p, n)
+    palette = _palette(data.get("colours", {}), p)
+    return Calibration(n, views, _side(data, "width", p), _side(data, "height", p), palette)
 
 
 def merge_views(base: Calibration | None, views: Iterable[ViewCalibration], n: int) -> Calibration:

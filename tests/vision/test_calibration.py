@@ -58,12 +58,41 @@ def test_round_trip(tmp_path: Path) -> None:
         ),
         pytest.param('n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0]]', "a site is", id="short"),
         pytest.param("n = [", "not valid TOML", id="toml"),
+        pytest.param("n = true", "n must be a positive integer", id="n-bool"),
+        pytest.param("n = 100000000", "a cube size up to 128", id="n-huge"),
+        pytest.param("a = " + "[" * 5000 + "]" * 5000, "nested too deeply", id="deep"),
+        pytest.param("n = 3\nview = 5", "view must be", id="view-not-tables"),
+        pytest.param("n = 3\nview = [1]", "view #1 must be a", id="view-not-a-table"),
+        pytest.param('n = 3\n[[view]]\nname = "U"\nsites = 5', "sites must be", id="sites"),
+        pytest.param("n = 3\ncolours = 5", "must be a table", id="colours-not-a-table"),
+        pytest.param('n = 3\n[colours]\nwhite = ["a", 1, 2]', "white: expected", id="lab-text"),
+        pytest.param("n = 3\n[colours]\nwhite = [nan, 1, 2]", "white: expected", id="lab-nan"),
+        pytest.param('n = 3\nwidth = "x"', "width must be", id="width-text"),
+        pytest.param("n = 3\nheight = -5", "height must be", id="height-negative"),
+        pytest.param("n = 3\nwidth = inf", "width must be", id="width-inf"),
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, nan, 1.0, 2.0]]',
+            "finite numbers",
+            id="site-nan",
+        ),
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = [["U", true, 0, 1.0, 1.0, 2.0]]',
+            "outside 0..2",
+            id="row-bool",
+        ),
     ],
 )
 def test_errors_name_the_entry(tmp_path: Path, text: str, fragment: str) -> None:
     path = tmp_path / "cal.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CalibrationError, match=fragment):
+        load_calibration(path)
+
+
+def test_a_binary_file_is_a_calibration_error(tmp_path: Path) -> None:
+    path = tmp_path / "cal.toml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(CalibrationError, match="is not a text file"):
         load_calibration(path)
 
 
