@@ -76,3 +76,23 @@ def test_a_3x3_engine_refuses_other_sizes_by_name(engine: str, n: int) -> None:
         engine_for_size(n, engine)
     with pytest.raises(UnsupportedError, match=f"engine '{engine}' does not solve"):
         solve(CUBES[n], engine)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("cache_dir", 5),
+        ("progress", 5),
+        ("stages_only", "x"),
+        ("centre_tries", 0),
+        ("centre_tries", 1.5),
+        ("centre_tries", True),
+        ("centres", 3),
+    ],
+)
+def test_a_big_cube_option_of_the_wrong_type_is_named(option: str, value: Any) -> None:
+    """The nxn engine's own options: cache_dir=5 failed deep in the table code with a
+    TypeError; stages_only="x" and progress=5 were taken silently."""
+    with pytest.raises(OptionError, match=option) as caught:
+        solve(CUBES[4], **{option: value})
+    assert caught.value.option == option

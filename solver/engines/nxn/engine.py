@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from functools import cache, partial
 from typing import Any
@@ -80,7 +81,7 @@ from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
-from solver.errors import NoSolutionError, UnsupportedError
+from solver.errors import NoSolutionError, OptionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
 
@@ -495,6 +496,28 @@ def _pick_3x3(
     return rotation, state, stages, small
 
 
+def _check_options(extra: dict[str, Any]) -> None:
+    """The engine options' types: an :class:`OptionError` naming the option, before any search
+    (a wrong type used to fail deep inside it, or was taken silently)."""
+    cache_dir, progress = extra.get("cache_dir"), extra.get("progress")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise OptionError("cache_dir", f"cache_dir must be a folder path, got {cache_dir!r}")
+    if progress is not None and not callable(progress):
+        raise OptionError(
+            "progress", f"progress must be a (task, done, total) callable, got {progress!r}"
+        )
+    stages_only = extra.get("stages_only", False)
+    if not isinstance(stages_only, bool):
+        raise OptionError("stages_only", f"stages_only must be True or False, got {stages_only!r}")
+    tries = extra.get("centre_tries", 1)
+    if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
+        raise OptionError(
+            "centre_tries", f"centre_tries must be a whole number >= 1, got {tries!r}"
+        )
+    if not isinstance(extra.get("centres", "auto"), str):
+        raise OptionError("centres", f"centres must be a string, got {extra['centres']!r}")
+
+
 def solve_nxn(cube: Cube, options: Any) -> Solution:
     """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
     n = cube.n
@@ -509,6 +532,7 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     }
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
+    _check_options(options.extra)
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
     if options.extra.get("stages_only"):
