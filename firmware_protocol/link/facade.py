@@ -440,7 +440,6 @@ class FirmwareLink:
                 self._fail_everything(error)
                 return
             else:
-                policy.opened()
                 if policy.lost_at is not None:
                     self._core.stats.reconnects += 1
                     logger.info(

@@ -173,3 +173,14 @@ def test_firmware_sim_usage_errors(args: list[str]) -> None:
     )
     assert done.returncode == 2
     assert done.stdout == ""
+
+
+def test_send_to_a_port_that_opens_but_fails_every_write() -> None:
+    """loop:// opens and then times out on every write: the serial transport's fatal write
+    error was logged with a traceback each time, and the back-off restarted at every open
+    (a retry and a warning every 0.05 s); now one warning line per try, backing off."""
+    done = send("loop://", "R", "--connect-timeout", "2")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "no answer from the firmware on loop://" in done.stderr
+    assert done.stderr.count("port lost") <= 8
