@@ -326,8 +326,15 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's
 TWO_PASS = {
     n: (
-        Beam(64, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
-        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6),
+        Beam(
+            64,
+            8,
+            flips=False,
+            blocks=((1, 3), (2, 3), (3, 3)),
+            counted=tuple(range(1, n - 3)),
+            twists=True,
+        ),
+        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
     )
     for n in (6, 7)
 }
