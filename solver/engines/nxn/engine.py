@@ -329,11 +329,20 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: seeds 0-19 160.8 -> 159.6 OBTM for 1.2x the CPU; both passes as short for 1.6x, the 7x7
 #: -1.5 on seeds 100-107 for 2.3x its edge time, over its 5 s budget). Width 64 (was 32) once
 #: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
-#: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's
+#: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
+#: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
+#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2)
 TWO_PASS = {
     n: (
-        Beam(64, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
-        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6),
+        Beam(
+            64,
+            8,
+            flips=False,
+            blocks=((1, 3), (2, 3), (3, 3)),
+            counted=tuple(range(1, n - 3)),
+            twists=True,
+        ),
+        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
     )
     for n in (6, 7)
 }
