@@ -175,8 +175,11 @@ EDGE_TRIES_5 = 12
 #: OBTM / CPU median (load 3-8): 2 rings x 5, 5 tries 224.0 / 2.1 s; 3 x 12, 10 tries
 #: 222.6 / 3.8 s; 15 tries 222.1 / 4.7 s; 4 x 12, 20 tries 221.8 / 5.5 s. Edges on every one
 #: of 3 x 12 (seeds 100-115, at most 36 a state): 221.9, so 15 is the most that pays. 6x6
-#: seeds 100-111: every one of 3 x 12 gives 160.1, 20 tries 160.3: no more to gain there
-EDGE_TRIES_BARS = {6: 20, 7: 15}
+#: seeds 100-111: every one of 3 x 12 gives 160.1, 20 tries 160.3: no more to gain there.
+#: With the twist macros in the edge passes (1.45x the edge time) 15 tries took the 7x7 over
+#: its 5 s: bench seeds 0-11, quiet, wall median 6.42 s and 222.08 OBTM with 15, 4.14 s and
+#: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin
+EDGE_TRIES_BARS = {6: 20, 7: 8}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:
