@@ -43,6 +43,9 @@ __all__ = [
 
 Point = tuple[float, float]
 
+#: Largest cube a calibration file may describe (the scan formats' N = 2..9, and 1).
+MAX_N = 9
+
 
 @dataclass(frozen=True, slots=True)
 class StickerSite:
@@ -153,18 +156,34 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
     Path(path).write_text("\n".join(lines), encoding="utf-8")
 
 
+def _number(value: object, where: str, what: str) -> float:
+    """A finite TOML number (an integer or a float; not a boolean, ``nan`` or ``inf``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CalibrationError(f"{where}: {what} must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise CalibrationError(f"{where}: {what} must be a finite number, got {value!r}")
+    return number
+
+
 def _site(raw: object, where: str, n: int) -> StickerSite:
     if not isinstance(raw, list) or len(raw) != 6:
         raise CalibrationError(f"{where}: a site is [face, row, col, x, y, half], got {raw!r}")
     face_name, row, col, x, y, half = raw
     if not isinstance(face_name, str) or face_name not in Face.__members__:
         raise CalibrationError(f"{where}: face {face_name!r} is not one of U R F D L B")
-    if not isinstance(row, int) or not isinstance(col, int) or not (0 <= row < n and 0 <= col < n):
+    if (
+        isinstance(row, bool)
+        or isinstance(col, bool)
+        or not isinstance(row, int)
+        or not isinstance(col, int)
+        or not (0 <= row < n and 0 <= col < n)
+    ):
         raise CalibrationError(f"{where}: row/col {row!r},{col!r} outside 0..{n - 1}")
-    try:
-        xf, yf, hf = float(x), float(y), float(half)
-    except (TypeError, ValueError):
-        raise CalibrationError(f"{where}: x, y and half-size must be numbers") from None
+    xf, yf = _number(x, where, "x"), _number(y, where, "y")
+    hf = _number(half, where, "the half-size")
+    if xf < 0 or yf < 0:
+        raise CalibrationError(f"{where}: the centre ({xf}, {yf}) lies left of or above the image")
     if hf <= 0:
         raise CalibrationError(f"{where}: half-size must be positive, got {hf}")
     return StickerSite(Face[face_name], row, col, (xf, yf), (), hf)
@@ -177,32 +196,65 @@ def load_calibration(path: str | Path) -> Calibration:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise CalibrationError(
+            f"{p} is not a text file (byte {exc.start + 1} is not UTF-8): a calibration is the "
+            "TOML file `cuberobot vision calibrate` writes"
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"{p} is not valid TOML: {exc}") from exc
     unknown = set(data) - {"n", "width", "height", "view", "colours"}
     if unknown:
         raise CalibrationError(f"{p}: unknown keys {sorted(unknown)}")
     n = data.get("n")
-    if not isinstance(n, int) or n < 1:
-        raise CalibrationError(f"{p}: n must be a positive integer, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:
+        raise CalibrationError(f"{p}: n must be a positive integer 1..{MAX_N}, got {n!r}")
+    size = {key: data.get(key, 0) for key in ("width", "height")}
+    for key, value in size.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CalibrationError(
+                f"{p}: {key} must be a whole number of pixels (0: unknown), got {value!r}"
+            )
+    raw_views = data.get("view", [])
+    if not isinstance(raw_views, list):
+        raise CalibrationError(f"{p}: view must be a list of [[view]] tables, got {raw_views!r}")
     views: list[ViewCalibration] = []
-    for i, raw_view in enumerate(data.get("view", [])):
-        name = raw_view.get("name")
-        if not isinstance(name, str):
-            raise CalibrationError(f"{p}: view #{i + 1} has no name")
-        sites = tuple(
-            _site(s, f"{p} view {name} site #{k + 1}", n)
-            for k, s in enumerate(raw_view.get("sites", []))
-        )
-        views.append(ViewCalibration(name, sites))
+    for i, raw_view in enumerate(raw_views):
+        views.append(_view(raw_view, f"{p} view #{i + 1}", n))
+    names = [v.name for v in views]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise CalibrationError(f"{p}: view {twice[0]!r} is given more than once; keep one")
+    raw_colours = data.get("colours", {})
+    if not isinstance(raw_colours, dict):
+        raise CalibrationError(f"{p}: colours must be a [colours] table, got {raw_colours!r}")
     palette: dict[str, tuple[float, float, float]] = {}
-    for name, lab in data.get("colours", {}).items():
+    for name, lab in raw_colours.items():
+        where = f"{p} [colours] {name}"
         if not isinstance(lab, list) or len(lab) != 3:
-            raise CalibrationError(f"{p} [colours] {name}: expected [L, a, b]")
-        palette[name] = (float(lab[0]), float(lab[1]), float(lab[2]))
-    return Calibration(
-        n, tuple(views), int(data.get("width", 0)), int(data.get("height", 0)), palette
-    )
+            raise CalibrationError(f"{where}: expected [L, a, b], got {lab!r}")
+        palette[name] = (
+            _number(lab[0], where, "L"),
+            _number(lab[1], where, "a"),
+            _number(lab[2], where, "b"),
+        )
+    return Calibration(n, tuple(views), size["width"], size["height"], palette)
+
+
+def _view(raw: object, where: str, n: int) -> ViewCalibration:
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{where}: a view is a [[view]] table, got {raw!r}")
+    unknown = set(raw) - {"name", "sites"}
+    if unknown:
+        raise CalibrationError(f"{where}: unknown keys {sorted(unknown)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise CalibrationError(f"{where} has no name")
+    raw_sites = raw.get("sites", [])
+    if not isinstance(raw_sites, list):
+        raise CalibrationError(f"{where} ({name}): sites must be a list, got {raw_sites!r}")
+    sites = tuple(_site(s, f"{where} ({name}) site #{k + 1}", n) for k, s in enumerate(raw_sites))
+    return ViewCalibration(name, sites)
 
 
 def merge_views(base: Calibration | None, views: Iterable[ViewCalibration], n: int) -> Calibration:
