@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: Free-mode detection runs on a copy whose longer side is at most this many pixels.
 DETECT_MAX_SIDE = 800
+#: Shortest side (after that scaling) an image may have to be searched for a grid.
+MIN_DETECT_SIDE = 16
 #: Largest N free mode will infer.
 MAX_FREE_N = 9
 #: Lattice fit tolerance, in lattice units.
@@ -286,7 +288,14 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
     if img.ndim != 3 or img.shape[2] != 3:
         raise ScanInputError(f"expected a BGR colour image, got shape {img.shape}")
     h, w = img.shape[:2]
-    scale = min(1.0, DETECT_MAX_SIDE / max(h, w))
+    scale = min(1.0, DETECT_MAX_SIDE / max(h, w, 1))
+    if min(h, w) * scale < MIN_DETECT_SIDE:
+        # an empty or very thin image: nothing to find (and cv2.resize would assert)
+        raise GridNotFoundError(
+            f"the image is {w}x{h} pixels: too small or too narrow to show a sticker grid "
+            f"(its shorter side needs {MIN_DETECT_SIDE} pixels once the longer is scaled to "
+            f"{DETECT_MAX_SIDE})"
+        )
     # Downscale, then take the brightest channel (stickers of every colour are bright in one),
     # with OpenCV calls: several times faster than numpy reductions on a full-HD frame.
     dsize = (int(w * scale), int(h * scale))

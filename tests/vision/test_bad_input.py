@@ -12,7 +12,8 @@ import pytest
 from robot.cli import main
 from vision.classify import classify
 from vision.colour import rgb_to_lab
-from vision.errors import NoCubeError, ScanInputError
+from vision.errors import GridNotFoundError, NoCubeError, ScanInputError
+from vision.locate import find_grid
 from vision.rgbfile import dump_rgb_scan, load_rgb_scan
 
 
@@ -57,6 +58,8 @@ def _uniform(value: float, n: int = 3) -> bytes:
         ),
         (b"[" * 100_000, "JSON"),
         (_uniform(1.0, 10), "N = 2..9"),
+        (b'{"1": [' + b"9" * 5000 + b", 1, 1]}", "a number in it is too long"),
+        (b" " * (2 << 20), "larger than 1048576 bytes"),
     ],
     ids=[
         "binary",
@@ -71,6 +74,8 @@ def _uniform(value: float, n: int = 3) -> bytes:
         "nan",
         "deep",
         "too-big-n",
+        "long-number",
+        "huge-file",
     ],
 )
 def test_malformed_rgb_files_exit_2(
@@ -140,3 +145,24 @@ def test_round_trip_is_unchanged_by_the_checks(tmp_path: Path) -> None:
     path = tmp_path / "scan.txt"
     dump_rgb_scan(rgb, path)
     assert np.array_equal(load_rgb_scan(path), rgb)
+
+
+def test_an_endless_rgb_file_is_refused_not_read(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """/dev/zero used to be read until memory ran out."""
+    code, out, err = _run(capsys, Path("/dev/zero"))
+    assert code == 2
+    _error_only(out, 2)
+    assert "larger than" in err
+
+
+@pytest.mark.parametrize(
+    ("shape", "label"),
+    [((0, 0, 3), "0x0"), ((1, 5000, 3), "5000x1"), ((40, 100_000, 3), "100000x40")],
+)
+def test_empty_or_thin_images_find_no_grid(shape: tuple[int, int, int], label: str) -> None:
+    """A 0x0 image was a ZeroDivisionError, a 1-pixel-high one an OpenCV assertion."""
+    image = np.zeros(shape, np.uint8)
+    with pytest.raises(GridNotFoundError, match=f"the image is {label} pixels: too small"):
+        find_grid(image, 3)
