@@ -43,6 +43,39 @@ def test_a_face_view_is_calibrated_from_a_real_photo(tmp_path: Path) -> None:
     assert saved.n == 3 and len(saved.view("front").sites) == 9
 
 
+@pytest.mark.skipif(not PHOTO.is_file(), reason=f"real photo not found: {PHOTO}")
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (b"n = [", "front.toml is not valid TOML"),
+        (b"\xff\xfe binary", "front.toml is not a text file"),
+        (b"n = 3\nview = 7", "view must be a list"),
+        (b"n = 4\n", "the calibration is for N=4"),
+    ],
+    ids=["toml", "binary", "shape", "other-n"],
+)
+def test_a_corrupt_calibration_file_is_reported_and_kept(
+    tmp_path: Path, content: bytes, why: str
+) -> None:
+    """It used to raise out of the request (HTTP 500, a traceback in the log)."""
+    config = _config(tmp_path)
+    (tmp_path / "front.toml").write_bytes(content)
+    frame = cv2.imread(str(PHOTO), cv2.IMREAD_COLOR)
+    result = _save_face_view(config, "front", "F", "front.toml", {"front": frame})
+    assert result["saved"] is False and why in result["why"], result
+    assert "fix or remove the file" in result["why"]
+    assert (tmp_path / "front.toml").read_bytes() == content  # nothing lost
+
+
+@pytest.mark.skipif(not PHOTO.is_file(), reason=f"real photo not found: {PHOTO}")
+def test_an_unwritable_calibration_file_is_reported(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    (tmp_path / "front.toml").mkdir()  # exists, but not a file
+    frame = cv2.imread(str(PHOTO), cv2.IMREAD_COLOR)
+    result = _save_face_view(config, "front", "F", "front.toml", {"front": frame})
+    assert result["saved"] is False and "front.toml" in result["why"], result
+
+
 def test_a_blank_frame_is_not_saved(tmp_path: Path) -> None:
     config = _config(tmp_path)
     blank = np.zeros((480, 640, 3), dtype=np.uint8)
