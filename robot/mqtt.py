@@ -275,9 +275,16 @@ class MqttBridge:
                     self._status_dirty = self._status is not None
                 if self._queue:
                     message = self._queue[0]
-                    await client.publish(
-                        message.topic, message.payload, qos=message.qos, retain=message.retain
-                    )
+                    try:
+                        await client.publish(
+                            message.topic, message.payload, qos=message.qos, retain=message.retain
+                        )
+                    except ValueError as exc:
+                        # a message MQTT cannot carry (the reply topic of a 65,535-byte verb
+                        # topic is too long): drop it, not the session (it would come back
+                        # first after every reconnect)
+                        self._drop_unsendable(message, exc)
+                        continue
                     # only now is it delivered (PUBACK for QoS 1): drop it from the queue
                     if self._queue and self._queue[0] is message:
                         self._queue.popleft()
@@ -294,6 +301,18 @@ class MqttBridge:
                     except aiomqtt.MqttError:
                         self._status_dirty = True
                         raise
+
+    def _drop_unsendable(self, message: OutMessage, exc: ValueError) -> None:
+        if self._queue and self._queue[0] is message:
+            self._queue.popleft()
+        self.dropped += 1
+        shown = message.topic if len(message.topic) <= 80 else message.topic[:80] + "…"
+        logger.error(
+            "MQTT: cannot publish on %s (%d bytes): %s; dropped",
+            shown,
+            len(message.topic.encode("utf-8", errors="surrogatepass")),
+            exc,
+        )
 
     async def _receiver(self, client: aiomqtt.Client) -> None:
         cmd_prefix = self.config.topic("cmd") + "/"

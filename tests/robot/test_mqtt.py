@@ -240,3 +240,38 @@ def test_a_cancelled_bridge_stops_even_if_its_client_loses_the_cancellation(
 
     stopped, cancelled = run(scenario(), 40)
     assert stopped and cancelled
+
+
+def test_a_command_whose_reply_topic_is_too_long_does_not_end_the_bridge(
+    mqtt_broker: Broker,
+) -> None:
+    """A verb topic of 65,535 bytes (the MQTT maximum) gets a reply topic 6 bytes too long;
+    paho's ValueError used to end the bridge task, and with it the daemon's task group."""
+    verbs: list[str] = []
+    bridge: MqttBridge
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        verbs.append(verb)
+        bridge.reply(verb, {"ok": False})
+
+    async def scenario() -> Recorder:
+        nonlocal bridge
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        prefix = f"{TOPIC}/cmd/"
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/reply", client_id="r1"
+        ) as rec:
+            await rec.publish(prefix + "v" * (65535 - len(prefix)), b"{}")
+            await rec.wait(lambda: len(rec.on(f"{TOPIC}/reply")) == 1)
+            await rec.publish(prefix + "status", b"{}")
+            await rec.wait(lambda: len(rec.on(f"{TOPIC}/reply")) == 2)
+            assert not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return rec
+
+    run(scenario())
+    assert len(verbs) == 2 and verbs[1] == "status"
+    assert bridge.dropped == 1 and bridge.pending == 0
