@@ -107,6 +107,8 @@ class MqttBridge:
         self.connected = asyncio.Event()
         self.connections = 0
         self.dropped = 0
+        #: retained commands ignored (see :meth:`_ignore_retained`)
+        self.ignored_retained = 0
         self._stopping = False
         self._withdrawn = False
         self._current: aiomqtt.Client | None = None
@@ -302,6 +304,19 @@ class MqttBridge:
                         self._status_dirty = True
                         raise
 
+    def _ignore_retained(self, topic: str) -> None:
+        """A command the broker kept (published with retain) and replays at every (re)connect:
+        run, it would start or home the robot after each network hiccup. Never run."""
+        self.ignored_retained += 1
+        shown = topic if len(topic) <= 80 else topic[:80] + "…"
+        logger.warning(
+            "MQTT: ignored a retained command on %s (commands are never retained: the broker "
+            "replays it at every connect); clear it while the daemon is stopped: "
+            "mosquitto_pub -r -n -t '%s'",
+            shown,
+            shown,
+        )
+
     def _drop_unsendable(self, message: OutMessage, exc: ValueError) -> None:
         if self._queue and self._queue[0] is message:
             self._queue.popleft()
@@ -329,6 +344,9 @@ class MqttBridge:
             if topic.startswith(cmd_prefix):
                 verb = topic[len(cmd_prefix) :]
                 if "/" in verb:
+                    continue
+                if message.retain:
+                    self._ignore_retained(topic)
                     continue
                 await self._on_command(verb, payload)
                 raise_if_cancelling()

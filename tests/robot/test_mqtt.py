@@ -275,3 +275,31 @@ def test_a_command_whose_reply_topic_is_too_long_does_not_end_the_bridge(
     run(scenario())
     assert len(verbs) == 2 and verbs[1] == "status"
     assert bridge.dropped == 1 and bridge.pending == 0
+
+
+def test_a_retained_command_is_never_run(mqtt_broker: Broker) -> None:
+    """A command published with retain was replayed by the broker at every (re)connect: a
+    retained ``home`` or ``start`` moved the robot after each network hiccup or restart."""
+    verbs: list[str] = []
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        verbs.append(verb)
+
+    async def scenario() -> MqttBridge:
+        async with aiomqtt.Client(mqtt_broker.host, mqtt_broker.port, identifier="old") as old:
+            await old.publish(f"{TOPIC}/cmd/home", b"{}", qos=1, retain=True)
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/#", client_id="r1"
+        ) as rec:
+            await rec.publish(f"{TOPIC}/cmd/status", b"{}")  # live: run
+            await rec.wait(lambda: bool(verbs))
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return bridge
+
+    bridge = run(scenario())
+    assert verbs == ["status"]
+    assert bridge.ignored_retained == 1
