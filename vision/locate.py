@@ -179,7 +179,9 @@ def _patch(
     x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
     y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
     x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-    if x1 <= x0 or y1 <= y0:
+    # the centre itself must be in the image: a patch clipped down to the image's edge reads
+    # the frame's border, not the sticker (a calibration made at a larger resolution)
+    if x1 <= x0 or y1 <= y0 or not (0 <= s.centre[0] < w and 0 <= s.centre[1] < h):
         raise ScanInputError(
             f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
             f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"

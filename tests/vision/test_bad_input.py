@@ -166,3 +166,18 @@ def test_empty_or_thin_images_find_no_grid(shape: tuple[int, int, int], label: s
     image = np.zeros(shape, np.uint8)
     with pytest.raises(GridNotFoundError, match=f"the image is {label} pixels: too small"):
         find_grid(image, 3)
+
+
+@pytest.mark.parametrize("centre", [(100.0, 30.0), (30.0, 85.0), (1e9, 1e9)])
+def test_a_sticker_centred_outside_the_image_is_refused(centre: tuple[float, float]) -> None:
+    """A site whose centre is past the image's edge (a calibration made at a larger
+    resolution) used to be sampled from the clipped patch: the frame's border, read as if it
+    were the sticker."""
+    from solver.cube.geometry import Face
+    from vision.calibration import StickerSite
+    from vision.locate import sample_sites
+
+    image = np.full((80, 96, 3), 200, np.uint8)
+    site = StickerSite(Face.U, 0, 0, centre, (), 8.0)
+    with pytest.raises(ScanInputError, match=r"sticker U\[0,0\] at .* is outside the 96x80 image"):
+        sample_sites(image, [site])
