@@ -26,6 +26,7 @@ import numpy.typing as npt
 from robot.config import CameraConfig, RobotConfig
 from robot.errors import ConfigError
 from solver.cube.facelets import Cube
+from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
 from vision.errors import CaptureError
@@ -43,18 +44,31 @@ class _Source(Protocol):
     def read(self) -> UInt8Image: ...
 
 
+#: Largest cube state file read (bytes): a 7x7's state is 294 letters.
+_STATE_FILE_LIMIT = 4096
+
+
 def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
     """A cube source reading a firmware-sim state file at every frame."""
 
     def read() -> Cube:
         try:
-            text = path.read_text(encoding="ascii").strip()
+            with path.open("rb") as file:  # bounded: a state is 6·N² letters
+                raw = file.read(_STATE_FILE_LIMIT + 1)
         except OSError as exc:
             raise CaptureError(
                 f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
                 "`cuberobot firmware-sim --state-file` running?"
             ) from exc
-        return Cube.from_facelets(text, n)
+        try:
+            if len(raw) > _STATE_FILE_LIMIT:
+                raise ValueError(f"it is larger than {_STATE_FILE_LIMIT} bytes")
+            return Cube.from_facelets(raw.decode("ascii").strip(), n)
+        except (UnicodeDecodeError, CubeError, ValueError) as exc:  # a scan failure, not a crash
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} holds no N={n} cube ({exc}); "
+                "it is written by `cuberobot firmware-sim --state-file`"
+            ) from None
 
     return read
 
