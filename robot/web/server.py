@@ -186,6 +186,8 @@ class WebServer:
         if not self._authorised(request):
             return _json(_unauthorised(verb, bool(self._token)), status=401)
         try:
+            if (request.content_length or 0) > MAX_BODY_BYTES:  # refused before it is sent
+                raise web.HTTPRequestEntityTooLarge(MAX_BODY_BYTES, request.content_length or 0)
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return _json(
@@ -224,8 +226,9 @@ class WebServer:
             return False
         given = request.headers.get("Authorization", "")
         scheme, _, value = given.partition(" ")
+        # a header's non-ASCII bytes arrive as surrogate escapes: compared as the bytes sent
         return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode(), self._token.encode()
+            value.strip().encode("utf-8", "surrogateescape"), self._token.encode()
         )
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
