@@ -53,6 +53,8 @@ QUEUE_LIMIT = 256
 HEARTBEAT_S = 15.0
 #: largest command body accepted (bytes)
 MAX_BODY_BYTES = 16 * 1024
+#: event streams open at once at most (past it: 503; a page reconnects by itself)
+MAX_STREAMS = 32
 #: most jobs on one history page
 MAX_PAGE_SIZE = 100
 
@@ -232,6 +234,11 @@ class WebServer:
         )
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
+        if len(self._queues) >= MAX_STREAMS:  # each open stream holds a queue: bounded
+            raise web.HTTPServiceUnavailable(
+                text=f"{MAX_STREAMS} pages are already watching; close one and reload",
+                headers={"Retry-After": "5"},
+            )
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

@@ -4,6 +4,7 @@ commands only with the token and through the backend's validation, live events."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -266,3 +267,21 @@ def test_a_body_announced_too_large_is_refused_before_it_is_sent() -> None:
         assert await _raw(url, request) == b"HTTP/1.1 413 Request Entity Too Large"
 
     assert _run(scenario).commands == []
+
+
+def test_event_streams_are_bounded() -> None:
+    """Every open /api/events held a queue of up to 256 events: a reader opening thousands of
+    streams grew the daemon's memory without bound."""
+    from robot.web.server import MAX_STREAMS
+
+    async def scenario(server: WebServer, s: aiohttp.ClientSession, url: str) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            for _ in range(MAX_STREAMS):
+                r = await stack.enter_async_context(s.get(url + "/api/events"))
+                await r.content.readline()
+            assert len(server._queues) == MAX_STREAMS
+            async with s.get(url + "/api/events") as r:
+                assert r.status == 503 and "pages are already watching" in await r.text()
+            assert len(server._queues) == MAX_STREAMS
+
+    _run(scenario)
