@@ -62,6 +62,8 @@ QUEUE_LIMIT = 64
 #: per verb: (commands per second sustained, burst); past it: ``rate_limited``
 RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
 DEFAULT_RATE = (5.0, 10.0)
+#: command ids remembered in memory at most (a flood of new ids must not grow it)
+SEEN_IDS_LIMIT = 4096
 
 
 class _Bucket:
@@ -97,7 +99,9 @@ class Intake:
         self.job_task: asyncio.Task[None] | None = None
         self.job_done = asyncio.Event()
         self.job_done.set()
-        self._seen_ids: set[str] = set()
+        #: ids seen in this run, newest last (a cache of the journal's, bounded: an id
+        #: forgotten here is still found there)
+        self._seen_ids: dict[str, None] = {}
         self._queue: asyncio.Queue[tuple[Command, Deliver]] = asyncio.Queue(QUEUE_LIMIT)
         self._buckets: dict[str, _Bucket] = {}
         #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
@@ -223,7 +227,9 @@ class Intake:
         """The repeated reply if ``command_id`` was seen (in this run or in the journal)."""
         journal = self.ctx.journal
         if command_id not in self._seen_ids:
-            self._seen_ids.add(command_id)
+            self._seen_ids[command_id] = None
+            if len(self._seen_ids) > SEEN_IDS_LIMIT:
+                del self._seen_ids[next(iter(self._seen_ids))]
             if await journal.call(journal.sync.record_command, command_id, verb):
                 return None
             logger.info("command %s %s is a duplicate: ignored", verb, command_id)
