@@ -45,6 +45,8 @@ Point = tuple[float, float]
 
 #: Largest cube a calibration file may describe (the scan formats' N = 2..9, and 1).
 MAX_N = 9
+#: Largest calibration file read (bytes).
+MAX_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +195,16 @@ def load_calibration(path: str | Path) -> Calibration:
     """Read a calibration TOML file; errors name the file, the view and the bad entry."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise CalibrationError(
+            f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
+        )
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CalibrationError(
             f"{p} is not a text file (byte {exc.start + 1} is not UTF-8): a calibration is the "

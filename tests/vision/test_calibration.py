@@ -138,3 +138,13 @@ def test_a_binary_file_is_refused_by_name(tmp_path: Path) -> None:
     path.write_bytes(b"\xff\xfe\x00n = 3")
     with pytest.raises(CalibrationError, match=r"cal\.toml is not a text file"):
         load_calibration(path)
+
+
+def test_an_endless_or_huge_file_is_refused_not_read(tmp_path: Path) -> None:
+    """/dev/zero used to be read until memory ran out."""
+    with pytest.raises(CalibrationError, match="is larger than 1048576 bytes"):
+        load_calibration("/dev/zero")
+    path = tmp_path / "cal.toml"
+    path.write_text("n = 3\n" + "# padding\n" * 200_000, encoding="utf-8")
+    with pytest.raises(CalibrationError, match=r"cal\.toml is larger than"):
+        load_calibration(path)
