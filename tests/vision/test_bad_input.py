@@ -181,3 +181,61 @@ def test_a_sticker_centred_outside_the_image_is_refused(centre: tuple[float, flo
     site = StickerSite(Face.U, 0, 0, centre, (), 8.0)
     with pytest.raises(ScanInputError, match=r"sticker U\[0,0\] at .* is outside the 96x80 image"):
         sample_sites(image, [site])
+
+
+def _png_bomb(width: int, height: int) -> bytes:
+    """A 1-bit grey PNG of zeros: a few kB on disk, width x height x 3 bytes once decoded."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    row = b"\x00" * (1 + (width + 7) // 8)
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
+
+
+def test_an_image_declaring_too_many_pixels_is_refused_before_decoding(tmp_path: Path) -> None:
+    """An 18 kB PNG of 12,000 x 12,000 pixels was decoded: 430 MB for one face (a 48 kB one of
+    20,000 x 20,000, 1.2 GB), six of them took the machine's memory."""
+    from vision.errors import CaptureError
+    from vision.scan import load_face_images
+
+    for face in "URFDLB":
+        (tmp_path / f"{face}.png").write_bytes(_png_bomb(12_000, 12_000))
+    with pytest.raises(CaptureError, match=r"declares 12000x12000 pixels; at most 64,000,000"):
+        load_face_images(tmp_path)
+
+
+@pytest.mark.parametrize("ext", [".png", ".jpg", ".bmp", ".tif", ".webp"])
+def test_image_headers_give_the_size_opencv_decodes(ext: str) -> None:
+    import io
+
+    import cv2
+
+    from vision.imagefile import image_size
+
+    image = np.random.default_rng(0).integers(0, 255, (123, 457, 3), dtype=np.uint8)
+    ok, encoded = cv2.imencode(ext, image)
+    assert ok
+    assert image_size(io.BytesIO(encoded.tobytes())) == (457, 123)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff\xe0\x00", b"GIF89a....", b"P6\n4 4\n255\n"],
+    ids=["empty", "png-cut", "jpeg-cut", "gif", "ppm"],
+)
+def test_a_face_image_of_no_known_format_is_refused_by_name(tmp_path: Path, content: bytes) -> None:
+    from vision.errors import CaptureError
+    from vision.scan import load_face_images
+
+    (tmp_path / "U.png").write_bytes(content)
+    with pytest.raises(CaptureError, match=r"U\.png: not a PNG, JPEG, BMP, TIFF or WebP"):
+        load_face_images(tmp_path)
