@@ -122,12 +122,15 @@ class MqttBridge:
         if len(self._queue) >= self.config.mqtt.queue_limit:
             self._queue.popleft()
             self.dropped += 1
-            logger.warning(
-                "MQTT queue full (%d messages; broker %s:%d unreachable): dropped the oldest",
-                self.config.mqtt.queue_limit,
-                self.host,
-                self.port,
-            )
+            if self.dropped % 1000 == 1:  # the first drop and every 1000th: not a line each
+                logger.warning(
+                    "MQTT queue full (%d messages; broker %s:%d unreachable or too slow): "
+                    "dropped the oldest (%d dropped so far)",
+                    self.config.mqtt.queue_limit,
+                    self.host,
+                    self.port,
+                    self.dropped,
+                )
         self._queue.append(message)
         self._wake.set()
 

@@ -303,3 +303,14 @@ def test_a_retained_command_is_never_run(mqtt_broker: Broker) -> None:
     bridge = run(scenario())
     assert verbs == ["status"]
     assert bridge.ignored_retained == 1
+
+
+def test_a_full_queue_is_logged_once_per_thousand_drops(caplog: pytest.LogCaptureFixture) -> None:
+    """Every dropped message logged its own warning: a flood logged tens of thousands."""
+    bridge = MqttBridge(config_with(queue_limit=10), _noop, host="127.0.0.1", port=1)
+    with caplog.at_level("WARNING", logger="robot.mqtt"):
+        for k in range(2010):
+            bridge.publish_event("move_executed", {"index": k})
+    assert bridge.dropped == 2000 and bridge.pending == 10
+    lines = [r.getMessage() for r in caplog.records if "queue full" in r.getMessage()]
+    assert len(lines) == 2 and lines[-1].endswith("(1001 dropped so far)")
