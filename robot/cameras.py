@@ -28,7 +28,7 @@ from robot.errors import ConfigError
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
-from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
+from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, device_index
 from vision.errors import CaptureError
 from vision.spotlight import Spotlight
 
@@ -99,8 +99,9 @@ class CameraRig:
                 calib = simcam.calibration()
                 views.append(ViewCalibration(cam.name, calib.sites))
             else:
+                index = device_index(cam.source)
                 source = OpenCVCamera(
-                    int(cam.source) if cam.source.isdigit() else cam.source,
+                    cam.source if index is None else index,
                     CameraSettings(width=cam.width, height=cam.height),
                 )
                 if cam.calibration:

@@ -45,3 +45,42 @@ def test_a_corrupt_state_file_is_a_capture_error_naming_it(
 def test_a_missing_state_file_says_what_writes_it(tmp_path: Path) -> None:
     with pytest.raises(CaptureError, match="firmware-sim --state-file"):
         state_file_source(tmp_path / "absent.state", 3)()
+
+
+@pytest.mark.parametrize("source", ["²", "99999999999999999999"])
+def test_a_camera_source_that_is_no_index_does_not_stop_the_daemon_with_a_traceback(
+    tmp_path: Path, source: str
+) -> None:
+    """``int("²")`` (``"²".isdigit()`` is true) raised ValueError building the rig: the daemon
+    could not start and printed a traceback."""
+    from robot.cameras import CameraRig
+    from robot.config import parse_config
+
+    config = parse_config(
+        {
+            "cameras": [
+                {"name": "front", "source": source, "view": "face", "faces": ["F"]},
+                {
+                    "name": "upper",
+                    "source": "simulated",
+                    "view": "corner",
+                    "faces": ["U", "R", "B"],
+                },
+                {
+                    "name": "lower",
+                    "source": "simulated",
+                    "view": "corner",
+                    "faces": ["D", "L", "B"],
+                },
+            ]
+        },
+        str(tmp_path / "robot.toml"),
+    )
+    try:
+        rig = CameraRig(config, Cube.solved)
+    except CaptureError as exc:  # refused by name at start
+        assert "out of range" in str(exc)
+        return
+    assert rig.missing_calibration == ("front",)
+    with pytest.raises(CaptureError, match="cannot open camera source"):
+        rig.capture()
