@@ -35,6 +35,8 @@ def read_image(path: str | Path) -> npt.NDArray[np.uint8]:
     read, is of no known format, declares more than :data:`MAX_IMAGE_PIXELS` or does not
     decode."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # a folder, a FIFO (opening it would wait), a device
+        raise CaptureError(f"cannot read image {p}: not a regular file")
     try:
         with p.open("rb") as file:
             size = image_size(file)

@@ -239,3 +239,15 @@ def test_a_face_image_of_no_known_format_is_refused_by_name(tmp_path: Path, cont
     (tmp_path / "U.png").write_bytes(content)
     with pytest.raises(CaptureError, match=r"U\.png: not a PNG, JPEG, BMP, TIFF or WebP"):
         load_face_images(tmp_path)
+
+
+def test_a_face_image_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Opening a FIFO named U.png waited for a writer forever."""
+    import os
+
+    from vision.errors import CaptureError
+    from vision.scan import load_face_images
+
+    os.mkfifo(tmp_path / "U.png")
+    with pytest.raises(CaptureError, match=r"U\.png: not a regular file"):
+        load_face_images(tmp_path)
