@@ -60,15 +60,26 @@ def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
                 f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
                 "`cuberobot firmware-sim --state-file` running?"
             ) from exc
-        try:
-            if len(raw) > _STATE_FILE_LIMIT:
-                raise ValueError(f"it is larger than {_STATE_FILE_LIMIT} bytes")
-            return Cube.from_facelets(raw.decode("ascii").strip(), n)
-        except (UnicodeDecodeError, CubeError, ValueError) as exc:  # a scan failure, not a crash
+        if len(raw) > _STATE_FILE_LIMIT:
             raise CaptureError(
-                f"simulated camera: the cube state file {path} holds no N={n} cube ({exc}); "
-                "it is written by `cuberobot firmware-sim --state-file`"
-            ) from None
+                f"simulated camera: the cube state file {path} is larger than "
+                f"{_STATE_FILE_LIMIT} bytes; point the camera at the file `cuberobot firmware-sim "
+                "--state-file` writes"
+            )
+        try:
+            text = raw.decode("ascii").strip()
+        except UnicodeDecodeError as exc:
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} is not text (byte {exc.start}); "
+                "point the camera at the file `cuberobot firmware-sim --state-file` writes"
+            ) from exc
+        try:
+            return Cube.from_facelets(text, n)
+        except CubeError as exc:
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} holds no {n}x{n} cube ({exc}); "
+                "point the camera at the file `cuberobot firmware-sim --state-file` writes"
+            ) from exc
 
     return read
 

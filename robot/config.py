@@ -244,19 +244,26 @@ class RobotConfig(Section):
             return Path(self.source).resolve().parent / p
         return p
 
+    def _secret(self, section: str, key: str, what: str) -> str:
+        """The secret in the file ``[section] key`` names, stripped; a file that cannot be
+        read, is not UTF-8 text or holds nothing is a :class:`ConfigError` at that key."""
+        path = self.resolve(getattr(getattr(self, section), key))
+        try:
+            secret = path.read_bytes().decode("utf-8").strip()
+        except OSError as exc:
+            problem = f"cannot read the {what} file {path}: {exc.strerror}"
+        except UnicodeDecodeError as exc:
+            problem = f"the {what} file {path} is not UTF-8 text (byte {exc.start})"
+        else:
+            if secret:
+                return secret
+            problem = f"the {what} file {path} is empty"
+        raise ConfigError(problem, file=self.source, section=section, key=key)
+
     def mqtt_password(self) -> str | None:
         """The broker password, read from ``password_file`` when given."""
         if self.mqtt.password_file:
-            path = self.resolve(self.mqtt.password_file)
-            try:
-                return path.read_text(encoding="utf-8").strip()
-            except OSError as exc:
-                raise ConfigError(
-                    f"cannot read the password file {path}: {exc.strerror}",
-                    file=self.source,
-                    section="mqtt",
-                    key="password_file",
-                ) from exc
+            return self._secret("mqtt", "password_file", "password")
         return self.mqtt.password or None
 
     def mqtt_viewer_password(self) -> str | None:
@@ -266,31 +273,14 @@ class RobotConfig(Section):
             return None
         if not mq.viewer_password_file:
             return mq.viewer_password
-        path = self.resolve(mq.viewer_password_file)
-        try:
-            return path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the password file {path}: {exc.strerror}",
-                file=self.source,
-                section="mqtt",
-                key="viewer_password_file",
-            ) from exc
+        return self._secret("mqtt", "viewer_password_file", "password")
 
     def web_token(self) -> str:
         """The web page's command token ("" = read-only), read from ``token_file`` if given."""
         if not self.web.token_file:
             return self.web.token
         path = self.resolve(self.web.token_file)
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the token file {path}: {exc.strerror}",
-                file=self.source,
-                section="web",
-                key="token_file",
-            ) from exc
+        token = self._secret("web", "token_file", "token")
         if len(token) < 12:
             raise ConfigError(
                 f"the token in {path} is shorter than 12 characters",
@@ -322,6 +312,15 @@ class RobotConfig(Section):
                 )
             ]
         named += [(f"cameras[{c.name}]", "calibration", c.calibration) for c in self.cameras]
+        journal = self.resolve(self.journal.path)
+        if journal.is_dir():
+            raise ConfigError(
+                f"{journal} is a folder; name the journal file in it (e.g. "
+                f"{journal / 'cuberobot-journal.sqlite'})",
+                file=self.source,
+                section="journal",
+                key="path",
+            )
         for section, key, value in named:
             if value and not self.resolve(value).is_file():
                 raise ConfigError(
@@ -358,6 +357,11 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(
+            "not valid TOML for a profile: arrays or inline tables nested too deeply",
+            file=str(p),
+        ) from exc
     config = parse_config(data, str(p), str(base_dir) if base_dir is not None else "")
     config.check_files()
     logger.info(

@@ -50,9 +50,17 @@ FACE_NAMES = ("U", "R", "F", "D", "L", "B")
 
 
 class Section(BaseModel):
-    """A profile section: frozen, unknown keys refused."""
+    """A profile section: frozen, unknown keys refused, numbers finite (``inf`` is no duration
+    or speed), no text with a NUL character (no path, topic or name can hold one)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("contains a NUL character (\\u0000); remove it")
+        return value
 
 
 class RobotSection(Section):
@@ -104,7 +112,7 @@ class RobotSection(Section):
 class SerialConfig(Section):
     """``[serial]``: where the firmware is."""
 
-    url: str = "/dev/ttyACM0"
+    url: Annotated[str, Field(min_length=1)] = "/dev/ttyACM0"
     baud: Annotated[int, Field(gt=0)] = 115200
     connect_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     reconnect_budget_s: Annotated[float, Field(ge=0)] = 10.0
@@ -424,7 +432,7 @@ class WebConfig(Section):
 class JournalConfig(Section):
     """``[journal]``: the SQLite job journal."""
 
-    path: str = "cuberobot-journal.sqlite"
+    path: Annotated[str, Field(min_length=1)] = "cuberobot-journal.sqlite"
 
 
 class SimulationConfig(Section):

@@ -132,6 +132,11 @@ class Journal:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if "\x00" in str(path):
+            raise JournalError(
+                f"the journal path {str(path)!r} contains a NUL character; fix [journal] path "
+                "in the profile (or --journal)"
+            )
         if str(path) != ":memory:":
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)

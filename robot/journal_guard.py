@@ -7,9 +7,10 @@ in the retained status) until an operator has rescanned the cube. Nothing is del
 quarantined file is there for inspection.
 
 Untrusted means: SQLite cannot open it or its quick check fails (bytes overwritten, a torn
-page); it was written by a newer cuberobot; or its unfinished job contradicts itself (a state
+page); it was written by a newer cuberobot; its unfinished job contradicts itself (a state
 that is no state, more moves executed than planned, a physical cube that is not a cube of its
-size, move rows missing). A journal emptied to 0 bytes is told apart from a new file by a
+size, move rows missing); or any job row holds a value the code cannot use (the history on the
+web page reads them all). A journal emptied to 0 bytes is told apart from a new file by a
 marker file written beside it the first time (``<name>.marker``): the history and any
 unfinished job are lost, and that is reported rather than silently started afresh.
 
@@ -117,6 +118,10 @@ def check(journal: Journal) -> None:
         raise
     except Exception as exc:  # a value the schema allows but the code cannot use
         raise _Untrusted(f"a job row cannot be read: {exc}") from exc
+    try:
+        journal.jobs(-1)  # every row (LIMIT -1): the history reads them (web page, last pose)
+    except Exception as exc:
+        raise _Untrusted(f"an older job row cannot be read: {exc}") from exc
 
 
 def _check_job(journal: Journal, record: JobRecord) -> None:

@@ -9,7 +9,9 @@ any engine runs: an impossible cube is refused with every problem.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection
+import math
+import numbers
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from solver.cost import CostModel
@@ -17,7 +19,7 @@ from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.validate import check
-from solver.errors import UnsupportedError
+from solver.errors import FaceletFormatError, OptionError, UnsupportedError
 from solver.options import SolveOptions
 from solver.solution import Solution
 
@@ -57,13 +59,17 @@ SIZED_ENGINES: dict[str, Callable[[int], bool]] = {
 AUTO = "auto"
 
 
+def _three(n: int) -> bool:
+    """The size rule of the engines not in :data:`SIZED_ENGINES`: 3x3 only."""
+    return n == 3
+
+
 def engine_for_size(n: int, requested: str) -> str:
     """The engine that runs for an ``n`` cube: ``"auto"`` picks by size (2x2 "pocket", 3x3
     "twophase", N >= 4 "nxn"); a named engine runs as asked (and refuses a size it does not
     solve)."""
     if requested != AUTO:
-        accepts = SIZED_ENGINES.get(requested)
-        if accepts is not None and not accepts(n):
+        if requested in ENGINES and not SIZED_ENGINES.get(requested, _three)(n):
             raise UnsupportedError(f"engine {requested!r} does not solve {n}x{n}x{n} cubes")
         return requested
     if n == 2:
@@ -93,12 +99,70 @@ def get_engine(name: str) -> Engine:
 
 
 def to_cube(state: Cube | CubieCube | str) -> Cube:
-    """Accept a facelet cube, a cubie cube or a facelet string."""
+    """Accept a facelet cube, a cubie cube or a facelet string (anything else is a
+    :class:`~solver.errors.FaceletFormatError` naming its type)."""
     if isinstance(state, Cube):
         return state
     if isinstance(state, CubieCube):
         return state.to_cube()
+    if not isinstance(state, str):
+        raise FaceletFormatError(
+            f"a cube state is a Cube, a CubieCube or a facelet string, not {type(state).__name__}"
+        )
     return Cube.from_facelets(state)
+
+
+def _max_length(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise OptionError(
+            "max_length", f"max_length must be a whole number of moves >= 0, got {value!r}"
+        )
+    return int(value)
+
+
+def _budget(value: object) -> float:
+    seconds = (
+        float(value)
+        if isinstance(value, numbers.Real) and not isinstance(value, bool)
+        else math.nan
+    )
+    if not 0 <= seconds < math.inf:
+        raise OptionError(
+            "budget_s", f"budget_s must be a finite number of seconds >= 0, got {value!r}"
+        )
+    return seconds
+
+
+def _faces(faces: object) -> frozenset[Face] | None:
+    """``faces`` as a set of :class:`Face`: Faces or their letters (any case), a string of
+    letters such as ``"URFLB"`` included."""
+    if faces is None:
+        return None
+    if isinstance(faces, (str, Face)):
+        faces = list(faces) if isinstance(faces, str) else [faces]
+    if not isinstance(faces, Iterable):
+        raise OptionError("faces", f"faces must be a collection of faces, got {faces!r}")
+    chosen = set()
+    for face in faces:
+        if isinstance(face, Face):
+            chosen.add(face)
+        elif isinstance(face, str) and face.upper() in Face.__members__:
+            chosen.add(Face[face.upper()])
+        else:
+            raise OptionError("faces", f"faces are letters of U R F D L B, got {face!r}")
+    if not chosen:
+        raise OptionError("faces", "faces is empty: at least one face must be allowed to turn")
+    return frozenset(chosen)
+
+
+def _cost_model(value: object) -> CostModel | None:
+    if value is not None and not isinstance(value, CostModel):
+        raise OptionError(
+            "cost_model", f"cost_model must be a solver.cost.CostModel, got {value!r}"
+        )
+    return value
 
 
 def solve(
@@ -113,10 +177,11 @@ def solve(
 ) -> Solution:
     """Solve ``state`` (any size N >= 2) with ``engine`` (default ``"auto"``: the engine for
     the cube's size, two-phase for a 3x3, see :func:`engine_for_size`); raises
-    :class:`~solver.errors.InvalidCubeError` for an impossible cube before any search."""
+    :class:`~solver.errors.InvalidCubeError` for an impossible cube before any search, and
+    :class:`~solver.errors.OptionError` naming the option for a ``max_length``, ``budget_s``,
+    ``cost_model`` or ``faces`` of the wrong type or out of range."""
     cube = check(to_cube(state))
-    face_set = (
-        None if faces is None else frozenset(f if isinstance(f, Face) else Face[f] for f in faces)
+    options = SolveOptions(
+        _max_length(max_length), _budget(budget_s), _cost_model(cost_model), _faces(faces), extra
     )
-    options = SolveOptions(max_length, budget_s, cost_model, face_set, extra)
     return get_engine(engine_for_size(cube.n, engine))(cube, options)

@@ -14,6 +14,7 @@ re-expressed for fixed centres (the robot planner does that).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -36,8 +37,10 @@ class CostModel:
     def __post_init__(self) -> None:
         for name in ("quarter_turn_s", "half_turn_s", "pair_extra_s", "settle_s"):
             value = getattr(self, name)
-            if not value >= 0:
-                raise ValueError(f"cost model: {name} must be >= 0 seconds, got {value!r}")
+            if not 0 <= value < math.inf:
+                raise ValueError(
+                    f"cost model: {name} must be a finite number >= 0 seconds, got {value!r}"
+                )
 
     def move_time(self, move: Move) -> float:
         if move.kind is not MoveKind.OUTER:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from solver.cube.facelets import DEFAULT_SCHEME, ColourScheme
+from solver.cube.facelets import DEFAULT_SCHEME, MAX_N, ColourScheme
 from solver.cube.geometry import Face
 from vision.errors import CalibrationError
 
@@ -42,11 +42,6 @@ __all__ = [
 ]
 
 Point = tuple[float, float]
-
-#: Largest cube a calibration file may describe (the scan formats' N = 2..9, and 1).
-MAX_N = 9
-#: Largest calibration file read (bytes).
-MAX_FILE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,14 +153,12 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
     Path(path).write_text("\n".join(lines), encoding="utf-8")
 
 
-def _number(value: object, where: str, what: str) -> float:
-    """A finite TOML number (an integer or a float; not a boolean, ``nan`` or ``inf``)."""
+def _number(value: object) -> float | None:
+    """``value`` as a finite float, or None (a bool, text, NaN or infinity is no number)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CalibrationError(f"{where}: {what} must be a number, got {value!r}")
+        return None
     number = float(value)
-    if not math.isfinite(number):
-        raise CalibrationError(f"{where}: {what} must be a finite number, got {value!r}")
-    return number
+    return number if math.isfinite(number) else None
 
 
 def _site(raw: object, where: str, n: int) -> StickerSite:
@@ -182,8 +175,9 @@ def _site(raw: object, where: str, n: int) -> StickerSite:
         or not (0 <= row < n and 0 <= col < n)
     ):
         raise CalibrationError(f"{where}: row/col {row!r},{col!r} outside 0..{n - 1}")
-    xf, yf = _number(x, where, "x"), _number(y, where, "y")
-    hf = _number(half, where, "the half-size")
+    xf, yf, hf = _number(x), _number(y), _number(half)
+    if xf is None or yf is None or hf is None:
+        raise CalibrationError(f"{where}: x, y and half-size must be finite numbers")
     if xf < 0 or yf < 0:
         raise CalibrationError(f"{where}: the centre ({xf}, {yf}) lies left of or above the image")
     if hf <= 0:
@@ -191,9 +185,15 @@ def _site(raw: object, where: str, n: int) -> StickerSite:
     return StickerSite(Face[face_name], row, col, (xf, yf), (), hf)
 
 
-def load_calibration(path: str | Path) -> Calibration:
-    """Read a calibration TOML file; errors name the file, the view and the bad entry."""
-    p = Path(path)
+#: the largest image side a calibration may name (pixels; 0 = not recorded)
+MAX_IMAGE_SIDE = 100_000
+
+
+#: Largest calibration file read (bytes): a 7x7's is about 30 kB.
+MAX_FILE_BYTES = 1 << 20
+
+
+def _read_toml(p: Path) -> dict[str, object]:
     try:
         with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
             raw = file.read(MAX_FILE_BYTES + 1)
@@ -204,66 +204,77 @@ def load_calibration(path: str | Path) -> Calibration:
             f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
         )
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CalibrationError(
-            f"{p} is not a text file (byte {exc.start + 1} is not UTF-8): a calibration is the "
-            "TOML file `cuberobot vision calibrate` writes"
+            f"{p} is not a text file (byte {exc.start} is not UTF-8): a calibration is the TOML "
+            "file `cuberobot vision calibrate` writes"
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise CalibrationError(f"{p} is not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise CalibrationError(f"{p} is not a calibration (TOML nested too deeply)") from exc
+
+
+def _views(raw: object, p: Path, n: int) -> tuple[ViewCalibration, ...]:
+    if not isinstance(raw, list):
+        raise CalibrationError(f"{p}: view must be [[view]] tables, got {raw!r:.40}")
+    views: list[ViewCalibration] = []
+    for i, raw_view in enumerate(raw):
+        if not isinstance(raw_view, dict):
+            raise CalibrationError(f"{p}: view #{i + 1} must be a [[view]] table")
+        name = raw_view.get("name")
+        if not isinstance(name, str):
+            raise CalibrationError(f"{p}: view #{i + 1} has no name")
+        raw_sites = raw_view.get("sites", [])
+        if not isinstance(raw_sites, list):
+            raise CalibrationError(f"{p} view {name}: sites must be a list of sites")
+        sites = tuple(
+            _site(s, f"{p} view {name} site #{k + 1}", n) for k, s in enumerate(raw_sites)
+        )
+        if any(v.name == name for v in views):
+            raise CalibrationError(f"{p}: view {name!r} is given more than once; keep one")
+        views.append(ViewCalibration(name, sites))
+    return tuple(views)
+
+
+def _palette(raw: object, p: Path) -> dict[str, tuple[float, float, float]]:
+    if not isinstance(raw, dict):
+        raise CalibrationError(f"{p}: [colours] must be a table of name = [L, a, b]")
+    palette: dict[str, tuple[float, float, float]] = {}
+    for name, lab in raw.items():
+        values = [_number(v) for v in lab] if isinstance(lab, list) and len(lab) == 3 else []
+        if len(values) != 3 or any(v is None for v in values):
+            raise CalibrationError(f"{p} [colours] {name}: expected [L, a, b] (finite numbers)")
+        palette[name] = (float(values[0] or 0), float(values[1] or 0), float(values[2] or 0))
+    return palette
+
+
+def _side(data: Mapping[str, object], key: str, p: Path) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_IMAGE_SIDE:
+        raise CalibrationError(
+            f"{p}: {key} must be a whole number of pixels 0..{MAX_IMAGE_SIDE}, got {value!r}"
+        )
+    return value
+
+
+def load_calibration(path: str | Path) -> Calibration:
+    """Read a calibration TOML file; errors name the file, the view and the bad entry (a file
+    that is not text, not TOML or of the wrong shape is a :class:`CalibrationError`)."""
+    p = Path(path)
+    data = _read_toml(p)
     unknown = set(data) - {"n", "width", "height", "view", "colours"}
     if unknown:
         raise CalibrationError(f"{p}: unknown keys {sorted(unknown)}")
     n = data.get("n")
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:
-        raise CalibrationError(f"{p}: n must be a positive integer 1..{MAX_N}, got {n!r}")
-    size = {key: data.get(key, 0) for key in ("width", "height")}
-    for key, value in size.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise CalibrationError(
-                f"{p}: {key} must be a whole number of pixels (0: unknown), got {value!r}"
-            )
-    raw_views = data.get("view", [])
-    if not isinstance(raw_views, list):
-        raise CalibrationError(f"{p}: view must be a list of [[view]] tables, got {raw_views!r}")
-    views: list[ViewCalibration] = []
-    for i, raw_view in enumerate(raw_views):
-        views.append(_view(raw_view, f"{p} view #{i + 1}", n))
-    names = [v.name for v in views]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise CalibrationError(f"{p}: view {twice[0]!r} is given more than once; keep one")
-    raw_colours = data.get("colours", {})
-    if not isinstance(raw_colours, dict):
-        raise CalibrationError(f"{p}: colours must be a [colours] table, got {raw_colours!r}")
-    palette: dict[str, tuple[float, float, float]] = {}
-    for name, lab in raw_colours.items():
-        where = f"{p} [colours] {name}"
-        if not isinstance(lab, list) or len(lab) != 3:
-            raise CalibrationError(f"{where}: expected [L, a, b], got {lab!r}")
-        palette[name] = (
-            _number(lab[0], where, "L"),
-            _number(lab[1], where, "a"),
-            _number(lab[2], where, "b"),
+        raise CalibrationError(
+            f"{p}: n must be a positive integer (a cube size up to {MAX_N}), got {n!r}"
         )
-    return Calibration(n, tuple(views), size["width"], size["height"], palette)
-
-
-def _view(raw: object, where: str, n: int) -> ViewCalibration:
-    if not isinstance(raw, dict):
-        raise CalibrationError(f"{where}: a view is a [[view]] table, got {raw!r}")
-    unknown = set(raw) - {"name", "sites"}
-    if unknown:
-        raise CalibrationError(f"{where}: unknown keys {sorted(unknown)}")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise CalibrationError(f"{where} has no name")
-    raw_sites = raw.get("sites", [])
-    if not isinstance(raw_sites, list):
-        raise CalibrationError(f"{where} ({name}): sites must be a list, got {raw_sites!r}")
-    sites = tuple(_site(s, f"{where} ({name}) site #{k + 1}", n) for k, s in enumerate(raw_sites))
-    return ViewCalibration(name, sites)
+    views = _views(data.get("view", []), p, n)
+    palette = _palette(data.get("colours", {}), p)
+    return Calibration(n, views, _side(data, "width", p), _side(data, "height", p), palette)
 
 
 def merge_views(base: Calibration | None, views: Iterable[ViewCalibration], n: int) -> Calibration:

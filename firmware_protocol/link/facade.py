@@ -20,6 +20,7 @@ from firmware_protocol.errors import (
     LinkTimeoutError,
     PortError,
     PortLostError,
+    PortOpenError,
 )
 from firmware_protocol.link.actions import (
     Action,
@@ -429,8 +430,16 @@ class FirmwareLink:
                 await self._open_port()
             except (OSError, serial.SerialException, TimeoutError) as err:
                 problem = err
+            except ValueError as err:  # pyserial: a URL it cannot parse; no retry mends it
+                error = PortOpenError(
+                    f"{self.port} is not a port pyserial can open ({err}); give a device path "
+                    "such as /dev/ttyACM0, a pty path or socket://host:port",
+                    self.port,
+                )
+                error.__cause__ = err
+                self._fail_everything(error)
+                return
             else:
-                policy.opened()
                 if policy.lost_at is not None:
                     self._core.stats.reconnects += 1
                     logger.info(

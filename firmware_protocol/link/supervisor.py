@@ -52,6 +52,31 @@ class _PortProtocol(asyncio.Protocol):
         self._on_lost(exc)
 
 
+def _quiet_port_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """Install (once per loop, chained to the handler before it) an exception handler that
+    logs a port's I/O error in one line: the transport reports a failed write to the loop's
+    handler with a traceback *and* to the protocol, and the link already reports the loss
+    ("port lost (...); reconnecting"). Every other context goes to the previous handler."""
+    previous = loop.get_exception_handler()
+    if getattr(previous, "_cuberobot_port_errors", False):
+        return
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+        exc = context.get("exception")
+        if isinstance(context.get("protocol"), _PortProtocol) and isinstance(
+            exc, (OSError, serial.SerialException)
+        ):
+            logger.debug("%s: %s", context.get("message"), exc)
+            return
+        if previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    handler._cuberobot_port_errors = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
+
+
 class SerialPort:
     """One open port at a time; bytes and loss of the current one go to the callbacks (those of
     a port already replaced are dropped)."""
@@ -82,6 +107,7 @@ class SerialPort:
                 on_lost(exc)
 
         loop = asyncio.get_running_loop()
+        _quiet_port_errors(loop)
         protocol = _PortProtocol(item, lost)
         async with asyncio.timeout(_PORT_OPEN_TIMEOUT_S):
             transport, _ = await serial_asyncio_fast.create_serial_connection(
@@ -150,10 +176,6 @@ class ReconnectPolicy:
         self._attempt = 0
         self.down = False
 
-    def opened(self) -> None:
-        """The port opened: the back-off starts again."""
-        self._attempt = 0
-
     def ended(self, now: float, session_opened_at: float) -> None:
         """A connection ended; the loss counts from now unless no session opened since the
         last loss."""
@@ -161,8 +183,11 @@ class ReconnectPolicy:
             self.lost_at = now
 
     def back_up(self) -> None:
-        """A session opened: the link is usable again."""
+        """A session opened (the firmware answered): the link is usable again and the back-off
+        starts again. A port that opens but fails before any answer (a flapping cable, a
+        device that is not our firmware) keeps doubling its back-off."""
         self.down = False
+        self._attempt = 0
 
     def next_step(
         self, now: float, connecting: bool, problem: Exception | None

@@ -243,8 +243,15 @@ class MotionControl(ABC):
             return
         path = self.state_file
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.cube.facelets() + "\n", encoding="ascii")
-        os.replace(tmp, path)
+        try:
+            tmp.write_text(self.cube.facelets() + "\n", encoding="ascii")
+            os.replace(tmp, path)
+        except OSError as exc:  # the file is a side view: the moves still ran and are reported
+            logger.error(
+                "cannot write the state file %s: %s; the cameras reading it see an old cube",
+                path,
+                exc.strerror or exc,
+            )
 
     def _queue_free(self) -> int:
         return self.config.queue_depth - len(self._queue)

@@ -39,7 +39,7 @@ from firmware_protocol import (
     parse_fault_spec,
     parse_moves,
 )
-from robot.cli.args import baud_rate, cube_size
+from robot.cli.args import baud_rate, cube_size, new_file, seconds
 from robot.cli.exits import CommandFailed, UsageError
 from robot.cli.output import link_errors_reported_once
 from robot.simcube import SolverCube
@@ -81,7 +81,7 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the fault injection (default 0)")
     p.add_argument(
         "--state-file",
-        type=Path,
+        type=_state_file,
         default=None,
         metavar="FILE",
         help="keep the virtual cube's facelet string here, rewritten after every move",
@@ -124,7 +124,7 @@ def register(sub: Any) -> None:
     p.add_argument("--baud", type=baud_rate, default=115200, help="baud rate (115200)")
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=seconds,
         default=5.0,
         metavar="S",
         help="seconds to wait for the firmware (default 5)",
@@ -133,6 +133,17 @@ def register(sub: Any) -> None:
 
 
 # --- argument types ---------------------------------------------------------------------------
+
+
+def _state_file(text: str) -> Path:
+    """Where the simulated firmware keeps the cube's facelets: a file in an existing folder."""
+    path = new_file(text)
+    if not path.expanduser().absolute().parent.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"{text}: the folder {path.expanduser().absolute().parent} does not exist; create it "
+            "or choose a path in an existing folder"
+        )
+    return path
 
 
 _size = cube_size(64)

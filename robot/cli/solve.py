@@ -7,16 +7,18 @@ Forms (a contract; scripts call them):
 * ``cuberobot solve --scramble "R U ..." [--size N] [options]`` — the state these moves make
   from solved (N = 3 unless given)
 * ``cuberobot solve --batch FILE [options]`` — one facelet string per line in (blank lines and
-  ``#`` comments skipped; ``-`` reads standard input), one line per state out:
-  ``MOVES<TAB>MILLISECONDS``; a state that fails gives ``ERROR: message<TAB>MILLISECONDS`` and
-  the exit code 1 at the end. With ``--format json`` every line is a JSON object, a failed
-  state's ``{"error": {...}, "solve_ms": ...}`` (never a plain ``ERROR:`` line). The tables are
-  loaded once. A file that is not UTF-8 text is a usage error (exit 2).
+  ``#`` comments skipped; ``-`` reads standard input; a byte-order mark and CRLF line ends are
+  fine), one line per state out: ``MOVES<TAB>MILLISECONDS``; a state that fails gives
+  ``ERROR: message (line K)<TAB>MILLISECONDS`` and the exit code 1 at the end. Each line's size
+  picks its engine (``auto``: a file may mix sizes; a named engine refuses a line of a size it
+  does not solve, and only that line). With ``--format json`` every line is a JSON object, a
+  failed state's ``{"error": {...}, "line": K, "solve_ms": ...}`` (never a plain ``ERROR:``
+  line). The tables are loaded once. A file that is not UTF-8 text is a usage error (exit 2).
 
 Options: ``--engine NAME`` (default ``auto``: the optimal 2x2 engine ``pocket`` for N = 2,
 ``twophase`` for 3x3, the reduction engine ``nxn`` for N >= 4), ``--size N``, ``--budget
 SECONDS`` (0: the first solution within the maximum length; more: keep improving until the time
-is up), ``--max-length N``
+is up; finite), ``--max-length N``
 (default 20; 26 with ``--robot-time``), ``--faces URFLB`` (the faces with a motor),
 ``--robot-time`` (optimise the estimated robot execution time with the default cost model, or
 ``--cost Q,H,P,S`` seconds for a quarter turn, a half turn, the extra of two opposite faces
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -107,8 +110,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"budget must be seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"budget must be >= 0 seconds, got {text}")
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"budget must be a finite number >= 0 seconds, got {text}")
     return value
 
 
@@ -181,8 +184,9 @@ def _solve(args: argparse.Namespace) -> int:
             f"unknown engine {args.engine!r}; choose auto or one of {', '.join(engine_names())}"
         )
     if args.batch is not None:
-        engine = engine_for_size(args.size or 3, args.engine)
-        return _solve_batch(args, engine, _options(args, engine))
+        if args.size is not None:
+            engine_for_size(args.size, args.engine)  # an engine that cannot solve --size: now
+        return _solve_batch(args)
     if args.scramble is not None:
         cube = Cube.solved(args.size or 3).apply(args.scramble)
     else:
@@ -195,22 +199,22 @@ def _solve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solve_batch(args: argparse.Namespace, engine: str, opts: dict[str, Any]) -> int:
+def _solve_batch(args: argparse.Namespace) -> int:
     try:
         stream: TextIO = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     except OSError as exc:
         raise UsageError(f"cannot read {args.batch}: {exc.strerror}") from exc
-    if engine == "twophase":
+    if args.engine in (AUTO, "twophase") and args.size in (None, 3):
         from solver.engines.twophase.engine import get_solver
 
-        get_solver(
-            opts.get("cache_dir"), progress=opts.get("progress")
-        )  # load tables once, up front
+        opts = _options(args, "twophase")
+        get_solver(opts.get("cache_dir"), progress=opts.get("progress"))  # load tables once
     failed = 0
+    options: dict[str, dict[str, Any]] = {}  # per engine: the lines' sizes pick it (auto)
     with stream:
         try:
-            for line in stream:
-                failed += _solve_line(line, args, engine, opts)
+            for number, line in enumerate(stream, start=1):
+                failed += _solve_line(line, number, args, options)
         except UnicodeDecodeError as exc:
             raise UsageError(
                 f"{'standard input' if args.batch == '-' else args.batch}: not UTF-8 text "
@@ -219,20 +223,28 @@ def _solve_batch(args: argparse.Namespace, engine: str, opts: dict[str, Any]) ->
     return 1 if failed else 0
 
 
-def _solve_line(line: str, args: argparse.Namespace, engine: str, opts: dict[str, Any]) -> int:
-    """Solve one batch line and print its result line; 1 if the state failed, else 0."""
-    text = line.split("#", 1)[0].strip()
+def _solve_line(
+    line: str, number: int, args: argparse.Namespace, options: dict[str, dict[str, Any]]
+) -> int:
+    """Solve one batch line (``number``, from 1) with the engine for its size and print its
+    result line; 1 if the state failed, else 0. A failure names the line."""
+    text = line.split("#", 1)[0].strip().lstrip("\ufeff").strip()  # a byte-order mark too
     if not text:
         return 0
     t0 = time.perf_counter()
     try:
-        solution = solve(Cube.from_facelets(text, args.size), engine, **opts)
+        cube = Cube.from_facelets(text, args.size)
+        engine = engine_for_size(cube.n, args.engine)
+        if engine not in options:
+            options[engine] = _options(args, engine)
+        solution = solve(cube, engine, **options[engine])
     except CubeError as exc:
         ms = 1000 * (time.perf_counter() - t0)
         if args.format == "json":
-            print(json.dumps({**(error_document(exc) or {}), "solve_ms": round(ms, 3)}), flush=True)
+            document = {**(error_document(exc) or {}), "line": number, "solve_ms": round(ms, 3)}
+            print(json.dumps(document), flush=True)
         else:
-            print(f"ERROR: {exc}\t{ms:.3f}", flush=True)
+            print(f"ERROR: {exc} (line {number})\t{ms:.3f}", flush=True)
         return 1
     ms = 1000 * (time.perf_counter() - t0)
     out = _render(solution, ms, args.format)

@@ -248,6 +248,16 @@ class OneCameraScan:
             if record.id == job.id or not record.executed:
                 continue
             rows = await journal.call(journal.sync.moves, record.id)
+            if len(rows) < record.executed:  # a damaged journal: the last action is unknown
+                logger.warning(
+                    "job %s: the previous job %s journaled %d moves but %d executed; scanning "
+                    "from the start pose",
+                    job.id,
+                    record.id,
+                    len(rows),
+                    record.executed,
+                )
+                break
             last = rows[record.executed - 1]
             try:
                 parts = WireAction.from_token(last.face, last.motor, last.turns).parts

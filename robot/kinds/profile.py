@@ -62,7 +62,7 @@ _Seconds = Annotated[float, Field(gt=0, le=30)]
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _distinct_motors(named: dict[str, int]) -> None:

@@ -34,7 +34,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, MoveKind, count, parse
 from solver.engines.common.tablefile import default_cache_dir, read_table, write_table
-from solver.errors import CubeError, NoSolutionError, UnsupportedError
+from solver.errors import CubeError, NoSolutionError, OptionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
 
@@ -267,6 +267,48 @@ def descend(index: int, tables: PocketTables) -> list[Move]:
     return optimize(path, 3)
 
 
+def _body(cube: Cube, tables: PocketTables) -> list[Move]:
+    """An optimal solution of ``cube`` holding the piece coloured DBL still (U, R, F in its
+    frame), re-expressed for the cube as it was given: the rotation pushed to the end."""
+    rotation, held = _held(cube)
+    path = descend(state_index(held), tables)
+    return [m for m in optimize(parse(rotation) + path, 2) if m.kind is not MoveKind.ROTATION]
+
+
+@cache
+def _recolourings() -> tuple[npt.NDArray[np.uint8], ...]:
+    """The 24 colour maps of the whole-cube rotations (identity first): ``map[c]`` is the new
+    colour of colour ``c``. A 2x2 recoloured by one is still a possible cube, solved by the
+    same moves, and its piece coloured DBL is another piece: the one held still."""
+    maps = []
+    for rot in _ORIENTATIONS:
+        centres = Cube.solved(3).apply(rot).stickers.reshape(6, 9)[:, 4]
+        colour_map = np.zeros(6, dtype=np.uint8)
+        colour_map[centres] = np.arange(6, dtype=np.uint8)
+        maps.append(colour_map)
+    return tuple(maps)
+
+
+def _solve_with_faces(
+    cube: Cube, tables: PocketTables, faces: frozenset[Face] | None
+) -> tuple[Move, ...]:
+    """An optimal solution turning only ``faces`` (all when None). Holding one piece still
+    turns the three faces away from its slot, so the solution exists when ``faces`` holds a
+    face of each axis (U/D, R/L, F/B); otherwise :class:`NoSolutionError` says so."""
+    for colour_map in _recolourings():
+        body = _body(Cube(colour_map[cube.flat], 2), tables)
+        if faces is None or all(m.face in faces for m in body):
+            if not cube.apply(body).is_solved():  # pragma: no cover - a broken table
+                raise AssertionError("2x2 solution does not solve the cube")
+            return tuple(body)
+    assert faces is not None  # with every face allowed the first map fits
+    allowed = "".join(f.name for f in Face if f in faces)
+    raise NoSolutionError(
+        f"the 2x2 engine turns three faces of a corner (one of each axis U/D, R/L, F/B); "
+        f"faces {allowed} lack an axis: allow more faces"
+    )
+
+
 def solve_pocket(cube: Cube, options: Any) -> Solution:
     """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
     if cube.n != 2:
@@ -276,15 +318,12 @@ def solve_pocket(cube: Cube, options: Any) -> Solution:
     if unknown:
         raise UnsupportedError(f"unknown 2x2 option(s): {', '.join(sorted(unknown))}")
     metric = str(extra.get("metric", "htm"))
+    cache_dir = extra.get("cache_dir")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise OptionError("cache_dir", f"cache_dir must be a folder path, got {cache_dir!r}")
     start = time.perf_counter()
-    tables = load_pocket_table(metric, extra.get("cache_dir"))
-    rotation, held = _held(cube)
-    path = descend(state_index(held), tables)
-    # Re-express the moves for the cube as it was given: the rotation is pushed to the end.
-    body = [m for m in optimize(parse(rotation) + path, 2) if m.kind is not MoveKind.ROTATION]
-    if not cube.apply(body).is_solved():  # pragma: no cover - a broken table
-        raise AssertionError("2x2 solution does not solve the cube")
-    moves = tuple(body)
+    tables = load_pocket_table(metric, cache_dir)
+    moves = _solve_with_faces(cube, tables, options.faces)
     if options.max_length is not None and count(moves, Metric.HTM, 2) > options.max_length:
         raise NoSolutionError(
             f"the optimal 2x2 solution has {count(moves, Metric.HTM, 2)} moves, more than "

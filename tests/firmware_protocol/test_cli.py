@@ -118,6 +118,42 @@ def test_send_to_a_missing_port(tmp_path: Path) -> None:
     assert port in done.stderr and "cannot open" in done.stderr
 
 
+def test_send_to_a_url_that_is_no_port() -> None:
+    done = send("nope://x", "R", "--connect-timeout", "20")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "nope://x is not a port" in done.stderr
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "0", "-1"])
+def test_send_connect_timeout_is_finite_seconds(timeout: str) -> None:
+    done = send("loop://", "R", "--connect-timeout", timeout)
+    assert done.returncode == 2
+    assert "--connect-timeout" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        pytest.param(".", "is a folder", id="a-folder"),
+        pytest.param("missing/state", "does not exist", id="missing-folder"),
+        pytest.param("file/state", "is a file, not a folder", id="under-a-file"),
+    ],
+)
+def test_firmware_sim_state_file_in_no_folder(tmp_path: Path, where: str, words: str) -> None:
+    (tmp_path / "file").write_text("x")
+    done = subprocess.run(
+        [*CLI, "firmware-sim", "--state-file", str(tmp_path / where)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert words in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -137,3 +173,14 @@ def test_firmware_sim_usage_errors(args: list[str]) -> None:
     )
     assert done.returncode == 2
     assert done.stdout == ""
+
+
+def test_send_to_a_port_that_opens_but_fails_every_write() -> None:
+    """loop:// opens and then times out on every write: the serial transport's fatal write
+    error was logged with a traceback each time, and the back-off restarted at every open
+    (a retry and a warning every 0.05 s); now one warning line per try, backing off."""
+    done = send("loop://", "R", "--connect-timeout", "2")
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "no answer from the firmware on loop://" in done.stderr
+    assert done.stderr.count("port lost") <= 8

@@ -287,6 +287,26 @@ def test_connect_to_a_missing_port(tmp_path: Path) -> None:
     run(scenario())
 
 
+@pytest.mark.parametrize(
+    "port",
+    [
+        pytest.param("nope://x", id="unknown-protocol"),
+        pytest.param("socket://host:notaport", id="socket-without-a-port-number"),
+    ],
+)
+def test_connect_to_a_url_pyserial_cannot_parse_fails_at_once(port: str) -> None:
+    async def scenario() -> None:
+        link = FirmwareLink(port, config=LinkConfig(connect_timeout_s=20))
+        async with asyncio.timeout(5):  # no retrying a URL that no retry mends
+            with pytest.raises(PortOpenError) as info:
+                await link.connect()
+        assert port in str(info.value) and "is not a port" in str(info.value)
+        assert isinstance(info.value.__cause__, ValueError)
+        await link.close()
+
+    run(scenario())
+
+
 def test_connect_to_a_silent_port() -> None:
     async def scenario() -> None:
         master, slave = os.openpty()

@@ -1,5 +1,5 @@
-"""The camera rig's inputs from files: a firmware-sim cube state file read by a simulated camera
-(``source = "simulated:FILE"``)."""
+"""The cameras' cube sources (:mod:`robot.cameras`): a state file that cannot be a cube is a
+:class:`CaptureError` naming the file (the daemon reports a failed scan), never a traceback."""
 
 from __future__ import annotations
 
@@ -13,38 +13,46 @@ from vision.errors import CaptureError
 
 
 def test_a_state_file_is_read_at_every_frame(tmp_path: Path) -> None:
-    path = tmp_path / "cube.state"
-    path.write_text(Cube.solved(3).to_facelets() + "\n", encoding="ascii")
+    path = tmp_path / "state"
+    path.write_text(Cube.solved(3).apply("R").to_facelets() + "\n")
     read = state_file_source(path, 3)
+    assert read() == Cube.solved(3).apply("R")
+    path.write_text(Cube.solved(3).to_facelets())
     assert read().is_solved()
 
 
 @pytest.mark.parametrize(
-    ("content", "why"),
+    ("content", "words"),
     [
-        (b"", "holds no N=3 cube"),
-        (b"\xff\xfe garbage", "holds no N=3 cube"),
-        (b"U" * 24, "holds no N=3 cube"),
-        (b"Q" * 54, "holds no N=3 cube"),
-        (b"U" * 100_000, "larger than 4096 bytes"),
+        pytest.param(b"\x89PNG\xff\xfe", "is not text", id="binary"),
+        pytest.param(b"", "holds no 3x3 cube", id="empty"),
+        pytest.param(b"UUUU", "holds no 3x3 cube", id="short"),
+        pytest.param(Cube.solved(4).to_facelets().encode(), "holds no 3x3 cube", id="other-size"),
     ],
-    ids=["empty", "binary", "other-n", "letters", "huge"],
 )
-def test_a_corrupt_state_file_is_a_capture_error_naming_it(
-    tmp_path: Path, content: bytes, why: str
+def test_a_state_file_that_is_no_cube_is_a_capture_error(
+    tmp_path: Path, content: bytes, words: str
 ) -> None:
-    """A non-ASCII file was a UnicodeDecodeError and a bad state a CubeError: neither is a
-    VisionError, so the job ended as an internal error instead of a scan failure."""
-    path = tmp_path / "cube.state"
+    path = tmp_path / "state"
     path.write_bytes(content)
-    with pytest.raises(CaptureError, match=why) as caught:
+    with pytest.raises(CaptureError, match=words) as info:
         state_file_source(path, 3)()
-    assert str(path) in str(caught.value)
+    assert str(path) in str(info.value)
 
 
-def test_a_missing_state_file_says_what_writes_it(tmp_path: Path) -> None:
-    with pytest.raises(CaptureError, match="firmware-sim --state-file"):
-        state_file_source(tmp_path / "absent.state", 3)()
+def test_a_missing_state_file_is_a_capture_error(tmp_path: Path) -> None:
+    with pytest.raises(CaptureError, match="cannot read the cube state file"):
+        state_file_source(tmp_path / "gone", 3)()
+
+
+def test_a_huge_or_endless_state_file_is_refused_not_read(tmp_path: Path) -> None:
+    """The whole file was read at every frame: /dev/zero until memory ran out."""
+    path = tmp_path / "state"
+    path.write_bytes(b"U" * 100_000)
+    with pytest.raises(CaptureError, match="is larger than 4096 bytes"):
+        state_file_source(path, 3)()
+    with pytest.raises(CaptureError, match="is larger than 4096 bytes"):
+        state_file_source(Path("/dev/zero"), 3)()
 
 
 @pytest.mark.parametrize("source", ["²", "99999999999999999999"])

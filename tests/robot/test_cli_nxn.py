@@ -53,7 +53,7 @@ def test_random_state_moves_make_the_state() -> None:
     [
         pytest.param(["solve", "UUUU", "--size", "4"], 2, "96 letters", id="short"),
         pytest.param(["solve", "--scramble", "R", "--size", "4", "--engine", "twophase"], 2,
-                     "solves 3x3 cubes, not 4x4", id="engine-size"),
+                     "engine 'twophase' does not solve 4x4x4 cubes", id="engine-size"),
         pytest.param(["solve", "--scramble", "R", "--size", "1"], 2, "between 2", id="size-1"),
     ],
 )  # fmt: skip

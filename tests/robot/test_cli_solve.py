@@ -126,3 +126,68 @@ def test_batch_from_stdin_in_a_fresh_process(tmp_path: Path) -> None:
     rows = done.stdout.strip().split("\n")
     assert len(rows) == 2
     assert all(_solves(state, r.split("\t")[0]) for r in rows)
+
+
+def test_batch_of_mixed_sizes_solves_each_line_with_the_engine_for_its_size(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    states = [Cube.solved(n).apply("R U F'").to_facelets() for n in (3, 2, 4)]
+    path = tmp_path / "states.txt"
+    path.write_text("\n".join(states) + "\n")
+    code, out, err = run(capsys, "solve", "--batch", str(path), "--format", "json")
+    assert code == 0, err
+    rows = [json.loads(row) for row in out.strip().split("\n")]
+    assert [row["engine"] for row in rows] == ["twophase", "pocket", "nxn"]
+    assert all(_solves(s, row["moves"]) for s, row in zip(states, rows, strict=True))
+
+
+def test_batch_with_a_named_big_cube_engine(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    state = Cube.solved(4).apply("Rw U").to_facelets()
+    path = tmp_path / "states.txt"
+    path.write_text(f"{state}\n{SOLVED}\n")
+    code, out, _ = run(capsys, "solve", "--engine", "nxn", "--batch", str(path))
+    assert code == 1  # the 3x3 line, not the whole batch
+    rows = out.rstrip("\n").split("\n")
+    assert _solves(state, rows[0].split("\t")[0])
+    assert rows[1].startswith("ERROR: engine 'nxn' does not solve 3x3x3 cubes (line 2)\t")
+
+
+def test_batch_errors_name_their_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "states.txt"
+    path.write_text(f"# states\n{SOLVED}\n\nnot a cube\n")
+    code, out, _ = run(capsys, "solve", "--batch", str(path))
+    assert code == 1
+    error = out.split("\n")[1]
+    assert error.startswith("ERROR: 10 stickers") and "(line 4)\t" in error
+    code, out, _ = run(capsys, "solve", "--batch", str(path), "--format", "json")
+    failed = json.loads(out.strip().split("\n")[1])
+    assert failed["line"] == 4 and failed["error"]["type"] == "FaceletFormatError"
+
+
+def test_batch_file_with_a_byte_order_mark(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "states.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + SOLVED.encode() + b"\r\n" + SOLVED.encode() + b"\r\n")
+    code, out, _ = run(capsys, "solve", "--batch", str(path))
+    assert code == 0
+    assert [row.split("\t")[0] for row in out.rstrip("\n").split("\n")] == ["", ""]
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        pytest.param(["--budget", "inf"], id="budget-inf"),
+        pytest.param(["--budget", "1e400"], id="budget-overflow"),
+        pytest.param(["--cost", "inf,0.1,0,0"], id="cost-inf"),
+    ],
+)
+def test_infinite_seconds_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str], option: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["solve", "--scramble", "R", *option])
+    assert info.value.code == 2
+    assert "finite" in capsys.readouterr().err

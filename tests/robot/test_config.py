@@ -161,6 +161,40 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
         pytest.param(
             "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
         ),
+        pytest.param("[solver]\nbudget_s = inf\n", "solver", "budget_s", "finite", id="budget-inf"),
+        pytest.param(
+            "[solver.cost]\nhalf_turn_s = inf\n",
+            "solver.cost",
+            "half_turn_s",
+            "finite",
+            id="cost-inf",
+        ),
+        pytest.param(
+            "[serial]\nconnect_timeout_s = inf\n",
+            "serial",
+            "connect_timeout_s",
+            "finite",
+            id="timeout-inf",
+        ),
+        pytest.param('[journal]\npath = "a\\u0000b"\n', "journal", "path", "NUL", id="journal-nul"),
+        pytest.param(
+            "[journal]\npath = ''\n", "journal", "path", "1 character", id="journal-empty"
+        ),
+        pytest.param(
+            '[mqtt]\nbase_topic = "cube\\u0000robot"\n',
+            "mqtt",
+            "base_topic",
+            "NUL",
+            id="topic-nul",
+        ),
+        pytest.param("[serial]\nurl = ''\n", "serial", "url", "1 character", id="url-empty"),
+        pytest.param(
+            "[journal]\npath = '.'\n",
+            "journal",
+            "path",
+            "is a folder; name the journal file",
+            id="journal-folder",
+        ),
     ],
 )
 def test_errors_name_section_and_key(
@@ -175,6 +209,11 @@ def test_errors_name_section_and_key(
 def test_not_toml(tmp_path: Path) -> None:
     error = _error(tmp_path, "[serial\nurl=")
     assert "not valid TOML" in str(error)
+
+
+def test_deeply_nested_toml_is_a_config_error(tmp_path: Path) -> None:
+    error = _error(tmp_path, "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert "nested too deeply" in str(error)
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -195,6 +234,34 @@ def test_topics_and_password_file(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.topic("status") == "cuberobot/r1/status"
     assert config.mqtt_password() == "s3cret"
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        pytest.param(b"\x93\xff binary", "is not UTF-8 text", id="binary"),
+        pytest.param(b"  \n", "is empty", id="empty"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ("[mqtt]\nusername = 'u'\npassword_file = 'secret'\n", "password_file"),
+        (
+            "[mqtt]\nusername = 'u'\npassword = 'p'\nviewer_username = 'v'\n"
+            "viewer_password_file = 'secret'\n",
+            "viewer_password_file",
+        ),
+        ("[web]\nenabled = true\ntoken_file = 'secret'\n", "token_file"),
+    ],
+)
+def test_a_secret_file_that_is_binary_or_empty_is_named(
+    tmp_path: Path, table: str, key: str, content: bytes, words: str
+) -> None:
+    (tmp_path / "secret").write_bytes(content)
+    error = _error(tmp_path, table)
+    assert error.key == key
+    assert words in str(error) and str(tmp_path / "secret") in str(error)
 
 
 @pytest.mark.parametrize(("n", "engine"), [(2, "auto"), (3, "auto"), (4, "auto"), (6, "nxn")])

@@ -102,6 +102,11 @@ def test_unwritable_location(tmp_path: Path) -> None:
         Journal(blocker / "j.sqlite")
 
 
+def test_a_path_with_a_nul_is_a_journal_error(tmp_path: Path) -> None:
+    with pytest.raises(JournalError, match="NUL character"):
+        Journal(tmp_path / "a\x00b.sqlite")
+
+
 def test_finish_rejects_unfinished_state(tmp_path: Path) -> None:
     journal = Journal(tmp_path / "j.sqlite")
     job = journal.create_job("start", 3)

@@ -89,6 +89,39 @@ def test_untrusted_journal_is_quarantined_and_a_new_one_started(
     assert second is None
 
 
+_OLDEST = "WHERE seq = (SELECT MIN(seq) FROM jobs)"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(f"UPDATE jobs SET state='FLYING' {_OLDEST}", id="state-unknown"),
+        pytest.param(f'UPDATE jobs SET stage_times=\'{{"scan": "x"}}\' {_OLDEST}', id="times"),
+        pytest.param(f"UPDATE jobs SET error_code='no_such_code' {_OLDEST}", id="error-code"),
+        pytest.param(f"UPDATE jobs SET scan_detail='{{not json' {_OLDEST}", id="detail-json"),
+    ],
+)
+def test_an_older_finished_job_that_cannot_be_read_is_untrusted(
+    tmp_path: Path, damage: str
+) -> None:
+    """The history (the web page's, a one-camera robot's last pose) reads every job: a row
+    the code cannot use is found at start, not as a failed request later."""
+    path = tmp_path / "journal.sqlite"
+    journal, _ = open_journal(path)
+    old = journal.create_job("start", 3)
+    journal.finish(old, JobState.DONE)
+    journal.close()
+    _journal_with_unfinished_job(path)
+    _sql(path, damage)
+    journal, problem = open_journal(path)
+    try:
+        assert problem is not None, "damage went unnoticed"
+        assert "an older job row cannot be read" in problem.reason
+        assert journal.jobs() == []
+    finally:
+        journal.close()
+
+
 def test_a_sound_journal_is_opened_as_it_is(tmp_path: Path) -> None:
     path = tmp_path / "journal.sqlite"
     job = _journal_with_unfinished_job(path)

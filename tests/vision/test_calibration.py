@@ -58,48 +58,38 @@ def test_round_trip(tmp_path: Path) -> None:
         ),
         pytest.param('n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0]]', "a site is", id="short"),
         pytest.param("n = [", "not valid TOML", id="toml"),
-        # hostile shapes: each once a TypeError/AttributeError/ValueError traceback
-        pytest.param("n = 3\nview = 3", "view must be a list", id="view-not-list"),
-        pytest.param('n = 3\nview = ["a"]', "view #1: a view is a", id="view-not-table"),
-        pytest.param('n = 3\n[[view]]\nname = "U"\nsites = 5', r"\(U\): sites must", id="sites"),
-        pytest.param("n = 3\ncolours = 3", "colours must be a", id="colours-not-table"),
-        pytest.param('n = 3\n[colours]\nred = ["x", 1, 2]', "red: L must be a number", id="lab"),
-        pytest.param('n = 3\nwidth = "abc"', "width must be a whole number", id="width"),
-        pytest.param("n = 3\nheight = -5", "height must be a whole number", id="height"),
-        pytest.param("n = 3\nwidth = nan", "width must be a whole number", id="width-nan"),
         pytest.param("n = true", "n must be a positive integer", id="n-bool"),
-        pytest.param("n = 100000000", r"n must be a positive integer 1\.\.9", id="n-huge"),
+        pytest.param("n = 100000000", "a cube size up to 128", id="n-huge"),
+        pytest.param("a = " + "[" * 5000 + "]" * 5000, "nested too deeply", id="deep"),
+        pytest.param("n = 3\nview = 5", "view must be", id="view-not-tables"),
+        pytest.param("n = 3\nview = [1]", "view #1 must be a", id="view-not-a-table"),
+        pytest.param('n = 3\n[[view]]\nname = "U"\nsites = 5', "sites must be", id="sites"),
+        pytest.param("n = 3\ncolours = 5", "must be a table", id="colours-not-a-table"),
+        pytest.param('n = 3\n[colours]\nwhite = ["a", 1, 2]', "white: expected", id="lab-text"),
+        pytest.param("n = 3\n[colours]\nwhite = [nan, 1, 2]", "white: expected", id="lab-nan"),
+        pytest.param('n = 3\nwidth = "x"', "width must be", id="width-text"),
+        pytest.param("n = 3\nheight = -5", "height must be", id="height-negative"),
+        pytest.param("n = 3\nwidth = inf", "width must be", id="width-inf"),
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, nan, 1.0, 2.0]]',
+            "finite numbers",
+            id="site-nan",
+        ),
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = [["U", true, 0, 1.0, 1.0, 2.0]]',
+            "outside 0..2",
+            id="row-bool",
+        ),
+        # a view given twice (the second silently shadowed), a centre left of the image
         pytest.param(
             'n = 3\n[[view]]\nname = "U"\nsites = []\n[[view]]\nname = "U"\nsites = []',
             "'U' is given more than once",
             id="view-twice",
         ),
         pytest.param(
-            'n = 3\n[[view]]\nname = "U"\nquad = 1\nsites = []', "unknown keys", id="view-key"
-        ),
-        # silently wrong before: NaN, inf, booleans and negative centres were accepted
-        pytest.param(
-            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, nan, 1.0, 2.0]]',
-            "site #1: x must be a finite number",
-            id="x-nan",
-        ),
-        pytest.param(
-            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, 1.0, 1.0, inf]]',
-            "half-size must be a finite number",
-            id="half-inf",
-        ),
-        pytest.param(
-            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, true, 1.0, 2.0]]',
-            "x must be a number, got True",
-            id="x-bool",
-        ),
-        pytest.param(
             'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, -40.0, 1.0, 2.0]]',
             "left of or above the image",
             id="x-negative",
-        ),
-        pytest.param(
-            "n = 3\n[colours]\nred = [nan, 1, 2]", "L must be a finite number", id="lab-nan"
         ),
     ],
 )
@@ -107,6 +97,13 @@ def test_errors_name_the_entry(tmp_path: Path, text: str, fragment: str) -> None
     path = tmp_path / "cal.toml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CalibrationError, match=fragment):
+        load_calibration(path)
+
+
+def test_a_binary_file_is_a_calibration_error(tmp_path: Path) -> None:
+    path = tmp_path / "cal.toml"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    with pytest.raises(CalibrationError, match="is not a text file"):
         load_calibration(path)
 
 
@@ -131,13 +128,6 @@ def test_merge_replaces_views_of_the_same_name() -> None:
         merged.view("X")
     with pytest.raises(CalibrationError, match="N=2"):
         merge_views(base, [], 3)
-
-
-def test_a_binary_file_is_refused_by_name(tmp_path: Path) -> None:
-    path = tmp_path / "cal.toml"
-    path.write_bytes(b"\xff\xfe\x00n = 3")
-    with pytest.raises(CalibrationError, match=r"cal\.toml is not a text file"):
-        load_calibration(path)
 
 
 def test_an_endless_or_huge_file_is_refused_not_read(tmp_path: Path) -> None:

@@ -49,7 +49,8 @@ def write_table(
     what: str,
 ) -> None:
     """Write ``table`` to ``path`` behind ``magic`` and a header of ``fields``; a folder that
-    cannot be written raises ``unwritable`` naming it (``what``: the table, for the message)."""
+    cannot be written, a full disk or a folder at ``path`` raises ``unwritable`` naming the
+    place (``what``: the table, for the message)."""
     payload = table.tobytes()
     header = json.dumps({**fields, "size": len(payload), "crc32": zlib.crc32(payload)}).encode()
     try:
@@ -64,6 +65,12 @@ def write_table(
         with os.fdopen(fd, "wb") as fh:
             fh.write(magic + len(header).to_bytes(4, "little") + header + payload)
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk, or a folder sitting where the file goes
+        Path(tmp).unlink(missing_ok=True)
+        raise unwritable(
+            f"cannot write {what} to {path}: {exc.strerror or exc}; free the disk or remove "
+            "what is at that path, or set CUBEROBOT_CACHE_DIR to a writable folder"
+        ) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -5,7 +5,8 @@ from typing import Any
 
 def gains(
     codes: Any,
-    after: Any,
+    rows: Any,
+    index: Any,
     split: Any,
     edges: Any,
     counted: Any,

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from functools import cache, partial
 from typing import Any
@@ -80,7 +81,7 @@ from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
 from solver.engines.nxn.wings import dedge_targets, midge_targets, parity_fixes, solve_wings
-from solver.errors import NoSolutionError, UnsupportedError
+from solver.errors import NoSolutionError, OptionError, UnsupportedError
 from solver.optimize import optimize
 from solver.solution import Solution, Stage
 
@@ -328,11 +329,20 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: seeds 0-19 160.8 -> 159.6 OBTM for 1.2x the CPU; both passes as short for 1.6x, the 7x7
 #: -1.5 on seeds 100-107 for 2.3x its edge time, over its 5 s budget). Width 64 (was 32) once
 #: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
-#: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's
+#: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
+#: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
+#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2)
 TWO_PASS = {
     n: (
-        Beam(64, 8, flips=False, blocks=((1, 3), (2, 3), (3, 3)), counted=tuple(range(1, n - 3))),
-        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6),
+        Beam(
+            64,
+            8,
+            flips=False,
+            blocks=((1, 3), (2, 3), (3, 3)),
+            counted=tuple(range(1, n - 3)),
+            twists=True,
+        ),
+        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
     )
     for n in (6, 7)
 }
@@ -495,6 +505,28 @@ def _pick_3x3(
     return rotation, state, stages, small
 
 
+def _check_options(extra: dict[str, Any]) -> None:
+    """The engine options' types: an :class:`OptionError` naming the option, before any search
+    (a wrong type used to fail deep inside it, or was taken silently)."""
+    cache_dir, progress = extra.get("cache_dir"), extra.get("progress")
+    if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+        raise OptionError("cache_dir", f"cache_dir must be a folder path, got {cache_dir!r}")
+    if progress is not None and not callable(progress):
+        raise OptionError(
+            "progress", f"progress must be a (task, done, total) callable, got {progress!r}"
+        )
+    stages_only = extra.get("stages_only", False)
+    if not isinstance(stages_only, bool):
+        raise OptionError("stages_only", f"stages_only must be True or False, got {stages_only!r}")
+    tries = extra.get("centre_tries", 1)
+    if isinstance(tries, bool) or not isinstance(tries, int) or tries < 1:
+        raise OptionError(
+            "centre_tries", f"centre_tries must be a whole number >= 1, got {tries!r}"
+        )
+    if not isinstance(extra.get("centres", "auto"), str):
+        raise OptionError("centres", f"centres must be a string, got {extra['centres']!r}")
+
+
 def solve_nxn(cube: Cube, options: Any) -> Solution:
     """Engine entry point for :func:`solver.api.solve` (``options`` is a ``SolveOptions``)."""
     n = cube.n
@@ -509,6 +541,7 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     }
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
+    _check_options(options.extra)
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
     if options.extra.get("stages_only"):

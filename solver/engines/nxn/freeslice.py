@@ -5,7 +5,9 @@ A macro is ``s P s'``: ``s`` a block of inner layers (with or without its outer 
 half of the cube, any turn; ``P`` one of: a turn of an axis face; ``A B A'`` (``A`` a ring
 face, ``B`` an axis face turn); with ``both_ends`` ``A B C A'`` (``B``, ``C`` turns of both
 axis faces); with ``flips`` the edge flip ``A B A' C A' C' A`` (``C`` a ring face beside
-``A``). Macros that move the wings alike are kept once (the cheapest).
+``A``); with ``twists`` ``A C' B A' C`` (the same ``C``: the edge ``A B A'`` would bring in
+comes the other way round, 5 moves against the flip's 7). Macros that move the wings alike
+are kept once (the cheapest).
 
 An edge's score is the wings paired in it: those that match the middle edge (odd N) or the
 most common of the two innermost wings (even N), at the positions counted. A macro is scored
@@ -43,7 +45,9 @@ def _adjacent(a: Face, c: Face) -> bool:
     return int(np.array(FACE_FRAMES[a][0]) @ np.array(FACE_FRAMES[c][0])) == 0
 
 
-def _replacements(axis: Face, flips: bool = True, both_ends: bool = False) -> list[list[Move]]:
+def _replacements(
+    axis: Face, flips: bool = True, both_ends: bool = False, twists: bool = False
+) -> list[list[Move]]:
     ends = (axis, Face((axis + 3) % 6))
     ring = _ring(axis)
     out: list[list[Move]] = [[Move.outer(b, t)] for b in ends for t in (1, 2, -1)]
@@ -67,6 +71,32 @@ def _replacements(axis: Face, flips: bool = True, both_ends: bool = False) -> li
                             A, Ai = Move.outer(a, da), Move.outer(a, -da)
                             C, Ci = Move.outer(c, dc), Move.outer(c, -dc)
                             out.append([A, Move.outer(b, t), Ai, C, Ai, Ci, A])
+    if twists:
+        out += _twists(ends, ring)
+    return out
+
+
+def _twists(ends: tuple[Face, Face], ring: list[Face]) -> list[list[Move]]:
+    """``A C' B A' C``: ``A``, ``C`` ring faces side by side (each turned a net zero), ``B``
+    an axis face turn. ``A B A'`` swaps an edge of the axis layer into the slice; with ``C``
+    turned away before and back after, the edge that comes in is the one beside it, the
+    other way round (a 5x5's ``Dw R F' U R' F Dw'``)."""
+    out: list[list[Move]] = []
+    for a in ring:
+        for c in (c for c in ring if _adjacent(a, c)):
+            for da in (1, 2, -1):
+                for dc in (1, -1):
+                    for b in ends:
+                        for t in (1, 2, -1):
+                            out.append(
+                                [
+                                    Move.outer(a, da),
+                                    Move.outer(c, -dc),
+                                    Move.outer(b, t),
+                                    Move.outer(a, -da),
+                                    Move.outer(c, dc),
+                                ]
+                            )
     return out
 
 
@@ -104,16 +134,18 @@ def _macros(
     flips: bool = True,
     blocks: Blocks | None = None,
     both_ends: bool = False,
+    twists: bool = False,
 ) -> tuple[npt.NDArray[np.int32], tuple[tuple[Move, ...], ...], IntArray]:
     """(for each macro, the sticker each first-side edge sticker gets, (M, 12, N-2); move
     sequences; OBTM costs). A wing's two stickers move together, so the first side names the
     wing (see :func:`_wing_codes`). ``wide_only``: slices that include their outer layer only;
     ``flips``: with the 7-move edge flips; ``blocks``: only slices of these layers;
-    ``both_ends``: with ``A B C A'`` (``B``, ``C`` turns of both axis faces)."""
+    ``both_ends``: with ``A B C A'`` (``B``, ``C`` turns of both axis faces); ``twists``: with
+    ``A C' B A' C`` (:func:`_twists`)."""
     edge = _edge_cells(n)[:, 0, :].reshape(-1)
     perms, seqs, costs = [], [], []
     for axis in Face:
-        reps = _replacements(axis, flips, both_ends)
+        reps = _replacements(axis, flips, both_ends, twists)
         for s in _slices(n, axis, wide_only, blocks):
             for p in reps:
                 seq = [s, *p, s.inverse()]
@@ -183,7 +215,12 @@ def _edge_score(
 
 @cache
 def _effects(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
+    n: int,
+    wide_only: bool,
+    flips: bool,
+    blocks: Blocks | None = None,
+    both_ends: bool = False,
+    twists: bool = False,
 ) -> tuple[npt.NDArray[np.int32], IntArray, IntArray]:
     """Which edges each macro of :func:`_macros` changes, to score it there only: (for each
     macro, the stickers that the first sides of its mixed edges get, (M, T, N-2); the edges
@@ -191,7 +228,7 @@ def _effects(
     is mixed; the edges those come from are split, as many as mixed ones; every other edge
     moves whole and keeps its score. Rows are padded with edge 0 left as it is (its score
     cancels)."""
-    perms, _, _ = _macros(n, wide_only, flips, blocks, both_ends)
+    perms, _, _ = _macros(n, wide_only, flips, blocks, both_ends, twists)
     cells = _edge_cells(n)
     edge_of = np.zeros(6 * n * n, dtype=np.int64)
     for side in (0, 1):
@@ -211,10 +248,15 @@ def _effects(
 
 @cache
 def _firsts(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
+    n: int,
+    wide_only: bool,
+    flips: bool,
+    blocks: Blocks | None = None,
+    both_ends: bool = False,
+    twists: bool = False,
 ) -> tuple[IntArray, tuple[Move, ...]]:
     """For each macro, the index of its first move in a list of the distinct first moves."""
-    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends)
+    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends, twists)
     index: dict[Move, int] = {}
     for seq in seqs:
         index.setdefault(seq[0], len(index))
@@ -229,11 +271,16 @@ def _move_perm(n: int, move: Move) -> IntArray:
 
 @cache
 def _macro_perms(
-    n: int, wide_only: bool, flips: bool, blocks: Blocks | None = None, both_ends: bool = False
+    n: int,
+    wide_only: bool,
+    flips: bool,
+    blocks: Blocks | None = None,
+    both_ends: bool = False,
+    twists: bool = False,
 ) -> npt.NDArray[np.intp]:
     """Each macro of :func:`_macros` as a permutation of all stickers (new = old[perm]): a
     child of the beam is one gather."""
-    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends)
+    _, seqs, _ = _macros(n, wide_only, flips, blocks, both_ends, twists)
     out = np.empty((len(seqs), 6 * n * n), dtype=np.intp)
     for k, seq in enumerate(seqs):
         perm = _move_perm(n, seq[0])
@@ -250,25 +297,32 @@ def _kernel_args(
     flips: bool,
     blocks: Blocks | None,
     both_ends: bool,
+    twists: bool,
     counted: Counted | None,
 ) -> tuple[
+    npt.NDArray[np.int32],
     npt.NDArray[np.int32],
     npt.NDArray[np.uint8],
     npt.NDArray[np.int32],
     npt.NDArray[np.uint8],
     npt.NDArray[np.uint8],
 ]:
-    """:func:`_effects` and the edges' scoring as ``_pairing.gains`` takes them: (stickers the
-    mixed edges get, the edges split, the twelve edges' first-side stickers, the positions
-    counted as flags, the reference positions)."""
-    after, split, _ = _effects(n, wide_only, flips, blocks, both_ends)
+    """:func:`_effects` and the edges' scoring as ``_pairing.gains`` takes them: (the distinct
+    edges the macros make, as the stickers of their first sides; for each macro, the rows of
+    its mixed edges there; the edges it splits; the twelve edges' first-side stickers; the
+    positions counted as flags; the reference positions). Many macros make the same edge
+    (7x7, first pass with the twists: 123,102 mixed edges, 5,949 distinct), so the kernel
+    scores each once."""
+    after, split, _ = _effects(n, wide_only, flips, blocks, both_ends, twists)
     k = n - 2
     flags = np.zeros(k, dtype=np.uint8)
     flags[list(range(k) if counted is None else counted)] = 1
     refs = np.array([k // 2] if n % 2 else [k // 2 - 1, k // 2], dtype=np.uint8)
     edges = np.ascontiguousarray(_edge_cells(n)[:, 0, :], dtype=np.int32)
+    rows, index = np.unique(after.reshape(-1, k), axis=0, return_inverse=True)
     return (
-        np.ascontiguousarray(after, dtype=np.int32),
+        np.ascontiguousarray(rows, dtype=np.int32),
+        np.ascontiguousarray(index.reshape(after.shape[:2]), dtype=np.int32),
         np.ascontiguousarray(split, dtype=np.uint8),
         edges,
         flags,

@@ -148,6 +148,15 @@ class Beam:
     #: with the macros ``s A B C A' s'`` (``B``, ``C`` turns of both faces of the slice's
     #: axis: an edge from each of their layers into the slice at once)
     both_ends: bool = False
+    #: with the macros ``s A C' B A' C s'`` (``C`` a ring face beside ``A``: the edge comes
+    #: in the other way round, see :func:`~solver.engines.nxn.freeslice._twists`)
+    twists: bool = False
+
+    @property
+    def macro_set(self) -> tuple[bool, bool, Blocks | None, bool, bool]:
+        """The arguments after ``n`` of :func:`~solver.engines.nxn.freeslice._macros` (and of
+        the functions cached with it) that give this beam's macros."""
+        return (self.wide_only, self.flips, self.blocks, self.both_ends, self.twists)
 
 
 def beam_for(n: int) -> Beam:
@@ -242,10 +251,10 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     """The ``per_node`` macros that rank best after ``node`` (wings gained minus their cost
     after cancellation / ``scale``), each with the wings it gains; when none gains (and
     ``setups``), the best with an edge flip (if the set had none) or after one outer turn."""
-    _, seqs, costs = _macros(n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
+    _, seqs, costs = _macros(n, *beam.macro_set)
     last = node.moves[-1] if node.moves else None
     gains = _gains(node.state, n, beam)
-    net = _net_costs(last, n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
+    net = _net_costs(last, n, *beam.macro_set)
     value = np.where(gains > 0, gains - net / beam.scale, -np.inf)
     top = _top(value, beam.per_node)
     if top or not setups:
@@ -254,7 +263,7 @@ def _options(node: _Node, n: int, beam: Beam, setups: bool) -> list[_Option]:
     found: list[tuple[float, list[Move], int]] = []
     if not beam.flips:  # the macros with edge flips, left out so far
         full = dataclasses.replace(beam, flips=True)
-        _, all_seqs, all_costs = _macros(n, beam.wide_only, True, beam.blocks, beam.both_ends)
+        _, all_seqs, all_costs = _macros(n, *full.macro_set)
         gains = _gains(node.state, n, full)
         value = np.where(gains > 0, gains - all_costs / beam.scale, -np.inf)
         found += [(float(value[k]), list(all_seqs[k]), int(gains[k])) for k in _top(value, 2)]
@@ -276,11 +285,12 @@ def _net_costs(
     flips: bool,
     blocks: Blocks | None,
     both_ends: bool,
+    twists: bool,
 ) -> npt.NDArray[np.float64]:
     """Each macro's OBTM after ``last`` (less what merges into it); cached, not to be written
     to."""
-    _, _, costs = _macros(n, wide_only, flips, blocks, both_ends)
-    first_of, firsts = _firsts(n, wide_only, flips, blocks, both_ends)
+    _, _, costs = _macros(n, wide_only, flips, blocks, both_ends, twists)
+    first_of, firsts = _firsts(n, wide_only, flips, blocks, both_ends, twists)
     out: npt.NDArray[np.float64] = costs - _savings(last, firsts, n)[first_of]
     return out
 
@@ -288,19 +298,17 @@ def _net_costs(
 def _gains(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
     """Wings each macro pairs (or unpairs: negative), scored on the edges it mixes (in C,
     ``_pairing.gains``; :func:`_gains_numpy` is the same in numpy)."""
-    after, split, edges, counted, refs = _kernel_args(
-        n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends, beam.counted
-    )
-    out = np.empty(after.shape[0], dtype=np.int64)
+    rows, index, split, edges, counted, refs = _kernel_args(n, *beam.macro_set, beam.counted)
+    out = np.empty(index.shape[0], dtype=np.int64)
     _pairing.gains(
-        _wing_codes(state, n), after, split, edges, counted, refs, after.shape[1], n - 2, out
+        _wing_codes(state, n), rows, index, split, edges, counted, refs, index.shape[1], n - 2, out
     )
     return out
 
 
 def _gains_numpy(state: Colours, n: int, beam: Beam) -> npt.NDArray[np.int64]:
     """:func:`_gains` in numpy (the reference of the C kernel's tests)."""
-    after, split, _ = _effects(n, beam.wide_only, beam.flips, beam.blocks, beam.both_ends)
+    after, split, _ = _effects(n, *beam.macro_set)
     codes = _wing_codes(state, n)
     before = _edge_score(codes[_edge_cells(n)[:, 0, :]], n, beam.counted)
     gains: npt.NDArray[np.int64] = _edge_score(codes[after], n, beam.counted).sum(
@@ -372,12 +380,8 @@ def beam_pairings(
                     continue
                 setups -= 1  # and go on after an outer turn
                 options = _options(node, n, settings, True)
-            perms = _macro_perms(
-                n, settings.wide_only, settings.flips, settings.blocks, settings.both_ends
-            )
-            macro_costs = _macros(
-                n, settings.wide_only, settings.flips, settings.blocks, settings.both_ends
-            )[2]
+            perms = _macro_perms(n, *settings.macro_set)
+            macro_costs = _macros(n, *settings.macro_set)[2]
             for seq, gain, row in options:
                 added, kept, tail = _join_tail(
                     node.moves, seq, n, int(macro_costs[row]) if row >= 0 else None

@@ -90,7 +90,6 @@ def test_the_first_connection_gives_up_with_the_cause() -> None:
 
 def test_a_lost_port_is_declared_down_once_and_retried_with_capped_back_off() -> None:
     policy = ReconnectPolicy("/dev/x", POLICY, random.Random(0), now=0.0)
-    policy.opened()
     policy.ended(10.0, session_opened_at=1.0)
     delays = []
     downs = []
@@ -104,3 +103,20 @@ def test_a_lost_port_is_declared_down_once_and_retried_with_capped_back_off() ->
     assert len(downs) == 1 and downs[0].seconds == pytest.approx(3.5)
     policy.back_up()
     assert not policy.down
+    policy.ended(20.0, session_opened_at=15.0)  # a session, then lost again
+    (retry,) = policy.next_step(20.1, connecting=False, problem=OSError("gone"))
+    assert isinstance(retry, Retry) and retry.delay_s <= 1.2 * 0.1  # a session: from the start
+
+
+def test_a_port_that_opens_but_never_answers_keeps_doubling_its_back_off() -> None:
+    """A port that opens and fails before the firmware answers (loop://, a flapping cable)
+    used to restart the back-off at every open: a retry every 0.1 s and a warning each."""
+    policy = ReconnectPolicy("/dev/x", POLICY, random.Random(0), now=0.0)
+    delays = []
+    for now in (1.0, 1.2, 1.5, 2.0):
+        policy.ended(now, session_opened_at=0.0)  # opened, lost before any session
+        *_, retry = policy.next_step(now, connecting=False, problem=OSError("write timeout"))
+        assert isinstance(retry, Retry)
+        delays.append(retry.delay_s)
+    backoff = (0.1, 0.2, 0.4, 0.4)
+    assert all(0.8 * b <= d <= 1.2 * b for d, b in zip(delays, backoff, strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -400,6 +401,25 @@ def test_state_file_follows_every_move(tmp_path: Path) -> None:
         return seen
 
     assert run(scenario()) == ["\n", "U+1\n", "U+1 R-1\n"]
+
+
+def test_a_state_file_that_cannot_be_written_does_not_stop_the_moves(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario() -> None:
+        folder = tmp_path / "gone"
+        folder.mkdir()
+        firmware, host, _ = await booted(state_file=folder / "cube.txt")
+        for name in os.listdir(folder):
+            (folder / name).unlink()
+        folder.rmdir()  # the folder vanishes while the firmware runs
+        await host.hello(seq=10)
+        host.send(moves(1, (0, 1)), seq=11)
+        await host.expect(Executed, lambda m: m.last_executed == 1)
+        await firmware.stop()
+
+    run(scenario())
+    assert "cannot write the state file" in caplog.text
 
 
 def test_estop_in_the_same_instant_as_completion_counts_as_interrupted() -> None:

@@ -6,6 +6,7 @@ of the cube as it sits after the scan."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from firmware_protocol.moves import Face as WireFace
 from firmware_protocol.moves import Move as WireMove
 from robot.config import RobotConfig, load_config
 from robot.daemon import EventName
+from robot.daemon.events import JobState
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
 from robot.journal import Journal
@@ -213,6 +215,37 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
     rows = _rows(journal_path, str(done["job_id"]))
     assert rows[-1].parts == (0, 0)
+
+
+def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A finished job whose move rows are gone (a damaged journal) says it executed a move:
+    the new job's scan starts from the start pose instead of failing on the missing row."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal = Journal(journal_path)
+    old = journal.create_job("start", 3)
+    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
+    journal.record_executed(old, 0, None)
+    journal.finish(old, JobState.ERROR)
+    journal.close()
+    db = sqlite3.connect(journal_path)
+    db.execute("DELETE FROM moves")
+    db.commit()
+    db.close()
+    firmware = _firmware(config, cube)
+
+    async def scenario() -> dict[str, object]:
+        async with running(journal_path, config=config, firmware=firmware) as rig:
+            await rig.job()
+            return rig.sink.of(EventName.DONE)[0]
+
+    done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert done["solved"] is True
+    assert "journaled 0 moves but 1 executed" in caplog.text
 
 
 # -- a restart mid-scan ---------------------------------------------------------------------

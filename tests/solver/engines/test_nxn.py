@@ -228,7 +228,8 @@ def test_auto_engine_by_size_and_named_engines_as_asked() -> None:
     assert api.engine_for_size(2, "auto") == "pocket"
     assert api.engine_for_size(3, "auto") == "twophase"
     assert api.engine_for_size(7, "auto") == "nxn"
-    assert api.engine_for_size(4, "twophase") == "twophase"  # which then refuses a 4x4
+    with pytest.raises(UnsupportedError, match="engine 'twophase' does not solve 4x4x4"):
+        api.engine_for_size(4, "twophase")
     with pytest.raises(UnsupportedError):
         api.engine_for_size(3, "nxn")
     with pytest.raises(UnsupportedError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -82,18 +83,34 @@ def test_gains_in_c_equal_the_numpy_scoring_with_counted_positions(n: int) -> No
 
 def test_gains_kernel_refuses_buffers_that_disagree() -> None:
     n = 5
-    after, split, edges, counted, refs = freeslice._kernel_args(n, True, False, None, False, None)
+    args = freeslice._kernel_args(n, True, False, None, False, False, None)
+    rows, index, split, edges, counted, refs = args
     codes = np.zeros(6 * n * n, dtype=np.uint8)
-    out = np.empty(after.shape[0], dtype=np.int64)
-    width = after.shape[1]
+    out = np.empty(index.shape[0], dtype=np.int64)
+    width = index.shape[1]
     with pytest.raises(ValueError, match="sizes disagree"):
-        _pairing.gains(codes, after, split, edges, counted, refs, width, n - 1, out)
+        _pairing.gains(codes, rows, index, split, edges, counted, refs, width, n - 1, out)
     with pytest.raises(ValueError, match="sticker outside"):
-        _pairing.gains(codes[:10], after, split, edges, counted, refs, width, n - 2, out)
+        _pairing.gains(codes[:10], rows, index, split, edges, counted, refs, width, n - 2, out)
     bad = split.copy()
     bad[0, 0] = 12
     with pytest.raises(ValueError, match="edge index"):
-        _pairing.gains(codes, after, bad, edges, counted, refs, width, n - 2, out)
+        _pairing.gains(codes, rows, index, bad, edges, counted, refs, width, n - 2, out)
+    beyond = index.copy()
+    beyond[-1, 0] = rows.shape[0]
+    with pytest.raises(ValueError, match="row number"):
+        _pairing.gains(codes, rows, beyond, split, edges, counted, refs, width, n - 2, out)
+
+
+def test_gains_kernel_scores_each_distinct_edge_once() -> None:
+    # the first pass of a 7x7 with the twists: far fewer distinct edges than mixed ones
+    first = dataclasses.replace(engine.TWO_PASS[7][0], twists=True)
+    rows, index, *_ = freeslice._kernel_args(7, *first.macro_set, first.counted)
+    after, _, _ = freeslice._effects(7, *first.macro_set)
+    assert np.array_equal(rows[index], after)
+    assert rows.shape[0] * 10 < index.size
+    state = engine.reduce_centres(random_state_nxn(7, 5))[0]
+    assert np.array_equal(pairing._gains(state, 7, first), pairing._gains_numpy(state, 7, first))
 
 
 def test_join_merges_and_cancels_the_turns_that_meet() -> None:
@@ -200,3 +217,39 @@ def test_both_ends_macros_keep_centres_and_pair_an_edge_of_each_axis_layer_at_on
     g.apply(check, moves)
     assert np.array_equal(check, end)
     assert count(moves, Metric.HTM, n) == 6  # one macro (the plain set needs two halves)
+
+
+def test_twist_macros_keep_centres_and_bring_an_edge_in_the_other_way_round() -> None:
+    n = 7
+    blocks = ((1, 2),)
+    wide = Move.block(Face.U, 1, 2, 1)  # the 5x5's Dw R F' U R' F Dw', on a 7x7's U axis
+    macro = [wide, *parse("R F' D R' F"), wide.inverse()]
+    g = geometry(n)
+    state = Cube.solved(n).flat.copy()
+    g.apply(state, [m.inverse() for m in reversed(macro)])
+    solved = Cube.solved(n).flat
+    for face in Face:
+        inside = centres.interior(n, face)
+        assert np.array_equal(state[inside], solved[inside])
+    assert pairing.paired_count(state, n) < 12 * (n - 2)
+    effect = freeslice._perm(n, macro)[pairing._edge_cells(n)[:, 0, :].reshape(-1)]
+    effects = {
+        twists: {
+            row.tobytes() for row in pairing._macros(n, False, False, blocks, False, twists)[0]
+        }
+        for twists in (False, True)
+    }
+    assert effect.astype(np.int32).tobytes() in effects[True] - effects[False]
+    for twists in (False, True):
+        beam = pairing.Beam(8, 8, flips=False, blocks=blocks, setup_nodes=0, twists=twists)
+        end = state.copy()
+        moves = pairing.beam_pair_edges(end, n, lambda e: [], beam)
+        assert moves is not None
+        check = state.copy()
+        g.apply(check, moves)
+        assert np.array_equal(check, end)
+        if twists:  # one macro; the plain set cannot pair it in as few
+            assert pairing.paired_count(end, n) == 12 * (n - 2)
+            assert count(moves, Metric.HTM, n) == 7
+        else:
+            assert pairing.paired_count(end, n) < 12 * (n - 2) or count(moves, Metric.HTM, n) > 7

@@ -12,7 +12,7 @@ from solver import api
 from solver.cube.facelets import Cube
 from solver.cube.notation import Metric, Move, count
 from solver.engines import pocket
-from solver.errors import NoSolutionError
+from solver.errors import NoSolutionError, OptionError
 from solver.scramble import random_moves
 
 #: the number of 2x2 positions at each HTM distance (God's number 11)
@@ -77,3 +77,25 @@ def test_damaged_cache_file_is_rebuilt(tmp_path: Path) -> None:
     pocket._LOADED.clear()
     table = pocket.load_pocket_table("htm", tmp_path)
     assert table.dist[0] == 0 and path.stat().st_size > pocket.N_STATES
+
+
+@pytest.mark.parametrize("faces", ["URFLB", "DLB", "ULB", "RFD", "UDRLF"])
+@pytest.mark.parametrize("seed", range(6))
+def test_allowed_faces_are_honoured_at_the_optimal_length(faces: str, seed: int) -> None:
+    cube = Cube.solved(2).apply(random_moves(2, 11, seed=seed))
+    optimal = api.solve(cube).htm
+    solution = api.solve(cube, faces=faces)
+    assert {m.face.name for m in solution.moves} <= set(faces)
+    assert cube.apply(solution.moves).is_solved()
+    assert solution.htm == optimal
+
+
+def test_faces_without_an_axis_are_no_solution() -> None:
+    cube = Cube.solved(2).apply("R U F")
+    with pytest.raises(NoSolutionError, match="faces UR lack an axis"):
+        api.solve(cube, faces="UR")
+
+
+def test_cache_dir_of_the_wrong_type_is_an_option_error() -> None:
+    with pytest.raises(OptionError, match="cache_dir must be a folder path"):
+        api.solve(Cube.solved(2).apply("R"), cache_dir=5)

@@ -362,3 +362,13 @@ def test_flipslice_classsym_holds_the_class_and_the_symmetry() -> None:
     assert np.array_equal(classsym >> 4, tables.flipslice_classidx)
     assert np.array_equal(classsym & 15, tables.flipslice_sym)
     assert tables.flipslice_classsym is classsym  # derived once
+
+
+def test_a_folder_where_a_table_goes_is_a_table_error(tmp_path: Path) -> None:
+    """A folder at a group's file path (or a full disk) is a TableError naming the path and
+    the way out, not an IsADirectoryError traceback; no temporary file is left behind."""
+    path = tmp_path / "twophase" / "twophase-v2-moves.bin"
+    path.mkdir(parents=True)
+    with pytest.raises(T.TableError, match=r"cannot write two-phase tables to .*moves\.bin.*"):
+        write_bundle(path, "moves", {"a": np.arange(4, dtype=np.int8)})
+    assert [p.name for p in path.parent.iterdir()] == [path.name]

@@ -162,6 +162,12 @@ def write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
             for arr in arrays.values():
                 fh.write(np.ascontiguousarray(arr).data.cast("B"))
         os.replace(tmp, path)
+    except OSError as exc:  # a full disk, or a folder sitting where the file goes
+        Path(tmp).unlink(missing_ok=True)
+        raise TableError(
+            f"cannot write two-phase tables to {path}: {exc.strerror or exc}; free the disk or "
+            "remove what is at that path, or set CUBEROBOT_CACHE_DIR to a writable folder"
+        ) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
