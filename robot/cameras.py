@@ -28,7 +28,7 @@ from robot.errors import ConfigError
 from solver.cube.facelets import Cube
 from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
-from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera
+from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, device_index
 from vision.errors import CaptureError
 from vision.spotlight import Spotlight
 
@@ -44,17 +44,30 @@ class _Source(Protocol):
     def read(self) -> UInt8Image: ...
 
 
+#: Largest cube state file read (bytes): a 7x7's state is 294 letters.
+_STATE_FILE_LIMIT = 4096
+
+
 def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
     """A cube source reading a firmware-sim state file at every frame."""
 
     def read() -> Cube:
         try:
-            text = path.read_text(encoding="ascii").strip()
+            with path.open("rb") as file:  # bounded: a state is 6·N² letters
+                raw = file.read(_STATE_FILE_LIMIT + 1)
         except OSError as exc:
             raise CaptureError(
                 f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
                 "`cuberobot firmware-sim --state-file` running?"
             ) from exc
+        if len(raw) > _STATE_FILE_LIMIT:
+            raise CaptureError(
+                f"simulated camera: the cube state file {path} is larger than "
+                f"{_STATE_FILE_LIMIT} bytes; point the camera at the file `cuberobot firmware-sim "
+                "--state-file` writes"
+            )
+        try:
+            text = raw.decode("ascii").strip()
         except UnicodeDecodeError as exc:
             raise CaptureError(
                 f"simulated camera: the cube state file {path} is not text (byte {exc.start}); "
@@ -97,8 +110,9 @@ class CameraRig:
                 calib = simcam.calibration()
                 views.append(ViewCalibration(cam.name, calib.sites))
             else:
+                index = device_index(cam.source)
                 source = OpenCVCamera(
-                    int(cam.source) if cam.source.isdigit() else cam.source,
+                    cam.source if index is None else index,
                     CameraSettings(width=cam.width, height=cam.height),
                 )
                 if cam.calibration:

@@ -107,6 +107,8 @@ class MqttBridge:
         self.connected = asyncio.Event()
         self.connections = 0
         self.dropped = 0
+        #: retained commands ignored (see :meth:`_ignore_retained`)
+        self.ignored_retained = 0
         self._stopping = False
         self._withdrawn = False
         self._current: aiomqtt.Client | None = None
@@ -120,12 +122,15 @@ class MqttBridge:
         if len(self._queue) >= self.config.mqtt.queue_limit:
             self._queue.popleft()
             self.dropped += 1
-            logger.warning(
-                "MQTT queue full (%d messages; broker %s:%d unreachable): dropped the oldest",
-                self.config.mqtt.queue_limit,
-                self.host,
-                self.port,
-            )
+            if self.dropped % 1000 == 1:  # the first drop and every 1000th: not a line each
+                logger.warning(
+                    "MQTT queue full (%d messages; broker %s:%d unreachable or too slow): "
+                    "dropped the oldest (%d dropped so far)",
+                    self.config.mqtt.queue_limit,
+                    self.host,
+                    self.port,
+                    self.dropped,
+                )
         self._queue.append(message)
         self._wake.set()
 
@@ -275,9 +280,16 @@ class MqttBridge:
                     self._status_dirty = self._status is not None
                 if self._queue:
                     message = self._queue[0]
-                    await client.publish(
-                        message.topic, message.payload, qos=message.qos, retain=message.retain
-                    )
+                    try:
+                        await client.publish(
+                            message.topic, message.payload, qos=message.qos, retain=message.retain
+                        )
+                    except ValueError as exc:
+                        # a message MQTT cannot carry (the reply topic of a 65,535-byte verb
+                        # topic is too long): drop it, not the session (it would come back
+                        # first after every reconnect)
+                        self._drop_unsendable(message, exc)
+                        continue
                     # only now is it delivered (PUBACK for QoS 1): drop it from the queue
                     if self._queue and self._queue[0] is message:
                         self._queue.popleft()
@@ -295,6 +307,31 @@ class MqttBridge:
                         self._status_dirty = True
                         raise
 
+    def _ignore_retained(self, topic: str) -> None:
+        """A command the broker kept (published with retain) and replays at every (re)connect:
+        run, it would start or home the robot after each network hiccup. Never run."""
+        self.ignored_retained += 1
+        shown = topic if len(topic) <= 80 else topic[:80] + "…"
+        logger.warning(
+            "MQTT: ignored a retained command on %s (commands are never retained: the broker "
+            "replays it at every connect); clear it while the daemon is stopped: "
+            "mosquitto_pub -r -n -t '%s'",
+            shown,
+            shown,
+        )
+
+    def _drop_unsendable(self, message: OutMessage, exc: ValueError) -> None:
+        if self._queue and self._queue[0] is message:
+            self._queue.popleft()
+        self.dropped += 1
+        shown = message.topic if len(message.topic) <= 80 else message.topic[:80] + "…"
+        logger.error(
+            "MQTT: cannot publish on %s (%d bytes): %s; dropped",
+            shown,
+            len(message.topic.encode("utf-8", errors="surrogatepass")),
+            exc,
+        )
+
     async def _receiver(self, client: aiomqtt.Client) -> None:
         cmd_prefix = self.config.topic("cmd") + "/"
         ha_status = f"{self.config.mqtt.discovery.prefix}/status"
@@ -310,6 +347,9 @@ class MqttBridge:
             if topic.startswith(cmd_prefix):
                 verb = topic[len(cmd_prefix) :]
                 if "/" in verb:
+                    continue
+                if message.retain:
+                    self._ignore_retained(topic)
                     continue
                 await self._on_command(verb, payload)
                 raise_if_cancelling()

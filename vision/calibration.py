@@ -178,6 +178,8 @@ def _site(raw: object, where: str, n: int) -> StickerSite:
     xf, yf, hf = _number(x), _number(y), _number(half)
     if xf is None or yf is None or hf is None:
         raise CalibrationError(f"{where}: x, y and half-size must be finite numbers")
+    if xf < 0 or yf < 0:
+        raise CalibrationError(f"{where}: the centre ({xf}, {yf}) lies left of or above the image")
     if hf <= 0:
         raise CalibrationError(f"{where}: half-size must be positive, got {hf}")
     return StickerSite(Face[face_name], row, col, (xf, yf), (), hf)
@@ -187,11 +189,22 @@ def _site(raw: object, where: str, n: int) -> StickerSite:
 MAX_IMAGE_SIDE = 100_000
 
 
+#: Largest calibration file read (bytes): a 7x7's is about 30 kB.
+MAX_FILE_BYTES = 1 << 20
+
+
 def _read_toml(p: Path) -> dict[str, object]:
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
+            raw = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise CalibrationError(
+            f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
+        )
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise CalibrationError(
             f"{p} is not a text file (byte {exc.start} is not UTF-8): a calibration is the TOML "
@@ -219,6 +232,8 @@ def _views(raw: object, p: Path, n: int) -> tuple[ViewCalibration, ...]:
         sites = tuple(
             _site(s, f"{p} view {name} site #{k + 1}", n) for k, s in enumerate(raw_sites)
         )
+        if any(v.name == name for v in views):
+            raise CalibrationError(f"{p}: view {name!r} is given more than once; keep one")
         views.append(ViewCalibration(name, sites))
     return tuple(views)
 

@@ -38,7 +38,14 @@ from vision.render import (
 )
 from vision.scan import load_face_images
 
-__all__ = ["CameraSettings", "OpenCVCamera", "SimulatedCamera", "StillImages", "open_source"]
+__all__ = [
+    "CameraSettings",
+    "OpenCVCamera",
+    "SimulatedCamera",
+    "StillImages",
+    "device_index",
+    "open_source",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +74,10 @@ class OpenCVCamera:
         self._cap: Any = None
 
     def open(self) -> OpenCVCamera:
-        cap = cv2.VideoCapture(self.source)
+        try:
+            cap = cv2.VideoCapture(self.source)
+        except (cv2.error, OverflowError) as exc:  # an index OpenCV cannot take
+            raise CaptureError(f"cannot open camera source {self.source!r}: {exc}") from None
         if not cap.isOpened():
             hint = (
                 "check the index with `v4l2-ctl --list-devices` and that no other program uses it"
@@ -222,10 +232,21 @@ class SimulatedCamera:
         return None
 
 
+def device_index(spec: str) -> int | None:
+    """The camera index a source spec names (ASCII digits: ``"0"``), None for a path or URL;
+    :class:`CaptureError` for an index no device can have."""
+    if not (spec.isascii() and spec.isdigit()):  # "²".isdigit() is true, int("²") fails
+        return None
+    if len(spec) > 4:
+        raise CaptureError(f"camera index {spec[:12]} is out of range (0..9999)")
+    return int(spec)
+
+
 def open_source(spec: str, settings: CameraSettings | None = None) -> OpenCVCamera | StillImages:
     """A source from a command-line spec: a folder of images, a device index, a file or URL."""
-    if spec.isdigit():
-        return OpenCVCamera(int(spec), settings)
+    index = device_index(spec)
+    if index is not None:
+        return OpenCVCamera(index, settings)
     path = Path(spec)
     if path.is_dir():
         return StillImages(path)

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 #: Free-mode detection runs on a copy whose longer side is at most this many pixels.
 DETECT_MAX_SIDE = 800
+#: Shortest side (after that scaling) an image may have to be searched for a grid.
+MIN_DETECT_SIDE = 16
 #: Largest N free mode will infer.
 MAX_FREE_N = 9
 #: Lattice fit tolerance, in lattice units.
@@ -177,7 +179,9 @@ def _patch(
     x0, x1 = round(s.centre[0] - half), round(s.centre[0] + half) + 1
     y0, y1 = round(s.centre[1] - half), round(s.centre[1] + half) + 1
     x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
-    if x1 <= x0 or y1 <= y0:
+    # the centre itself must be in the image: a patch clipped down to the image's edge reads
+    # the frame's border, not the sticker (a calibration made at a larger resolution)
+    if x1 <= x0 or y1 <= y0 or not (0 <= s.centre[0] < w and 0 <= s.centre[1] < h):
         raise ScanInputError(
             f"sticker {s.face.name}[{s.row},{s.col}] at ({s.centre[0]:.0f}, "
             f"{s.centre[1]:.0f}) is outside the {w}x{h} image; recalibrate this view"
@@ -286,7 +290,14 @@ def find_grid(image: npt.ArrayLike, n: int | None = None, face: Face = Face.F) -
     if img.ndim != 3 or img.shape[2] != 3:
         raise ScanInputError(f"expected a BGR colour image, got shape {img.shape}")
     h, w = img.shape[:2]
-    scale = min(1.0, DETECT_MAX_SIDE / max(h, w))
+    scale = min(1.0, DETECT_MAX_SIDE / max(h, w, 1))
+    if min(h, w) * scale < MIN_DETECT_SIDE:
+        # an empty or very thin image: nothing to find (and cv2.resize would assert)
+        raise GridNotFoundError(
+            f"the image is {w}x{h} pixels: too small or too narrow to show a sticker grid "
+            f"(its shorter side needs {MIN_DETECT_SIDE} pixels once the longer is scaled to "
+            f"{DETECT_MAX_SIDE})"
+        )
     # Downscale, then take the brightest channel (stickers of every colour are bright in one),
     # with OpenCV calls: several times faster than numpy reductions on a full-HD frame.
     dsize = (int(w * scale), int(h * scale))

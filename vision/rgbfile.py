@@ -26,6 +26,8 @@ __all__ = ["FILE_FACE_ORDER", "dump_rgb_scan", "load_rgb_scan", "parse_rgb_scan"
 
 #: Largest cube a scan file may hold (the CLI's --size range).
 MAX_SCAN_N = 9
+#: Largest scan file read (bytes): a 9x9 scan is about 10 kB.
+MAX_SCAN_BYTES = 1 << 20
 #: The face order of the file's blocks.
 FILE_FACE_ORDER: tuple[Face, ...] = (Face.U, Face.L, Face.F, Face.R, Face.B, Face.D)
 
@@ -66,9 +68,17 @@ def load_rgb_scan(path: str | Path) -> npt.NDArray[np.float64]:
     """Read a scan file; raises :class:`ScanInputError` naming the file on any format error."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
+            raw = file.read(MAX_SCAN_BYTES + 1)
     except OSError as exc:
         raise ScanInputError(f"cannot read RGB scan {p}: {exc.strerror}") from exc
+    if len(raw) > MAX_SCAN_BYTES:
+        raise ScanInputError(
+            f"{p} is larger than {MAX_SCAN_BYTES} bytes: not an RGB scan (a 9x9 scan is about "
+            "10 kB)"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ScanInputError(
             f"{p} is not a text file (byte {exc.start} is not UTF-8): an RGB scan is a JSON "
@@ -78,6 +88,8 @@ def load_rgb_scan(path: str | Path) -> npt.NDArray[np.float64]:
         raise ScanInputError(f"{p} is not JSON (line {exc.lineno}): {exc.msg}") from exc
     except RecursionError as exc:
         raise ScanInputError(f"{p} is not an RGB scan (JSON nested too deeply)") from exc
+    except ValueError as exc:  # an integer past Python's digit limit (not a JSONDecodeError)
+        raise ScanInputError(f"{p} is not an RGB scan (a number in it is too long)") from exc
     if not isinstance(data, dict):
         raise ScanInputError(f"{p}: expected a JSON object of sticker number → [R, G, B]")
     return parse_rgb_scan(data, str(p))

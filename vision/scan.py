@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import numpy.typing as npt
 
@@ -39,7 +38,8 @@ from vision.classify import (
     classify,
 )
 from vision.colour import FloatArray, rgb_to_lab
-from vision.errors import CaptureError, GridNotFoundError, ScanInputError, SizeMismatchError
+from vision.errors import GridNotFoundError, ScanInputError, SizeMismatchError
+from vision.imagefile import read_image
 from vision.locate import find_grid, sample_sites
 
 __all__ = [
@@ -311,8 +311,5 @@ def load_face_images(directory: str | Path) -> dict[str, UInt8Image]:
     """Read every per-face image of a folder (see :func:`face_images_in`)."""
     images: dict[str, UInt8Image] = {}
     for letter, path in face_images_in(directory).items():
-        img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if img is None:
-            raise CaptureError(f"cannot decode image {path}; is it a PNG/JPEG file?")
-        images[letter] = np.asarray(img, dtype=np.uint8)
+        images[letter] = read_image(path)  # its declared size checked before it is decoded
     return images

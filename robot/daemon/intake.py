@@ -62,6 +62,16 @@ QUEUE_LIMIT = 64
 #: per verb: (commands per second sustained, burst); past it: ``rate_limited``
 RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
 DEFAULT_RATE = (5.0, 10.0)
+#: replies to refused MQTT commands (and their log lines): (per second, burst); past it a
+#: refusal is only counted (``refused["unanswered"]``)
+REFUSAL_RATE = (20.0, 40.0)
+#: the refusals :data:`REFUSAL_RATE` applies to
+QUIET_CODES = frozenset(
+    {ErrorCode.MALFORMED, ErrorCode.UNKNOWN_COMMAND, ErrorCode.RATE_LIMITED, ErrorCode.BUSY}
+)
+UNANSWERED = "unanswered"
+#: command ids remembered in memory at most (a flood of new ids must not grow it)
+SEEN_IDS_LIMIT = 4096
 
 
 class _Bucket:
@@ -97,9 +107,13 @@ class Intake:
         self.job_task: asyncio.Task[None] | None = None
         self.job_done = asyncio.Event()
         self.job_done.set()
-        self._seen_ids: set[str] = set()
+        #: ids seen in this run, newest last (a cache of the journal's, bounded: an id
+        #: forgotten here is still found there)
+        self._seen_ids: dict[str, None] = {}
         self._queue: asyncio.Queue[tuple[Command, Deliver]] = asyncio.Queue(QUEUE_LIMIT)
         self._buckets: dict[str, _Bucket] = {}
+        self._refusal_replies = _Bucket(*REFUSAL_RATE)
+        self._refusal_logs = _Bucket(*REFUSAL_RATE)
         #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
         self.refused: dict[str, int] = {}
 
@@ -111,8 +125,15 @@ class Intake:
 
     async def on_mqtt_command(self, verb: str, payload: bytes) -> None:
         reply = await self.accept(verb, payload)
-        if reply is not None:
-            self.ctx.out.reply(verb, reply)
+        if reply is None:
+            return
+        code = reply["error"]["code"] if reply.get("ok") is False else None
+        if code in QUIET_CODES and not self._refusal_replies.take():
+            # a flood of refused commands: counted, not answered, so that its replies cannot
+            # crowd a job's events out of the MQTT queue (the sender of a flood is not reading)
+            self._count(UNANSWERED)
+            return
+        self.ctx.out.reply(verb, reply)
 
     async def submit(self, verb: str, payload: Payload = b"") -> Reply:
         """Run a command as if it came over MQTT; return its reply (after it completes)."""
@@ -130,7 +151,9 @@ class Intake:
             command = parse_command(verb, payload)
         except CommandError as exc:
             raw = payload if isinstance(payload, bytes | str) else b""
-            logger.warning("command %s refused: %s", verb, exc)
+            if self._refusal_logs.take():  # a flood is not logged line by line
+                shown = verb if len(verb) <= 40 else verb[:40] + "…"
+                logger.warning("command %s refused: %s", shown, exc)
             self._count(exc.code)
             if verb == "estop" and self.group is not None:
                 self._spawn(self._estop_anyway(), "cmd-estop")  # safety over form
@@ -223,7 +246,9 @@ class Intake:
         """The repeated reply if ``command_id`` was seen (in this run or in the journal)."""
         journal = self.ctx.journal
         if command_id not in self._seen_ids:
-            self._seen_ids.add(command_id)
+            self._seen_ids[command_id] = None
+            if len(self._seen_ids) > SEEN_IDS_LIMIT:
+                del self._seen_ids[next(iter(self._seen_ids))]
             if await journal.call(journal.sync.record_command, command_id, verb):
                 return None
             logger.info("command %s %s is a duplicate: ignored", verb, command_id)

@@ -15,8 +15,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from aiohttp import web
+
 from robot.daemon import Daemon
 from robot.safejson import PayloadError, parse_object
+from vision.errors import VisionError
 
 __all__ = ["DaemonBackend"]
 
@@ -70,9 +73,14 @@ class DaemonBackend:
         cameras = self.daemon.pipeline.cameras
         if cameras is None:
             return {}
+        if self.daemon.intake.busy:  # a capture now could take the camera from the job's scan
+            raise web.HTTPConflict(text="a job is running: the live view captures between jobs")
         from robot.web.calibrate import live_frames
 
-        return await asyncio.to_thread(live_frames, cameras)
+        try:
+            return await asyncio.to_thread(live_frames, cameras)
+        except VisionError as exc:  # a camera unplugged or refusing: say so, not HTTP 500
+            raise web.HTTPServiceUnavailable(text=f"cannot capture the live view: {exc}") from None
 
     async def save_calibration(self) -> dict[str, Any]:
         cameras = self.daemon.pipeline.cameras
@@ -85,7 +93,10 @@ class DaemonBackend:
             }
         from robot.web.calibrate import save
 
-        report = await asyncio.to_thread(save, self.daemon.config, cameras)
+        try:
+            report = await asyncio.to_thread(save, self.daemon.config, cameras)
+        except VisionError as exc:
+            return {"ok": False, "error": {"code": "camera", "message": f"cannot capture: {exc}"}}
         return {"ok": any(r.get("saved") for r in report.values()), "cameras": report}
 
     def frames(self) -> dict[str, bytes]:

@@ -102,9 +102,15 @@ def _save_face_view(
     except VisionError as exc:
         return {"saved": False, "why": f"no sticker grid found: {exc}"}
     path = config.resolve(file)
-    base = load_calibration(path) if path.exists() else None
-    cal = merge_views(base, [ViewCalibration(name, fit.sites)], fit.n)
+    try:
+        base = load_calibration(path) if path.exists() else None
+        cal = merge_views(base, [ViewCalibration(name, fit.sites)], fit.n)
+    except VisionError as exc:  # a corrupt or other-N file is kept as it is, not overwritten
+        return {"saved": False, "why": f"{exc}; fix or remove the file, then save again"}
     height, width = np.asarray(frame).shape[:2]
-    save_calibration(Calibration(cal.n, cal.views, width, height, cal.palette_lab), path)
+    try:
+        save_calibration(Calibration(cal.n, cal.views, width, height, cal.palette_lab), path)
+    except OSError as exc:
+        return {"saved": False, "why": f"cannot write {path}: {exc.strerror}"}
     logger.info("web: calibration of camera %s saved to %s", name, path)
     return {"saved": True, "file": str(path), "stickers": fit.detected}

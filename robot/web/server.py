@@ -53,6 +53,8 @@ QUEUE_LIMIT = 256
 HEARTBEAT_S = 15.0
 #: largest command body accepted (bytes)
 MAX_BODY_BYTES = 16 * 1024
+#: event streams open at once at most (past it: 503; a page reconnects by itself)
+MAX_STREAMS = 32
 #: most jobs on one history page
 MAX_PAGE_SIZE = 100
 
@@ -186,6 +188,8 @@ class WebServer:
         if not self._authorised(request):
             return _json(_unauthorised(verb, bool(self._token)), status=401)
         try:
+            if (request.content_length or 0) > MAX_BODY_BYTES:  # refused before it is sent
+                raise web.HTTPRequestEntityTooLarge(MAX_BODY_BYTES, request.content_length or 0)
             body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return _json(
@@ -224,11 +228,17 @@ class WebServer:
             return False
         given = request.headers.get("Authorization", "")
         scheme, _, value = given.partition(" ")
+        # a header's non-ASCII bytes arrive as surrogate escapes: compared as the bytes sent
         return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode(), self._token.encode()
+            value.strip().encode("utf-8", "surrogateescape"), self._token.encode()
         )
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
+        if len(self._queues) >= MAX_STREAMS:  # each open stream holds a queue: bounded
+            raise web.HTTPServiceUnavailable(
+                text=f"{MAX_STREAMS} pages are already watching; close one and reload",
+                headers={"Retry-After": "5"},
+            )
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )

@@ -43,3 +43,52 @@ def test_a_state_file_that_is_no_cube_is_a_capture_error(
 def test_a_missing_state_file_is_a_capture_error(tmp_path: Path) -> None:
     with pytest.raises(CaptureError, match="cannot read the cube state file"):
         state_file_source(tmp_path / "gone", 3)()
+
+
+def test_a_huge_or_endless_state_file_is_refused_not_read(tmp_path: Path) -> None:
+    """The whole file was read at every frame: /dev/zero until memory ran out."""
+    path = tmp_path / "state"
+    path.write_bytes(b"U" * 100_000)
+    with pytest.raises(CaptureError, match="is larger than 4096 bytes"):
+        state_file_source(path, 3)()
+    with pytest.raises(CaptureError, match="is larger than 4096 bytes"):
+        state_file_source(Path("/dev/zero"), 3)()
+
+
+@pytest.mark.parametrize("source", ["²", "99999999999999999999"])
+def test_a_camera_source_that_is_no_index_does_not_stop_the_daemon_with_a_traceback(
+    tmp_path: Path, source: str
+) -> None:
+    """``int("²")`` (``"²".isdigit()`` is true) raised ValueError building the rig: the daemon
+    could not start and printed a traceback."""
+    from robot.cameras import CameraRig
+    from robot.config import parse_config
+
+    config = parse_config(
+        {
+            "cameras": [
+                {"name": "front", "source": source, "view": "face", "faces": ["F"]},
+                {
+                    "name": "upper",
+                    "source": "simulated",
+                    "view": "corner",
+                    "faces": ["U", "R", "B"],
+                },
+                {
+                    "name": "lower",
+                    "source": "simulated",
+                    "view": "corner",
+                    "faces": ["D", "L", "B"],
+                },
+            ]
+        },
+        str(tmp_path / "robot.toml"),
+    )
+    try:
+        rig = CameraRig(config, Cube.solved)
+    except CaptureError as exc:  # refused by name at start
+        assert "out of range" in str(exc)
+        return
+    assert rig.missing_calibration == ("front",)
+    with pytest.raises(CaptureError, match="cannot open camera source"):
+        rig.capture()

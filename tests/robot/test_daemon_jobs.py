@@ -320,3 +320,25 @@ def test_replies_and_job_events_say_who_asked(fast_tmp: Path) -> None:
         if isinstance(payload, dict) and "job_id" in payload
     ]
     assert job_events and all(p.get("source") == "homeassistant" for _, p in job_events)
+
+
+def test_command_ids_in_memory_are_bounded_and_the_journal_still_knows_them(
+    fast_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every new id was kept in a set for the daemon's life: a flood of status commands with
+    fresh ids grew its memory without bound. Past the limit the oldest is forgotten in memory
+    only; the journal still answers it as a duplicate."""
+    import robot.daemon.intake as intake
+
+    monkeypatch.setattr(intake, "SEEN_IDS_LIMIT", 3)
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            first = await rig.daemon.submit("status", {"id": "s0"})
+            for k in range(1, 10):
+                await rig.daemon.submit("status", {"id": f"s{k}"})
+            assert list(rig.daemon.intake._seen_ids) == ["s7", "s8", "s9"]
+            again = await rig.daemon.submit("status", {"id": "s0"})
+            assert again["duplicate"] is True and again["ok"] is first["ok"] is True
+
+    run(body(), 30)

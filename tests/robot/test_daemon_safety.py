@@ -192,3 +192,26 @@ def test_fuzzed_payloads_never_crash_the_intake(verb: str, payload: bytes, fast_
             assert rig.daemon.intake.group is not None
 
     run(scenario(), 30)
+
+
+def test_a_flood_of_refused_commands_is_answered_within_a_rate(fast_tmp: Path) -> None:
+    """Every refused MQTT command got a reply (two messages): 30,000 garbage commands in 6 s
+    filled the bridge's 10,000-message queue, which dropped ~50,000 messages, a running job's
+    events among them. Past the refusal rate a refusal is counted, not answered."""
+    from robot.daemon.intake import REFUSAL_RATE, UNANSWERED
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            intake = rig.daemon.intake
+            for _ in range(1000):
+                await intake.on_mqtt_command("start", b"garbage")
+                await intake.on_mqtt_command("no-such-verb", b"{}")
+            answered = [r for _, r in rig.sink.replies if r.get("ok") is False]
+            assert len(answered) <= REFUSAL_RATE[1] + 5  # the burst, and what refilled since
+            assert intake.refused[UNANSWERED] >= 2000 - len(answered)
+            assert intake.refused["malformed"] + intake.refused["unknown_command"] == 2000
+            await intake.on_mqtt_command("status", b"{}")  # a good command is still answered
+            while not any(r.get("ok") for _, r in rig.sink.replies):
+                await asyncio.sleep(0.01)
+
+    run(body(), 30)

@@ -240,3 +240,77 @@ def test_a_cancelled_bridge_stops_even_if_its_client_loses_the_cancellation(
 
     stopped, cancelled = run(scenario(), 40)
     assert stopped and cancelled
+
+
+def test_a_command_whose_reply_topic_is_too_long_does_not_end_the_bridge(
+    mqtt_broker: Broker,
+) -> None:
+    """A verb topic of 65,535 bytes (the MQTT maximum) gets a reply topic 6 bytes too long;
+    paho's ValueError used to end the bridge task, and with it the daemon's task group."""
+    verbs: list[str] = []
+    bridge: MqttBridge
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        verbs.append(verb)
+        bridge.reply(verb, {"ok": False})
+
+    async def scenario() -> Recorder:
+        nonlocal bridge
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        prefix = f"{TOPIC}/cmd/"
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/reply", client_id="r1"
+        ) as rec:
+            await rec.publish(prefix + "v" * (65535 - len(prefix)), b"{}")
+            await rec.wait(lambda: len(rec.on(f"{TOPIC}/reply")) == 1)
+            await rec.publish(prefix + "status", b"{}")
+            await rec.wait(lambda: len(rec.on(f"{TOPIC}/reply")) == 2)
+            assert not task.done()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return rec
+
+    run(scenario())
+    assert len(verbs) == 2 and verbs[1] == "status"
+    assert bridge.dropped == 1 and bridge.pending == 0
+
+
+def test_a_retained_command_is_never_run(mqtt_broker: Broker) -> None:
+    """A command published with retain was replayed by the broker at every (re)connect: a
+    retained ``home`` or ``start`` moved the robot after each network hiccup or restart."""
+    verbs: list[str] = []
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        verbs.append(verb)
+
+    async def scenario() -> MqttBridge:
+        async with aiomqtt.Client(mqtt_broker.host, mqtt_broker.port, identifier="old") as old:
+            await old.publish(f"{TOPIC}/cmd/home", b"{}", qos=1, retain=True)
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/#", client_id="r1"
+        ) as rec:
+            await rec.publish(f"{TOPIC}/cmd/status", b"{}")  # live: run
+            await rec.wait(lambda: bool(verbs))
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return bridge
+
+    bridge = run(scenario())
+    assert verbs == ["status"]
+    assert bridge.ignored_retained == 1
+
+
+def test_a_full_queue_is_logged_once_per_thousand_drops(caplog: pytest.LogCaptureFixture) -> None:
+    """Every dropped message logged its own warning: a flood logged tens of thousands."""
+    bridge = MqttBridge(config_with(queue_limit=10), _noop, host="127.0.0.1", port=1)
+    with caplog.at_level("WARNING", logger="robot.mqtt"):
+        for k in range(2010):
+            bridge.publish_event("move_executed", {"index": k})
+    assert bridge.dropped == 2000 and bridge.pending == 10
+    lines = [r.getMessage() for r in caplog.records if "queue full" in r.getMessage()]
+    assert len(lines) == 2 and lines[-1].endswith("(1001 dropped so far)")

@@ -80,6 +80,17 @@ def test_round_trip(tmp_path: Path) -> None:
             "outside 0..2",
             id="row-bool",
         ),
+        # a view given twice (the second silently shadowed), a centre left of the image
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = []\n[[view]]\nname = "U"\nsites = []',
+            "'U' is given more than once",
+            id="view-twice",
+        ),
+        pytest.param(
+            'n = 3\n[[view]]\nname = "U"\nsites = [["U", 0, 0, -40.0, 1.0, 2.0]]',
+            "left of or above the image",
+            id="x-negative",
+        ),
     ],
 )
 def test_errors_name_the_entry(tmp_path: Path, text: str, fragment: str) -> None:
@@ -117,3 +128,13 @@ def test_merge_replaces_views_of_the_same_name() -> None:
         merged.view("X")
     with pytest.raises(CalibrationError, match="N=2"):
         merge_views(base, [], 3)
+
+
+def test_an_endless_or_huge_file_is_refused_not_read(tmp_path: Path) -> None:
+    """/dev/zero used to be read until memory ran out."""
+    with pytest.raises(CalibrationError, match="is larger than 1048576 bytes"):
+        load_calibration("/dev/zero")
+    path = tmp_path / "cal.toml"
+    path.write_text("n = 3\n" + "# padding\n" * 200_000, encoding="utf-8")
+    with pytest.raises(CalibrationError, match=r"cal\.toml is larger than"):
+        load_calibration(path)

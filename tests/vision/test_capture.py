@@ -57,3 +57,24 @@ def test_simulated_camera_follows_the_cube() -> None:
     assert not np.array_equal(before, after)
     sites = cam.calibration().sites
     assert len(sites) == 9 and {s.face.name for s in sites} == {"F"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("99999999999999999999", "camera index 999999999999 is out of range"),
+        ("12345", "camera index 12345 is out of range"),
+        ("²", "cannot open camera source '²'"),
+    ],
+    ids=["huge", "five-digits", "superscript"],
+)
+def test_an_impossible_camera_index_is_a_capture_error(spec: str, message: str) -> None:
+    """A 20-digit index was an OpenCV overload error and "²" (``isdigit``, not ``int``) a
+    ValueError: both tracebacks, from `vision calibrate` and from a profile's camera source."""
+    from vision.capture import open_source
+    from vision.errors import CaptureError
+
+    with pytest.raises(CaptureError, match=message):
+        camera = open_source(spec)
+        with camera:
+            camera.read()

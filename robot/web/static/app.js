@@ -130,7 +130,11 @@ async function loadHistory() {
 
 async function loadLive() {
   const res = await fetch("/api/calibration");
-  if (!res.ok) return;
+  if (!res.ok) {
+    $("calibration-reply").textContent = await res.text();
+    $("calibration-reply").dataset.ok = "false";
+    return;
+  }
   const { frames } = await res.json();
   const box = $("live");
   box.replaceChildren();

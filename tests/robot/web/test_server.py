@@ -4,6 +4,7 @@ commands only with the token and through the backend's validation, live events."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -226,3 +227,61 @@ def test_calibration_view_reads_freely_and_saves_with_the_token() -> None:
 
     backend = _run(scenario)
     assert backend.lives == 1 and backend.saved == 1
+
+
+async def _raw(url: str, request: bytes) -> bytes:
+    """The status line the server answers a hand-made request with."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(request)
+    await writer.drain()
+    try:
+        head = await asyncio.wait_for(reader.readline(), 5)
+    finally:
+        writer.close()
+    return head.strip()
+
+
+def test_a_token_of_non_utf8_bytes_is_refused_not_a_server_error() -> None:
+    """Bytes 0xff 0xfe in the header became surrogates that ``str.encode`` refused: HTTP 500."""
+
+    async def scenario(server: WebServer, s: aiohttp.ClientSession, url: str) -> None:
+        request = (
+            b"POST /api/cmd/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xff\xfe\r\n"
+            b"Content-Length: 0\r\n\r\n"
+        )
+        assert await _raw(url, request) == b"HTTP/1.1 401 Unauthorized"
+
+    assert _run(scenario).commands == []
+
+
+def test_a_body_announced_too_large_is_refused_before_it_is_sent() -> None:
+    """A Content-Length of 100 GB kept the request waiting for the body to arrive."""
+
+    async def scenario(server: WebServer, s: aiohttp.ClientSession, url: str) -> None:
+        request = (
+            b"POST /api/cmd/status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Length: 99999999999\r\n\r\n{}"
+        )
+        assert await _raw(url, request) == b"HTTP/1.1 413 Request Entity Too Large"
+
+    assert _run(scenario).commands == []
+
+
+def test_event_streams_are_bounded() -> None:
+    """Every open /api/events held a queue of up to 256 events: a reader opening thousands of
+    streams grew the daemon's memory without bound."""
+    from robot.web.server import MAX_STREAMS
+
+    async def scenario(server: WebServer, s: aiohttp.ClientSession, url: str) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            for _ in range(MAX_STREAMS):
+                r = await stack.enter_async_context(s.get(url + "/api/events"))
+                await r.content.readline()
+            assert len(server._queues) == MAX_STREAMS
+            async with s.get(url + "/api/events") as r:
+                assert r.status == 503 and "pages are already watching" in await r.text()
+            assert len(server._queues) == MAX_STREAMS
+
+    _run(scenario)
