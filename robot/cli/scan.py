@@ -49,7 +49,8 @@ from vision.calibration import (
 )
 from vision.capture import OpenCVCamera
 from vision.classify import ColourPalette
-from vision.errors import GridNotFoundError, NoCubeError, ScanInputError
+from vision.errors import CaptureError, GridNotFoundError, NoCubeError, ScanInputError
+from vision.imagefile import read_image
 from vision.locate import find_grid
 from vision.rgbfile import load_rgb_scan
 from vision.scan import ScanResult, face_images_in, load_face_images, read_cube, read_rgb
@@ -124,10 +125,10 @@ def _read(
             ]
             if not matches:
                 raise ScanInputError(f"no image for calibrated view {view.name} in {folder}")
-            img = cv2.imread(str(matches[0]), cv2.IMREAD_COLOR)
-            if img is None:
-                raise ScanInputError(f"cannot decode {matches[0]}")
-            images[view.name] = img
+            try:  # its declared size checked before it is decoded
+                images[view.name] = read_image(matches[0])
+            except CaptureError as exc:
+                raise ScanInputError(str(exc)) from exc
     else:
         images = dict(load_face_images(args.image_dir))
     return read_cube(images, calibration, args.size, palette=palette), images
@@ -184,10 +185,10 @@ def _scan(args: argparse.Namespace) -> int:
 
 
 def _decode(path: Path) -> Any:
-    img = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if img is None:
-        raise UsageError(f"cannot decode {path}")
-    return img
+    try:  # its declared size checked before it is decoded
+        return read_image(path)
+    except CaptureError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _frames(args: argparse.Namespace) -> dict[str, Any]:

@@ -171,3 +171,26 @@ def test_size_the_real_photos_contradict_exits_1(
     out = capsys.readouterr()
     assert out.out == ""
     assert "sticker grid, not the" in out.err
+
+
+def test_calibrate_and_calibrated_scan_refuse_an_image_declaring_too_many_pixels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`vision calibrate FOLDER` and `scan --calibration` decoded their images with cv2.imread
+    directly, past the 64 MP limit the other scan paths keep (a few-kB PNG declaring
+    12,000 x 12,000 pixels became 430 MB a face)."""
+    from tests.vision.test_bad_input import _png_bomb
+
+    _write_faces(tmp_path / "first", Cube.solved(3).apply("R U"))
+    cal = tmp_path / "cal.toml"
+    assert main(["vision", "calibrate", str(tmp_path / "first"), "--out", str(cal)]) == 0
+    capsys.readouterr()
+    bombs = tmp_path / "bombs"
+    bombs.mkdir()
+    for face in Face:
+        (bombs / f"{face.name}.png").write_bytes(_png_bomb(12_000, 12_000))
+    assert main(["vision", "calibrate", str(bombs), "--out", str(tmp_path / "c2.toml")]) == 2
+    assert "declares 12000x12000 pixels" in capsys.readouterr().err
+    assert main(["scan", str(bombs), "--calibration", str(cal)]) == 2  # as an unreadable input
+    err = capsys.readouterr().err
+    assert "declares 12000x12000 pixels" in err and "Traceback" not in err
