@@ -435,10 +435,17 @@ class JournalConfig(Section):
     path: Annotated[str, Field(min_length=1)] = "cuberobot-journal.sqlite"
 
 
+#: ``[simulation] speed_factor`` (and ``demo --speed``): how many times faster than real time
+#: the simulated motors run, within these bounds (past them the motors' acceleration, scaled by
+#: its square, underflows or overflows)
+SPEED_FACTOR_MIN = 0.001
+SPEED_FACTOR_MAX = 1000.0
+
+
 class SimulationConfig(Section):
     """``[simulation]``: the simulated robot (firmware on a pty, rendered cameras)."""
 
-    speed_factor: Annotated[float, Field(gt=0)] = 1.0
+    speed_factor: Annotated[float, Field(ge=SPEED_FACTOR_MIN, le=SPEED_FACTOR_MAX)] = 1.0
     lighting: Literal["studio", "varied", "harsh"] = "varied"
     noise: Annotated[float, Field(ge=0, le=1)] = 0.3
     faults: str = ""

@@ -45,6 +45,7 @@ from robot.bundled import load_profile
 from robot.cli.args import host_port, new_file
 from robot.cli.exits import CommandFailed, UsageError
 from robot.config import RobotConfig
+from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN
 from robot.errors import RobotError
 from robot.kinds.profile import largest_n
 from robot.simrobot import EmulatedRobot
@@ -134,8 +135,11 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
         if not config.solver.solves(args.size):  # e.g. the profile's twophase for a 2x2
             updates["solver"] = config.solver.model_copy(update={"engine": AUTO})
     if args.speed is not None:
-        if not args.speed > 0:
-            raise UsageError(f"--speed must be > 0, got {args.speed}")
+        if not SPEED_FACTOR_MIN <= args.speed <= SPEED_FACTOR_MAX:
+            raise UsageError(
+                f"--speed must be {SPEED_FACTOR_MIN:g}..{SPEED_FACTOR_MAX:g} (times real time), "
+                f"got {args.speed}"
+            )
         assert config.simulation is not None
         updates["simulation"] = config.simulation.model_copy(update={"speed_factor": args.speed})
     if args.emulator is not None:
@@ -156,6 +160,8 @@ def _demo_config(args: argparse.Namespace) -> RobotConfig:
 
 def _demo(args: argparse.Namespace) -> int:
     config = _demo_config(args)
+    if args.seed is not None and args.seed < 0:
+        raise UsageError(f"--seed must be a whole number >= 0, got {args.seed}")
     seed = args.seed if args.seed is not None else random.randrange(1_000_000)
     try:
         return asyncio.run(_demo_async(config, args, seed))
@@ -315,13 +321,26 @@ def _summary(console: Console, parts: Assembly, watcher: _Watcher, wall: float, 
     table.add_row("total (wall)", _duration(wall))
     console.print(table)
     names = ", ".join(sorted({name for name, _ in watcher.events}))
-    console.print(f"events published: {len(watcher.events)} ({names})")
+    if _mqtt_reached(parts):
+        console.print(f"events published: {len(watcher.events)} ({names})")
+    else:  # the daemon works on without a broker: say so rather than claim a delivery
+        console.print(
+            f"[yellow]events: {len(watcher.events)} ({names}); NOT published: the MQTT broker "
+            f"at {parts.mqtt_address} was never reached (is it running? check --mqtt or the "
+            "profile's [mqtt] host and port)"
+        )
     if cube.is_solved() and done is not None:
         moves = job.moves_total if job is not None else 0
         console.print(f"virtual cube solved: yes ({moves} moves)")
         return True
     console.print(f"virtual cube solved: NO (state {cube.to_facelets('scheme')})")
     return False
+
+
+def _mqtt_reached(parts: Assembly) -> bool:
+    """Whether the daemon's MQTT bridge connected to its broker at least once."""
+    mqtt = parts.daemon.mqtt
+    return mqtt is not None and mqtt.connections > 0
 
 
 def _stage_times(parts: Assembly, watcher: _Watcher) -> dict[str, float]:
@@ -353,6 +372,7 @@ def _result(
         "errors": [p for name, p in watcher.events if name == "error"],
         "final_state": cube.to_facelets(),
         "mqtt": parts.mqtt_address,
+        "mqtt_reached": _mqtt_reached(parts),
     }
 
 

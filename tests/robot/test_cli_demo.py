@@ -58,6 +58,7 @@ def test_demo_json_prints_one_result_object() -> None:
     assert result["moves_executed"] == result["solution"]["htm"]
     assert set(result["stage_times_s"]) == {"scan", "validate", "solve", "execute"}
     assert result["events"]["done"] == 1 and result["errors"] == []
+    assert result["mqtt_reached"] is True  # the embedded broker
     assert "virtual cube solved: yes" in err  # the human summary went to stderr
 
 
@@ -65,6 +66,34 @@ def test_demo_json_failure_is_an_error_object(tmp_path: Path) -> None:
     code, out, _ = run(demo("--config", str(tmp_path / "none.toml"), "--format", "json"))
     assert code == 2
     assert "cannot read the profile" in json.loads(out)["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "words"),
+    [
+        pytest.param("--seed", "-1", "--seed must be a whole number >= 0", id="negative-seed"),
+        pytest.param("--speed", "1e-300", "--speed must be 0.001..1000", id="tiny-speed"),
+        pytest.param("--speed", "inf", "--speed must be 0.001..1000", id="infinite-speed"),
+        pytest.param("--speed", "nan", "--speed must be 0.001..1000", id="nan-speed"),
+    ],
+)
+def test_demo_options_out_of_range_are_usage_errors(option: str, value: str, words: str) -> None:
+    """A negative seed and a speed whose scaled acceleration underflows were tracebacks
+    (exit 1); inf was taken."""
+    code, out, err = run(demo(option, value))
+    assert code == 2, out + err
+    assert words in err and "Traceback" not in err
+
+
+def test_demo_says_when_the_broker_was_never_reached() -> None:
+    """With --mqtt at a port where no broker listens the demo solved the cube and printed
+    "events published: 12": nothing had been published."""
+    code, out, err = run(demo("--seed", "3", "--mqtt", "127.0.0.1:1", "--format", "json"), 240)
+    assert code == 0, out + err  # the cube was solved: the daemon works without a broker
+    result = json.loads(out)
+    assert result["solved"] is True and result["mqtt_reached"] is False
+    assert "NOT published" in err and "127.0.0.1:1" in err
+    assert "events published" not in err
 
 
 def test_bundled_profiles_are_the_example_files(
