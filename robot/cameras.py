@@ -29,7 +29,7 @@ from solver.cube.facelets import Cube
 from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, device_index
-from vision.errors import CaptureError
+from vision.errors import CalibrationError, CaptureError
 from vision.spotlight import Spotlight
 
 __all__ = ["CameraRig", "SpotlitCameras", "state_file_source"]
@@ -100,6 +100,9 @@ class CameraRig:
         self._sources: dict[str, _Source] = {}
         views: list[ViewCalibration] = []
         missing: list[str] = []
+        #: cameras whose calibration file is unusable (corrupt, of another cube, without the
+        #: view): what is wrong with it. The daemon still starts and says so; scans are refused.
+        self.calibration_problems: dict[str, str] = {}
         severity = _SEVERITY[config.simulation.lighting] if config.simulation else 0.5
         for k, cam in enumerate(config.cameras):
             source: _Source
@@ -117,7 +120,17 @@ class CameraRig:
                 )
                 if cam.calibration:
                     path = config.resolve(cam.calibration)
-                    views.append(load_calibration(path).view(cam.name))
+                    try:
+                        views.append(load_calibration(path).view(cam.name))
+                    except CalibrationError as exc:
+                        logger.error(
+                            "camera %s: its calibration is unusable (%s); scans are refused "
+                            "until `cuberobot vision calibrate` writes it again",
+                            cam.name,
+                            exc,
+                        )
+                        self.calibration_problems[cam.name] = str(exc)
+                        missing.append(cam.name)
                 else:
                     missing.append(cam.name)
             self._sources[cam.name] = source
@@ -173,6 +186,7 @@ class SpotlitCameras:
         self.spotlight = spotlight
         self.calibration = rig.calibration
         self.missing_calibration = rig.missing_calibration
+        self.calibration_problems = rig.calibration_problems
 
     def capture(self) -> dict[str, UInt8Image]:
         frames = self.rig.capture()

@@ -54,6 +54,21 @@ def register(sub: Any) -> None:
 # --- config check --------------------------------------------------------------------------------
 
 
+def _check_calibration(config: RobotConfig, camera: str, calibration: str, profile: str) -> None:
+    """A camera's calibration file must load and hold its view: `run` would start without it
+    (the camera uncalibrated, scans refused), so the check says so first."""
+    from vision.calibration import load_calibration
+    from vision.errors import CalibrationError
+
+    try:
+        load_calibration(config.resolve(calibration)).view(camera)
+    except CalibrationError as exc:
+        raise UsageError(
+            f"{profile}: [[cameras]] {camera} calibration is unusable: {exc}; run `cuberobot "
+            "vision calibrate` to write it again"
+        ) from exc
+
+
 def _one_camera_scan(config: RobotConfig, face: str, file: Path) -> str:
     """The one-camera scan's choreography on this profile's mechanism, in one line."""
     from robot.kinds.choreography import choreograph
@@ -107,6 +122,8 @@ def _config_check(args: argparse.Namespace) -> int:
             )
     for cam in config.cameras:
         calib = cam.calibration or ("(renderer geometry)" if "simulated" in cam.source else "NONE")
+        if cam.calibration:
+            _check_calibration(config, cam.name, cam.calibration, args.file)
         print(
             f"  camera     {cam.name}: {cam.source} {cam.width}x{cam.height}, {cam.view} view of "
             f"{''.join(cam.faces)}, calibration {calib}"

@@ -224,6 +224,15 @@ class Pipeline:
         await self._journal_state(job, JobState.SCANNING)
         cameras = self.cameras
         if cameras is None or cameras.calibration is None:
+            problems = cameras.calibration_problems if cameras else {}
+            if problems:
+                unusable = "; ".join(f"{name}: {why}" for name, why in problems.items())
+                raise JobError(
+                    ErrorCode.NO_CALIBRATION,
+                    f"cannot scan: the calibration of camera(s) {unusable}; run `cuberobot "
+                    "vision calibrate` to write it again (or fix [[cameras]] calibration in the "
+                    "profile)",
+                )
             missing = ", ".join(cameras.missing_calibration) if cameras else "all"
             raise JobError(
                 ErrorCode.NO_CALIBRATION,

@@ -61,6 +61,9 @@ class Cameras(Protocol):
 
     calibration: Calibration | None
     missing_calibration: tuple[str, ...]
+    #: of the cameras in ``missing_calibration``, those whose calibration file is unusable,
+    #: with what is wrong with it
+    calibration_problems: dict[str, str]
 
     def capture(self) -> Mapping[str, npt.ArrayLike]: ...
 

@@ -391,6 +391,7 @@ class FakeCameras:
         self._rig = CameraRig(config, cube_source, seed=3)
         self.calibration = self._rig.calibration
         self.missing_calibration = self._rig.missing_calibration
+        self.calibration_problems = self._rig.calibration_problems
         self.failure: VisionError | None = None
         self.captures = 0
         #: when set, capture() waits (in its worker thread) until ``release`` is set

@@ -92,3 +92,29 @@ def test_a_camera_source_that_is_no_index_does_not_stop_the_daemon_with_a_traceb
     assert rig.missing_calibration == ("front",)
     with pytest.raises(CaptureError, match="cannot open camera source"):
         rig.capture()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\x00\x01binary", b"n = 3\nview = 7\n", b"n = 4\n[views.front]\nsites = []\n"],
+    ids=["binary", "wrong-shape", "another-cube"],
+)
+def test_an_unusable_calibration_file_does_not_keep_the_daemon_from_starting(
+    tmp_path: Path, content: bytes
+) -> None:
+    """A corrupt calibration file raised CalibrationError while the rig was built: `cuberobot
+    run` refused to start. Now the camera counts as uncalibrated, with what is wrong named;
+    scans are refused with that reason (NO_CALIBRATION), everything else runs."""
+    from robot.cameras import CameraRig
+    from robot.config import parse_config
+
+    (tmp_path / "cal.toml").write_bytes(content)
+    cameras = [
+        {"name": "front", "source": "7", "view": "face", "faces": ["F"], "calibration": "cal.toml"},
+        {"name": "upper", "source": "simulated", "view": "corner", "faces": ["U", "R", "B"]},
+        {"name": "lower", "source": "simulated", "view": "corner", "faces": ["D", "L", "B"]},
+    ]
+    config = parse_config({"cameras": cameras}, str(tmp_path / "robot.toml"))
+    rig = CameraRig(config, Cube.solved)
+    assert rig.calibration is None and rig.missing_calibration == ("front",)
+    assert "cal.toml" in rig.calibration_problems["front"]

@@ -45,6 +45,24 @@ def test_config_check_bad_file(tmp_path: Path) -> None:
     assert "[serial] baud" in result.stderr and str(bad) in result.stderr
 
 
+def test_config_check_refuses_an_unusable_calibration_file(tmp_path: Path) -> None:
+    """config check only looked for the calibration file; `run` then would not start. Now
+    check loads it (and `run` starts with the camera uncalibrated, see test_cameras)."""
+    (tmp_path / "cal.toml").write_text("n = 3\nview = 7\n")
+    profile = tmp_path / "robot.toml"
+    text = (CONFIGS / "six_motor.toml").read_text()
+    assert 'calibration = "' in text
+    lines = [
+        'calibration = "cal.toml"' if line.strip().startswith("calibration =") else line
+        for line in text.splitlines()
+    ]
+    profile.write_text("\n".join(lines) + "\n")
+    result = cli("config", "check", str(profile))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "calibration is unusable" in result.stderr and "cal.toml" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_run_with_a_missing_profile(tmp_path: Path) -> None:
     result = cli("run", "--config", str(tmp_path / "none.toml"))
     assert result.returncode == 2 and "cannot read" in result.stderr

@@ -105,6 +105,23 @@ async def _no_calibration(fast_tmp: Path) -> None:
     )
 
 
+def test_an_unusable_calibration_is_named_when_a_scan_is_refused(fast_tmp: Path) -> None:
+    """The daemon starts with a camera whose calibration file is unusable (the rig counts
+    it uncalibrated, see test_cameras) and a job's scan names what is wrong with the file."""
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            rig.cameras.calibration = None
+            rig.cameras.missing_calibration = ("upper",)
+            rig.cameras.calibration_problems = {"upper": "cal.toml: view is not a table"}
+            await rig.job("start")
+            error = _job_failed(rig, ErrorCode.NO_CALIBRATION)
+            assert "upper: cal.toml: view is not a table" in error["message"]
+            assert "vision calibrate" in error["message"] and rig.firmware.executed == []
+
+    run(body(), 30)
+
+
 @scenario(ErrorCode.SCAN_FAILED)
 async def _scan_failed(fast_tmp: Path) -> None:
     async with running(fast_tmp / "j.sqlite") as rig:

@@ -89,6 +89,7 @@ class _Rig:
         self.frames = frames
         self.calibration = calibration
         self.missing_calibration: tuple[str, ...] = ()
+        self.calibration_problems: dict[str, str] = {}
 
     def capture(self) -> dict[str, Any]:
         return self.frames
@@ -128,6 +129,7 @@ class _Broken:
 
     calibration = None
     missing_calibration: tuple[str, ...] = ()
+    calibration_problems: dict[str, str] = {}  # noqa: RUF012 - a fake, never written
 
     def capture(self) -> dict[str, Any]:
         from vision.errors import CaptureError
