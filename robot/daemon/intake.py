@@ -57,6 +57,10 @@ Deliver = Callable[[Reply], None] | None
 
 #: the commands that overtake everything
 SAFETY_VERBS = frozenset({"estop", "abort"})
+#: commands whose ids are not journaled: the safety verbs (idempotent, never wait for the disk)
+#: and ``status`` (read-only: a repeat only answers again; journaling its ids let a client
+#: polling at the rate limit grow the journal by a row every 50 ms)
+UNJOURNALED_VERBS = SAFETY_VERBS | {"status"}
 #: commands waiting to be served at most (past it: ``busy``)
 QUEUE_LIMIT = 64
 #: per verb: (commands per second sustained, burst); past it: ``rate_limited``
@@ -194,7 +198,7 @@ class Intake:
         while True:
             command, deliver = await self._queue.get()
             try:
-                if command.id is not None:
+                if command.id is not None and command.verb not in UNJOURNALED_VERBS:
                     duplicate = await self._duplicate(command.id, command.verb)
                     if duplicate is not None:
                         self._deliver(command.verb, duplicate, deliver)
@@ -210,7 +214,7 @@ class Intake:
 
     def _responder(self, command: Command, deliver: Deliver) -> Callable[[Reply], Awaitable[None]]:
         async def respond(reply: Reply) -> None:
-            if command.id is not None and command.verb not in SAFETY_VERBS:
+            if command.id is not None and command.verb not in UNJOURNALED_VERBS:
                 journal = self.ctx.journal
                 await journal.call(journal.sync.record_reply, command.id, reply)
             self._deliver(command.verb, reply, deliver)

@@ -6,6 +6,7 @@ test_e2e.py.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,24 @@ def test_a_duplicate_command_id_runs_once(fast_tmp: Path) -> None:
     assert len(rig.sink.of(EventName.DONE)) == 1
 
 
+def test_status_ids_are_not_journaled_and_a_repeat_is_answered_again(fast_tmp: Path) -> None:
+    """Every new status id was a row in the journal: a client polling at the rate limit
+    (20/s) grew it without bound. status is read-only: answered each time, nothing written."""
+    import sqlite3
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            for k in range(30):
+                reply = await rig.daemon.submit("status", {"id": f"poll-{k}"})
+                assert reply["ok"] is True and "duplicate" not in reply
+            again = await rig.daemon.submit("status", {"id": "poll-0"})
+            assert again["ok"] is True and "duplicate" not in again
+
+    run(body(), 30)
+    with contextlib.closing(sqlite3.connect(fast_tmp / "j.sqlite")) as db:
+        assert db.execute("SELECT COUNT(*) FROM commands WHERE verb = 'status'").fetchone() == (0,)
+
+
 def test_five_motor_robot_never_turns_d(fast_tmp: Path) -> None:
     async def body() -> Rig:
         async with running(fast_tmp / "j.sqlite", config=fast_config(D=None)) as rig:
@@ -325,7 +344,7 @@ def test_replies_and_job_events_say_who_asked(fast_tmp: Path) -> None:
 def test_command_ids_in_memory_are_bounded_and_the_journal_still_knows_them(
     fast_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every new id was kept in a set for the daemon's life: a flood of status commands with
+    """Every new id was kept in a set for the daemon's life: a flood of commands with
     fresh ids grew its memory without bound. Past the limit the oldest is forgotten in memory
     only; the journal still answers it as a duplicate."""
     import robot.daemon.intake as intake
@@ -334,11 +353,11 @@ def test_command_ids_in_memory_are_bounded_and_the_journal_still_knows_them(
 
     async def body() -> None:
         async with running(fast_tmp / "j.sqlite") as rig:
-            first = await rig.daemon.submit("status", {"id": "s0"})
-            for k in range(1, 10):
-                await rig.daemon.submit("status", {"id": f"s{k}"})
-            assert list(rig.daemon.intake._seen_ids) == ["s7", "s8", "s9"]
-            again = await rig.daemon.submit("status", {"id": "s0"})
+            first = await rig.daemon.submit("home", {"id": "s0"})
+            for k in range(1, 7):  # within home's burst of 10 (rate limit)
+                await rig.daemon.submit("home", {"id": f"s{k}"})
+            assert list(rig.daemon.intake._seen_ids) == ["s4", "s5", "s6"]
+            again = await rig.daemon.submit("home", {"id": "s0"})
             assert again["duplicate"] is True and again["ok"] is first["ok"] is True
 
     run(body(), 30)
