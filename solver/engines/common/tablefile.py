@@ -16,13 +16,13 @@ import mmap
 import os
 import tempfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["default_cache_dir", "read_table", "write_table"]
+__all__ = ["default_cache_dir", "read_table", "write_atomic", "write_table"]
 
 log = logging.getLogger(__name__)
 
@@ -40,19 +40,13 @@ def default_cache_dir() -> Path:
     return base / "cuberobot"
 
 
-def write_table(
-    path: Path,
-    table: npt.NDArray[np.int8],
-    magic: bytes,
-    fields: Mapping[str, object],
-    unwritable: type[Exception],
-    what: str,
+def write_atomic(
+    path: Path, chunks: Iterable[bytes | memoryview], unwritable: type[Exception], what: str
 ) -> None:
-    """Write ``table`` to ``path`` behind ``magic`` and a header of ``fields``; a folder that
-    cannot be written, a full disk or a folder at ``path`` raises ``unwritable`` naming the
-    place (``what``: the table, for the message)."""
-    payload = table.tobytes()
-    header = json.dumps({**fields, "size": len(payload), "crc32": zlib.crc32(payload)}).encode()
+    """Write ``chunks`` to ``path`` under a temporary name in the same folder, renamed once
+    complete (a crash never leaves half a file under the real name); a folder that cannot be
+    written, a full disk or a folder at ``path`` raises ``unwritable`` naming the place
+    (``what``: the tables, for the message) and leaves no temporary file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
@@ -63,7 +57,8 @@ def write_table(
         ) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(magic + len(header).to_bytes(4, "little") + header + payload)
+            for chunk in chunks:
+                fh.write(chunk)
         os.replace(tmp, path)
     except OSError as exc:  # a full disk, or a folder sitting where the file goes
         Path(tmp).unlink(missing_ok=True)
@@ -74,6 +69,23 @@ def write_table(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_table(
+    path: Path,
+    table: npt.NDArray[np.int8],
+    magic: bytes,
+    fields: Mapping[str, object],
+    unwritable: type[Exception],
+    what: str,
+) -> None:
+    """Write ``table`` to ``path`` behind ``magic`` and a header of ``fields``, atomically
+    (:func:`write_atomic`: what cannot be written raises ``unwritable`` naming the place)."""
+    payload = table.tobytes()
+    header = json.dumps({**fields, "size": len(payload), "crc32": zlib.crc32(payload)}).encode()
+    write_atomic(
+        path, (magic, len(header).to_bytes(4, "little"), header, payload), unwritable, what
+    )
 
 
 def read_table(

@@ -15,11 +15,11 @@ upgrade does not rebuild good tables.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import mmap
 import os
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solver.engines.common.tablefile import default_cache_dir
+from solver.engines.common.tablefile import default_cache_dir, write_atomic
 from solver.errors import CubeError
 
 __all__ = [
@@ -144,33 +144,16 @@ def _check_layout(header: dict[str, Any]) -> None:
 
 def write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
     """Write ``arrays`` as ``group``'s file at ``path``: to a temporary name first, renamed when
-    complete, so a crash never leaves half a file under the real name."""
+    complete, so a crash never leaves half a file under the real name; what cannot be written
+    (an unwritable folder, a full disk, a folder at ``path``) is a :class:`TableError`."""
     header = _header(group, arrays)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise TableError(
-            f"cannot write two-phase tables to {path.parent}: {exc}; set CUBEROBOT_CACHE_DIR "
-            "to a writable folder"
-        ) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(MAGIC)
-            fh.write(len(header).to_bytes(4, "little"))
-            fh.write(header)
-            for arr in arrays.values():
-                fh.write(np.ascontiguousarray(arr).data.cast("B"))
-        os.replace(tmp, path)
-    except OSError as exc:  # a full disk, or a folder sitting where the file goes
-        Path(tmp).unlink(missing_ok=True)
-        raise TableError(
-            f"cannot write two-phase tables to {path}: {exc.strerror or exc}; free the disk or "
-            "remove what is at that path, or set CUBEROBOT_CACHE_DIR to a writable folder"
-        ) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    chunks = (np.ascontiguousarray(arr).data.cast("B") for arr in arrays.values())
+    write_atomic(
+        path,
+        itertools.chain((MAGIC, len(header).to_bytes(4, "little"), header), chunks),
+        TableError,
+        "two-phase tables",
+    )
 
 
 def remove_stale(directory: Path, group: str) -> None:
