@@ -46,6 +46,8 @@ from robot.daemon.events import ErrorCode, JobState
 from robot.errors import JournalError
 from robot.journal_records import (
     FINISHED,
+    SCHEMA_SQL,
+    SCHEMA_VERSION,
     JobRecord,
     LookRecord,
     MoveRecord,
@@ -64,67 +66,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 4
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id            TEXT PRIMARY KEY,
-    seq           INTEGER NOT NULL,
-    kind          TEXT NOT NULL,
-    command_id    TEXT,
-    size          INTEGER NOT NULL,
-    state         TEXT NOT NULL,
-    created_at    REAL NOT NULL,
-    updated_at    REAL NOT NULL,
-    finished_at   REAL,
-    scanned       TEXT,
-    scan_detail   TEXT,
-    solution      TEXT,
-    solution_detail TEXT,
-    program       TEXT,
-    total_moves   INTEGER NOT NULL DEFAULT 0,
-    executed      INTEGER NOT NULL DEFAULT 0,
-    reported      INTEGER NOT NULL DEFAULT 0,
-    physical      TEXT,
-    boot_id       INTEGER,
-    first_index   INTEGER,
-    dispatch_offset INTEGER,
-    error_code    TEXT,
-    error_message TEXT,
-    stage_times   TEXT NOT NULL DEFAULT '{}'
-);
-CREATE TABLE IF NOT EXISTS moves (
-    job_id      TEXT NOT NULL REFERENCES jobs(id),
-    idx         INTEGER NOT NULL,
-    face        TEXT NOT NULL,
-    turns       INTEGER NOT NULL,
-    motor       INTEGER NOT NULL,
-    simultaneous INTEGER NOT NULL,
-    fw_index    INTEGER,
-    depth       INTEGER NOT NULL DEFAULT 1,
-    executed_at REAL,
-    PRIMARY KEY (job_id, idx)
-);
-CREATE TABLE IF NOT EXISTS commands (
-    id          TEXT PRIMARY KEY,
-    verb        TEXT NOT NULL,
-    received_at REAL NOT NULL,
-    reply       TEXT
-);
-CREATE TABLE IF NOT EXISTS scan_looks (
-    job_id      TEXT NOT NULL REFERENCES jobs(id),
-    seq         INTEGER NOT NULL,
-    after       INTEGER NOT NULL,
-    orientation INTEGER NOT NULL,
-    face        TEXT NOT NULL,
-    turn        INTEGER NOT NULL,
-    samples     TEXT NOT NULL,
-    taken_at    REAL NOT NULL,
-    PRIMARY KEY (job_id, seq)
-);
-CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
-"""
 
 
 class Journal:
@@ -160,7 +101,7 @@ class Journal:
                     "at a new file"
                 )
             self._migrate(version)
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA_SQL)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             raise JournalError(

@@ -1,5 +1,6 @@
-"""The records the job journal (:mod:`robot.journal`) hands out: a job, one of its moves, one
-look of a one-camera scan; and the conversion of a ``jobs`` row into a :class:`JobRecord`."""
+"""The job journal's (:mod:`robot.journal`) tables and the records it hands out: a job, one of
+its moves, one look of a one-camera scan; and the conversion of a ``jobs`` row into a
+:class:`JobRecord`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,79 @@ from typing import Any
 
 from robot.daemon.events import ErrorCode, JobState
 
-__all__ = ["FINISHED", "JobRecord", "LookRecord", "MoveRecord", "job_from_row", "loads_object"]
+__all__ = [
+    "FINISHED",
+    "SCHEMA_SQL",
+    "SCHEMA_VERSION",
+    "JobRecord",
+    "LookRecord",
+    "MoveRecord",
+    "job_from_row",
+    "loads_object",
+]
+
+#: the journal's schema version (``PRAGMA user_version``): an older file is migrated, a newer
+#: one refused
+SCHEMA_VERSION = 4
+
+SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id            TEXT PRIMARY KEY,
+    seq           INTEGER NOT NULL,
+    kind          TEXT NOT NULL,
+    command_id    TEXT,
+    size          INTEGER NOT NULL,
+    state         TEXT NOT NULL,
+    created_at    REAL NOT NULL,
+    updated_at    REAL NOT NULL,
+    finished_at   REAL,
+    scanned       TEXT,
+    scan_detail   TEXT,
+    solution      TEXT,
+    solution_detail TEXT,
+    program       TEXT,
+    total_moves   INTEGER NOT NULL DEFAULT 0,
+    executed      INTEGER NOT NULL DEFAULT 0,
+    reported      INTEGER NOT NULL DEFAULT 0,
+    physical      TEXT,
+    boot_id       INTEGER,
+    first_index   INTEGER,
+    dispatch_offset INTEGER,
+    error_code    TEXT,
+    error_message TEXT,
+    stage_times   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE IF NOT EXISTS moves (
+    job_id      TEXT NOT NULL REFERENCES jobs(id),
+    idx         INTEGER NOT NULL,
+    face        TEXT NOT NULL,
+    turns       INTEGER NOT NULL,
+    motor       INTEGER NOT NULL,
+    simultaneous INTEGER NOT NULL,
+    fw_index    INTEGER,
+    depth       INTEGER NOT NULL DEFAULT 1,
+    executed_at REAL,
+    PRIMARY KEY (job_id, idx)
+);
+CREATE TABLE IF NOT EXISTS commands (
+    id          TEXT PRIMARY KEY,
+    verb        TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    reply       TEXT
+);
+CREATE TABLE IF NOT EXISTS scan_looks (
+    job_id      TEXT NOT NULL REFERENCES jobs(id),
+    seq         INTEGER NOT NULL,
+    after       INTEGER NOT NULL,
+    orientation INTEGER NOT NULL,
+    face        TEXT NOT NULL,
+    turn        INTEGER NOT NULL,
+    samples     TEXT NOT NULL,
+    taken_at    REAL NOT NULL,
+    PRIMARY KEY (job_id, seq)
+);
+CREATE INDEX IF NOT EXISTS jobs_by_seq ON jobs(seq);
+"""
 
 #: job states that are finished; anything else is resumable
 FINISHED = tuple(state for state in JobState if state.finished)
