@@ -96,3 +96,18 @@ def test_a_big_cube_option_of_the_wrong_type_is_named(option: str, value: Any) -
     with pytest.raises(OptionError, match=option) as caught:
         solve(CUBES[4], **{option: value})
     assert caught.value.option == option
+
+
+def test_a_big_cube_with_a_face_not_allowed_is_refused_at_once() -> None:
+    """faces went to the reduced 3x3 only: the centre and edge stages turned D anyway, and the
+    3x3 without D searched 30 s for 20 moves before failing. The daemon's pipeline catches
+    the refusal and lets the planner replace the outer D turns."""
+    import time
+
+    from solver.errors import NoSolutionError
+
+    start = time.perf_counter()
+    with pytest.raises(NoSolutionError, match="cannot avoid D: allow all six faces"):
+        solve(CUBES[4], faces="URFLB")
+    assert time.perf_counter() - start < 5
+    assert solve(CUBES[4], faces="URFDLB").moves  # all six: solved as before

@@ -49,8 +49,9 @@ faces).
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
 stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables),
 ``progress`` (a ``(task, done, total)`` callback that shows a table build taking over 2 s).
-``budget_s``, ``cost_model`` and ``faces`` go to the 3x3 stage; ``max_length`` (OBTM) is
-checked on the result.
+``budget_s`` and ``cost_model`` go to the 3x3 stage; ``max_length`` (OBTM) is checked on the
+result. ``faces`` short of all six is refused at once (:class:`NoSolutionError`): every stage
+turns every face.
 """
 
 from __future__ import annotations
@@ -545,6 +546,13 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     if unknown:
         raise UnsupportedError(f"unknown nxn option(s): {', '.join(sorted(unknown))}")
     _check_options(options.extra)
+    if options.faces is not None and len(set(options.faces)) < len(Face):
+        missing = "".join(f.name for f in Face if f not in options.faces)
+        raise NoSolutionError(
+            f"the {n}x{n}x{n} reduction turns every face (its centre and edge stages turn "
+            f"{missing} as well as the others), so it cannot avoid {missing}: allow all six "
+            "faces (a robot's planner replaces the outer turns of a face without a motor)"
+        )
     start = time.perf_counter()
     tries = int(options.extra.get("centre_tries", centre_tries(n)))
     if options.extra.get("stages_only"):
