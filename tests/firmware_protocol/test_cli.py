@@ -54,15 +54,14 @@ def firmware_sim(*args: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
                 stream.close()
 
 
-def send(port: str, moves: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, "send", port, moves, *extra],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=ROOT,
-        timeout=60,
+        [*CLI, *args], capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=timeout
     )
+
+
+def send(port: str, moves: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return cli("send", port, moves, *extra)
 
 
 def test_sim_on_a_pty_and_send(tmp_path: Path) -> None:
@@ -142,14 +141,7 @@ def test_send_connect_timeout_is_finite_seconds(timeout: str) -> None:
 )
 def test_firmware_sim_state_file_in_no_folder(tmp_path: Path, where: str, words: str) -> None:
     (tmp_path / "file").write_text("x")
-    done = subprocess.run(
-        [*CLI, "firmware-sim", "--state-file", str(tmp_path / where)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=ROOT,
-        timeout=30,
-    )
+    done = cli("firmware-sim", "--state-file", str(tmp_path / where), timeout=30)
     assert done.returncode == 2
     assert words in done.stderr and "Traceback" not in done.stderr
 
@@ -163,14 +155,7 @@ def test_firmware_sim_state_file_in_no_folder(tmp_path: Path, where: str, words:
     ],
 )
 def test_firmware_sim_usage_errors(args: list[str]) -> None:
-    done = subprocess.run(
-        [*CLI, "firmware-sim", *args],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        cwd=ROOT,
-        timeout=30,
-    )
+    done = cli("firmware-sim", *args, timeout=30)
     assert done.returncode == 2
     assert done.stdout == ""
 
