@@ -32,7 +32,7 @@ from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, device
 from vision.errors import CalibrationError, CaptureError
 from vision.spotlight import Spotlight
 
-__all__ = ["CameraRig", "SpotlitCameras", "state_file_source"]
+__all__ = ["CameraRig", "SpotlitCameras", "calibrated_view", "state_file_source"]
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +121,7 @@ class CameraRig:
                 if cam.calibration:
                     path = config.resolve(cam.calibration)
                     try:
-                        views.append(load_calibration(path).view(cam.name))
+                        views.append(calibrated_view(path, cam.name, self.n))
                     except CalibrationError as exc:
                         logger.error(
                             "camera %s: its calibration is unusable (%s); scans are refused "
@@ -174,6 +174,19 @@ class CameraRig:
             else:
                 frames[name] = source.read()
         return frames
+
+
+def calibrated_view(path: Path, camera: str, n: int) -> ViewCalibration:
+    """``camera``'s view in the calibration file at ``path``, which must be one of an ``n``
+    cube; :class:`CalibrationError` says what is wrong (unreadable, malformed, another cube's,
+    without that view)."""
+    calibration = load_calibration(path)
+    if calibration.n != n:
+        raise CalibrationError(
+            f"{path} calibrates a {calibration.n}x{calibration.n}x{calibration.n} cube; this "
+            f"robot's cube is {n}x{n}x{n}"
+        )
+    return calibration.view(camera)
 
 
 class SpotlitCameras:

@@ -57,11 +57,11 @@ def register(sub: Any) -> None:
 def _check_calibration(config: RobotConfig, camera: str, calibration: str, profile: str) -> None:
     """A camera's calibration file must load and hold its view: `run` would start without it
     (the camera uncalibrated, scans refused), so the check says so first."""
-    from vision.calibration import load_calibration
+    from robot.cameras import calibrated_view
     from vision.errors import CalibrationError
 
     try:
-        load_calibration(config.resolve(calibration)).view(camera)
+        calibrated_view(config.resolve(calibration), camera, config.robot.cube_size)
     except CalibrationError as exc:
         raise UsageError(
             f"{profile}: [[cameras]] {camera} calibration is unusable: {exc}; run `cuberobot "

@@ -118,3 +118,31 @@ def test_an_unusable_calibration_file_does_not_keep_the_daemon_from_starting(
     rig = CameraRig(config, Cube.solved)
     assert rig.calibration is None and rig.missing_calibration == ("front",)
     assert "cal.toml" in rig.calibration_problems["front"]
+
+
+def test_a_calibration_of_another_cube_size_is_refused_by_name(tmp_path: Path) -> None:
+    """A well-formed 4x4 calibration on a 3x3 robot was taken: its sites name rows and columns
+    the robot's cube does not have. Now the camera counts as uncalibrated, with the sizes."""
+    from robot.cameras import CameraRig, calibrated_view
+    from robot.config import parse_config
+    from solver.cube.geometry import Face
+    from vision.calibration import Calibration, StickerSite, ViewCalibration, save_calibration
+    from vision.errors import CalibrationError
+
+    sites = tuple(
+        StickerSite(Face.F, r, c, (10.0 + 20 * c, 10.0 + 20 * r), (), 5.0)
+        for r in range(4)
+        for c in range(4)
+    )
+    save_calibration(Calibration(4, (ViewCalibration("front", sites),)), tmp_path / "cal.toml")
+    with pytest.raises(CalibrationError, match="calibrates a 4x4x4 cube; this robot's cube is"):
+        calibrated_view(tmp_path / "cal.toml", "front", 3)
+    assert calibrated_view(tmp_path / "cal.toml", "front", 4).name == "front"
+    cameras = [
+        {"name": "front", "source": "7", "view": "face", "faces": ["F"], "calibration": "cal.toml"},
+        {"name": "upper", "source": "simulated", "view": "corner", "faces": ["U", "R", "B"]},
+        {"name": "lower", "source": "simulated", "view": "corner", "faces": ["D", "L", "B"]},
+    ]
+    rig = CameraRig(parse_config({"cameras": cameras}, str(tmp_path / "robot.toml")), Cube.solved)
+    assert rig.missing_calibration == ("front",)
+    assert "calibrates a 4x4x4" in rig.calibration_problems["front"]
