@@ -80,6 +80,12 @@ _FULL_MOVES_FRAME_BYTES = 64
 _Pending = asyncio.Future[Status | None]
 
 
+def _retrieved(task: asyncio.Task[Status]) -> None:
+    """Mark a shared stop's failure as seen: its callers may all have been cancelled."""
+    if not task.cancelled():
+        task.exception()
+
+
 class FirmwareLink:
     """A reliable link to one firmware on one port. See :mod:`firmware_protocol.link`.
 
@@ -106,6 +112,7 @@ class FirmwareLink:
         self._policy: ReconnectPolicy | None = None
         self._pending: dict[int, _Pending] = {}
         self._execution: Execution | None = None
+        self._stop: asyncio.Task[Status] | None = None  # the emergency stop on its way
 
     # === public API ============================================================================
 
@@ -209,7 +216,11 @@ class FirmwareLink:
     async def estop(self) -> Status:
         """Emergency stop: motors stop mid-turn, the queue is flushed, the firmware latches
         STOPPED. The running execution fails with :class:`EmergencyStopError`. Returns the
-        STATUS confirming the stop. Recover with :meth:`home`."""
+        STATUS confirming the stop. Recover with :meth:`home`.
+
+        Calls made while a stop is on its way (sent, repeated with back-off, not yet confirmed)
+        share it and its answer: a storm of stop commands keeps one ESTOP in flight instead of
+        one per call. The stop goes on when a caller is cancelled; closing the link ends it."""
         self._check_open()
         if not self._core.connected:
             raise PortError(
@@ -217,6 +228,16 @@ class FirmwareLink:
                 "press the robot's hardware emergency stop",
                 self.port,
             )
+        stop = self._stop
+        if stop is None or stop.done():
+            stop = self._stop = asyncio.get_running_loop().create_task(
+                self._send_stop(), name=f"estop {self.port}"
+            )
+            stop.add_done_callback(_retrieved)
+        return await asyncio.shield(stop)
+
+    async def _send_stop(self) -> Status:
+        self._check_open()  # closed before this task's first step
         return await self._request_status(
             EStop(), lambda s: s.state in (FirmwareState.STOPPED, FirmwareState.FAULT), "ESTOP"
         )
@@ -276,6 +297,10 @@ class FirmwareLink:
         for task in (self._supervisor, self._ticker):
             if task is not None:
                 await cancel_and_wait(task)
+        if self._stop is not None:  # its callers get the closed link's error, not a cancel
+            await asyncio.wait({self._stop}, timeout=_MIN_TICK_S * 100)
+            if not self._stop.done():
+                self._stop.cancel()
         await self._close_port()
 
     # === carrying out the core's actions =======================================================

@@ -504,3 +504,41 @@ def test_moves_appended_while_executing_run_without_a_pause() -> None:
     assert len(starts) == len(stops) == 5  # R, U, F2, D+U', L
     assert all(abs(b - a) < 1e-9 for a, b in zip(stops, starts[1:], strict=False))
     assert 0 < latency < 0.5
+
+
+def test_a_storm_of_stops_shares_one_stop_in_flight() -> None:
+    """Hundreds of stop calls at once (an MQTT flood) keep one ESTOP on the wire, and each
+    caller gets the STATUS confirming it; a caller that gives up does not end the stop."""
+
+    async def scenario() -> None:
+        config = FirmwareConfig(boot_time_s=0.01).with_speed(4)
+        async with simulated_link(config=config) as (_firmware, _, link):
+            execution = link.execute(SOLVE)
+            sent = link.stats.frames_sent
+            quitter = asyncio.ensure_future(link.estop())
+            await asyncio.sleep(0)
+            quitter.cancel()
+            statuses = await asyncio.gather(*(link.estop() for _ in range(500)))
+            assert {s.state for s in statuses} == {FirmwareState.STOPPED}
+            assert link.stats.frames_sent - sent < 10  # one stop (and its repeats), not 500
+            with pytest.raises(EmergencyStopError):
+                await execution.wait()
+            again = await link.estop()  # the next stop is a new one
+            assert again.state is FirmwareState.STOPPED
+
+    run(scenario())
+
+
+def test_a_stop_on_its_way_when_the_link_closes_fails_with_the_closed_link() -> None:
+    async def scenario() -> None:
+        async with simulated_link(config=FAST) as (_firmware, _, link):
+            stops = [asyncio.ensure_future(link.estop()) for _ in range(3)]
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # the stop is on the wire, its answer not back
+            assert link._stop is not None and not link._stop.done()
+            await link.close()
+            for stop in stops:  # the closed link's error, never a cancellation
+                with pytest.raises(LinkClosedError):
+                    await stop
+
+    run(scenario())
