@@ -54,4 +54,5 @@ def test_variants_compared_state_by_state_against_the_first(
     # the difference is taken state by state: the mean difference is the difference of means
     assert other["d_whole_s"] == pytest.approx(other["whole_s"] - reference["whole_s"], abs=2e-4)
     assert reference["oracle_states"] == 1 and 0 <= reference["reference_rank"] <= 44
+    assert reference["oracle_s"] > 0 and reference["oracle_reference_s"] > 0
     assert "oracle_s" not in other
