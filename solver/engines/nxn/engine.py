@@ -32,7 +32,8 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
    3-cycles). Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
-   paired edges).
+   paired edges): a first solution of each reduction kept, then on a 6x6 and 7x7 a short
+   search of the best few (:data:`THREE_EFFORT`, the engine's default effort).
 
 Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is applied to the
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
@@ -49,7 +50,8 @@ faces).
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
 stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables),
 ``progress`` (a ``(task, done, total)`` callback that shows a table build taking over 2 s).
-``budget_s`` and ``cost_model`` go to the 3x3 stage; ``max_length`` (OBTM) is checked on the
+``budget_s`` and ``cost_model`` go to the 3x3 stage (a budget longer than the engine's own
+3x3 effort, or a cost model, replaces that effort); ``max_length`` (OBTM) is checked on the
 result. ``faces`` short of all six is refused at once (:class:`NoSolutionError`): every stage
 turns every face.
 """
@@ -484,27 +486,49 @@ def _solve_3x3(cube: Cube, options: Any) -> Solution:
     )
 
 
+#: 6x6, 7x7: the engine's own effort on the 3x3 stage, its default as the edge tries are:
+#: (tries, seconds): once every reduction has its quick 3x3 (a first solution, budget 0), the
+#: ``tries`` whose wholes are shortest each get a two-phase search of ``seconds`` and the
+#: shortest whole is kept. A first solution is ~19.1 moves where 0.2 s finds ~18.3; see
+#: docs/benchmarks.md, "the reduced 3x3 searched" (2026-11-27, afternoon, branch nxn6)
+THREE_EFFORT = {6: (3, 0.2), 7: (2, 0.1)}
+
+
+def _whole(stages: list[Stage], small: Solution, n: int) -> int:
+    """OBTM of the stages then the 3x3, after the optimiser."""
+    raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+    return count(optimize(raw, n), Metric.HTM, n)
+
+
 def _pick_3x3(
     reductions: list[_Reduced], n: int, options: Any
 ) -> tuple[str, Colours, list[Stage], Solution]:
-    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 (a
-    first solution, budget 0) and after the optimiser, is shortest (the first of equals), and
-    its 3x3 solution: solved again with the caller's budget and cost model when it has either."""
-    if len(reductions) == 1:
-        _, rotation, state, stages = reductions[0]
-        return rotation, state, stages, _solve_3x3(reduced_3x3(state, n), options)
+    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 and after
+    the optimiser, is shortest (the first of equals), and its 3x3 solution. Every reduction
+    gets a quick 3x3 (a first solution, budget 0); then the engine's effort
+    (:data:`THREE_EFFORT`): the best few by their quick wholes are searched for its seconds.
+    A caller's cost model, or a budget longer than the effort's seconds, wins: the chosen 3x3
+    is then solved again with the caller's options instead."""
     quick = dataclasses.replace(options, budget_s=0.0, cost_model=None)
-    best: tuple[int, int, Solution] | None = None
+    ranked: list[tuple[int, int, Solution]] = []
     for k, (_, _, state, stages) in enumerate(reductions):
         small = _solve_3x3(reduced_3x3(state, n), quick)
-        raw = [m for stage in stages for m in stage.moves] + list(small.moves)
-        total = count(optimize(raw, n), Metric.HTM, n)
-        if best is None or total < best[0]:
-            best = (total, k, small)
-    assert best is not None
+        ranked.append((_whole(stages, small, n), k, small))
+    ranked.sort(key=lambda item: item[:2])
+    best = ranked[0]
+    tries, seconds = THREE_EFFORT.get(n, (0, 0.0))
+    callers = options.cost_model is not None or options.budget_s > seconds
+    if not callers:
+        searched = dataclasses.replace(options, budget_s=seconds)
+        for _, k, _ in ranked[:tries]:
+            _, _, state, stages = reductions[k]
+            small = _solve_3x3(reduced_3x3(state, n), searched)
+            total = _whole(stages, small, n)
+            if (total, k) < best[:2]:
+                best = (total, k, small)
     _, rotation, state, stages = reductions[best[1]]
     small = best[2]
-    if options.budget_s > 0 or options.cost_model is not None:
+    if callers:
         small = _solve_3x3(reduced_3x3(state, n), options)
     return rotation, state, stages, small
 
