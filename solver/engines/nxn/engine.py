@@ -327,6 +327,8 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
     return [(count(edges, Metric.HTM, n), edges, end)]
 
 
+#: 6x6, 7x7: the best macros of each partial pairing that the edge beams expand (below)
+PER_NODE = {6: 12, 7: 8}
 #: 6x6 and 7x7: the edges in two passes, as dwalton76's solver does them (each pass a 4x4's
 #: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
 #: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
@@ -337,18 +339,20 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
 #: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
 #: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
-#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2)
+#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2). 6x6: 12
+#: macros expanded per node (was 8; whole solves, seeds 100-135: 157.94 -> 157.36 OBTM for
+#: 1.1x the CPU; 16: 157.28 for 1.24x; 12 in the second pass only: -0.2)
 TWO_PASS = {
     n: (
         Beam(
             64,
-            8,
+            PER_NODE[n],
             flips=False,
             blocks=((1, 3), (2, 3), (3, 3)),
             counted=tuple(range(1, n - 3)),
             twists=True,
         ),
-        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
+        Beam(64, PER_NODE[n], flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
     )
     for n in (6, 7)
 }
