@@ -493,9 +493,14 @@ def _solve_3x3(cube: Cube, options: Any) -> Solution:
 #: 6x6, 7x7: the engine's own effort on the 3x3 stage, its default as the edge tries are:
 #: (tries, seconds): once every reduction has its quick 3x3 (a first solution, budget 0), the
 #: ``tries`` whose wholes are shortest each get a two-phase search of ``seconds`` and the
-#: shortest whole is kept. A first solution is ~19.1 moves where 0.2 s finds ~18.3; see
-#: docs/benchmarks.md, "the reduced 3x3 searched" (2026-11-27, afternoon, branch nxn6)
-THREE_EFFORT = {6: (3, 0.2), 7: (2, 0.1)}
+#: shortest whole is kept (a first solution is ~19.2 moves, these searches take the chosen
+#: 3x3 to ~18.1). Reductions of seeds 100-119 (6x6) / 100-115 (7x7), mean OBTM of the whole:
+#: 6x6 quick only 158.25, 3 x 0.2 s 156.95, 3 x 0.5 s 156.85, 3 x 1 s 156.80, 24 x 0.1 s
+#: 157.00, 1 x 0.3 s 157.55; 7x7 quick 221.00, 1 x 0.1 s 219.81, 2 x 0.1 s 219.56 (over the
+#: 7x7's time margin under load), 3 x 0.2 s 219.31. Scoring the candidates by the whole
+#: after the optimiser (the two-phase ``score``) gained nothing (docs/benchmarks.md, "the
+#: reduced 3x3 searched", 2026-11-27, afternoon, branch nxn6)
+THREE_EFFORT = {6: (3, 0.2), 7: (1, 0.1)}
 
 
 def _whole(stages: list[Stage], small: Solution, n: int) -> int:
