@@ -32,7 +32,8 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
    3-cycles). Odd N: every wing beside the middle edge now in its edge.
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
-   paired edges).
+   paired edges): a first solution of each reduction kept, then on a 6x6 and 7x7 a short
+   search of the best few (:data:`THREE_EFFORT`, the engine's default effort).
 
 Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is applied to the
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
@@ -49,7 +50,8 @@ faces).
 Engine options: ``stages_only`` (stop after the centres; for tests and timing of the centre
 stages), ``centre_tries``, ``centres``, ``cache_dir`` (folder of the 4x4 and 5x5 tables),
 ``progress`` (a ``(task, done, total)`` callback that shows a table build taking over 2 s).
-``budget_s`` and ``cost_model`` go to the 3x3 stage; ``max_length`` (OBTM) is checked on the
+``budget_s`` and ``cost_model`` go to the 3x3 stage (a budget longer than the engine's own
+3x3 effort, or a cost model, replaces that effort); ``max_length`` (OBTM) is checked on the
 result. ``faces`` short of all six is refused at once (:class:`NoSolutionError`): every stage
 turns every face.
 """
@@ -325,6 +327,8 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
     return [(count(edges, Metric.HTM, n), edges, end)]
 
 
+#: 6x6, 7x7: the best macros of each partial pairing that the edge beams expand (below)
+PER_NODE = {6: 12, 7: 8}
 #: 6x6 and 7x7: the edges in two passes, as dwalton76's solver does them (each pass a 4x4's
 #: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
 #: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
@@ -335,18 +339,20 @@ def _edge_ends(state: Colours, n: int, limit: int | None = None, keep: int = 1) 
 #: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
 #: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
 #: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
-#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2)
+#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2). 6x6: 12
+#: macros expanded per node (was 8; whole solves, seeds 100-135: 157.94 -> 157.36 OBTM for
+#: 1.1x the CPU; 16: 157.28 for 1.24x; 12 in the second pass only: -0.2)
 TWO_PASS = {
     n: (
         Beam(
             64,
-            8,
+            PER_NODE[n],
             flips=False,
             blocks=((1, 3), (2, 3), (3, 3)),
             counted=tuple(range(1, n - 3)),
             twists=True,
         ),
-        Beam(64, 8, flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
+        Beam(64, PER_NODE[n], flips=False, blocks=((1, 2),), both_ends=n == 6, twists=True),
     )
     for n in (6, 7)
 }
@@ -484,27 +490,54 @@ def _solve_3x3(cube: Cube, options: Any) -> Solution:
     )
 
 
+#: 6x6, 7x7: the engine's own effort on the 3x3 stage, its default as the edge tries are:
+#: (tries, seconds): once every reduction has its quick 3x3 (a first solution, budget 0), the
+#: ``tries`` whose wholes are shortest each get a two-phase search of ``seconds`` and the
+#: shortest whole is kept (a first solution is ~19.2 moves, these searches take the chosen
+#: 3x3 to ~18.1). Reductions of seeds 100-119 (6x6) / 100-115 (7x7), mean OBTM of the whole:
+#: 6x6 quick only 158.25, 3 x 0.2 s 156.95, 3 x 0.5 s 156.85, 3 x 1 s 156.80, 24 x 0.1 s
+#: 157.00, 1 x 0.3 s 157.55; 7x7 quick 221.00, 1 x 0.1 s 219.81, 2 x 0.1 s 219.56 (over the
+#: 7x7's time margin under load), 3 x 0.2 s 219.31. Scoring the candidates by the whole
+#: after the optimiser (the two-phase ``score``) gained nothing (docs/benchmarks.md, "the
+#: reduced 3x3 searched", 2026-11-27, afternoon, branch nxn6)
+THREE_EFFORT = {6: (3, 0.2), 7: (1, 0.1)}
+
+
+def _whole(stages: list[Stage], small: Solution, n: int) -> int:
+    """OBTM of the stages then the 3x3, after the optimiser."""
+    raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+    return count(optimize(raw, n), Metric.HTM, n)
+
+
 def _pick_3x3(
     reductions: list[_Reduced], n: int, options: Any
 ) -> tuple[str, Colours, list[Stage], Solution]:
-    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 (a
-    first solution, budget 0) and after the optimiser, is shortest (the first of equals), and
-    its 3x3 solution: solved again with the caller's budget and cost model when it has either."""
-    if len(reductions) == 1:
-        _, rotation, state, stages = reductions[0]
-        return rotation, state, stages, _solve_3x3(reduced_3x3(state, n), options)
+    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 and after
+    the optimiser, is shortest (the first of equals), and its 3x3 solution. Every reduction
+    gets a quick 3x3 (a first solution, budget 0); then the engine's effort
+    (:data:`THREE_EFFORT`): the best few by their quick wholes are searched for its seconds.
+    A caller's cost model, or a budget longer than the effort's seconds, wins: the chosen 3x3
+    is then solved again with the caller's options instead."""
     quick = dataclasses.replace(options, budget_s=0.0, cost_model=None)
-    best: tuple[int, int, Solution] | None = None
+    ranked: list[tuple[int, int, Solution]] = []
     for k, (_, _, state, stages) in enumerate(reductions):
         small = _solve_3x3(reduced_3x3(state, n), quick)
-        raw = [m for stage in stages for m in stage.moves] + list(small.moves)
-        total = count(optimize(raw, n), Metric.HTM, n)
-        if best is None or total < best[0]:
-            best = (total, k, small)
-    assert best is not None
+        ranked.append((_whole(stages, small, n), k, small))
+    ranked.sort(key=lambda item: item[:2])
+    best = ranked[0]
+    tries, seconds = THREE_EFFORT.get(n, (0, 0.0))
+    callers = options.cost_model is not None or options.budget_s > seconds
+    if not callers:
+        searched = dataclasses.replace(options, budget_s=seconds)
+        for _, k, _ in ranked[:tries]:
+            _, _, state, stages = reductions[k]
+            small = _solve_3x3(reduced_3x3(state, n), searched)
+            total = _whole(stages, small, n)
+            if (total, k) < best[:2]:
+                best = (total, k, small)
     _, rotation, state, stages = reductions[best[1]]
     small = best[2]
-    if options.budget_s > 0 or options.cost_model is not None:
+    if callers:
         small = _solve_3x3(reduced_3x3(state, n), options)
     return rotation, state, stages, small
 

@@ -293,9 +293,11 @@ def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With several reductions within the slack, each gets a 3x3 and the shortest whole (after
-    the optimiser) is kept; a budget re-solves the chosen 3x3 with the caller's options."""
+    the optimiser) is kept; a budget re-solves the chosen 3x3 with the caller's options (the
+    engine's own effort off: see the next test)."""
     n = 6
     monkeypatch.setitem(engine.ENDS, n, (3, 3))
+    monkeypatch.setitem(engine.THREE_EFFORT, n, (0, 0.0))
     cube = random_state_nxn(n, 21)
     options = SolveOptions()
     reductions = engine._best_reductions(cube, 1, 2, options)
@@ -319,4 +321,47 @@ def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
     assert np.array_equal(budgeted[1], state)  # chosen by the quick 3x3s, then re-solved
     assert engine.reduced_3x3(state, n).apply(budgeted[3].moves).is_solved()
     solution = _solves(cube)
+    assert solution.stats["verified"] is True
+
+
+def test_the_3x3_of_a_6x6_gets_the_engines_effort(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no budget from the caller, the few reductions whose quick wholes are shortest get
+    a two-phase search of the effort's seconds (:data:`engine.THREE_EFFORT`) and the shortest
+    whole is kept; a caller's longer budget or cost model skips them and re-solves the
+    chosen 3x3 with the caller's options; the 4x4 and 5x5 get no effort."""
+    n = 6
+    assert engine.THREE_EFFORT[6][0] >= 1 and engine.THREE_EFFORT[6][1] > 0
+    assert 4 not in engine.THREE_EFFORT and 5 not in engine.THREE_EFFORT
+    monkeypatch.setitem(engine.ENDS, n, (3, 3))
+    monkeypatch.setitem(engine.THREE_EFFORT, n, (2, 0.05))
+    budgets: list[float] = []
+    solve_3x3 = engine._solve_3x3
+
+    def spy(cube: Cube, options: SolveOptions) -> api.Solution:  # type: ignore[name-defined]
+        budgets.append(options.budget_s)
+        return solve_3x3(cube, options)
+
+    monkeypatch.setattr(engine, "_solve_3x3", spy)
+    cube = random_state_nxn(n, 21)
+    reductions = engine._best_reductions(cube, 1, 2, SolveOptions())
+    assert len(reductions) >= 2
+    quick = min(
+        engine._whole(stages, api.solve(engine.reduced_3x3(state, n), "twophase"), n)
+        for _, _, state, stages in reductions
+    )
+    budgets.clear()
+    rotation, state, stages, small = engine._pick_3x3(reductions, n, SolveOptions())
+    assert budgets == [0.0] * len(reductions) + [0.05, 0.05]
+    assert engine._whole(stages, small, n) <= quick
+    assert engine.reduced_3x3(state, n).apply(small.moves).is_solved()
+    raw = [m for stage in stages for m in stage.moves] + list(small.moves)
+    check = cube.flat.copy()
+    geometry(n).apply(check, engine._unrotate(tuple(raw), rotation))
+    assert engine._solved(check, n)
+    budgets.clear()
+    engine._pick_3x3(reductions, n, SolveOptions(budget_s=0.1))  # the caller's is longer
+    assert budgets == [0.0] * len(reductions) + [0.1]
+    budgets.clear()
+    solution = _solves(cube)  # the whole engine: the 3x3 searched, the solution verified
+    assert 0.05 in budgets
     assert solution.stats["verified"] is True
