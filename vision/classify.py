@@ -187,6 +187,10 @@ class Classification:
     #: (6, N, N) the stickers the second opinion (no per-face light) reads as another colour:
     #: this read supports two cubes there, so it is no evidence for either
     disputed: npt.NDArray[np.bool_] | None = None
+    #: (6, N, N) the stickers of faces whose samples repeat another face's exactly (turned or
+    #: mirrored): no camera sees two faces so; the same image given twice, or a stuck frame.
+    #: Such a face is no evidence of what it should show, so the read is refused with it in doubt
+    repeated: npt.NDArray[np.bool_] | None = None
 
     @property
     def distinct(self) -> bool:
@@ -231,8 +235,14 @@ class Classification:
             self.valid
             and self.distinct
             and self.repair_backed
+            and not self.repeats_a_face
             and self.cube_confidence >= self.accept_confidence
         )
+
+    @property
+    def repeats_a_face(self) -> bool:
+        """A face's samples repeat another's exactly (see ``repeated``)."""
+        return self.repeated is not None and bool(self.repeated.any())
 
     @property
     def verdict(self) -> str:
@@ -246,6 +256,8 @@ class Classification:
         doubt = set(np.flatnonzero(self.confidence.reshape(-1) < bar).tolist())
         if not self.repair_backed:
             doubt |= {s.flat(self.n) for r in self.repairs for s in r.stickers}
+        if self.repeated is not None:
+            doubt |= set(np.flatnonzero(self.repeated.reshape(-1)).tolist())
         return tuple(StickerRef.from_flat(int(i), self.n) for i in sorted(doubt))
 
 
@@ -337,6 +349,7 @@ def classify(
     x = _check_samples(lab)
     n = x.shape[1]
     _check_spread(x.reshape(-1, 3))
+    repeated = repeated_faces(x)
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
     assignment, refs, adjusted, light = _refine(
@@ -423,6 +436,7 @@ def classify(
         separation=distinctness,
         colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
         disputed=disputed.reshape(6, n, n),
+        repeated=repeated,
     )
 
 
@@ -437,6 +451,29 @@ def _by_colour(label_costs: FloatArray, colour_of: IntArray) -> FloatArray:
     costs = np.empty_like(label_costs)
     costs[:, colour_of] = label_costs
     return costs
+
+
+def repeated_faces(samples: FloatArray) -> npt.NDArray[np.bool_]:
+    """``(6, N, N)``: the stickers of every face whose samples equal another face's exactly,
+    under any of the eight turns and mirrorings of a face.
+
+    A camera's samples carry sensor noise, so two views of two different faces never agree to
+    the last bit; exact agreement means one image stands for two faces (the same file given
+    twice, a frame that did not change). The test is on the samples, not on the colours read:
+    two faces of a legal even cube may show the same colours in the same places.
+    """
+    n = samples.shape[1]
+    forms: list[FloatArray] = []
+    for face in samples:
+        for flipped in (face, face[:, ::-1]):
+            forms.extend(np.rot90(flipped, k) for k in range(4))
+    repeated = np.zeros((6, n, n), dtype=bool)
+    for f in range(6):
+        for g in range(f + 1, 6):
+            if any(np.array_equal(samples[f], form) for form in forms[8 * g : 8 * g + 8]):
+                log.info("faces %s and %s have identical samples", Face(f).name, Face(g).name)
+                repeated[f] = repeated[g] = True
+    return repeated
 
 
 #: Colours closer than this (CIE76 units) across the whole scan cannot be told apart.
