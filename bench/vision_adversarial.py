@@ -20,7 +20,7 @@ RGB classes (per sticker mean RGB, 0..255):
 * ``low-light``: exposure ×0.08-0.25 with sensor noise σ 1.5-5, rounded to levels;
 * ``over-exposure``: ×1.6-3, clipped;
 * ``glare``: 2-8 stickers blended 40-90 % towards white;
-* ``centre-logo``: a dark logo over 40-70 % of U's centre sticker;
+* ``centre-logo``: a dark logo over 40-70 % of U's centre sticker (a corner on the 2x2);
 * ``other-brand``: one colour of another brand of stickers (its RGB ×e^±0.35 per channel);
 * ``missing-sticker``: 1-2 stickers 60-100 % black plastic; ``finger``: one sticker 30-60 %
   under a grey gripper finger;
@@ -141,13 +141,12 @@ def finger(rgb: FloatArray, shown: IntArray, rng: np.random.Generator) -> Any:
 
 
 def centre_logo(rgb: FloatArray, shown: IntArray, rng: np.random.Generator) -> Any:
-    """A dark logo over 40-70 % of U's centre (odd N: the centre; even N: one centre sticker)."""
+    """A dark logo over 40-70 % of U's sticker (N//2, N//2): the centre for odd N, a centre
+    sticker for even N ≥ 4, a corner sticker on the 2x2."""
     n = rgb.shape[1]
     x = rgb.copy()
-    r = n // 2 if n % 2 else int(rng.integers(1, n - 1))
-    c = n // 2 if n % 2 else int(rng.integers(1, n - 1))
     a = rng.uniform(0.4, 0.7)
-    x[0, r, c] = x[0, r, c] * (1.0 - a) + np.array([40.0, 40.0, 45.0]) * a
+    x[0, n // 2, n // 2] = x[0, n // 2, n // 2] * (1.0 - a) + np.array([40.0, 40.0, 45.0]) * a
     return x, shown
 
 

@@ -18,6 +18,7 @@ from vision.colour import rgb_to_lab
 from vision.evidence import Evidence
 from vision.rgbfile import load_rgb_scan
 from vision.scan import load_face_images, read_cube, read_rgb
+from vision.trust import accepted, measure
 
 
 def _faces_in_doubt(stickers: tuple[StickerRef, ...]) -> set[Face]:
@@ -46,6 +47,9 @@ def test_a_scan_with_one_face_given_twice_is_refused(vision_data: Path) -> None:
     assert _faces_in_doubt(result.in_doubt) >= {Face.U, Face.D}
     # the scan as recorded is still read right and accepted
     assert read_rgb(load_rgb_scan(vision_data / "rgb-scans" / "2x2x2-solved-02.txt")).accepted
+    # and the calibration's rule of acceptance (vision.trust) is the classifier's
+    (outcome,) = measure([("twice", rgb, result.to_facelets())], 0, 0.0)
+    assert outcome.repeats and not accepted(outcome, 0.0)
 
 
 def test_one_photo_given_for_two_faces_is_refused(vision_data: Path) -> None:
