@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/vision_adversarial.py [--seeds 4] [--photo-seeds 2] [--json] [--data DIR]
+    python bench/vision_adversarial.py [--seeds 4] [--photo-seeds 2] [--first-seed 0] [--json]
 
 A held-out check (never used to build or tune the classifier). Every labelled real RGB scan of
 ``shared/vision-data/rgb-scans`` under seeded classes of input beyond the lighting the sets span,
@@ -304,7 +304,7 @@ def _read(fn: Callable[..., Any], *args: Any) -> Any:
         return exc
 
 
-def rgb_rows(data: Path, seeds: int) -> list[dict[str, Any]]:
+def rgb_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
     manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
     cases = [
         (name, load_rgb_scan(data / "rgb-scans" / name), meta["expected_kociemba"])
@@ -316,7 +316,7 @@ def rgb_rows(data: Path, seeds: int) -> list[dict[str, Any]]:
         tally = Tally(name)
         for index, (case, rgb, expected) in enumerate(cases):
             colours = Cube.from_facelets(expected).stickers.astype(np.intp).reshape(rgb.shape[:3])
-            for seed in range(seeds):
+            for seed in range(first, first + seeds):
                 rng = np.random.default_rng([zlib.crc32(name.encode()), index, seed])
                 x, shown = fn(rgb, colours, rng)
                 shown_cube = Cube(shown.astype(np.uint8), rgb.shape[1]).to_facelets()
@@ -325,14 +325,14 @@ def rgb_rows(data: Path, seeds: int) -> list[dict[str, Any]]:
     return rows
 
 
-def photo_rows(data: Path, seeds: int) -> list[dict[str, Any]]:
+def photo_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
     manifest = json.loads((data / "photos" / "MANIFEST.json").read_text(encoding="utf-8"))
     photos = {case: load_face_images(data / "photos" / case) for case in sorted(manifest)}
     rows = []
     for name, fn in PHOTO_CLASSES.items():
         tally = Tally(name)
         for index, (case, images) in enumerate(photos.items()):
-            for seed in range(seeds):
+            for seed in range(first, first + seeds):
                 rng = np.random.default_rng([zlib.crc32(name.encode()), index, seed])
                 read = _read(read_cube, fn(images, rng))
                 tally.add(f"{case} seed {seed}", read, manifest[case]["expected_kociemba"])
@@ -344,10 +344,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=4, help="cases per real scan and class")
     parser.add_argument("--photo-seeds", type=int, default=2, help="cases per photo set, class")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds start here")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(argv)
-    rows = rgb_rows(args.data, args.seeds) + photo_rows(args.data, args.photo_seeds)
+    rows = rgb_rows(args.data, args.seeds, args.first_seed)
+    rows += photo_rows(args.data, args.photo_seeds, args.first_seed)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

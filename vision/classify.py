@@ -105,6 +105,10 @@ MIN_SEPARATION = 12.0
 #: Repairs adding more than this to the colour cost (the samples prefer the impossible cube by a
 #: likelihood ratio of more than e^4.5, the same as ACCEPT_MARGIN) are not backed: refused.
 MAX_REPAIR_COST = ACCEPT_MARGIN
+#: A sticker that is a typical member of another colour and costs more than this as the colour
+#: read (a likelihood ratio of e^7.5) contradicts the answer (:func:`contradicted`): measured on
+#: the adversarial hunt, docs/benchmarks.md (branch visionadv).
+CONTRADICTION_COST = 15.0
 #: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
 #: A valid read is accepted when its cube confidence is at least this: the confidence of
@@ -408,6 +412,9 @@ def classify(
         other_names = np.array(name_frame(lab_refs, scheme, None, invariant=True), dtype=np.intp)
         disputed |= colour_of[assignment.labels] != other_names[assignment.labels]
     margins[disputed] = 0.0
+    # A sticker the scan shows as a clean member of another colour, overruled by the
+    # constraints (a face from another state of the cube): no margin either.
+    margins[contradicted(loo, labels)] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
         make_repair(kind, where, colour_of[before], colour_of[after], value, n)
@@ -438,6 +445,28 @@ def classify(
         disputed=disputed.reshape(6, n, n),
         repeated=repeated,
     )
+
+
+def contradicted(cost: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
+    """The stickers whose sample is a typical member of another colour and which the answer
+    gives a colour costing more than :data:`CONTRADICTION_COST` more.
+
+    Typical: its least cost no more than the median plus one median absolute deviation of the
+    own-colour costs of the stickers the answer gives their cheapest colour. A sticker that
+    fits no colour well (glare, a missing sticker, a finger) is overruled by the constraints as
+    before; one that looks exactly like another colour's stickers contradicts the answer.
+    """
+    rows = np.arange(labels.size)
+    own = cost[rows, labels]
+    best = cost.min(axis=1)
+    objection = own - best
+    agree = objection <= 0.0
+    if not agree.any():
+        return np.zeros(labels.size, dtype=bool)
+    median = float(np.median(own[agree]))
+    spread = float(np.median(np.abs(own[agree] - median)))
+    result: npt.NDArray[np.bool_] = (objection > CONTRADICTION_COST) & (best <= median + spread)
+    return result
 
 
 def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:

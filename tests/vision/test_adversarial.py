@@ -2,7 +2,8 @@
 
 Found by the adversarial hunt of docs/benchmarks.md ("Adversarial inputs", branch visionadv):
 the same image given for two faces was read as a valid cube and accepted (a 4x4 photo set with
-R's photo given as F too; a real 2x2 RGB scan with one face's samples given again, turned).
+R's photo given as F too; a real 2x2 RGB scan with one face's samples given again, turned); so
+was a face photographed after the cube had turned (read as the cube before the turn).
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from solver.cube.facelets import sequence_permutation
 from solver.cube.geometry import Face
-from vision.classify import StickerRef, classify, repeated_faces
+from solver.cube.notation import parse
+from vision.classify import CONTRADICTION_COST, StickerRef, classify, contradicted, repeated_faces
 from vision.colour import rgb_to_lab
 from vision.evidence import Evidence
 from vision.rgbfile import load_rgb_scan
@@ -88,3 +92,38 @@ def test_a_repeated_face_is_no_evidence_when_reads_are_combined() -> None:
     costs = evidence.observations[0].costs.reshape(6, 3, 3, 6)
     assert not costs[Face.F].any() and not costs[Face.B].any()
     assert costs[Face.U].any()
+
+
+@pytest.mark.parametrize(
+    ("case", "move", "face"),
+    [("3x3x3-random-03", "R2", Face.D), ("3x3x3-superflip", "R", Face.F)],
+)
+def test_a_face_taken_after_the_cube_turned_is_refused(
+    vision_data: Path, case: str, move: str, face: Face
+) -> None:
+    """One face's samples from the cube after ``move``, the others from before: the read was the
+    cube before the turn, accepted (the turned stickers overruled by the piece constraints)."""
+    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
+    perm = sequence_permutation(parse(move), 3)  # new = old[perm]
+    mixed = rgb.copy()
+    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert face in _faces_in_doubt(result.in_doubt)
+    assert read_rgb(rgb).accepted  # the scan as recorded still is
+
+
+def test_contradicted_stickers_are_clean_members_of_another_colour() -> None:
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = rng.uniform(20.0, 40.0, (54, 6))
+    cost[np.arange(54), labels] = rng.uniform(2.0, 6.0, 54)  # each sticker fits its colour
+    cost[7] = 30.0
+    cost[7, 3] = 4.0  # sticker 7, read as colour 0, is a typical member of colour 3
+    cost[8] = 45.0
+    cost[8, 4] = 25.0  # sticker 8 fits no colour well (glare): overruled, not contradicted
+    cost[9] = 30.0
+    cost[9, 2] = 4.0  # sticker 9, read as colour 1, fits colour 2, but not by enough
+    cost[9, 1] = 3.0 + CONTRADICTION_COST
+    found = contradicted(cost, labels)
+    assert np.flatnonzero(found).tolist() == [7]
