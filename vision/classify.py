@@ -27,7 +27,10 @@ confidence is the lowest of them. A read is ``accepted`` when it is a valid cube
 confidence reaches :data:`ACCEPT_CONFIDENCE` (chosen on held-apart real data, see
 docs/vision-calibration.md); otherwise it is ``refused`` and the stickers in doubt are named.
 A repaired cube is accepted only when the repair itself clears the bar: the rival readings then
-include the other repairs, so a repair that is a close call is refused.
+include the other repairs, so a repair that is a close call is refused. Two rules look outside the
+legal readings: a sticker the scan shows as a typical member of another colour than the one read
+has no margin (:func:`contradicted`: a face photographed after the cube turned), and a face whose
+samples repeat another face's exactly refuses the read (:func:`repeated_faces`).
 """
 
 from __future__ import annotations
