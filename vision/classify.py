@@ -27,7 +27,10 @@ confidence is the lowest of them. A read is ``accepted`` when it is a valid cube
 confidence reaches :data:`ACCEPT_CONFIDENCE` (chosen on held-apart real data, see
 docs/vision-calibration.md); otherwise it is ``refused`` and the stickers in doubt are named.
 A repaired cube is accepted only when the repair itself clears the bar: the rival readings then
-include the other repairs, so a repair that is a close call is refused.
+include the other repairs, so a repair that is a close call is refused. Two rules look outside the
+legal readings: a sticker the scan shows as a typical member of another colour than the one read
+has no margin (:func:`contradicted`: a face photographed after the cube turned), and a face whose
+samples repeat another face's exactly refuses the read (:func:`repeated_faces`).
 """
 
 from __future__ import annotations
@@ -105,6 +108,10 @@ MIN_SEPARATION = 12.0
 #: Repairs adding more than this to the colour cost (the samples prefer the impossible cube by a
 #: likelihood ratio of more than e^4.5, the same as ACCEPT_MARGIN) are not backed: refused.
 MAX_REPAIR_COST = ACCEPT_MARGIN
+#: A sticker that is a typical member of another colour and costs more than this as the colour
+#: read (a likelihood ratio of e^7.5) contradicts the answer (:func:`contradicted`): measured on
+#: the adversarial hunt, docs/benchmarks.md (branch visionadv).
+CONTRADICTION_COST = 15.0
 #: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
 #: A valid read is accepted when its cube confidence is at least this: the confidence of
@@ -187,6 +194,10 @@ class Classification:
     #: (6, N, N) the stickers the second opinion (no per-face light) reads as another colour:
     #: this read supports two cubes there, so it is no evidence for either
     disputed: npt.NDArray[np.bool_] | None = None
+    #: (6, N, N) the stickers of faces whose samples repeat another face's exactly (turned or
+    #: mirrored): no camera sees two faces so; the same image given twice, or a stuck frame.
+    #: Such a face is no evidence of what it should show, so the read is refused with it in doubt
+    repeated: npt.NDArray[np.bool_] | None = None
 
     @property
     def distinct(self) -> bool:
@@ -231,8 +242,14 @@ class Classification:
             self.valid
             and self.distinct
             and self.repair_backed
+            and not self.repeats_a_face
             and self.cube_confidence >= self.accept_confidence
         )
+
+    @property
+    def repeats_a_face(self) -> bool:
+        """A face's samples repeat another's exactly (see ``repeated``)."""
+        return self.repeated is not None and bool(self.repeated.any())
 
     @property
     def verdict(self) -> str:
@@ -246,6 +263,8 @@ class Classification:
         doubt = set(np.flatnonzero(self.confidence.reshape(-1) < bar).tolist())
         if not self.repair_backed:
             doubt |= {s.flat(self.n) for r in self.repairs for s in r.stickers}
+        if self.repeated is not None:
+            doubt |= set(np.flatnonzero(self.repeated.reshape(-1)).tolist())
         return tuple(StickerRef.from_flat(int(i), self.n) for i in sorted(doubt))
 
 
@@ -337,6 +356,7 @@ def classify(
     x = _check_samples(lab)
     n = x.shape[1]
     _check_spread(x.reshape(-1, 3))
+    repeated = repeated_faces(x)
     flat = lab_to_invariant(x).reshape(-1, 3)
     start = _initial_references(flat, n, seed)
     assignment, refs, adjusted, light = _refine(
@@ -395,6 +415,9 @@ def classify(
         other_names = np.array(name_frame(lab_refs, scheme, None, invariant=True), dtype=np.intp)
         disputed |= colour_of[assignment.labels] != other_names[assignment.labels]
     margins[disputed] = 0.0
+    # A sticker the scan shows as a clean member of another colour, overruled by the
+    # constraints (a face from another state of the cube): no margin either.
+    margins[contradicted(loo, labels)] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
         make_repair(kind, where, colour_of[before], colour_of[after], value, n)
@@ -423,7 +446,30 @@ def classify(
         separation=distinctness,
         colour_costs=_by_colour(loo, colour_of).reshape(6, n, n, 6),
         disputed=disputed.reshape(6, n, n),
+        repeated=repeated,
     )
+
+
+def contradicted(cost: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
+    """The stickers whose sample is a typical member of another colour and which the answer
+    gives a colour costing more than :data:`CONTRADICTION_COST` more.
+
+    Typical: its least cost no more than the median plus one median absolute deviation of the
+    own-colour costs of the stickers the answer gives their cheapest colour. A sticker that
+    fits no colour well (glare, a missing sticker, a finger) is overruled by the constraints as
+    before; one that looks exactly like another colour's stickers contradicts the answer.
+    """
+    rows = np.arange(labels.size)
+    own = cost[rows, labels]
+    best = cost.min(axis=1)
+    objection = own - best
+    agree = objection <= 0.0
+    if not agree.any():
+        return np.zeros(labels.size, dtype=bool)
+    median = float(np.median(own[agree]))
+    spread = float(np.median(np.abs(own[agree] - median)))
+    result: npt.NDArray[np.bool_] = (objection > CONTRADICTION_COST) & (best <= median + spread)
+    return result
 
 
 def _clipped_channels(rgb: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
@@ -437,6 +483,29 @@ def _by_colour(label_costs: FloatArray, colour_of: IntArray) -> FloatArray:
     costs = np.empty_like(label_costs)
     costs[:, colour_of] = label_costs
     return costs
+
+
+def repeated_faces(samples: FloatArray) -> npt.NDArray[np.bool_]:
+    """``(6, N, N)``: the stickers of every face whose samples equal another face's exactly,
+    under any of the eight turns and mirrorings of a face.
+
+    A camera's samples carry sensor noise, so two views of two different faces never agree to
+    the last bit; exact agreement means one image stands for two faces (the same file given
+    twice, a frame that did not change). The test is on the samples, not on the colours read:
+    two faces of a legal even cube may show the same colours in the same places.
+    """
+    n = samples.shape[1]
+    forms: list[FloatArray] = []
+    for face in samples:
+        for flipped in (face, face[:, ::-1]):
+            forms.extend(np.rot90(flipped, k) for k in range(4))
+    repeated = np.zeros((6, n, n), dtype=bool)
+    for f in range(6):
+        for g in range(f + 1, 6):
+            if any(np.array_equal(samples[f], form) for form in forms[8 * g : 8 * g + 8]):
+                log.info("faces %s and %s have identical samples", Face(f).name, Face(g).name)
+                repeated[f] = repeated[g] = True
+    return repeated
 
 
 #: Colours closer than this (CIE76 units) across the whole scan cannot be told apart.

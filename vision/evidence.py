@@ -107,6 +107,8 @@ class Evidence:
         view_costs = read.colour_costs.reshape(m, 6).copy()
         if read.disputed is not None:
             view_costs[read.disputed.reshape(-1)] = 0.0  # two readings: no evidence either way
+        if read.repeated is not None:
+            view_costs[read.repeated.reshape(-1)] = 0.0  # one image for two faces: no evidence
         costs[perm] = view_costs
         seen_at = np.empty(m, dtype=np.intp)
         seen_at[perm] = np.arange(m, dtype=np.intp)

@@ -50,6 +50,7 @@ class Outcome:
     margin: float  # the cube margin (cost gap to the nearest legal rival reading)
     distinct: bool = True  # the six colours are far enough apart (Classification.distinct)
     backed: bool = True  # no repair the samples object to (Classification.repair_backed)
+    repeats: bool = False  # a face's samples repeat another's (Classification.repeats_a_face)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +88,28 @@ def measure(
             right = result.valid and result.to_facelets() == expected
             c = result.classification
             outcomes.append(
-                Outcome(name, variant, right, result.valid, margin, c.distinct, c.repair_backed)
+                Outcome(
+                    name,
+                    variant,
+                    right,
+                    result.valid,
+                    margin,
+                    c.distinct,
+                    c.repair_backed,
+                    c.repeats_a_face,
+                )
             )
     return outcomes
 
 
 def accepted(outcome: Outcome, margin: float) -> bool:
-    return outcome.valid and outcome.distinct and outcome.backed and outcome.margin >= margin
+    return (
+        outcome.valid
+        and outcome.distinct
+        and outcome.backed
+        and not outcome.repeats
+        and outcome.margin >= margin
+    )
 
 
 def choose_margin(outcomes: Sequence[Outcome]) -> float:

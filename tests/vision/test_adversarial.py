@@ -1,0 +1,129 @@
+"""Inputs no camera gives for a real cube: right or refused, never a confident wrong read.
+
+Found by the adversarial hunt of docs/benchmarks.md ("Adversarial inputs", branch visionadv):
+the same image given for two faces was read as a valid cube and accepted (a 4x4 photo set with
+R's photo given as F too; a real 2x2 RGB scan with one face's samples given again, turned); so
+was a face photographed after the cube had turned (read as the cube before the turn).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver.cube.facelets import sequence_permutation
+from solver.cube.geometry import Face
+from solver.cube.notation import parse
+from vision.classify import CONTRADICTION_COST, StickerRef, classify, contradicted, repeated_faces
+from vision.colour import rgb_to_lab
+from vision.evidence import Evidence
+from vision.rgbfile import load_rgb_scan
+from vision.scan import load_face_images, read_cube, read_rgb
+from vision.trust import accepted, measure
+
+
+def _faces_in_doubt(stickers: tuple[StickerRef, ...]) -> set[Face]:
+    return {s.face for s in stickers}
+
+
+def test_repeated_faces_are_found_under_turns_and_mirrors() -> None:
+    rng = np.random.default_rng(5)
+    samples = rng.uniform(0.0, 100.0, (6, 3, 3, 3))
+    assert not repeated_faces(samples).any()
+    samples[4] = np.rot90(samples[1][:, ::-1], 3)
+    found = repeated_faces(samples)
+    assert {f for f in range(6) if found[f].all()} == {1, 4}
+    assert not found[[0, 2, 3, 5]].any()
+    samples[4, 0, 0, 0] += 1e-9  # the sensor's noise: another view, however alike
+    assert not repeated_faces(samples).any()
+
+
+def test_a_scan_with_one_face_given_twice_is_refused(vision_data: Path) -> None:
+    """2x2x2-solved-02 with U's samples replaced by D's, turned: accepted at margin 190 before."""
+    rgb = load_rgb_scan(vision_data / "rgb-scans" / "2x2x2-solved-02.txt")
+    rgb[Face.U] = np.rot90(rgb[Face.D], 1)
+    result = read_rgb(rgb)
+    assert result.verdict == "refused"
+    assert result.classification.repeats_a_face
+    assert _faces_in_doubt(result.in_doubt) >= {Face.U, Face.D}
+    # the scan as recorded is still read right and accepted
+    assert read_rgb(load_rgb_scan(vision_data / "rgb-scans" / "2x2x2-solved-02.txt")).accepted
+    # and the calibration's rule of acceptance (vision.trust) is the classifier's
+    (outcome,) = measure([("twice", rgb, result.to_facelets())], 0, 0.0)
+    assert outcome.repeats and not accepted(outcome, 0.0)
+
+
+def test_one_photo_given_for_two_faces_is_refused(vision_data: Path) -> None:
+    """The 4x4 photo set with R's photo given as F as well: a valid cube, accepted at 0.9977
+    before (a wrong read: F shows R's stickers)."""
+    case = "4x4x4-random-02"
+    manifest = json.loads((vision_data / "photos" / "MANIFEST.json").read_text(encoding="utf-8"))
+    images = load_face_images(vision_data / "photos" / case)
+    images["F"] = images["R"]
+    result = read_cube(images)
+    assert result.to_facelets() != manifest[case]["expected_kociemba"]
+    assert result.verdict == "refused"
+    assert _faces_in_doubt(result.in_doubt) >= {Face.F, Face.R}
+
+
+def test_a_repeated_face_is_no_evidence_when_reads_are_combined() -> None:
+    rng = np.random.default_rng(11)
+    palette = np.array(
+        [
+            [250, 250, 250],
+            [200, 20, 30],
+            [20, 160, 60],
+            [250, 220, 20],
+            [250, 120, 10],
+            [20, 60, 200],
+        ],
+        dtype=np.float64,
+    )
+    rgb = np.repeat(palette[:, None, None, :], 9, axis=1).reshape(6, 3, 3, 3)
+    rgb = np.clip(rgb + rng.normal(0.0, 3.0, rgb.shape), 0, 255)
+    rgb[Face.B] = rgb[Face.F][:, ::-1]
+    read = classify(rgb_to_lab(rgb))
+    assert read.repeats_a_face and not read.accepted
+    evidence = Evidence(3)
+    evidence.add(read)
+    costs = evidence.observations[0].costs.reshape(6, 3, 3, 6)
+    assert not costs[Face.F].any() and not costs[Face.B].any()
+    assert costs[Face.U].any()
+
+
+@pytest.mark.parametrize(
+    ("case", "move", "face"),
+    [("3x3x3-random-03", "R2", Face.D), ("3x3x3-superflip", "R", Face.F)],
+)
+def test_a_face_taken_after_the_cube_turned_is_refused(
+    vision_data: Path, case: str, move: str, face: Face
+) -> None:
+    """One face's samples from the cube after ``move``, the others from before: the read was the
+    cube before the turn, accepted (the turned stickers overruled by the piece constraints)."""
+    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
+    perm = sequence_permutation(parse(move), 3)  # new = old[perm]
+    mixed = rgb.copy()
+    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert face in _faces_in_doubt(result.in_doubt)
+    assert read_rgb(rgb).accepted  # the scan as recorded still is
+
+
+def test_contradicted_stickers_are_clean_members_of_another_colour() -> None:
+    rng = np.random.default_rng(3)
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = rng.uniform(20.0, 40.0, (54, 6))
+    cost[np.arange(54), labels] = rng.uniform(2.0, 6.0, 54)  # each sticker fits its colour
+    cost[7] = 30.0
+    cost[7, 3] = 4.0  # sticker 7, read as colour 0, is a typical member of colour 3
+    cost[8] = 45.0
+    cost[8, 4] = 25.0  # sticker 8 fits no colour well (glare): overruled, not contradicted
+    cost[9] = 30.0
+    cost[9, 2] = 4.0  # sticker 9, read as colour 1, fits colour 2, but not by enough
+    cost[9, 1] = 3.0 + CONTRADICTION_COST
+    found = contradicted(cost, labels)
+    assert np.flatnonzero(found).tolist() == [7]
