@@ -499,7 +499,10 @@ def _solve_3x3(cube: Cube, options: Any) -> Solution:
 #: 157.00, 1 x 0.3 s 157.55; 7x7 quick 221.00, 1 x 0.1 s 219.81, 2 x 0.1 s 219.56 (over the
 #: 7x7's time margin under load), 3 x 0.2 s 219.31. Scoring the candidates by the whole
 #: after the optimiser (the two-phase ``score``) gained nothing (docs/benchmarks.md, "the
-#: reduced 3x3 searched", 2026-11-27, afternoon, branch nxn6)
+#: reduced 3x3 searched", 2026-11-27, afternoon, branch nxn6). 3 x 1 s on the 6x6's bench
+#: states, two runs: 156.0 and 156.01 against 156.3, for 7.7-7.9 s of wall at the median
+#: against 5.6 s: not kept (not the target either way; ~0.05 s of motor time saved for 2 s of
+#: compute; "Re-measured on main after the 2026-11-27 afternoon merges")
 THREE_EFFORT = {6: (3, 0.2), 7: (1, 0.1)}
 
 
