@@ -33,7 +33,7 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
 4. ``3x3``: the corners and the middle edges (odd N) or dedges (even N) read as a 3x3, solved
    by the two-phase engine through :func:`solver.api.solve` (its outer turns keep centres and
    paired edges): a first solution of each reduction kept, then on a 6x6 and 7x7 a short
-   search of the best few (:data:`THREE_EFFORT`, the engine's default effort).
+   search of the best few (:data:`.reduced.THREE_EFFORT`, the engine's default effort).
 
 Before returning, the optimised sequence (:func:`solver.optimize.optimize`) is applied to the
 input and must solve it. Colours are relabelled after the centres so that face ``f`` carries
@@ -68,7 +68,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solver.cube.cubie import CORNER_FACES, cubie_layout
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Metric, Move, count
@@ -80,6 +79,7 @@ from solver.engines.nxn.centres import (
     first_centres,
 )
 from solver.engines.nxn.pairing import MAX_N, Beam, beam_pairings, pair_edges
+from solver.engines.nxn.reduced import corner_parity, pick_3x3, reduced_3x3
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
 from solver.engines.nxn.tables import Progress
@@ -95,30 +95,6 @@ log = logging.getLogger(__name__)
 Colours = npt.NDArray[np.uint8]
 #: a centre solution: (OBTM, rotation, state after it relabelled, stages in the rotated frame)
 _Reduced = tuple[int, str, Colours, list[Stage]]
-
-
-def _corner_parity(state: Colours, n: int) -> int:
-    perm = []
-    for stickers in cubie_layout(n).corners:
-        colours = frozenset(int(state[i]) for i in stickers)
-        perm.append(next(p for p, faces in enumerate(CORNER_FACES) if frozenset(faces) == colours))
-    odd = 0
-    for i in range(8):
-        for k in range(i + 1, 8):
-            odd ^= perm[i] > perm[k]
-    return odd
-
-
-def reduced_3x3(state: Colours, n: int) -> Cube:
-    """The 3x3 that the outer layers of a reduced N cube form (centres as face f = colour f)."""
-    big, small = cubie_layout(n), cubie_layout(3)
-    flat = np.repeat(np.arange(6, dtype=np.uint8), 9)
-    for src, dst in zip(big.corners, small.corners, strict=True):
-        flat[list(dst)] = state[list(src)]
-    mid = (n - 2) // 2  # the middle edge (odd N), a wing of the innermost orbit (even N)
-    for wings, dst_wings in zip(big.edges, small.edges, strict=True):
-        flat[list(dst_wings[0])] = state[list(wings[mid])]
-    return Cube(flat, 3)
 
 
 def _timed(stages: list[Stage], name: str, moves: list[Move], start: float, n: int) -> None:
@@ -288,7 +264,7 @@ def pll_parity(n: int) -> tuple[Move, ...]:
 def _finish(state: Colours, n: int, orbits: list[int] | None = None) -> list[Move]:
     """The wing 3-cycles after pairing (turns ``state``; ``orbits``: of these only)."""
     if n % 2 == 0:  # the edges of the reduced 3x3 are dedges: no OLL/PLL parity left
-        targets = dedge_targets(state, n, _corner_parity(state, n), orbits)
+        targets = dedge_targets(state, n, corner_parity(state, n), orbits)
     else:  # every wing beside the middle edge now in its edge
         targets = midge_targets(state, n)
     return solve_wings(state, n, targets, orbits)
@@ -478,73 +454,6 @@ def _solved(state: Colours, n: int) -> bool:
     return bool(np.all(faces == faces[:, :1]))
 
 
-def _solve_3x3(cube: Cube, options: Any) -> Solution:
-    from solver import api  # the registry is the one way to reach another engine
-
-    return api.solve(
-        cube,
-        "twophase",
-        budget_s=options.budget_s,
-        cost_model=options.cost_model,
-        faces=options.faces,
-    )
-
-
-#: 6x6, 7x7: the engine's own effort on the 3x3 stage, its default as the edge tries are:
-#: (tries, seconds): once every reduction has its quick 3x3 (a first solution, budget 0), the
-#: ``tries`` whose wholes are shortest each get a two-phase search of ``seconds`` and the
-#: shortest whole is kept (a first solution is ~19.2 moves, these searches take the chosen
-#: 3x3 to ~18.1). Reductions of seeds 100-119 (6x6) / 100-115 (7x7), mean OBTM of the whole:
-#: 6x6 quick only 158.25, 3 x 0.2 s 156.95, 3 x 0.5 s 156.85, 3 x 1 s 156.80, 24 x 0.1 s
-#: 157.00, 1 x 0.3 s 157.55; 7x7 quick 221.00, 1 x 0.1 s 219.81, 2 x 0.1 s 219.56 (over the
-#: 7x7's time margin under load), 3 x 0.2 s 219.31. Scoring the candidates by the whole
-#: after the optimiser (the two-phase ``score``) gained nothing (docs/benchmarks.md, "the
-#: reduced 3x3 searched", 2026-11-27, afternoon, branch nxn6). 3 x 1 s on the 6x6's bench
-#: states, two runs: 156.0 and 156.01 against 156.3, for 7.7-7.9 s of wall at the median
-#: against 5.6 s: not kept (not the target either way; ~0.05 s of motor time saved for 2 s of
-#: compute; "Re-measured on main after the 2026-11-27 afternoon merges")
-THREE_EFFORT = {6: (3, 0.2), 7: (1, 0.1)}
-
-
-def _whole(stages: list[Stage], small: Solution, n: int) -> int:
-    """OBTM of the stages then the 3x3, after the optimiser."""
-    raw = [m for stage in stages for m in stage.moves] + list(small.moves)
-    return count(optimize(raw, n), Metric.HTM, n)
-
-
-def _pick_3x3(
-    reductions: list[_Reduced], n: int, options: Any
-) -> tuple[str, Colours, list[Stage], Solution]:
-    """Of ``reductions`` (shortest first), the one whose whole solution, with its 3x3 and after
-    the optimiser, is shortest (the first of equals), and its 3x3 solution. Every reduction
-    gets a quick 3x3 (a first solution, budget 0); then the engine's effort
-    (:data:`THREE_EFFORT`): the best few by their quick wholes are searched for its seconds.
-    A caller's cost model, or a budget longer than the effort's seconds, wins: the chosen 3x3
-    is then solved again with the caller's options instead."""
-    quick = dataclasses.replace(options, budget_s=0.0, cost_model=None)
-    ranked: list[tuple[int, int, Solution]] = []
-    for k, (_, _, state, stages) in enumerate(reductions):
-        small = _solve_3x3(reduced_3x3(state, n), quick)
-        ranked.append((_whole(stages, small, n), k, small))
-    ranked.sort(key=lambda item: item[:2])
-    best = ranked[0]
-    tries, seconds = THREE_EFFORT.get(n, (0, 0.0))
-    callers = options.cost_model is not None or options.budget_s > seconds
-    if not callers:
-        searched = dataclasses.replace(options, budget_s=seconds)
-        for _, k, _ in ranked[:tries]:
-            _, _, state, stages = reductions[k]
-            small = _solve_3x3(reduced_3x3(state, n), searched)
-            total = _whole(stages, small, n)
-            if (total, k) < best[:2]:
-                best = (total, k, small)
-    _, rotation, state, stages = reductions[best[1]]
-    small = best[2]
-    if callers:
-        small = _solve_3x3(reduced_3x3(state, n), options)
-    return rotation, state, stages, small
-
-
 def _check_options(extra: dict[str, Any]) -> None:
     """The engine options' types: an :class:`OptionError` naming the option, before any search
     (a wrong type used to fail deep inside it, or was taken silently)."""
@@ -596,7 +505,7 @@ def solve_nxn(cube: Cube, options: Any) -> Solution:
     else:
         reductions = _best_reductions(cube, tries, edge_tries(n), options)
         t0 = time.perf_counter()
-        rotation, state, stages, small = _pick_3x3(reductions, n, options)
+        rotation, state, stages, small = pick_3x3(reductions, n, options)
         geometry(n).apply(state, small.moves)
         _timed(stages, "3x3", list(small.moves), t0, n)
     stages = [dataclasses.replace(st, moves=_unrotate(st.moves, rotation)) for st in stages]

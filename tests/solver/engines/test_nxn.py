@@ -10,7 +10,7 @@ from solver.api import SolveOptions
 from solver.cube.facelets import Cube
 from solver.cube.geometry import FACE_FRAMES, Face
 from solver.cube.notation import Metric, Move, count, parse
-from solver.engines.nxn import centres, engine, pairing, wings
+from solver.engines.nxn import centres, engine, pairing, reduced, wings
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
 from solver.optimize import optimize
@@ -95,7 +95,7 @@ def test_dedge_targets_keep_the_reduced_cube_legal(seed: int) -> None:
     the corners' permutation parity, and pair partner wings."""
     n = 4
     state, _, _ = engine.reduce_centres(random_state_nxn(n, seed))
-    corner = engine._corner_parity(state, n)
+    corner = engine.corner_parity(state, n)
     targets = wings.dedge_targets(state, n, corner)
     assert sorted(targets) == list(range(24))
     dedges = [targets[2 * e] // 2 for e in range(12)]
@@ -109,7 +109,7 @@ def test_every_parity_combination_occurs_and_is_solved() -> None:
     for seed in range(32):  # each combination is about 1 in 4; stop when all four were met
         cube = random_state_nxn(4, seed)
         state = engine._staged(cube, 1, None)[0][2]  # the 4x4 centres (they fix wing parity)
-        case = (wings.wing_parity(cube.flat, 4, 1) == 1, engine._corner_parity(state, 4))
+        case = (wings.wing_parity(cube.flat, 4, 1) == 1, engine.corner_parity(state, 4))
         if case not in seen:
             _solves(cube)
             seen.add(case)
@@ -297,7 +297,7 @@ def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
     engine's own effort off: see the next test)."""
     n = 6
     monkeypatch.setitem(engine.ENDS, n, (3, 3))
-    monkeypatch.setitem(engine.THREE_EFFORT, n, (0, 0.0))
+    monkeypatch.setitem(reduced.THREE_EFFORT, n, (0, 0.0))
     cube = random_state_nxn(n, 21)
     options = SolveOptions()
     reductions = engine._best_reductions(cube, 1, 2, options)
@@ -311,13 +311,13 @@ def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
         return count(optimize(raw, n), Metric.HTM, n)
 
     best = min(whole(state, stages) for _, _, state, stages in reductions)
-    rotation, state, stages, small = engine._pick_3x3(reductions, n, options)
+    rotation, state, stages, small = reduced.pick_3x3(reductions, n, options)
     raw = [m for stage in stages for m in stage.moves] + list(small.moves)
     assert count(optimize(raw, n), Metric.HTM, n) == best
     check = cube.flat.copy()
     geometry(n).apply(check, engine._unrotate(tuple(raw), rotation))
     assert engine._solved(check, n)
-    budgeted = engine._pick_3x3(reductions, n, SolveOptions(budget_s=0.05))
+    budgeted = reduced.pick_3x3(reductions, n, SolveOptions(budget_s=0.05))
     assert np.array_equal(budgeted[1], state)  # chosen by the quick 3x3s, then re-solved
     assert engine.reduced_3x3(state, n).apply(budgeted[3].moves).is_solved()
     solution = _solves(cube)
@@ -326,40 +326,40 @@ def test_the_reduction_whose_whole_solution_is_shortest_goes_to_the_3x3(
 
 def test_the_3x3_of_a_6x6_gets_the_engines_effort(monkeypatch: pytest.MonkeyPatch) -> None:
     """With no budget from the caller, the few reductions whose quick wholes are shortest get
-    a two-phase search of the effort's seconds (:data:`engine.THREE_EFFORT`) and the shortest
+    a two-phase search of the effort's seconds (:data:`reduced.THREE_EFFORT`) and the shortest
     whole is kept; a caller's longer budget or cost model skips them and re-solves the
     chosen 3x3 with the caller's options; the 4x4 and 5x5 get no effort."""
     n = 6
-    assert engine.THREE_EFFORT[6][0] >= 1 and engine.THREE_EFFORT[6][1] > 0
-    assert 4 not in engine.THREE_EFFORT and 5 not in engine.THREE_EFFORT
+    assert reduced.THREE_EFFORT[6][0] >= 1 and reduced.THREE_EFFORT[6][1] > 0
+    assert 4 not in reduced.THREE_EFFORT and 5 not in reduced.THREE_EFFORT
     monkeypatch.setitem(engine.ENDS, n, (3, 3))
-    monkeypatch.setitem(engine.THREE_EFFORT, n, (2, 0.05))
+    monkeypatch.setitem(reduced.THREE_EFFORT, n, (2, 0.05))
     budgets: list[float] = []
-    solve_3x3 = engine._solve_3x3
+    solve_3x3 = reduced.solve_3x3
 
     def spy(cube: Cube, options: SolveOptions) -> api.Solution:  # type: ignore[name-defined]
         budgets.append(options.budget_s)
         return solve_3x3(cube, options)
 
-    monkeypatch.setattr(engine, "_solve_3x3", spy)
+    monkeypatch.setattr(reduced, "solve_3x3", spy)
     cube = random_state_nxn(n, 21)
     reductions = engine._best_reductions(cube, 1, 2, SolveOptions())
     assert len(reductions) >= 2
     quick = min(
-        engine._whole(stages, api.solve(engine.reduced_3x3(state, n), "twophase"), n)
+        reduced._whole(stages, api.solve(engine.reduced_3x3(state, n), "twophase"), n)
         for _, _, state, stages in reductions
     )
     budgets.clear()
-    rotation, state, stages, small = engine._pick_3x3(reductions, n, SolveOptions())
+    rotation, state, stages, small = reduced.pick_3x3(reductions, n, SolveOptions())
     assert budgets == [0.0] * len(reductions) + [0.05, 0.05]
-    assert engine._whole(stages, small, n) <= quick
+    assert reduced._whole(stages, small, n) <= quick
     assert engine.reduced_3x3(state, n).apply(small.moves).is_solved()
     raw = [m for stage in stages for m in stage.moves] + list(small.moves)
     check = cube.flat.copy()
     geometry(n).apply(check, engine._unrotate(tuple(raw), rotation))
     assert engine._solved(check, n)
     budgets.clear()
-    engine._pick_3x3(reductions, n, SolveOptions(budget_s=0.1))  # the caller's is longer
+    reduced.pick_3x3(reductions, n, SolveOptions(budget_s=0.1))  # the caller's is longer
     assert budgets == [0.0] * len(reductions) + [0.1]
     budgets.clear()
     solution = _solves(cube)  # the whole engine: the 3x3 searched, the solution verified

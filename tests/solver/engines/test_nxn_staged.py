@@ -115,7 +115,7 @@ def test_pll_parity_alg_swaps_dedge_parity_and_keeps_the_reduction(n: int) -> No
         assert (state[interior(n, face)] == face).all()
     assert pairing.paired_count(state, n) == 12 * (n - 2)
     assert all(wing_parity(state, n, j) == 0 for j in range(1, n // 2))
-    assert engine._corner_parity(state, n) == 0
+    assert engine.corner_parity(state, n) == 0
     assert validate(engine.reduced_3x3(state, n))  # corners even, dedges odd: not a 3x3
 
 
