@@ -73,6 +73,8 @@ _MIN_HOME_WAIT_S = 0.1
 _COMMAND_TIMEOUT_FACTOR = 5
 #: The shortest sleep of the ticker (seconds), so an overdue deadline never spins the loop.
 _MIN_TICK_S = 0.001
+#: How long closing waits for a stop on its way to take the closed link's error (seconds).
+_CLOSE_STOP_WAIT_S = 0.1
 
 #: A MOVES frame of a full batch on the wire: header, CRC, COBS and delimiter, 8 moves.
 _FULL_MOVES_FRAME_BYTES = 64
@@ -298,7 +300,7 @@ class FirmwareLink:
             if task is not None:
                 await cancel_and_wait(task)
         if self._stop is not None:  # its callers get the closed link's error, not a cancel
-            await asyncio.wait({self._stop}, timeout=_MIN_TICK_S * 100)
+            await asyncio.wait({self._stop}, timeout=_CLOSE_STOP_WAIT_S)
             if not self._stop.done():
                 self._stop.cancel()
         await self._close_port()
