@@ -146,7 +146,8 @@ def test_a_turned_row_the_answer_absorbs_is_refused_with_it_named(
     of the stickers around it pulled that colour's mean, and through it the face's light and the
     pooled spread, towards the row, so the answer's own model did not object. Under the robust
     model (medians, vision.references.robust_model_costs) the row is a clean member of the
-    colour it shows; the read is refused and the stickers it names are turned ones."""
+    colour it shows; the read is refused and names turned stickers (with the 2x2 B/D case also
+    the sticker whose colour the answer took from a turned one)."""
     rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
     n = rgb.shape[1]
     perm = sequence_permutation(parse(move), n)
@@ -160,7 +161,7 @@ def test_a_turned_row_the_answer_absorbs_is_refused_with_it_named(
     }
     result = read_rgb(mixed)
     assert result.verdict == "refused"
-    assert result.in_doubt and set(result.in_doubt) <= turned
+    assert set(result.in_doubt) & turned
     assert read_rgb(rgb).accepted
 
 
@@ -207,3 +208,15 @@ def test_a_sticker_washed_white_by_glare_is_left_to_the_constraints(
     result = read_rgb(rgb)
     assert result.accepted
     assert result.to_facelets() == right
+
+
+def test_how_typical_a_contradicting_sticker_must_be_is_a_parameter() -> None:
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = np.full((54, 6), 60.0)
+    own = np.tile(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]), 6)
+    cost[np.arange(54), labels] = own  # median 5, one MAD 2
+    cost[7] = 60.0
+    cost[7, 3] = 8.5  # read as colour 0, fits colour 3 past median + 1 MAD, within + 2 MADs
+    assert not contradicted(cost, labels, 25.0)[7]
+    assert contradicted(cost, labels, 25.0, 2.0)[7]
+    assert not contradicted(cost, labels, 60.0, 2.0)[7]  # an objection of 51.5, under the bar
