@@ -29,8 +29,11 @@ docs/vision-calibration.md); otherwise it is ``refused`` and the stickers in dou
 A repaired cube is accepted only when the repair itself clears the bar: the rival readings then
 include the other repairs, so a repair that is a close call is refused. Two rules look outside the
 legal readings: a sticker the scan shows as a typical member of another colour than the one read
-has no margin (:func:`contradicted`: a face photographed after the cube turned), and a face whose
-samples repeat another face's exactly refuses the read (:func:`repeated_faces`).
+has no margin (:func:`contradicted`: a face photographed after the cube turned), judged under the
+answer's model and again under a robust one that the misread stickers cannot move
+(:func:`vision.references.robust_model_costs`; there a sticker that looks like the scan's
+lightest colour is left to the constraints, since glare pulls any colour towards it); and a face
+whose samples repeat another face's exactly refuses the read (:func:`repeated_faces`).
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ from vision.references import (
     per_hypothesis,
     pooled_precision,
     robust_cost,
+    robust_model_costs,
     separation,
 )
 from vision.shading import correct_shading, frozen_channels, local_gains
@@ -112,6 +116,16 @@ MAX_REPAIR_COST = ACCEPT_MARGIN
 #: read (a likelihood ratio of e^7.5) contradicts the answer (:func:`contradicted`): measured on
 #: the adversarial hunt, docs/benchmarks.md (branch visionadv).
 CONTRADICTION_COST = 15.0
+#: The same under the robust model (:func:`vision.references.robust_model_costs`), whose pooled
+#: metric knows neither each colour's own spread nor the clip, so its ratios are coarser: on the
+#: adversarial hunt's seeds 0-3 right reads objected up to 21.7 there, stickers of a face taken
+#: after a turn 28 to 73 (docs/benchmarks.md, branch visionwrong; confirmed on seeds 4-7).
+ROBUST_CONTRADICTION_COST = 25.0
+#: Typical there: within the median plus this many median absolute deviations of the own-colour
+#: costs (1 for the answer's model). Median + 1 MAD is about the 70th percentile of a cost, so 3
+#: in 10 clean members were not "typical"; 2 caught 3 more of seeds 0-3's 25 and 4 more of 4-7's
+#: 15 with no right read lost there or on the calibration; 3 lost 3 right reads (seeds 0-3).
+ROBUST_TYPICAL_SPREAD = 2.0
 #: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
 #: A valid read is accepted when its cube confidence is at least this: the confidence of
@@ -418,6 +432,14 @@ def classify(
     # A sticker the scan shows as a clean member of another colour, overruled by the
     # constraints (a face from another state of the cube): no margin either.
     margins[contradicted(loo, labels)] = 0.0
+    # The same under a model of the scan a few misread stickers cannot move (medians, not means:
+    # vision.references.robust_model_costs); a sticker that looks like the scan's lightest
+    # colour is left to the constraints there, since glare pulls any colour towards it.
+    passes = 1.0 - _clipped_channels(rgb_final, labels).astype(np.float64)
+    robust = leave_one_out(robust_model_costs(flat, labels, n, light_projectors(passes)), labels)
+    lightest = int(np.argmax(refs[:, 0]))
+    found = contradicted(robust, labels, ROBUST_CONTRADICTION_COST, ROBUST_TYPICAL_SPREAD)
+    margins[found & (robust.argmin(axis=1) != lightest)] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
         make_repair(kind, where, colour_of[before], colour_of[after], value, n)
@@ -450,14 +472,20 @@ def classify(
     )
 
 
-def contradicted(cost: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
+def contradicted(
+    cost: FloatArray,
+    labels: IntArray,
+    bar: float = CONTRADICTION_COST,
+    typical_spread: float = 1.0,
+) -> npt.NDArray[np.bool_]:
     """The stickers whose sample is a typical member of another colour and which the answer
-    gives a colour costing more than :data:`CONTRADICTION_COST` more.
+    gives a colour costing more than ``bar`` (:data:`CONTRADICTION_COST`) more.
 
-    Typical: its least cost no more than the median plus one median absolute deviation of the
-    own-colour costs of the stickers the answer gives their cheapest colour. A sticker that
-    fits no colour well (glare, a missing sticker, a finger) is overruled by the constraints as
-    before; one that looks exactly like another colour's stickers contradicts the answer.
+    Typical: its least cost no more than the median plus ``typical_spread`` median absolute
+    deviations of the own-colour costs of the stickers the answer gives their cheapest colour.
+    A sticker that fits no colour well (glare, a missing sticker, a finger) is overruled by the
+    constraints as before; one that looks exactly like another colour's stickers contradicts
+    the answer.
     """
     rows = np.arange(labels.size)
     own = cost[rows, labels]
@@ -468,7 +496,8 @@ def contradicted(cost: FloatArray, labels: IntArray) -> npt.NDArray[np.bool_]:
         return np.zeros(labels.size, dtype=bool)
     median = float(np.median(own[agree]))
     spread = float(np.median(np.abs(own[agree] - median)))
-    result: npt.NDArray[np.bool_] = (objection > CONTRADICTION_COST) & (best <= median + spread)
+    typical = best <= median + typical_spread * spread
+    result: npt.NDArray[np.bool_] = (objection > bar) & typical
     return result
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "per_hypothesis",
     "pooled_precision",
     "robust_cost",
+    "robust_model_costs",
     "separation",
 ]
 
@@ -335,6 +336,53 @@ def per_hypothesis(flat: FloatArray, offsets: FloatArray, projectors: FloatArray
     faces = np.arange(m) // (m // 6)
     shift = np.einsum("kij,mj->mki", projectors, offsets[faces])
     result: FloatArray = flat[:, None, :] - shift
+    return result
+
+
+#: Rounds of the robust model's face lights and centres (:func:`robust_model_costs`).
+ROBUST_ROUNDS = 2
+
+
+def robust_model_costs(
+    flat: FloatArray, labels: IntArray, n: int, projectors: FloatArray
+) -> FloatArray:
+    """``(m, 6)`` costs (Student-t, :func:`robust_cost`) of every sticker for every label under
+    a model of the scan that a few stickers given the wrong label cannot move.
+
+    The classifier's own model is fitted to its answer: each colour's reference is the *mean*
+    of the stickers given it, each face's light the median shift from those means, the metric
+    pooled over every sticker. Three stickers of a green row given white (a face taken after
+    a turn of the cube) pull white's mean a third of the way towards green; the white face's
+    light, measured against that mean, comes out a third of the difference brighter and is
+    taken off the green row too, so as green those stickers cost more than as white, and the
+    pooled spread widens to cover them: the answer's model cannot object to its own mistake.
+    Here each colour's centre is the *median* of its stickers, each face's light the median
+    shift from those centres (``ROBUST_ROUNDS`` rounds), and the metric is pooled over the
+    :data:`TRIM_KEEP` share of stickers that fit their centres best.
+
+    ``flat``: the samples in the invariant coordinates ``(m, 3)``; ``labels`` the answer's;
+    ``projectors``: how a face's light moves each colour (:func:`light_projectors`).
+    """
+    rows = np.arange(labels.size)
+    centres = _medians(flat, labels, flat[:6])
+    adjusted = _hypotheses(flat)
+    for _ in range(ROBUST_ROUNDS):
+        offsets = face_offsets(adjusted, labels, centres, n)
+        adjusted = per_hypothesis(flat, offsets, projectors)
+        centres = _medians(adjusted[rows, labels], labels, centres)
+    members = adjusted[rows, labels]
+    fit = mahalanobis(members, centres, pooled_precision(members, labels, centres))[rows, labels]
+    best = fit <= np.quantile(fit, TRIM_KEEP)
+    metric = pooled_precision(members[best], labels[best], centres)
+    return robust_cost(mahalanobis(adjusted, centres, metric))
+
+
+def _medians(x: FloatArray, labels: IntArray, previous: FloatArray) -> FloatArray:
+    """Median of each label's samples ``(m, 3)``; ``previous`` for a label with none."""
+    result = previous.copy()
+    for k in range(previous.shape[0]):
+        if (labels == k).any():
+            result[k] = np.median(x[labels == k], axis=0)
     return result
 
 

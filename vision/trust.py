@@ -8,7 +8,8 @@ checked on scans held apart from the choice (``tests/vision/test_trust.py``,
    (:func:`vision.perturb.perturb_rgb`), giving many reads whose right answer is known;
 2. the cases (not the reads: the perturbations of one scan stay together) are split into
    folds; on each fold's complement the bar is the lowest cube margin above every wrong
-   read's, times a safety factor; it is then scored on the fold it did not see;
+   read's, times a safety factor, and never under :data:`MIN_BAR`; it is then scored on the
+   fold it did not see;
 3. the trade-off curve (right-and-accepted against wrong-and-accepted over the bar) is what the
    docs report.
 """
@@ -22,11 +23,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from vision.classify import DEFAULT_LOW_CONFIDENCE
+from vision.confidence import TEMPERATURE
 from vision.errors import VisionError
 from vision.perturb import perturb_rgb
 from vision.scan import read_rgb
 
 __all__ = [
+    "MIN_BAR",
     "FoldResult",
     "Outcome",
     "choose_margin",
@@ -37,6 +41,12 @@ __all__ = [
 
 #: The chosen bar is this many times the highest margin of a wrong read seen.
 SAFETY_FACTOR = 1.25
+#: The lowest bar the procedure may choose: the margin at which a read's own stickers stop
+#: being reported as low-confidence (confidence :data:`~vision.classify.DEFAULT_LOW_CONFIDENCE`
+#: = 0.9, a margin of 2·T·ln 9 = 4.39). Wrong reads seen only at margin 0 (a legal rival as
+#: cheap as the answer, or a sticker the classifier already set to no margin) say nothing about
+#: where a bar must be, and a read accepted under this floor would name stickers in doubt.
+MIN_BAR = 2.0 * TEMPERATURE * math.log(DEFAULT_LOW_CONFIDENCE / (1.0 - DEFAULT_LOW_CONFIDENCE))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +123,12 @@ def accepted(outcome: Outcome, margin: float) -> bool:
 
 
 def choose_margin(outcomes: Sequence[Outcome]) -> float:
-    """The bar: above every wrong read's margin, with the safety factor (0 if none is wrong)."""
+    """The bar: above every wrong read's margin, with the safety factor, and never under
+    :data:`MIN_BAR` (with no wrong read above margin 0 the rule alone would give 0: on the
+    seed-23 half of docs/benchmarks.md, branch visionadv, it did, and the other half's 27 wrong
+    reads at margin 0 passed it)."""
     wrong = [o.margin for o in outcomes if not o.right and accepted(o, 0.0)]
-    return SAFETY_FACTOR * max(wrong, default=0.0)
+    return max(SAFETY_FACTOR * max(wrong, default=0.0), MIN_BAR)
 
 
 def cross_validate(outcomes: Sequence[Outcome], folds: int = 2) -> list[FoldResult]:

@@ -16,7 +16,16 @@ import pytest
 from tests.vision.conftest import rgb_manifest
 from vision.confidence import ACCEPT_MARGIN
 from vision.rgbfile import load_rgb_scan
-from vision.trust import accepted, choose_margin, cross_validate, measure, tradeoff
+from vision.trust import (
+    MIN_BAR,
+    SAFETY_FACTOR,
+    Outcome,
+    accepted,
+    choose_margin,
+    cross_validate,
+    measure,
+    tradeoff,
+)
 
 MANIFEST = rgb_manifest()
 
@@ -27,6 +36,27 @@ def _cases(data: Path) -> list[tuple[str, np.ndarray, str]]:
         for name, meta in sorted(MANIFEST.items())
         if meta["expected_kociemba"] and "older" not in meta["source"]
     ]
+
+
+def test_the_chosen_bar_has_a_floor() -> None:
+    """Wrong reads seen only at margin 0 (a rival as cheap as the answer, or stickers the
+    classifier set to no margin) gave a bar of 0 on one seed-23 half, and the other half's
+    wrong reads at margin 0 passed it. The bar never goes under the margin at which a read's
+    stickers are reported low-confidence (0.9)."""
+    assert abs(MIN_BAR - 2.0 * np.log(9.0)) < 1e-12
+    assert choose_margin([]) == MIN_BAR
+    right = [Outcome(f"r{i}", 0, True, True, 30.0) for i in range(4)]
+    at_zero = [Outcome(f"w{i}", 1, False, True, 0.0) for i in range(4)]
+    assert choose_margin(right + at_zero) == MIN_BAR
+    assert not any(accepted(o, choose_margin(right + at_zero)) for o in at_zero)
+    # above the floor the rule is as before: the highest wrong margin times the safety factor
+    high = Outcome("w9", 1, False, True, 8.0)
+    assert choose_margin([*right, *at_zero, high]) == pytest.approx(8.0 * SAFETY_FACTOR)
+    # the seed-23 shape: one half's wrong reads all at 0, the other's as well: no fold's bar
+    # lets a wrong read of its held-out half through
+    for fold in cross_validate(right + at_zero):
+        assert fold.margin == MIN_BAR
+        assert fold.wrong_accepted == 0
 
 
 def test_given_real_scans_no_wrong_read_is_accepted(vision_data: Path) -> None:
