@@ -19,7 +19,7 @@ from robot.kinds.profile import (
     table_defaults,
 )
 from solver.api import AUTO, SIZED_ENGINES, engine_names
-from solver.cost import CostModel
+from solver.cost import MAX_MOTION_S, CostModel
 from solver.cube.facelets import SCHEMES
 from solver.cube.geometry import Face
 from solver.cube.notation import OPPOSITE
@@ -266,10 +266,10 @@ class ColoursConfig(Section):
 class CostConfig(Section):
     """``[solver.cost]``: seconds this robot takes (the solver's robot-time objective)."""
 
-    quarter_turn_s: Annotated[float, Field(ge=0)] = 0.10
-    half_turn_s: Annotated[float, Field(ge=0)] = 0.17
-    pair_extra_s: Annotated[float, Field(ge=0)] = 0.01
-    settle_s: Annotated[float, Field(ge=0)] = 0.02
+    quarter_turn_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.10
+    half_turn_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.17
+    pair_extra_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.01
+    settle_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.02
 
     def model(self, simultaneous: bool = True) -> CostModel:
         return CostModel(
