@@ -138,6 +138,11 @@ def register(sub: Any) -> None:
 def _state_file(text: str) -> Path:
     """Where the simulated firmware keeps the cube's facelets: a file in an existing folder."""
     path = new_file(text)
+    if path.exists() and not path.is_file():  # it is replaced by rename at every move
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a regular file (a device, a FIFO, a socket); the state file is "
+            "rewritten by renaming a new file over it: name a file"
+        )
     if not path.expanduser().absolute().parent.is_dir():
         raise argparse.ArgumentTypeError(
             f"{text}: the folder {path.expanduser().absolute().parent} does not exist; create it "
@@ -160,12 +165,19 @@ def _port(text: str) -> int:
 
 
 def _speed(text: str) -> float:
+    """A motor speed factor within the bounds of ``[simulation] speed_factor`` (and ``demo
+    --speed``): 1e-300 made the motors' acceleration 0 (a traceback), inf was taken."""
+    from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"speed must be a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"speed must be > 0, got {value}")
+    if not SPEED_FACTOR_MIN <= value <= SPEED_FACTOR_MAX:
+        raise argparse.ArgumentTypeError(
+            f"speed must be {SPEED_FACTOR_MIN:g}..{SPEED_FACTOR_MAX:g} (times real time), "
+            f"got {text}"
+        )
     return value
 
 
