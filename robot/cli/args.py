@@ -7,6 +7,7 @@ reports as a usage error (exit 2).
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -71,6 +72,12 @@ def file_path_problem(path: Path) -> str | None:
 def new_file(text: str) -> Path:
     """A path where a file (a journal) can be created: its nearest existing folder is one."""
     path = Path(text)
+    try:
+        path.stat()
+    except OSError as exc:  # a name too long, a loop of links: is_dir() would raise it
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            shown = text if len(text) <= 80 else f"{text[:60]}…({len(text):,} characters)"
+            raise argparse.ArgumentTypeError(f"{shown}: {exc.strerror}") from None
     problem = file_path_problem(path)
     if problem is not None:
         raise argparse.ArgumentTypeError(f"{text}: {problem}; choose a path in a folder")
