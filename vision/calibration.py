@@ -23,6 +23,7 @@ A learned colour palette (``cuberobot vision learn-colors``) is stored the same 
 
 from __future__ import annotations
 
+import errno
 import math
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -32,6 +33,7 @@ from pathlib import Path
 from solver.cube.facelets import DEFAULT_SCHEME, MAX_N, ColourScheme
 from solver.cube.geometry import Face
 from vision.errors import CalibrationError
+from vision.imagefile import read_regular
 
 __all__ = [
     "Calibration",
@@ -194,15 +196,14 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def _read_toml(p: Path) -> dict[str, object]:
-    try:
-        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
-            raw = file.read(MAX_FILE_BYTES + 1)
+    try:  # bounded, a regular file: /dev/zero, a FIFO or a huge file is refused, not read
+        raw = read_regular(p, MAX_FILE_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise CalibrationError(
+                f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
+            ) from exc
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise CalibrationError(
-            f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
-        )
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
