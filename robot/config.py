@@ -332,6 +332,14 @@ class RobotConfig(Section):
                 section="journal",
                 key="path",
             )
+        if journal.exists() and not journal.is_file():  # SQLite said only "disk I/O error"
+            raise ConfigError(
+                f"{journal} is not a regular file (a device, a FIFO, a socket); name a file "
+                "for the journal",
+                file=self.source,
+                section="journal",
+                key="path",
+            )
         for section, key, value in named:
             if value and not self.resolve(value).is_file():
                 raise ConfigError(

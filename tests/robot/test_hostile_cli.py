@@ -139,6 +139,16 @@ def test_a_profile_that_is_a_fifo_is_refused_without_waiting_for_a_writer(
     assert "not a regular file" in capsys.readouterr().err
 
 
+def test_a_journal_path_that_is_a_fifo_is_a_config_error(tmp_path: Path) -> None:
+    """SQLite opened it and failed with "disk I/O error": the daemon did not start and did not
+    say why."""
+    os.mkfifo(tmp_path / "journal.sqlite")
+    path = _profile(tmp_path, 'path = "sim-journal.sqlite"', 'path = "journal.sqlite"')
+    with pytest.raises(ConfigError, match="not a regular file") as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == ("journal", "path")
+
+
 def test_a_huge_profile_is_refused_unread(tmp_path: Path) -> None:
     path = tmp_path / "robot.toml"
     path.write_text(SIMULATED.read_text() + "#" * (2 << 20))
