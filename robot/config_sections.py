@@ -212,13 +212,19 @@ def default_motors() -> MotorsConfig:
     )
 
 
+#: The longest side of a camera's frame (pixels): 8000 x 8000 is vision's 64 MP limit.
+MAX_CAMERA_SIDE = 8000
+
+
 class CameraConfig(Section):
     """``[[cameras]]``: one camera and the faces it sees."""
 
     name: Annotated[str, Field(min_length=1)]
     source: str = "simulated"
-    width: Annotated[int, Field(gt=0)] = 1280
-    height: Annotated[int, Field(gt=0)] = 720
+    # at most 8000 a side: 64 MP, the largest image vision decodes (a simulated camera of
+    # 100,000 x 100,000 px passed the check and would have rendered 240 GB)
+    width: Annotated[int, Field(gt=0, le=MAX_CAMERA_SIDE)] = 1280
+    height: Annotated[int, Field(gt=0, le=MAX_CAMERA_SIDE)] = 720
     view: Literal["face", "corner"] = "corner"
     faces: tuple[str, ...]
     calibration: str = ""

@@ -149,6 +149,19 @@ def test_a_journal_path_that_is_a_fifo_is_a_config_error(tmp_path: Path) -> None
     assert (info.value.section, info.value.key) == ("journal", "path")
 
 
+@pytest.mark.parametrize("key", ["width", "height"])
+def test_a_camera_frame_larger_than_vision_reads_is_refused_at_its_key(
+    tmp_path: Path, key: str
+) -> None:
+    """100,000 px a side passed: a simulated camera would have rendered a 240 GB frame."""
+    path = _profile(
+        tmp_path, "width = 960" if key == "width" else "height = 720", f"{key} = 100000"
+    )
+    with pytest.raises(ConfigError, match="8000") as info:
+        load_config(path)
+    assert info.value.key == key
+
+
 def test_a_huge_profile_is_refused_unread(tmp_path: Path) -> None:
     path = tmp_path / "robot.toml"
     path.write_text(SIMULATED.read_text() + "#" * (2 << 20))
