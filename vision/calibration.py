@@ -23,8 +23,10 @@ A learned colour palette (``cuberobot vision learn-colors``) is stored the same 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -126,7 +128,9 @@ def _fmt(v: float) -> str:
 
 
 def save_calibration(cal: Calibration, path: str | Path) -> None:
-    """Write a calibration as TOML (see the module docstring)."""
+    """Write a calibration as TOML (see the module docstring), atomically: a new file renamed
+    over the old one, so a full disk or a crash never leaves half a calibration. What cannot be
+    written raises ``OSError`` (nothing is left behind)."""
     lines = [
         "# cuberobot vision calibration: sticker sites per camera view (edit freely).",
         "# site = [face, row, col, x, y, half-size of the sampled patch in pixels];",
@@ -152,7 +156,15 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
             )
         lines.append("]")
         lines.append("")
-    Path(path).write_text("\n".join(lines), encoding="utf-8")
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text("\n".join(lines), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _number(value: object) -> float | None:

@@ -73,3 +73,80 @@ def test_a_simulated_camera_state_file_that_is_a_fifo_is_a_capture_error(fifo: P
 def test_a_device_is_refused_unread(load: Callable[[Path], object], error: type) -> None:
     with pytest.raises(error, match="not a regular file"):
         load(Path("/dev/zero"))
+
+
+# --- where the CLI writes: --out and --annotate ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def faces(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from solver.cube.facelets import Cube
+    from tests.vision.test_cli import _write_faces
+
+    folder = tmp_path_factory.mktemp("faces")
+    _write_faces(folder, Cube.solved(3))
+    return folder
+
+
+@pytest.mark.parametrize("command", ["calibrate", "learn-colors"])
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        pytest.param("missing/cal.toml", "No such file or directory", id="missing-folder"),
+        pytest.param("file/cal.toml", "Not a directory", id="under-a-file"),
+        pytest.param("c" * 300 + ".toml", "too long", id="name-too-long"),
+    ],
+)
+def test_an_out_path_that_cannot_be_written_is_a_usage_error(
+    faces: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    where: str,
+    words: str,
+) -> None:
+    """Was a FileNotFoundError / NotADirectoryError / OSError traceback after the work."""
+    from robot.cli import main
+
+    (tmp_path / "file").write_text("x")
+    assert main(["vision", command, str(faces), "--out", str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # nothing half-written
+
+
+def test_saving_a_calibration_leaves_no_half_file_when_the_disk_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vision.calibration import Calibration, save_calibration
+
+    path = tmp_path / "cal.toml"
+    path.write_text("n = 3\n")
+
+    def full(self: Path, *_args: object, **_kwargs: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError, match="No space"):
+        save_calibration(Calibration(3, ()), path)
+    monkeypatch.undo()
+    assert path.read_text() == "n = 3\n"  # the old file as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cal.toml"]
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "under-a-file"])
+def test_an_annotate_path_that_is_no_folder_is_a_usage_error_before_the_scan(
+    faces: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    from robot.cli import main
+
+    target = tmp_path / "out"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.write_text("x")
+    where = target / "x" if kind == "under-a-file" else target
+    assert main(["scan", str(faces), "--annotate", str(where)]) == 2
+    captured = capsys.readouterr()
+    assert "--annotate" in captured.err and "Traceback" not in captured.err
+    assert captured.out == ""  # refused before the scan
