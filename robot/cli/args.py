@@ -83,4 +83,8 @@ def new_file(text: str) -> Path:
         raise argparse.ArgumentTypeError(f"{text}: {problem}; choose a path in a folder")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
+    if path.exists() and not path.is_file():  # a journal on a FIFO: SQLite "disk I/O error"
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a regular file (a device, a FIFO, a socket); name a file"
+        )
     return path

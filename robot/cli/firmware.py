@@ -137,12 +137,7 @@ def register(sub: Any) -> None:
 
 def _state_file(text: str) -> Path:
     """Where the simulated firmware keeps the cube's facelets: a file in an existing folder."""
-    path = new_file(text)
-    if path.exists() and not path.is_file():  # it is replaced by rename at every move
-        raise argparse.ArgumentTypeError(
-            f"{text} is not a regular file (a device, a FIFO, a socket); the state file is "
-            "rewritten by renaming a new file over it: name a file"
-        )
+    path = new_file(text)  # never a device: it is replaced by a rename at every move
     if not path.expanduser().absolute().parent.is_dir():
         raise argparse.ArgumentTypeError(
             f"{text}: the folder {path.expanduser().absolute().parent} does not exist; create it "

@@ -186,6 +186,18 @@ def test_demo_journal_name_too_long_is_a_usage_error(capsys: pytest.CaptureFixtu
     assert "too long" in capsys.readouterr().err
 
 
+def test_demo_journal_that_is_a_fifo_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """SQLite failed on it with "disk I/O error" after the demo had started its robot."""
+    fifo = tmp_path / "journal.sqlite"
+    os.mkfifo(fifo)
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--journal", str(fifo)])
+    assert info.value.code == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
 def test_config_check_of_a_name_too_long_is_a_usage_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

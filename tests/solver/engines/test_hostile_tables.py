@@ -112,3 +112,16 @@ def test_a_table_header_nested_deeply_is_damaged(tmp_path: Path) -> None:
     header = b"[" * 100_000 + b"]" * 100_000
     path.write_bytes(TABLE_MAGIC + len(header).to_bytes(4, "little") + header + TABLE.tobytes())
     assert read_table(path, TABLE_MAGIC, {"v": 1}, len(TABLE), "the test table") is None
+
+
+def test_a_cache_folder_name_too_long_is_a_table_error_naming_the_way_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The two-phase loader's ``exists()`` raised ``OSError: File name too long`` (a traceback);
+    the 2x2 and big-cube engines already said so (measured with fresh processes)."""
+    from robot.cli import main
+
+    folder = tmp_path / ("x" * 300)
+    assert main(["solve", "--scramble", "R", "--cache-dir", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "too long" in err and "Traceback" not in err
