@@ -364,8 +364,8 @@ def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> Ro
 
 #: Largest profile read (bytes): the bundled ones are 2..5 kB.
 MAX_PROFILE_BYTES = 1 << 20
-#: Largest password or token file read (bytes).
-MAX_SECRET_BYTES = 64 << 10
+#: Largest password or token file read (bytes): MQTT carries a password of at most 65,535.
+MAX_SECRET_BYTES = 4096
 
 
 def read_bounded(path: Path, limit: int) -> bytes:

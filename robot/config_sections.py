@@ -332,11 +332,16 @@ class TlsConfig(Section):
     insecure: bool = False
 
 
+#: The longest base topic, discovery prefix, client id or login in a profile (characters): a
+#: topic built from them stays far below MQTT's 65,535 bytes.
+MAX_MQTT_TEXT = 1024
+
+
 class DiscoveryConfig(Section):
     """``[mqtt.discovery]``: Home Assistant MQTT discovery."""
 
     enabled: bool = True
-    prefix: str = "homeassistant"
+    prefix: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = "homeassistant"
 
 
 class MqttConfig(Section):
@@ -348,14 +353,18 @@ class MqttConfig(Section):
     port: Annotated[int, Field(ge=1, le=65535)] = 1883
     embedded_host: str = "127.0.0.1"
     embedded_port: Annotated[int, Field(ge=0, le=65535)] = 1883
-    base_topic: Annotated[str, Field(pattern=r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$")] = "cuberobot"
-    client_id: str = ""
-    username: str = ""
-    password: str = ""
+    # bounded: MQTT carries a topic, an id or a login of at most 65,535 bytes, and a base topic
+    # of 70,000 characters ended the daemon at start with a struct.error traceback
+    base_topic: Annotated[
+        str, Field(pattern=r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$", max_length=MAX_MQTT_TEXT)
+    ] = "cuberobot"
+    client_id: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    username: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    password: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     password_file: str = ""
     #: embedded broker only: a second login that may subscribe but never publish (dashboards)
-    viewer_username: str = ""
-    viewer_password: str = ""
+    viewer_username: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    viewer_password: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     viewer_password_file: str = ""
     keepalive_s: Annotated[int, Field(ge=5, le=3600)] = 30
     reconnect_min_s: Annotated[float, Field(gt=0)] = 0.5

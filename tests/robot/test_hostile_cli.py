@@ -162,6 +162,51 @@ def test_a_camera_frame_larger_than_vision_reads_is_refused_at_its_key(
     assert info.value.key == key
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "section", "key"),
+    [
+        pytest.param(
+            'base_topic = "cuberobot"',
+            f'base_topic = "{"t" * 70_000}"',
+            "mqtt",
+            "base_topic",
+            id="base-topic",
+        ),
+        pytest.param(
+            "[mqtt.discovery]\nenabled = true",
+            f'[mqtt.discovery]\nenabled = true\nprefix = "{"h" * 70_000}"',
+            "mqtt.discovery",
+            "prefix",
+            id="discovery-prefix",
+        ),
+        pytest.param(
+            'host = ""',
+            f'host = ""\nclient_id = "{"c" * 70_000}"',
+            "mqtt",
+            "client_id",
+            id="client-id",
+        ),
+    ],
+)
+def test_an_mqtt_text_longer_than_mqtt_carries_is_refused_at_its_key(
+    tmp_path: Path, old: str, new: str, section: str, key: str
+) -> None:
+    """A base topic of 70,000 characters passed the check and ended ``run`` at start with a
+    ``struct.error`` traceback (a topic is at most 65,535 bytes)."""
+    path = _profile(tmp_path, old, new)
+    with pytest.raises(ConfigError, match="1024 characters") as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == (section, key)
+
+
+def test_a_password_file_longer_than_mqtt_carries_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "pw").write_text("p" * 70_000)
+    path = _profile(tmp_path, 'host = ""', 'host = ""\nusername = "robot"\npassword_file = "pw"')
+    with pytest.raises(ConfigError, match="larger than") as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == ("mqtt", "password_file")
+
+
 def test_a_huge_profile_is_refused_unread(tmp_path: Path) -> None:
     path = tmp_path / "robot.toml"
     path.write_text(SIMULATED.read_text() + "#" * (2 << 20))
