@@ -335,13 +335,17 @@ class TlsConfig(Section):
 #: The longest base topic, discovery prefix, client id or login in a profile (characters): a
 #: topic built from them stays far below MQTT's 65,535 bytes.
 MAX_MQTT_TEXT = 1024
+#: A topic prefix: no wildcard (# +), no leading or trailing slash, not empty.
+_TOPIC_PREFIX = r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$"
 
 
 class DiscoveryConfig(Section):
     """``[mqtt.discovery]``: Home Assistant MQTT discovery."""
 
     enabled: bool = True
-    prefix: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = "homeassistant"
+    # a topic level like base_topic: a wildcard here ("ha/#") ended run at start
+    # (ValueError: Invalid subscription filter)
+    prefix: Annotated[str, Field(pattern=_TOPIC_PREFIX, max_length=MAX_MQTT_TEXT)] = "homeassistant"
 
 
 class MqttConfig(Section):
@@ -355,9 +359,7 @@ class MqttConfig(Section):
     embedded_port: Annotated[int, Field(ge=0, le=65535)] = 1883
     # bounded: MQTT carries a topic, an id or a login of at most 65,535 bytes, and a base topic
     # of 70,000 characters ended the daemon at start with a struct.error traceback
-    base_topic: Annotated[
-        str, Field(pattern=r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$", max_length=MAX_MQTT_TEXT)
-    ] = "cuberobot"
+    base_topic: Annotated[str, Field(pattern=_TOPIC_PREFIX, max_length=MAX_MQTT_TEXT)] = "cuberobot"
     client_id: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     username: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     password: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""

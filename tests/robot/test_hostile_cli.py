@@ -199,6 +199,22 @@ def test_an_mqtt_text_longer_than_mqtt_carries_is_refused_at_its_key(
     assert (info.value.section, info.value.key) == (section, key)
 
 
+@pytest.mark.parametrize("prefix", ["ha/#", "ha/+/x", "", "/ha", "ha/"])
+def test_a_discovery_prefix_that_is_no_topic_prefix_is_refused_at_its_key(
+    tmp_path: Path, prefix: str
+) -> None:
+    """``prefix = "ha/#"`` passed the check; ``run`` then ended at start with a traceback
+    (ValueError: Invalid subscription filter)."""
+    path = _profile(
+        tmp_path,
+        "[mqtt.discovery]\nenabled = true",
+        f'[mqtt.discovery]\nenabled = true\nprefix = "{prefix}"',
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == ("mqtt.discovery", "prefix")
+
+
 def test_a_password_file_longer_than_mqtt_carries_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("p" * 70_000)
     path = _profile(tmp_path, 'host = ""', 'host = ""\nusername = "robot"\npassword_file = "pw"')
