@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from robot.kinds.profile import (
     Kind,
@@ -335,6 +335,23 @@ class TlsConfig(Section):
 #: The longest base topic, discovery prefix, client id or login in a profile (characters): a
 #: topic built from them stays far below MQTT's 65,535 bytes.
 MAX_MQTT_TEXT = 1024
+
+
+def _host_name(value: str) -> str:
+    """A host name the resolver can take: each dot-separated label at most 63 characters (a
+    longer one ended the daemon at start: UnicodeError from the 'idna' codec)."""
+    try:
+        value.encode("idna")
+    except UnicodeError:
+        raise ValueError(
+            f"{value[:40]!r}{'…' if len(value) > 40 else ''} is not a host name (each part "
+            "between dots is 1..63 characters); give a name or an IP address"
+        ) from None
+    return value
+
+
+_Host = Annotated[str, AfterValidator(_host_name)]
+
 #: A topic prefix: no wildcard (# +), no leading or trailing slash, not empty.
 _TOPIC_PREFIX = r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$"
 
@@ -353,9 +370,9 @@ class MqttConfig(Section):
     ``embedded_host:embedded_port`` (localhost only)."""
 
     enabled: bool = True
-    host: str = ""
+    host: _Host = ""
     port: Annotated[int, Field(ge=1, le=65535)] = 1883
-    embedded_host: str = "127.0.0.1"
+    embedded_host: _Host = "127.0.0.1"
     embedded_port: Annotated[int, Field(ge=0, le=65535)] = 1883
     # bounded: MQTT carries a topic, an id or a login of at most 65,535 bytes, and a base topic
     # of 70,000 characters ended the daemon at start with a struct.error traceback
@@ -428,7 +445,7 @@ class WebConfig(Section):
     command needs the token (``token`` or ``token_file``); without one the page is read-only."""
 
     enabled: bool = False
-    host: str = "127.0.0.1"
+    host: _Host = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8080
     token: str = ""
     token_file: str = ""

@@ -57,6 +57,12 @@ def host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:1883)")
+    try:
+        host.encode("idna")  # a label over 63 characters: UnicodeError when connecting
+    except UnicodeError:
+        raise argparse.ArgumentTypeError(
+            f"{text[:60]!r} is not HOST:PORT: the host's parts between dots are 1..63 characters"
+        ) from None
     return host, int(port)
 
 

@@ -113,7 +113,8 @@ class WebServer:
             raise OSError(
                 exc.errno,
                 f"cannot serve the web page on {self.host}:{self.port}: {exc.strerror}; set "
-                "[web] port to a free port (0 picks one)",
+                "[web] host to an address of this computer and [web] port to a free port (0 "
+                "picks one)",
             ) from exc
         self.port = int(self._server.sockets[0].getsockname()[1])  # the port bound (0 asked)
         logger.info(

@@ -215,6 +215,58 @@ def test_a_discovery_prefix_that_is_no_topic_prefix_is_refused_at_its_key(
     assert (info.value.section, info.value.key) == ("mqtt.discovery", "prefix")
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "section", "key"),
+    [
+        pytest.param('host = ""', f'host = "{"h" * 300}"', "mqtt", "host", id="mqtt-host"),
+        pytest.param(
+            'host = ""',
+            'host = ""\nembedded_host = "a..b"',
+            "mqtt",
+            "embedded_host",
+            id="embedded-host",
+        ),
+        pytest.param(
+            "[journal]",
+            f'[web]\nhost = "{"w" * 64}.local"\n\n[journal]',
+            "web",
+            "host",
+            id="web-host",
+        ),
+    ],
+)
+def test_a_host_name_the_resolver_cannot_take_is_refused_at_its_key(
+    tmp_path: Path, old: str, new: str, section: str, key: str
+) -> None:
+    """A label over 63 characters passed the check and ended ``run`` at start with a
+    UnicodeError traceback (the 'idna' codec)."""
+    path = _profile(tmp_path, old, new)
+    with pytest.raises(ConfigError, match="not a host name") as info:
+        load_config(path)
+    assert (info.value.section, info.value.key) == (section, key)
+
+
+def test_mqtt_option_with_a_host_name_too_long_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["abort", "--config", "simulated", "--mqtt", "h" * 70 + ":1883"])
+    assert info.value.code == 2
+    assert "1..63 characters" in capsys.readouterr().err
+
+
+def test_run_with_a_web_host_not_of_this_computer_says_so(tmp_path: Path) -> None:
+    """``[web] host = "256.1.1.1"`` ended ``run`` with an OSError traceback."""
+    path = _profile(
+        tmp_path,
+        "[journal]",
+        '[web]\nenabled = true\nhost = "256.1.1.1"\nport = 0\n\n[journal]',
+    )
+    proc = _cli("run", "--config", str(path))
+    assert proc.returncode == 1
+    assert "[web] host" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_a_password_file_longer_than_mqtt_carries_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("p" * 70_000)
     path = _profile(tmp_path, 'host = ""', 'host = ""\nusername = "robot"\npassword_file = "pw"')
