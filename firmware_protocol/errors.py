@@ -25,7 +25,8 @@
         │   └── PortLostError             the port vanished and did not come back in time
         ├── LinkTimeoutError              the firmware stopped answering (no ACK / IDENT / STATUS
         │                                 after the bounded retries)
-        ├── ProtocolVersionError          the firmware speaks another protocol version
+        ├── ProtocolVersionError          the firmware speaks another protocol version (or
+        │                                 announces a queue of 0 moves or no motor)
         ├── CommandRejectedError          the firmware refused a command (NAK with a permanent
         │                                 reason, or a state that forbids it)
         └── ExecutionError                an ``execute()`` ended before every move executed;

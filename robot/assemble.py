@@ -19,6 +19,7 @@ from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.daemon.prepare import solver_tables
+from robot.errors import ConfigError
 from robot.journal import AsyncJournal
 from robot.journal_guard import open_journal
 from robot.simrobot import EmulatedRobot, SimulatedRobot
@@ -133,7 +134,12 @@ async def _start_web(
         port=config.web.port if port is None else port,
         token=config.web_token(),
     )
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:  # a port in use, a host not of this computer: was a traceback
+        raise ConfigError(
+            str(exc.strerror), file=config.source, section="web", key="host / port"
+        ) from exc
     stack.push_async_callback(server.stop)
     daemon.listeners.append(server.publish)
     return server

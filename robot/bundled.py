@@ -18,7 +18,7 @@ import logging
 from importlib import resources
 from pathlib import Path
 
-from robot.config import RobotConfig, load_config
+from robot.config import RobotConfig, load_config, path_problem
 from robot.errors import ConfigError
 
 __all__ = ["PACKAGE", "bundled_names", "bundled_path", "load_profile"]
@@ -60,6 +60,9 @@ def load_profile(text: str | Path) -> RobotConfig:
     """Load the profile named by a ``--config`` argument: a file path, or a bundled name."""
     path = Path(text)
     names = bundled_names()
+    problem = path_problem(path)
+    if problem is not None:
+        raise ConfigError(problem, file=str(text)[:80])
     if not path.exists() and str(text) not in names:
         raise ConfigError(
             f"cannot read the profile: no such file, nor a bundled profile ({', '.join(names)})",

@@ -15,6 +15,7 @@ calibration file; real cameras need ``calibration`` (written by ``cuberobot visi
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,7 @@ from solver.errors import CubeError
 from vision.calibration import Calibration, ViewCalibration, load_calibration
 from vision.capture import CameraSettings, OpenCVCamera, SimulatedCamera, device_index
 from vision.errors import CalibrationError, CaptureError
+from vision.imagefile import read_regular
 from vision.spotlight import Spotlight
 
 __all__ = ["CameraRig", "SpotlitCameras", "calibrated_view", "state_file_source"]
@@ -52,20 +54,19 @@ def state_file_source(path: Path, n: int) -> Callable[[], Cube]:
     """A cube source reading a firmware-sim state file at every frame."""
 
     def read() -> Cube:
-        try:
-            with path.open("rb") as file:  # bounded: a state is 6·N² letters
-                raw = file.read(_STATE_FILE_LIMIT + 1)
+        try:  # bounded (a state is 6·N² letters), a regular file (a FIFO held the scan)
+            raw = read_regular(path, _STATE_FILE_LIMIT)
         except OSError as exc:
+            if exc.errno == errno.EFBIG:
+                raise CaptureError(
+                    f"simulated camera: the cube state file {path} is larger than "
+                    f"{_STATE_FILE_LIMIT} bytes; point the camera at the file `cuberobot "
+                    "firmware-sim --state-file` writes"
+                ) from exc
             raise CaptureError(
                 f"simulated camera: cannot read the cube state file {path}: {exc.strerror}; is "
                 "`cuberobot firmware-sim --state-file` running?"
             ) from exc
-        if len(raw) > _STATE_FILE_LIMIT:
-            raise CaptureError(
-                f"simulated camera: the cube state file {path} is larger than "
-                f"{_STATE_FILE_LIMIT} bytes; point the camera at the file `cuberobot firmware-sim "
-                "--state-file` writes"
-            )
         try:
             text = raw.decode("ascii").strip()
         except UnicodeDecodeError as exc:

@@ -25,7 +25,10 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,8 @@ from solver.cost import CostModel
 
 __all__ = [
     "CONFIG_VERSION",
+    "MAX_PROFILE_BYTES",
+    "MAX_SECRET_BYTES",
     "CameraConfig",
     "ColoursConfig",
     "CostConfig",
@@ -83,6 +88,8 @@ __all__ = [
     "engine_solves",
     "load_config",
     "parse_config",
+    "path_problem",
+    "read_bounded",
 ]
 
 logger = logging.getLogger(__name__)
@@ -249,7 +256,7 @@ class RobotConfig(Section):
         read, is not UTF-8 text or holds nothing is a :class:`ConfigError` at that key."""
         path = self.resolve(getattr(getattr(self, section), key))
         try:
-            secret = path.read_bytes().decode("utf-8").strip()
+            secret = read_bounded(path, MAX_SECRET_BYTES).decode("utf-8").strip()
         except OSError as exc:
             problem = f"cannot read the {what} file {path}: {exc.strerror}"
         except UnicodeDecodeError as exc:
@@ -313,10 +320,22 @@ class RobotConfig(Section):
             ]
         named += [(f"cameras[{c.name}]", "calibration", c.calibration) for c in self.cameras]
         journal = self.resolve(self.journal.path)
+        for section, key, value in [*named, ("journal", "path", self.journal.path)]:
+            problem = path_problem(self.resolve(value)) if value else None
+            if problem is not None:
+                raise ConfigError(problem, file=self.source, section=section, key=key)
         if journal.is_dir():
             raise ConfigError(
                 f"{journal} is a folder; name the journal file in it (e.g. "
                 f"{journal / 'cuberobot-journal.sqlite'})",
+                file=self.source,
+                section="journal",
+                key="path",
+            )
+        if journal.exists() and not journal.is_file():  # SQLite said only "disk I/O error"
+            raise ConfigError(
+                f"{journal} is not a regular file (a device, a FIFO, a socket); name a file "
+                "for the journal",
                 file=self.source,
                 section="journal",
                 key="path",
@@ -343,12 +362,46 @@ def parse_config(data: dict[str, Any], source: str = "", folder: str = "") -> Ro
         raise format_errors(exc, source, RobotConfig) from None
 
 
+#: Largest profile read (bytes): the bundled ones are 2..5 kB.
+MAX_PROFILE_BYTES = 1 << 20
+#: Largest password or token file read (bytes): MQTT carries a password of at most 65,535.
+MAX_SECRET_BYTES = 4096
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, refused unread when it is something else or
+    longer than ``limit``: ``OSError`` with the reason in ``strerror``. A FIFO is opened
+    without waiting for a writer (``O_NONBLOCK``) and refused; ``/dev/zero`` is not read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        raw = file.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return raw
+
+
+def path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot even be looked up (a name longer than the system allows, a loop of
+    links), or ``None``; ``is_file()`` and ``is_dir()`` raise for these."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        text = str(path)
+        shown = text if len(text) <= 80 else f"{text[:60]}…({len(text):,} characters)"
+        return f"cannot use the path {shown}: {exc.strerror}; give a shorter path"
+    return None
+
+
 def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfig:
     """Read and validate a profile; :class:`ConfigError` names the file, section and key.
     Relative paths in it are resolved against ``base_dir`` if given, else the file's folder."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_bounded(p, MAX_PROFILE_BYTES)
     except OSError as exc:
         raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(p)) from exc
     try:

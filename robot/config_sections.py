@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from robot.kinds.profile import (
     Kind,
@@ -19,7 +19,7 @@ from robot.kinds.profile import (
     table_defaults,
 )
 from solver.api import AUTO, SIZED_ENGINES, engine_names
-from solver.cost import CostModel
+from solver.cost import MAX_MOTION_S, CostModel
 from solver.cube.facelets import SCHEMES
 from solver.cube.geometry import Face
 from solver.cube.notation import OPPOSITE
@@ -212,13 +212,19 @@ def default_motors() -> MotorsConfig:
     )
 
 
+#: The longest side of a camera's frame (pixels): 8000 x 8000 is vision's 64 MP limit.
+MAX_CAMERA_SIDE = 8000
+
+
 class CameraConfig(Section):
     """``[[cameras]]``: one camera and the faces it sees."""
 
     name: Annotated[str, Field(min_length=1)]
     source: str = "simulated"
-    width: Annotated[int, Field(gt=0)] = 1280
-    height: Annotated[int, Field(gt=0)] = 720
+    # at most 8000 a side: 64 MP, the largest image vision decodes (a simulated camera of
+    # 100,000 x 100,000 px passed the check and would have rendered 240 GB)
+    width: Annotated[int, Field(gt=0, le=MAX_CAMERA_SIDE)] = 1280
+    height: Annotated[int, Field(gt=0, le=MAX_CAMERA_SIDE)] = 720
     view: Literal["face", "corner"] = "corner"
     faces: tuple[str, ...]
     calibration: str = ""
@@ -266,10 +272,10 @@ class ColoursConfig(Section):
 class CostConfig(Section):
     """``[solver.cost]``: seconds this robot takes (the solver's robot-time objective)."""
 
-    quarter_turn_s: Annotated[float, Field(ge=0)] = 0.10
-    half_turn_s: Annotated[float, Field(ge=0)] = 0.17
-    pair_extra_s: Annotated[float, Field(ge=0)] = 0.01
-    settle_s: Annotated[float, Field(ge=0)] = 0.02
+    quarter_turn_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.10
+    half_turn_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.17
+    pair_extra_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.01
+    settle_s: Annotated[float, Field(ge=0, le=MAX_MOTION_S)] = 0.02
 
     def model(self, simultaneous: bool = True) -> CostModel:
         return CostModel(
@@ -326,11 +332,37 @@ class TlsConfig(Section):
     insecure: bool = False
 
 
+#: The longest base topic, discovery prefix, client id or login in a profile (characters): a
+#: topic built from them stays far below MQTT's 65,535 bytes.
+MAX_MQTT_TEXT = 1024
+
+
+def _host_name(value: str) -> str:
+    """A host name the resolver can take: each dot-separated label at most 63 characters (a
+    longer one ended the daemon at start: UnicodeError from the 'idna' codec)."""
+    try:
+        value.encode("idna")
+    except UnicodeError:
+        raise ValueError(
+            f"{value[:40]!r}{'…' if len(value) > 40 else ''} is not a host name (each part "
+            "between dots is 1..63 characters); give a name or an IP address"
+        ) from None
+    return value
+
+
+_Host = Annotated[str, AfterValidator(_host_name)]
+
+#: A topic prefix: no wildcard (# +), no leading or trailing slash, not empty.
+_TOPIC_PREFIX = r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$"
+
+
 class DiscoveryConfig(Section):
     """``[mqtt.discovery]``: Home Assistant MQTT discovery."""
 
     enabled: bool = True
-    prefix: str = "homeassistant"
+    # a topic level like base_topic: a wildcard here ("ha/#") ended run at start
+    # (ValueError: Invalid subscription filter)
+    prefix: Annotated[str, Field(pattern=_TOPIC_PREFIX, max_length=MAX_MQTT_TEXT)] = "homeassistant"
 
 
 class MqttConfig(Section):
@@ -338,18 +370,20 @@ class MqttConfig(Section):
     ``embedded_host:embedded_port`` (localhost only)."""
 
     enabled: bool = True
-    host: str = ""
+    host: _Host = ""
     port: Annotated[int, Field(ge=1, le=65535)] = 1883
-    embedded_host: str = "127.0.0.1"
+    embedded_host: _Host = "127.0.0.1"
     embedded_port: Annotated[int, Field(ge=0, le=65535)] = 1883
-    base_topic: Annotated[str, Field(pattern=r"^[^#+/][^#+]*[^#+/]$|^[^#+/]$")] = "cuberobot"
-    client_id: str = ""
-    username: str = ""
-    password: str = ""
+    # bounded: MQTT carries a topic, an id or a login of at most 65,535 bytes, and a base topic
+    # of 70,000 characters ended the daemon at start with a struct.error traceback
+    base_topic: Annotated[str, Field(pattern=_TOPIC_PREFIX, max_length=MAX_MQTT_TEXT)] = "cuberobot"
+    client_id: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    username: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    password: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     password_file: str = ""
     #: embedded broker only: a second login that may subscribe but never publish (dashboards)
-    viewer_username: str = ""
-    viewer_password: str = ""
+    viewer_username: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
+    viewer_password: Annotated[str, Field(max_length=MAX_MQTT_TEXT)] = ""
     viewer_password_file: str = ""
     keepalive_s: Annotated[int, Field(ge=5, le=3600)] = 30
     reconnect_min_s: Annotated[float, Field(gt=0)] = 0.5
@@ -411,7 +445,7 @@ class WebConfig(Section):
     command needs the token (``token`` or ``token_file``); without one the page is read-only."""
 
     enabled: bool = False
-    host: str = "127.0.0.1"
+    host: _Host = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8080
     token: str = ""
     token_file: str = ""

@@ -11,7 +11,10 @@ every limit is checked *before* or *while* parsing, and every failure is one
   before the recursive parser runs;
 * numbers: at most ``max_number_chars`` characters each, finite (``NaN``, ``Infinity`` and
   ``1e999`` refused);
+* text: no lone UTF-16 surrogate (``"\\ud800"``) in a key or a string;
 * shape: the top level must be a JSON object (or the payload empty, meaning ``{}``).
+
+Every check runs in time linear in the payload's size.
 """
 
 from __future__ import annotations
@@ -38,9 +41,10 @@ class JsonLimits:
 
 DEFAULT_LIMITS = JsonLimits()
 
-# a JSON string literal (escapes included), removed before brackets are counted
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
+# what the nesting check looks at: an escape (a backslash and the character it escapes), a
+# quote, a bracket; one pass over the text (a regex of whole string literals was tried at every
+# quote: 16 kB of \"\"\"... took a second)
+_TOKENS = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
 
 
 def parse_object(payload: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> dict[str, Any]:
@@ -69,18 +73,49 @@ def parse_object(payload: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> d
         ) from None
     if not isinstance(data, dict):
         raise PayloadError(f"payload must be a JSON object, not {_json_type(data)}")
+    _check_text(data)
     return data
 
 
 def _check_depth(text: str, max_depth: int) -> None:
+    """Count ``[``/``{`` outside string literals, in linear time."""
     depth = 0
-    for match in _BRACKETS.finditer(_STRING.sub('""', text)):
-        if match.group() in "[{":
+    in_string = False
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if in_string:
+            in_string = token != '"'  # an escape (\\" too) never ends the string
+            continue
+        token = token[-1]  # a backslash outside a string is invalid JSON: count what follows
+        if token == '"':
+            in_string = True
+        elif token in "[{":
             depth += 1
             if depth > max_depth:
                 raise PayloadError(f"payload nests deeper than {max_depth} levels")
-        else:
+        elif token in "]}":
             depth -= 1
+
+
+def _check_text(value: object) -> None:
+    """Refuse a lone UTF-16 surrogate (JSON's ``\\ud800``) in any key or string: it is no
+    character, and UTF-8 (the journal, a log file, a topic) cannot encode it."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise PayloadError(
+                "payload holds a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its "
+                "pair), which is no character"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key)
+            _check_text(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _number(text: str, kind: type[int] | type[float], limits: JsonLimits) -> int | float:

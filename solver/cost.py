@@ -14,14 +14,18 @@ re-expressed for fixed centres (the robot planner does that).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from solver.cube.notation import OPPOSITE, Move, MoveKind
 from solver.errors import UnsupportedError
 
-__all__ = ["DEFAULT_COST_MODEL", "CostModel", "group_simultaneous"]
+__all__ = ["DEFAULT_COST_MODEL", "MAX_MOTION_S", "CostModel", "group_simultaneous"]
+
+#: The longest a robot's motion (a turn, a pair's extra, a settle) may be priced, in seconds:
+#: beyond it a plan's sums could overflow to infinity (1e308 s made every five-motor
+#: replacement "infinitely" dear and none was found).
+MAX_MOTION_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +41,10 @@ class CostModel:
     def __post_init__(self) -> None:
         for name in ("quarter_turn_s", "half_turn_s", "pair_extra_s", "settle_s"):
             value = getattr(self, name)
-            if not 0 <= value < math.inf:
+            if not 0 <= value <= MAX_MOTION_S:
                 raise ValueError(
-                    f"cost model: {name} must be a finite number >= 0 seconds, got {value!r}"
+                    f"cost model: {name} must be a finite number of seconds, 0..{MAX_MOTION_S:g}, "
+                    f"got {value!r}"
                 )
 
     def move_time(self, move: Move) -> float:

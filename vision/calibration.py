@@ -23,7 +23,10 @@ A learned colour palette (``cuberobot vision learn-colors``) is stored the same 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +35,7 @@ from pathlib import Path
 from solver.cube.facelets import DEFAULT_SCHEME, MAX_N, ColourScheme
 from solver.cube.geometry import Face
 from vision.errors import CalibrationError
+from vision.imagefile import read_regular
 
 __all__ = [
     "Calibration",
@@ -124,7 +128,9 @@ def _fmt(v: float) -> str:
 
 
 def save_calibration(cal: Calibration, path: str | Path) -> None:
-    """Write a calibration as TOML (see the module docstring)."""
+    """Write a calibration as TOML (see the module docstring), atomically: a new file renamed
+    over the old one, so a full disk or a crash never leaves half a calibration. What cannot be
+    written raises ``OSError`` (nothing is left behind)."""
     lines = [
         "# cuberobot vision calibration: sticker sites per camera view (edit freely).",
         "# site = [face, row, col, x, y, half-size of the sampled patch in pixels];",
@@ -150,7 +156,15 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
             )
         lines.append("]")
         lines.append("")
-    Path(path).write_text("\n".join(lines), encoding="utf-8")
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text("\n".join(lines), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _number(value: object) -> float | None:
@@ -194,15 +208,14 @@ MAX_FILE_BYTES = 1 << 20
 
 
 def _read_toml(p: Path) -> dict[str, object]:
-    try:
-        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
-            raw = file.read(MAX_FILE_BYTES + 1)
+    try:  # bounded, a regular file: /dev/zero, a FIFO or a huge file is refused, not read
+        raw = read_regular(p, MAX_FILE_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise CalibrationError(
+                f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
+            ) from exc
         raise CalibrationError(f"cannot read calibration {p}: {exc.strerror}") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise CalibrationError(
-            f"{p} is larger than {MAX_FILE_BYTES} bytes: not a calibration (a 7x7's is ~30 kB)"
-        )
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -7,10 +7,16 @@ generous. Here the width and height are read from the file's header (PNG, JPEG, 
 WebP: the formats of :data:`vision.scan.IMAGE_SUFFIXES`, recognised by content as OpenCV does),
 refused past :data:`MAX_IMAGE_PIXELS`, and only then decoded. A file of none of these formats is
 refused by name. Pure apart from reading the file.
+
+:func:`read_regular` reads the other files vision is handed (calibrations, RGB scans) the same
+careful way: only a regular file, never more than a limit.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import struct
 from pathlib import Path
 from typing import BinaryIO
@@ -21,7 +27,7 @@ import numpy.typing as npt
 
 from vision.errors import CaptureError
 
-__all__ = ["MAX_IMAGE_PIXELS", "image_size", "read_image"]
+__all__ = ["MAX_IMAGE_PIXELS", "image_size", "read_image", "read_regular"]
 
 #: Largest image decoded (pixels): 64 MP, e.g. 9248 x 6936; a 4K frame is 8.3 MP.
 MAX_IMAGE_PIXELS = 64_000_000
@@ -59,6 +65,20 @@ def read_image(path: str | Path) -> npt.NDArray[np.uint8]:
     if img is None:
         raise CaptureError(f"cannot decode image {p}; is it a PNG/JPEG file?")
     return np.asarray(img, dtype=np.uint8)
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``; ``OSError`` (the reason in ``strerror``) for
+    anything else or a file longer than ``limit``. A FIFO is opened without waiting for a
+    writer (``O_NONBLOCK``, which a regular file ignores) and refused; a device is not read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        raw = file.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+    return raw
 
 
 def image_size(file: BinaryIO) -> tuple[int, int] | None:

@@ -12,6 +12,7 @@ see :mod:`solver.cube.facelets`). The conversion lives here and only here::
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy.typing as npt
 
 from solver.cube.geometry import Face
 from vision.errors import ScanInputError
+from vision.imagefile import read_regular
 
 __all__ = ["FILE_FACE_ORDER", "dump_rgb_scan", "load_rgb_scan", "parse_rgb_scan", "to_file_order"]
 
@@ -67,16 +69,15 @@ def parse_rgb_scan(data: Mapping[str, object], source: str = "scan") -> npt.NDAr
 def load_rgb_scan(path: str | Path) -> npt.NDArray[np.float64]:
     """Read a scan file; raises :class:`ScanInputError` naming the file on any format error."""
     p = Path(path)
-    try:
-        with p.open("rb") as file:  # bounded: /dev/zero or a huge file is refused, not read
-            raw = file.read(MAX_SCAN_BYTES + 1)
+    try:  # bounded, a regular file: /dev/zero, a FIFO or a huge file is refused, not read
+        raw = read_regular(p, MAX_SCAN_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ScanInputError(
+                f"{p} is larger than {MAX_SCAN_BYTES} bytes: not an RGB scan (a 9x9 scan is "
+                "about 10 kB)"
+            ) from exc
         raise ScanInputError(f"cannot read RGB scan {p}: {exc.strerror}") from exc
-    if len(raw) > MAX_SCAN_BYTES:
-        raise ScanInputError(
-            f"{p} is larger than {MAX_SCAN_BYTES} bytes: not an RGB scan (a 9x9 scan is about "
-            "10 kB)"
-        )
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:

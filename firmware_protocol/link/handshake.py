@@ -38,11 +38,20 @@ class Handshake:
 
 
 def check_version(ident: Ident, port: str) -> ProtocolVersionError | None:
-    """The error if the firmware speaks another protocol version."""
-    if ident.protocol_version == PROTOCOL_VERSION:
-        return None
-    return ProtocolVersionError(
-        f"firmware on {port} speaks protocol v{ident.protocol_version}, this host speaks "
-        f"v{PROTOCOL_VERSION}; flash matching firmware or upgrade cuberobot",
-        port,
-    )
+    """The error if the firmware speaks another protocol version, or announces what no firmware
+    of this version can be: a move queue of 0 moves (no move could ever be sent: an execution
+    waited for room for ever, silently) or no motor."""
+    if ident.protocol_version != PROTOCOL_VERSION:
+        return ProtocolVersionError(
+            f"firmware on {port} speaks protocol v{ident.protocol_version}, this host speaks "
+            f"v{PROTOCOL_VERSION}; flash matching firmware or upgrade cuberobot",
+            port,
+        )
+    for field, value in (("queue_depth", ident.queue_depth), ("motor_count", ident.motor_count)):
+        if value == 0:
+            return ProtocolVersionError(
+                f"firmware on {port} announced {field} 0 in its IDENT: it could never run a "
+                "move; flash matching firmware (firmware_protocol/PROTOCOL.md, IDENT)",
+                port,
+            )
+    return None

@@ -11,6 +11,7 @@ A fault spec is a comma-separated list (``cuberobot firmware-sim --faults SPEC``
     vanish@K:MS     the port disappears when move index K starts, for MS milliseconds (once)
 
 Example: ``flip=1e-3,drop=2e-4,dup=0.01,delay=0.02:30,reset@40,stall=U@7,vanish@20:400``.
+Durations (MS) are finite, 0 .. :data:`MAX_FAULT_MS` (an hour).
 All randomness comes from one seeded :class:`random.Random`, so a spec and a seed replay the same
 faults byte for byte (given the same traffic).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 from collections import deque
 from collections.abc import Callable
@@ -29,7 +31,10 @@ from dataclasses import dataclass, field
 
 from firmware_protocol.codec import BITS_PER_BYTE
 
-__all__ = ["FaultSpec", "SerialLine", "parse_fault_spec"]
+__all__ = ["MAX_FAULT_MS", "FaultSpec", "SerialLine", "parse_fault_spec"]
+
+#: The longest line stall or vanished port a spec may ask for (ms): an hour.
+MAX_FAULT_MS = 3_600_000.0
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +104,12 @@ def _millis(item: str, text: str) -> float:
         value = float(text.removesuffix("ms"))
     except ValueError:
         raise ValueError(f"fault {item!r}: {text!r} is not a duration in ms") from None
+    if not math.isfinite(value):  # nan slept forever: the firmware went silent
+        raise ValueError(f"fault {item!r}: duration must be a finite number of ms")
     if value < 0:
         raise ValueError(f"fault {item!r}: duration must be ≥ 0 ms")
+    if value > MAX_FAULT_MS:
+        raise ValueError(f"fault {item!r}: duration must be at most {MAX_FAULT_MS:g} ms")
     return value
 
 

@@ -7,6 +7,7 @@ reports as a usage error (exit 2).
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +57,12 @@ def host_port(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:1883)")
+    try:
+        host.encode("idna")  # a label over 63 characters: UnicodeError when connecting
+    except UnicodeError:
+        raise argparse.ArgumentTypeError(
+            f"{text[:60]!r} is not HOST:PORT: the host's parts between dots are 1..63 characters"
+        ) from None
     return host, int(port)
 
 
@@ -71,9 +78,19 @@ def file_path_problem(path: Path) -> str | None:
 def new_file(text: str) -> Path:
     """A path where a file (a journal) can be created: its nearest existing folder is one."""
     path = Path(text)
+    try:
+        path.stat()
+    except OSError as exc:  # a name too long, a loop of links: is_dir() would raise it
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            shown = text if len(text) <= 80 else f"{text[:60]}…({len(text):,} characters)"
+            raise argparse.ArgumentTypeError(f"{shown}: {exc.strerror}") from None
     problem = file_path_problem(path)
     if problem is not None:
         raise argparse.ArgumentTypeError(f"{text}: {problem}; choose a path in a folder")
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
+    if path.exists() and not path.is_file():  # a journal on a FIFO: SQLite "disk I/O error"
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a regular file (a device, a FIFO, a socket); name a file"
+        )
     return path

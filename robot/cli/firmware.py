@@ -137,7 +137,7 @@ def register(sub: Any) -> None:
 
 def _state_file(text: str) -> Path:
     """Where the simulated firmware keeps the cube's facelets: a file in an existing folder."""
-    path = new_file(text)
+    path = new_file(text)  # never a device: it is replaced by a rename at every move
     if not path.expanduser().absolute().parent.is_dir():
         raise argparse.ArgumentTypeError(
             f"{text}: the folder {path.expanduser().absolute().parent} does not exist; create it "
@@ -160,12 +160,19 @@ def _port(text: str) -> int:
 
 
 def _speed(text: str) -> float:
+    """A motor speed factor within the bounds of ``[simulation] speed_factor`` (and ``demo
+    --speed``): 1e-300 made the motors' acceleration 0 (a traceback), inf was taken."""
+    from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"speed must be a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"speed must be > 0, got {value}")
+    if not SPEED_FACTOR_MIN <= value <= SPEED_FACTOR_MAX:
+        raise argparse.ArgumentTypeError(
+            f"speed must be {SPEED_FACTOR_MIN:g}..{SPEED_FACTOR_MAX:g} (times real time), "
+            f"got {text}"
+        )
     return value
 
 

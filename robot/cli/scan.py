@@ -34,6 +34,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from robot.cli.args import cube_size
 from robot.cli.exits import CommandFailed, UsageError, report
@@ -150,14 +151,31 @@ def _palette_from(args: argparse.Namespace) -> ColourPalette | None:
     return ColourPalette(lab) if lab is not None else None
 
 
-def _scan(args: argparse.Namespace) -> int:
-    result, images = _read(args, _palette_from(args))
-    if args.annotate:
-        out = Path(args.annotate)
+def _annotation_folder(text: str) -> Path:
+    """``--annotate``'s folder, created now (before the scan's work): a path that is a file, under
+    a file or cannot be created is a usage error naming it (was a traceback after the scan)."""
+    out = Path(text)
+    try:
         out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--annotate {text[:80]}: cannot create the folder ({exc.strerror}); give a folder path"
+        ) from exc
+    return out
+
+
+def _write_png(path: Path, image: npt.NDArray[np.uint8]) -> None:
+    if not cv2.imwrite(str(path), image):  # OpenCV says False, nothing more
+        raise CommandFailed(f"cannot write {path}; check that the --annotate folder is writable")
+
+
+def _scan(args: argparse.Namespace) -> int:
+    out = _annotation_folder(args.annotate) if args.annotate else None
+    result, images = _read(args, _palette_from(args))
+    if out is not None:
         for view, image in images.items():
-            cv2.imwrite(str(out / f"{view}.png"), annotate_view(image, view, result))
-        cv2.imwrite(str(out / "net.png"), net_image(result.cube, result))
+            _write_png(out / f"{view}.png", annotate_view(image, view, result))
+        _write_png(out / "net.png", net_image(result.cube, result))
     if args.format == "json":
         print(json.dumps(result.to_json(), indent=2))
     elif result.accepted:
@@ -232,13 +250,36 @@ def _calibrate(args: argparse.Namespace) -> int:
         raise CommandFailed(f"calibration failed: {exc}") from exc
     if len(sizes) != 1:
         raise CommandFailed(f"views disagree on the cube size ({sorted(sizes)}); give --size N")
-    out = Path(args.out)
+    out = _out_path(args.out)
     base = load_calibration(out) if out.exists() else None
     cal = merge_views(base, views, sizes.pop())
     cal = Calibration(cal.n, cal.views, width, height, cal.palette_lab)
-    save_calibration(cal, out)
+    _save(cal, out)
     print(f"wrote {out} ({len(cal.views)} views)")
     return 0
+
+
+def _out_path(text: str) -> Path:
+    """``--out`` as a path the system can look up (``exists()`` raises for a name too long)."""
+    out = Path(text)
+    try:
+        out.exists()
+    except OSError as exc:
+        raise UsageError(f"--out {text[:60]}…: {exc.strerror}; give a shorter path") from exc
+    return out
+
+
+def _save(cal: Calibration, out: Path) -> None:
+    """Save ``cal`` to ``--out``; a path that cannot be written is a usage error naming it (was
+    a FileNotFoundError / NotADirectoryError traceback, the work done lost without a word)."""
+    try:
+        save_calibration(cal, out)
+    except OSError as exc:
+        shown = str(out) if len(str(out)) <= 80 else f"{str(out)[:60]}…"
+        raise UsageError(
+            f"cannot write the calibration to {shown}: {exc.strerror}; give --out a path in an "
+            "existing, writable folder and run the command again"
+        ) from exc
 
 
 def _learn_colors(args: argparse.Namespace) -> int:
@@ -251,13 +292,13 @@ def _learn_colors(args: argparse.Namespace) -> int:
             "learn-colors needs a solved cube (each face one colour); the scan reads "
             f"{'an unsolved cube' if not result.cube.is_solved() else 'uneven faces'}"
         )
-    out = Path(args.out)
+    out = _out_path(args.out)
     base = load_calibration(out) if out.exists() else Calibration(result.n, ())
     palette = dict(base.palette_lab)
     for face in Face:
         name = DEFAULT_SCHEME.colours[face]
         med = np.median(lab[face], axis=0)
         palette[name] = (float(med[0]), float(med[1]), float(med[2]))
-    save_calibration(Calibration(base.n, base.views, base.width, base.height, palette), out)
+    _save(Calibration(base.n, base.views, base.width, base.height, palette), out)
     print(f"wrote colours for {', '.join(palette)} to {out}")
     return 0

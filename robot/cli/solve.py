@@ -13,7 +13,8 @@ Forms (a contract; scripts call them):
   picks its engine (``auto``: a file may mix sizes; a named engine refuses a line of a size it
   does not solve, and only that line). With ``--format json`` every line is a JSON object, a
   failed state's ``{"error": {...}, "line": K, "solve_ms": ...}`` (never a plain ``ERROR:``
-  line). The tables are loaded once. A file that is not UTF-8 text is a usage error (exit 2).
+  line). The tables are loaded once. A file that is not UTF-8 text, or a line longer than
+  :data:`MAX_BATCH_LINE` characters (``/dev/zero``), is a usage error (exit 2).
 
 Options: ``--engine NAME`` (default ``auto``: the optimal 2x2 engine ``pocket`` for N = 2,
 ``twophase`` for 3x3, the reduction engine ``nxn`` for N >= 4), ``--size N``, ``--budget
@@ -34,6 +35,7 @@ stdout (:func:`robot.cli.main` with :func:`robot.cli.exits.error_document`).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -50,7 +52,12 @@ from solver.cube.geometry import Face
 from solver.errors import CubeError
 from solver.solution import Solution
 
-__all__ = ["register"]
+__all__ = ["MAX_BATCH_LINE", "register"]
+
+#: The longest batch line read (characters): a facelet string of the largest cube (6·N² for
+#: N = MAX_N is 98,304 letters) with room for a comment. A longer line ends the batch (exit 2)
+#: instead of being read until memory runs out.
+MAX_BATCH_LINE = 128 * 1024
 
 
 def register(sub: Any) -> None:
@@ -211,14 +218,24 @@ def _solve_batch(args: argparse.Namespace) -> int:
         get_solver(opts.get("cache_dir"), progress=opts.get("progress"))  # load tables once
     failed = 0
     options: dict[str, dict[str, Any]] = {}  # per engine: the lines' sizes pick it (auto)
+    name = "standard input" if args.batch == "-" else args.batch
     with stream:
         try:
-            for number, line in enumerate(stream, start=1):
+            for number in itertools.count(1):
+                line = stream.readline(MAX_BATCH_LINE + 1)  # bounded: /dev/zero has no line end
+                if not line:
+                    break
+                if len(line) > MAX_BATCH_LINE:
+                    raise UsageError(
+                        f"{name}: line {number} is longer than {MAX_BATCH_LINE:,} characters: "
+                        f"not a facelet string (6·N² letters, N at most {MAX_N}); the batch "
+                        "takes one facelet string per line"
+                    )
                 failed += _solve_line(line, number, args, options)
         except UnicodeDecodeError as exc:
             raise UsageError(
-                f"{'standard input' if args.batch == '-' else args.batch}: not UTF-8 text "
-                f"({exc.reason}); the batch takes one facelet string per line"
+                f"{name}: not UTF-8 text ({exc.reason}); the batch takes one facelet string "
+                "per line"
             ) from exc
     return 1 if failed else 0
 

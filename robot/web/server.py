@@ -42,6 +42,8 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
+from robot.web.guard import ConnectionGuard
+
 __all__ = ["WebBackend", "WebServer"]
 
 logger = logging.getLogger(__name__)
@@ -57,6 +59,8 @@ MAX_BODY_BYTES = 16 * 1024
 MAX_STREAMS = 32
 #: most jobs on one history page
 MAX_PAGE_SIZE = 100
+#: seconds a command's body may take to arrive once its headers did (past it: 408)
+BODY_TIMEOUT_S = 10.0
 
 
 class WebBackend(Protocol):
@@ -87,25 +91,32 @@ class WebServer:
         self._token = token
         self._queues: set[asyncio.Queue[tuple[str, str] | None]] = set()
         self._runner: web.AppRunner | None = None
+        self._server: asyncio.Server | None = None
         self._live: dict[str, bytes] = {}
+        self.guard = ConnectionGuard()  # bounded connections; silent ones closed
+        self.body_timeout_s = BODY_TIMEOUT_S
         self.app = self._build()
 
     # --- life cycle ---------------------------------------------------------------------------
     async def start(self) -> None:
         self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        try:
-            await site.start()
+        assert self._runner.server is not None
+        loop = asyncio.get_running_loop()
+        try:  # the listening socket is ours, so every connection passes the guard
+            self._server = await loop.create_server(
+                self.guard.protocol(self._runner.server), self.host, self.port
+            )
         except OSError as exc:
             await self._runner.cleanup()
             self._runner = None
             raise OSError(
                 exc.errno,
                 f"cannot serve the web page on {self.host}:{self.port}: {exc.strerror}; set "
-                "[web] port to a free port (0 picks one)",
+                "[web] host to an address of this computer and [web] port to a free port (0 "
+                "picks one)",
             ) from exc
-        self.port = int(self._runner.addresses[0][1])  # the port bound, when 0 was asked
+        self.port = int(self._server.sockets[0].getsockname()[1])  # the port bound (0 asked)
         logger.info(
             "web page on http://%s:%d/ (%s; %s)",
             self.host,
@@ -118,6 +129,9 @@ class WebServer:
         for queue in list(self._queues):
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(None)
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -137,7 +151,7 @@ class WebServer:
 
     # --- the application ----------------------------------------------------------------------
     def _build(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app = web.Application(client_max_size=MAX_BODY_BYTES, middlewares=[self.guard.middleware])
         app.add_routes(
             [
                 web.get("/", self._index),
@@ -190,7 +204,22 @@ class WebServer:
         try:
             if (request.content_length or 0) > MAX_BODY_BYTES:  # refused before it is sent
                 raise web.HTTPRequestEntityTooLarge(MAX_BODY_BYTES, request.content_length or 0)
-            body = await request.read()
+            async with asyncio.timeout(self.body_timeout_s):  # a body announced, never sent
+                body = await request.read()
+        except TimeoutError:
+            late = _json(
+                {
+                    "ok": False,
+                    "verb": verb,
+                    "error": {
+                        "code": "malformed",
+                        "message": f"the body did not arrive within {self.body_timeout_s:g} s",
+                    },
+                },
+                status=408,
+            )
+            late.force_close()  # the rest of the body is never read: the connection ends
+            return late
         except web.HTTPRequestEntityTooLarge:
             return _json(
                 {

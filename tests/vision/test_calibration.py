@@ -132,8 +132,8 @@ def test_merge_replaces_views_of_the_same_name() -> None:
 
 def test_an_endless_or_huge_file_is_refused_not_read(tmp_path: Path) -> None:
     """/dev/zero used to be read until memory ran out."""
-    with pytest.raises(CalibrationError, match="is larger than 1048576 bytes"):
-        load_calibration("/dev/zero")
+    with pytest.raises(CalibrationError, match="/dev/zero: not a regular file"):
+        load_calibration("/dev/zero")  # a device: refused unread
     path = tmp_path / "cal.toml"
     path.write_text("n = 3\n" + "# padding\n" * 200_000, encoding="utf-8")
     with pytest.raises(CalibrationError, match=r"cal\.toml is larger than"):

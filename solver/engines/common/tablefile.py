@@ -14,6 +14,7 @@ import json
 import logging
 import mmap
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Mapping
@@ -94,10 +95,12 @@ def read_table(
     """The table of ``size`` entries cached at ``path`` with the header ``fields``, or None
     when it is missing, damaged or stale (then logged, naming ``what``)."""
     try:
-        with path.open("rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not wait for a writer
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fd)
             data: bytes | mmap.mmap = (
                 mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                if os.fstat(fh.fileno()).st_size
+                if stat.S_ISREG(info.st_mode) and info.st_size
                 else b""
             )
     except OSError:
@@ -105,7 +108,7 @@ def read_table(
     try:
         length = int.from_bytes(data[8:_PREFIX], "little")
         header = json.loads(data[_PREFIX : _PREFIX + length])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a header nested thousands deep
         header = None
     if not isinstance(header, dict):
         header = {}

@@ -99,6 +99,19 @@ def test_an_ident_for_another_hello_is_ignored_and_a_version_mismatch_is_fatal()
     assert "flash matching firmware" in str(action.error)
 
 
+@pytest.mark.parametrize("field", ["queue_depth", "motor_count"])
+def test_an_ident_announcing_nothing_to_run_moves_on_is_fatal(field: str) -> None:
+    """A firmware announcing a queue of 0 moves was taken: every execution then waited for
+    room for ever, with no error (hostile-input sweep, 2026-11-27)."""
+    driver = Driver(MemoryFirmware())
+    (hello,) = [m for m in messages(driver.core.tick(1.0)) if isinstance(m, Hello)]
+    lie = driver.firmware._ident(hello.nonce)
+    object.__setattr__(lie, field, 0)
+    (action,) = feed(driver.core, lie, 1.0)
+    assert isinstance(action, Fatal) and isinstance(action.error, ProtocolVersionError)
+    assert f"{field} 0" in str(action.error) and "flash matching firmware" in str(action.error)
+
+
 def test_lost_frames_are_retransmitted_go_back_n_after_the_timeout() -> None:
     driver = Driver(MemoryFirmware(queue_depth=16))
     driver.open()

@@ -42,6 +42,10 @@ def test_parse_full_spec() -> None:
         pytest.param("stall=X@3", "motor", id="stall-unknown-motor"),
         pytest.param("stall=U", "stall=MOTOR@INDEX", id="stall-no-index"),
         pytest.param("vanish@3:-5", "≥ 0", id="vanish-negative"),
+        pytest.param("vanish@3:inf", "finite", id="vanish-infinite"),
+        pytest.param("delay=0.1:nan", "finite", id="delay-nan"),  # the firmware went silent
+        pytest.param("delay=0.1:inf", "finite", id="delay-infinite"),
+        pytest.param("delay=0.1:1e9", "at most", id="delay-eleven-days"),
         pytest.param("warp=0.1", "unknown fault", id="unknown-name"),
         pytest.param("chaos", "not understood", id="no-equals"),
     ],

@@ -20,6 +20,7 @@ import json
 import logging
 import mmap
 import os
+import stat
 import zlib
 from pathlib import Path
 from typing import Any
@@ -167,8 +168,12 @@ def remove_stale(directory: Path, group: str) -> None:
 def _map(path: Path) -> mmap.mmap:
     """The file mapped read-only (its pages are the page cache's, shared by every process that
     maps it, and never copied into this one's heap)."""
-    with path.open("rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not wait for a writer
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Corrupt("not a regular file")
+        if info.st_size == 0:
             raise Corrupt("empty file")
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
@@ -185,15 +190,18 @@ def read_bundle(path: Path, group: str) -> dict[str, Array]:
     hlen = int.from_bytes(data[len(MAGIC) : _PREFIX], "little")
     try:
         header = json.loads(data[_PREFIX : _PREFIX + hlen])
-    except ValueError as exc:
-        raise Corrupt(f"unreadable header ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
+        raise Corrupt(f"unreadable header ({type(exc).__name__})") from None
     if not isinstance(header, dict):
         raise Corrupt("header is not a JSON object")
     if header.get("format") != FORMAT_VERSION or header.get("group") != group:
         raise Corrupt(
             f"format {header.get('format')}/{header.get('group')} is not {FORMAT_VERSION}/{group}"
         )
-    _check_layout(header)
+    try:
+        _check_layout(header)
+    except (TypeError, ValueError, OverflowError) as exc:  # values of the wrong type
+        raise Corrupt(f"header does not describe arrays ({exc})") from None
     payload = memoryview(data)[_PREFIX + hlen :]
     if len(payload) != header["payload"]:
         raise Corrupt(f"size {len(payload)} bytes, expected {header['payload']}")

@@ -12,6 +12,7 @@ from solver.engines.twophase.tables.builders import build_timed
 from solver.engines.twophase.tables.cache import (
     Array,
     Corrupt,
+    TableError,
     read_bundle,
     remove_stale,
     table_path,
@@ -59,8 +60,15 @@ def _read_cached(directory: Path, groups: Sequence[str]) -> dict[str, dict[str, 
     loaded: dict[str, dict[str, Array]] = {}
     for group in groups:
         path = table_path(directory, group)
-        if not path.exists():
+        try:
+            path.stat()
+        except (FileNotFoundError, NotADirectoryError):  # built (writing says what is wrong)
             continue
+        except OSError as exc:  # a name too long, a loop of links: exists() raised them
+            raise TableError(
+                f"cannot use two-phase tables at {path}: {exc.strerror}; set "
+                "CUBEROBOT_CACHE_DIR (or --cache-dir) to a writable folder with a shorter path"
+            ) from exc
         try:
             loaded[group] = read_bundle(path, group)
         except (Corrupt, OSError) as exc:

@@ -1,0 +1,133 @@
+"""Slow and silent clients of the web page (2026-11-27 evening sweep). A reader needs no token,
+so whoever reaches the address could hold the daemon's file descriptors: connections that sent
+half a request line, or a command's headers and never its body, stayed open for ever (200 of
+them were all open after 130 s). Now connections are bounded and the silent ones closed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from robot.web.server import WebServer
+from tests.robot.helpers import run
+from tests.robot.web.test_server import TOKEN, Backend
+
+
+async def _server(**guard: float) -> WebServer:
+    server = WebServer(Backend(), port=0, token=TOKEN)
+    for name, value in guard.items():
+        setattr(server.guard, name, value)
+    await server.start()
+    return server
+
+
+async def _closed_within(reader: asyncio.StreamReader, seconds: float) -> bytes:
+    async with asyncio.timeout(seconds):
+        return await reader.read()
+
+
+async def _status(port: int) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /api/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    data = await _closed_within(reader, 5)
+    writer.close()
+    return data
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed() -> None:
+    async def scenario() -> None:
+        server = await _server(header_timeout_s=0.3)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /api/status HTTP/1.1\r\nHost: x\r\n")  # no blank line: never done
+            await writer.drain()
+            assert await _closed_within(reader, 5) == b""
+            assert server.guard.timed_out == 1 and server.guard.open == 0
+            writer.close()
+            assert (await _status(server.port)).startswith(b"HTTP/1.1 200")
+        finally:
+            await server.stop()
+
+    run(scenario(), 30)
+
+
+def test_a_keep_alive_connection_that_goes_quiet_is_closed_after_its_request() -> None:
+    async def scenario() -> None:
+        server = await _server(header_timeout_s=0.3)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /api/status HTTP/1.1\r\nHost: x\r\n\r\nGET /api/st")
+            await writer.drain()
+            data = await _closed_within(reader, 5)
+            assert data.startswith(b"HTTP/1.1 200")  # the first was answered, then closed
+            writer.close()
+        finally:
+            await server.stop()
+
+    run(scenario(), 30)
+
+
+def test_connections_past_the_bound_are_closed_and_the_page_still_answers() -> None:
+    async def scenario() -> None:
+        server = await _server(max_connections=5, header_timeout_s=60)
+        try:
+            held = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(5)]
+            for _, writer in held:
+                writer.write(b"GET / HTTP/1.1\r\n")
+                await writer.drain()
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            assert await _closed_within(reader, 5) == b""  # the sixth: closed at once
+            writer.close()
+            assert server.guard.refused == 1
+            for _, writer in held:
+                writer.close()
+            while server.guard.open:
+                await asyncio.sleep(0.01)
+            assert (await _status(server.port)).startswith(b"HTTP/1.1 200")
+        finally:
+            await server.stop()
+
+    run(scenario(), 30)
+
+
+def test_a_command_whose_body_never_arrives_gets_408() -> None:
+    async def scenario() -> None:
+        server = await _server(header_timeout_s=0.5)
+        server.body_timeout_s = 0.3
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(
+                b"POST /api/cmd/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                b"Authorization: Bearer " + TOKEN.encode() + b"\r\nContent-Length: 1000\r\n\r\n{"
+            )
+            await writer.drain()
+            data = await _closed_within(reader, 5)  # answered, then closed by the guard
+            assert data.startswith(b"HTTP/1.1 408") and b"did not arrive" in data
+            writer.close()
+        finally:
+            await server.stop()
+
+    run(scenario(), 30)
+
+
+def test_an_event_stream_is_not_cut_by_the_header_clock() -> None:
+    async def scenario() -> None:
+        server = await _server(header_timeout_s=0.2)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /api/events HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.6)
+            server.publish("solution", {"moves": "R U"})
+            got = b""
+            async with asyncio.timeout(5):
+                while b"event: solution" not in got:
+                    chunk = await reader.read(4096)
+                    assert chunk, "the stream was closed"
+                    got += chunk
+            assert server.guard.timed_out == 0
+            writer.close()
+        finally:
+            await server.stop()
+
+    run(scenario(), 30)
