@@ -283,11 +283,17 @@ class CostConfig(Section):
         )
 
 
+#: The longest ``[solver] budget_s`` a profile may give (seconds).
+MAX_JOB_BUDGET_S = 600.0
+
+
 class SolverConfig(Section):
     """``[solver]``: which engine, how long it may search."""
 
     engine: str = "twophase"
-    budget_s: Annotated[float, Field(ge=0)] = 1.0
+    #: a job's search time; at most :data:`MAX_JOB_BUDGET_S` (a robot whose motors wait longer
+    #: than that for a plan has a mistyped profile: 1e300 was finite and the job never moved)
+    budget_s: Annotated[float, Field(ge=0, le=MAX_JOB_BUDGET_S)] = 1.0
     max_length: Annotated[int, Field(gt=0)] | None = None
     cost: CostConfig = CostConfig()
     #: anytime solving: the motors start on the first solution and the search goes on while

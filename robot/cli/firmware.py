@@ -44,6 +44,7 @@ from robot.cli.exits import CommandFailed, UsageError
 from robot.cli.output import link_errors_reported_once
 from robot.simcube import SolverCube
 from solver.cube.facelets import Cube
+from solver.cube.validate import validate
 from solver.errors import CubeError
 
 __all__ = ["register"]
@@ -204,6 +205,14 @@ def _firmware_sim(args: argparse.Namespace) -> int:
         )
     except CubeError as err:
         raise UsageError(f"--from: {err}") from err
+    problems = validate(cube) if args.start is not None else []
+    if problems:  # a test of the daemon's refusal may want one: allowed, but said
+        logger.warning(
+            "--from is no cube a robot can be handed (%s%s); the daemon will refuse its scan "
+            "and `cuberobot validate FACELETS` lists every fault",
+            problems[0].message,
+            f" and {len(problems) - 1} more" if len(problems) > 1 else "",
+        )
     if not 1 <= args.max_depth < max(args.size, 2):
         raise UsageError(
             f"--max-depth must be 1..{max(args.size - 1, 1)} for an N={args.size} cube "
@@ -235,12 +244,12 @@ async def _run_sim(args: argparse.Namespace, cube: SolverCube) -> int:
         raise CommandFailed(
             f"cannot listen on {where}: {err}; pick another port or use --pty"
         ) from err
-    print(path, flush=True)
-    logger.info("simulated firmware on %s (faults: %s, seed %d)", path, args.faults, args.seed)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # before the port is printed: a script may
+        loop.add_signal_handler(sig, stop.set)  # stop it as soon as it has read the port
+    print(path, flush=True)
+    logger.info("simulated firmware on %s (faults: %s, seed %d)", path, args.faults, args.seed)
     try:
         await stop.wait()
     finally:

@@ -89,6 +89,20 @@ def test_sim_on_a_pty_and_send(tmp_path: Path) -> None:
         assert proc.stderr is not None and "7 moves executed" in proc.stderr.read()
 
 
+def test_sim_from_an_impossible_cube_says_so() -> None:
+    """An impossible --from is allowed (a test of the daemon's refusal wants one) but said."""
+    letters = list(Cube.solved(3).to_facelets())  # URFDLB order, 9 letters a face
+    u, r, f = 8, 9, 20  # the URF corner's stickers on U, R and F
+    letters[u], letters[r], letters[f] = letters[f], letters[u], letters[r]  # twisted in place
+    with firmware_sim("--tcp", "0", "--from", "".join(letters)) as (port, proc):
+        assert port.startswith("socket://127.0.0.1:")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+    assert "--from is no cube a robot can be handed" in err and "cuberobot validate" in err
+
+
 def test_sim_on_tcp_with_a_4x4(tmp_path: Path) -> None:
     state = tmp_path / "cube.txt"
     with firmware_sim("--tcp", "0", "--size", "4", "--state-file", str(state), "--speed", "5") as (

@@ -162,6 +162,7 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
         ),
         pytest.param("[solver]\nbudget_s = inf\n", "solver", "budget_s", "finite", id="budget-inf"),
+        pytest.param("[solver]\nbudget_s = 1e300\n", "solver", "budget_s", "600", id="budget-huge"),
         pytest.param(
             "[solver.cost]\nhalf_turn_s = inf\n",
             "solver.cost",
