@@ -185,12 +185,12 @@ def _wide_spelling(group: Sequence[Move], axis: Face, n: int) -> list[Move] | No
         for r, near in splits.items():
             step.setdefault((r + change[j]) % 4, (*near, j))
         splits = step
-    near = splits.get(-change.get(1, 0) % 4)
-    if near is None:
+    split = splits.get(-change.get(1, 0) % 4)
+    if split is None:
         return None  # layer 1 would keep a turn of its own
     return [
         _spell(axis, 1, j - 1, -change[j] % 4, n)
-        if j in near
+        if j in split
         else _spell(axis, j, n, change[j] % 4, n)
         for j in inner
     ]
