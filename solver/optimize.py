@@ -8,7 +8,10 @@ Passes, repeated until nothing changes:
 2. **Merging along an axis.** Turns of one axis commute (``R L' 2R`` all turn about x), so a run
    of them is reduced to the net quarter turns of every layer and written back as the fewest
    block moves: ``R R`` → ``R2``, ``R R'`` → nothing, ``R L R`` → ``R2 L``, ``Rw R'`` → ``2R``.
-   A run is only replaced when the result is no longer (in moves and in HTM) than the original.
+   On a big cube, where a block with an outer layer counts 1 and an inner one 2 (OBTM), the
+   run is also written with blocks from the axis's two faces only, when that is shorter in
+   OBTM (``Fw2 3F'`` → ``3Fw' Fw'``, 3 → 2; :func:`_wide_spelling`). A run is only replaced
+   when the result is no longer (in moves and in HTM) than the original.
 
 The result never changes the state (the facelets are identical, orientation included) and is
 never longer than the input.
@@ -149,11 +152,48 @@ def _merged_run(group: tuple[Move, ...], axis: Face, n: int) -> tuple[Move, ...]
     commutators' outer turns and layer blocks) thousands of times, and each pass of
     :func:`optimize` meets the runs of the pass before."""
     merged = _merge_group(group, axis, n)
-    if list(group) == merged or (
-        len(merged) <= len(group) and count(merged, Metric.HTM, n) <= count(group, Metric.HTM, n)
-    ):
-        return tuple(merged)
-    return group
+    htm = count(group, Metric.HTM, n)
+    best = group
+    if list(group) == merged or (len(merged) <= len(group) and count(merged, Metric.HTM, n) <= htm):
+        best = tuple(merged)
+    wide = _wide_spelling(group, axis, n)
+    if wide is not None and len(wide) <= len(group) and len(wide) < count(best, Metric.HTM, n):
+        return tuple(wide)  # every move of it has an outer layer: its HTM is its length
+    return best
+
+
+def _wide_spelling(group: Sequence[Move], axis: Face, n: int) -> list[Move] | None:
+    """The net quarter turns of ``group`` (one axis) as blocks from the axis's two faces
+    only, one a place where the net turn changes between two layers (each block has an outer
+    layer: 1 OBTM, where an inner block costs 2): ``[2, 2, 3]`` (``Fw2 3F'``) is ``Fw'
+    3Fw'``. Each such place is reached from one face; the blocks from the near face must add
+    up to the net turn of layer 1 (mod 4), a subset sum over the places (4 residues). None
+    when no split does (only a whole-cube turn would)."""
+    change: dict[int, int] = {}  # the net turns from a layer on, minus those before it
+    for move in group:
+        lo, hi = move.layers(n)
+        turns = move.turns
+        if move.face is not axis:
+            lo, hi, turns = n + 1 - hi, n + 1 - lo, -turns
+        change[lo] = change.get(lo, 0) + turns
+        change[hi + 1] = change.get(hi + 1, 0) - turns
+    inner = sorted(j for j, t in change.items() if 1 < j <= n and t % 4)
+    # residue of the near face's places' changes -> those places (the first split found)
+    splits: dict[int, tuple[int, ...]] = {0: ()}
+    for j in inner:
+        step = dict(splits)  # j reached from the far face
+        for r, near in splits.items():
+            step.setdefault((r + change[j]) % 4, (*near, j))
+        splits = step
+    split = splits.get(-change.get(1, 0) % 4)
+    if split is None:
+        return None  # layer 1 would keep a turn of its own
+    return [
+        _spell(axis, 1, j - 1, -change[j] % 4, n)
+        if j in split
+        else _spell(axis, j, n, change[j] % 4, n)
+        for j in inner
+    ]
 
 
 def _merge_group(group: Sequence[Move], axis: Face, n: int) -> list[Move]:

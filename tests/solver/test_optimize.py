@@ -26,6 +26,10 @@ from solver.optimize import optimize
         pytest.param("Rw R'", 4, "2R", id="wide-minus-outer"),
         pytest.param("2R 3R", 4, "2-3Rw", id="adjacent-slices"),
         pytest.param("R 2R 3R L", 5, "3Rw L", id="parallel-layers"),
+        pytest.param("Fw2 3F'", 6, "Fw' 3Fw'", id="wide-blocks-cheaper"),
+        pytest.param("3Fw2 3B", 6, "3Fw' 4Fw'", id="wide-blocks-from-one-face"),
+        pytest.param("3Rw2 2-3Rw' Rw", 6, "R Rw 3Rw", id="wide-blocks-of-three"),
+        pytest.param("2R' 4R", 6, "2R' 3L'", id="inner-slices-kept-when-no-cheaper"),
     ],
 )
 def test_reductions(text: str, n: int, expected: str) -> None:
@@ -57,7 +61,7 @@ def _moves(n: int) -> st.SearchStrategy[list[Move]]:
     return st.lists(st.one_of(layer_moves, layer_moves, rotations, middles), max_size=25)
 
 
-@pytest.mark.parametrize("n", [3, 4, 5])
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
 def test_optimiser_properties(n: int) -> None:
     @settings(max_examples=150, deadline=None)
     @given(_moves(n))
@@ -124,3 +128,37 @@ def test_merged_runs_turn_every_layer_as_the_run_did(n: int) -> None:
         else:
             assert merged == [_spell(Face.R, lo, hi, q, n) for lo, hi, q in runs]
             assert _net_per_layer(merged, Face.R, n) == net
+
+
+@pytest.mark.parametrize("n", [4, 6, 7])
+def test_runs_of_one_axis_are_never_longer_in_obtm_than_the_block_runs(n: int) -> None:
+    """Random runs of one axis's blocks: the optimiser's spelling turns every layer as the run
+    did, and costs no more OBTM than the fewest-blocks spelling (:func:`_merge_group`) or the
+    run itself; where every net change between layers can be reached from one face or the
+    other, it costs one OBTM per such change."""
+    import random
+
+    from solver.optimize import _merge_group, _merged_run, _wide_spelling
+
+    rng = random.Random(n)
+    cheaper = 0
+    for _ in range(400):
+        group = []
+        for _ in range(rng.randint(1, 4)):
+            face = rng.choice([Face.R, Face.L])
+            lo = rng.randint(1, n - 1)
+            hi = rng.randint(lo, n - 1)
+            group.append(Move.block(face, lo, hi, rng.choice((1, 2, -1))))
+        result = list(_merged_run(tuple(group), Face.R, n))
+        assert _net_per_layer(result, Face.R, n) == _net_per_layer(group, Face.R, n)
+        htm = count(result, Metric.HTM, n)
+        assert htm <= count(group, Metric.HTM, n) and len(result) <= len(group)
+        blocks = _merge_group(group, Face.R, n)
+        if len(blocks) <= len(group):
+            assert htm <= count(blocks, Metric.HTM, n)
+            cheaper += htm < count(blocks, Metric.HTM, n)
+        wide = _wide_spelling(group, Face.R, n)
+        if wide is not None:
+            assert _net_per_layer(wide, Face.R, n) == _net_per_layer(group, Face.R, n)
+            assert all(count([m], Metric.HTM, n) == 1 for m in wide)
+    assert cheaper  # the wide spelling did shorten some runs

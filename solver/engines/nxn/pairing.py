@@ -26,8 +26,10 @@ N ≥ 5: :func:`beam_pair_edges` instead of the greedy choice. A beam search kee
 expanded by its ``per_node`` best macros, with the cost of a macro counted after it cancels
 into the moves before it (``s P s'`` then ``s Q s'`` is ``s P Q s'``: several edges per
 slice). Every pairing that cannot gain any more is finished (the caller's wing 3-cycles and
-parity fixes) and the shortest pairing + finish is kept. Per N the macro set is cut to what
-pays (:func:`beam_for`): 5x5 wide slices only, no edge flips on odd N.
+parity fixes) and the shortest pairing + finish is kept; with ``Beam.finish_stalled`` off (the
+6x6 and 7x7 passes) only the complete ones, and those that stalled only if none completes.
+Per N the macro set is cut to what pays (:func:`beam_for`): 5x5 wide slices only, no edge
+flips on odd N.
 
 The macros, built once per N, and the scoring of a state's edges are in
 :mod:`solver.engines.nxn.freeslice` (the beam's scoring of every macro in C,
@@ -151,6 +153,11 @@ class Beam:
     #: with the macros ``s A C' B A' C s'`` (``C`` a ring face beside ``A``: the edge comes
     #: in the other way round, see :func:`~solver.engines.nxn.freeslice._twists`)
     twists: bool = False
+    #: also finish the pairings that stall short of every wing (no macro gains as they stand)
+    #: by the caller's 3-cycles; False: only when the beam completes none (a 6x6's or 7x7's
+    #: wide beams complete pairings that are far shorter: the stalled ones' 3-cycles never won,
+    #: and cost a fifth of the edge time)
+    finish_stalled: bool = True
 
     @property
     def macro_set(self) -> tuple[bool, bool, Blocks | None, bool, bool]:
@@ -359,6 +366,21 @@ def beam_pairings(
     best: dict[bytes, tuple[int, list[Move], Colours]] = {}
     top = (1 << 30) if limit is None else limit
     bound = top  # the keep-th shortest so far (or limit)
+    stalled: list[_Node] = []  # not finished (``finish_stalled`` False) unless none completes
+
+    def offer(node: _Node) -> None:  # finish ``node`` and keep it if it is among the best
+        nonlocal bound
+        end = node.state.copy()
+        moves, added = _join(node.moves, finish(end), n)
+        cost = node.cost + added
+        key = end.tobytes()
+        if cost < bound and (key not in best or best[key][0] > cost):
+            best[key] = (cost, moves, end)
+            if len(best) > keep:
+                del best[max(best, key=lambda k: best[k][0])]
+            if len(best) == keep:
+                bound = max(v[0] for v in best.values())
+
     nodes = [_Node(state.copy(), [], 0, paired_count(state, n, settings.counted))]
     while nodes:
         children: dict[bytes, tuple[_Node, _Node, int, list[Move]]] = {}
@@ -366,16 +388,10 @@ def beam_pairings(
         for node in nodes:
             options = [] if node.paired == full else _options(node, n, settings, False)
             if not options:  # nothing gains any more as it stands: finish this one
-                end = node.state.copy()
-                moves, added = _join(node.moves, finish(end), n)
-                cost = node.cost + added
-                key = end.tobytes()
-                if cost < bound and (key not in best or best[key][0] > cost):
-                    best[key] = (cost, moves, end)
-                    if len(best) > keep:
-                        del best[max(best, key=lambda k: best[k][0])]
-                    if len(best) == keep:
-                        bound = max(v[0] for v in best.values())
+                if node.paired == full or settings.finish_stalled:
+                    offer(node)
+                else:
+                    stalled.append(node)
                 if node.paired == full or setups == 0:
                     continue
                 setups -= 1  # and go on after an outer turn
@@ -404,4 +420,7 @@ def beam_pairings(
             if c.cost + settings.floor * (full - c.paired) < bound:
                 c.moves = parent.moves[:kept] + tail
                 nodes.append(c)
+    if not best:
+        for node in stalled:
+            offer(node)
     return sorted(best.values(), key=lambda item: item[0])

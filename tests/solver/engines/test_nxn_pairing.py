@@ -253,3 +253,75 @@ def test_twist_macros_keep_centres_and_bring_an_edge_in_the_other_way_round() ->
             assert count(moves, Metric.HTM, n) == 7
         else:
             assert pairing.paired_count(end, n) < 12 * (n - 2) or count(moves, Metric.HTM, n) > 7
+
+
+def _calls(n: int, log: list[int]) -> Callable[[npt.NDArray[np.uint8]], list[Move]]:
+    """The engine's finish, logging the paired wings of every state it is given."""
+
+    def finish(end: npt.NDArray[np.uint8]) -> list[Move]:
+        log.append(pairing.paired_count(end, n))
+        return engine._best_finish(end, n)
+
+    return finish
+
+
+@pytest.mark.parametrize(("n", "seed"), [(6, 12), (7, 5)])
+def test_stalled_pairings_left_unfinished_give_the_same_ends(n: int, seed: int) -> None:
+    start, _, _ = engine.reduce_centres(random_state_nxn(n, seed))
+    first, second = engine.TWO_PASS[n]
+    assert not first.finish_stalled and not second.finish_stalled
+    inner = pairing.beam_pairings(start, n, lambda end: engine._inner_finish(end, n), first)
+    state = inner[0][2]  # the second pass starts where the first ended
+    every = dataclasses.replace(second, finish_stalled=True)
+    log_all: list[int] = []
+    log_done: list[int] = []
+    found = pairing.beam_pairings(state, n, _calls(n, log_all), every, keep=4)
+    quick = pairing.beam_pairings(state, n, _calls(n, log_done), second, keep=4)
+    assert [(c, m) for c, m, _ in quick] == [(c, m) for c, m, _ in found]
+    assert all(np.array_equal(a, b) for (_, _, a), (_, _, b) in zip(quick, found, strict=True))
+    full = 12 * (n - 2)
+    assert any(p < full for p in log_all)  # the beam stalled somewhere ...
+    assert log_done and all(p == full for p in log_done)  # ... and only whole ones finished
+
+
+def test_a_beam_that_completes_none_finishes_its_stalled_pairings() -> None:
+    n = 6
+    state, _, _ = engine.reduce_centres(random_state_nxn(n, 4))
+    # one pairing, one macro a node, no outer turn when stalled: it stops short of the end
+    narrow = pairing.Beam(1, 1, flips=False, setup_nodes=0, finish_stalled=False)
+    log: list[int] = []
+    found = pairing.beam_pairings(state, n, _calls(n, log), narrow)
+    assert log and all(p < 12 * (n - 2) for p in log)  # a stalled pairing, finished
+    assert len(found) == 1
+    cost, moves, end = found[0]
+    check = state.copy()
+    geometry(n).apply(check, moves)
+    assert np.array_equal(check, end) and count(moves, Metric.HTM, n) == cost
+    for face in Face:
+        inside = centres.interior(n, face)
+        assert np.array_equal(end[inside], state[inside])
+    assert pairing.paired_count(end, n) == 12 * (n - 2)
+    assert not validate(engine.reduced_3x3(end, n))
+
+
+def test_best_finish_of_paired_dedges_skips_the_parity_algorithm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    n = 6
+    state = Cube.solved(n).apply("R U F' D2").flat.copy()
+    calls: list[int] = []
+    plain = engine._finish
+
+    def counted(
+        st: npt.NDArray[np.uint8], size: int, orbits: list[int] | None = None
+    ) -> list[Move]:
+        calls.append(1)
+        return plain(st, size, orbits)
+
+    monkeypatch.setattr(engine, "_finish", counted)
+    assert engine._best_finish(state, n) == []
+    assert len(calls) == 1  # nothing to do: the parity algorithm was not tried
+    odd = Cube.solved(n).apply(engine.pll_parity(n)).flat.copy()  # two dedges exchanged
+    calls.clear()
+    assert engine._best_finish(odd, n) == list(engine.pll_parity(n))  # 7 < two 3-cycles
+    assert len(calls) == 2
