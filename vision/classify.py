@@ -129,10 +129,11 @@ ROBUST_TYPICAL_SPREAD = 2.0
 #: A sticker that looks like the scan's lightest colour is left to the constraints (glare), unless
 #: another sticker of the same edge row or column of its face objects to the answer by more than
 #: this under the robust model (a face photographed after an outer turn: _left_to_constraints).
-#: On the turned-face sweep's even scans 5 to 20 all caught 38-39 of 106 wrong reads; 5 lost a
-#: right glare read (seeds 0-3) objecting between 5 and 10 (docs/benchmarks.md, branch
-#: visionturn).
-TURNED_LINE_COST = 15.0
+#: On the turned-face sweep's even scans 5 to 20 caught 38-39 of 106 wrong reads, 30 caught 32,
+#: 40 caught 25; but a glare read of the adversarial seeds 4-7 (a 2x2, two glared stickers on one
+#: line) objected between 25 and 40, and 5 lost one of seeds 0-3 (docs/benchmarks.md, branch
+#: visionturn): 40 keeps every right read measured.
+TURNED_LINE_COST = 40.0
 #: Below this confidence a sticker is reported as low-confidence.
 DEFAULT_LOW_CONFIDENCE = 0.9
 #: A valid read is accepted when its cube confidence is at least this: the confidence of

@@ -234,15 +234,15 @@ def test_how_typical_a_contradicting_sticker_must_be_is_a_parameter() -> None:
     ("case", "move", "face"),
     [
         ("2x2x2-solved-02", "F2", Face.U),
-        ("3x3x3-solved-02", "L2", Face.U),
-        ("3x3x3-solved-02", "R", Face.F),
+        ("3x3x3-solved-02", "B", Face.R),
         ("3x3x3-tetris", "F", Face.U),
+        ("3x3x3-tetris", "B2", Face.L),
     ],
 )
 def test_a_white_turned_in_with_its_line_is_refused(
     vision_data: Path, case: str, move: str, face: Face
 ) -> None:
-    """Accepted before at margins 112.2, 46.5, 46.8 and 23.7: the stickers the turn brought in
+    """Accepted before at margins 112.2, 45.8, 23.7 and 24.3: the stickers the turn brought in
     look like the scan's white, which the glare exception left to the constraints. With another
     sticker of the same edge line objecting, it is a turn, not glare: refused, the line named."""
     rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
@@ -282,6 +282,6 @@ def test_a_lightest_looking_sticker_is_left_to_the_constraints_unless_its_line_o
     cost[face + 2, 2] = 3.0 + TURNED_LINE_COST  # by exactly the bar: not enough
     assert _left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 6, 1] = 3.0
-    cost[face + 6, 2] = 40.0  # F[2,0] objects, on F[0,0]'s edge column
+    cost[face + 6, 2] = 60.0  # F[2,0] objects, on F[0,0]'s edge column
     assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
     assert not _left_to_constraints(cost, refs, labels, n)[face + 4]  # (its best is colour 5)
