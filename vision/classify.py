@@ -32,7 +32,8 @@ legal readings: a sticker the scan shows as a typical member of another colour t
 has no margin (:func:`contradicted`: a face photographed after the cube turned), judged under the
 answer's model and again under a robust one that the misread stickers cannot move
 (:func:`vision.references.robust_model_costs`; there a sticker that looks like the scan's
-lightest colour is left to the constraints, since glare pulls any colour towards it); and a face
+lightest colour is left to the constraints, since glare pulls any colour towards it, unless
+another sticker of its edge line of the face objects too: a turn moves a whole line); and a face
 whose samples repeat another face's exactly refuses the read (:func:`repeated_faces`).
 """
 
