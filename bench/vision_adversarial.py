@@ -2,7 +2,8 @@
 
 Usage::
 
-    python bench/vision_adversarial.py [--seeds 4] [--photo-seeds 2] [--first-seed 0] [--json]
+    python bench/vision_adversarial.py [--seeds 4] [--photo-seeds 2] [--first-seed 0]
+        [--sweep-part K/M | --no-sweep] [--json]
 
 A held-out check (never used to build or tune the classifier). Every labelled real RGB scan of
 ``shared/vision-data/rgb-scans`` under seeded classes of input beyond the lighting the sets span,
@@ -29,6 +30,13 @@ RGB classes (per sticker mean RGB, 0..255):
 * ``moved-face``: one face from the cube after a random turn (the cube moved between shots);
 * ``face-twice``: one face's samples replaced by another face's, turned;
 * ``face-turned``: one face's samples turned by 90°, 180° or 270° (a camera mounted turned).
+
+The ``turned-face-sweep`` (kind ``sweep``, one row per cube size and one for all): every real
+scan with each face taken after each of the 15 outer turns that change what it shows (a turn of
+the opposite face leaves it as it was), the other faces before: 90 reads a scan, 2,700 in all
+(the gripper slipped or a face turned between photos). No seeds; ``--sweep-part K/M`` reads the
+scans whose index modulo M is K only (``0/2`` and ``1/2`` to tune on one half and confirm on the
+other), ``--no-sweep`` none.
 
 Photo classes (free mode, the given photo sets): ``jpeg-q10``, ``motion-blur`` (a 15-pixel
 line at 1920 px), ``tint-strong`` (B ×0.55, R ×1.45 on every image), ``tungsten-one-face``
@@ -221,6 +229,28 @@ RGB_CLASSES: dict[str, RgbClass] = {
 }
 
 
+FACE_NAMES = "URFDLB"
+OPPOSITE = {"U": "D", "D": "U", "R": "L", "L": "R", "F": "B", "B": "F"}
+OUTER_TURNS = tuple(f"{face}{amount}" for face in FACE_NAMES for amount in ("", "'", "2"))
+
+
+def turned_faces(rgb: FloatArray, shown: IntArray) -> list[tuple[str, FloatArray, IntArray]]:
+    """Each face taken after each outer turn that changes it, the others before: (what, rgb,
+    colours shown)."""
+    n = rgb.shape[1]
+    cases = []
+    for f, face in enumerate(FACE_NAMES):
+        for turn in OUTER_TURNS:
+            if turn[0] == OPPOSITE[face]:
+                continue
+            perm = sequence_permutation(parse(turn), n)  # new = old[perm]
+            x, colours = rgb.copy(), shown.copy()
+            x[f] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[f]
+            colours[f] = shown.reshape(-1)[perm].reshape(shown.shape)[f]
+            cases.append((f"{face} after {turn}", x, colours))
+    return cases
+
+
 def _gain(image: UInt8Image, bgr: tuple[float, float, float]) -> UInt8Image:
     return np.clip(image.astype(np.float32) * np.array(bgr, np.float32), 0, 255).astype(np.uint8)
 
@@ -304,13 +334,17 @@ def _read(fn: Callable[..., Any], *args: Any) -> Any:
         return exc
 
 
-def rgb_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
+def _real_scans(data: Path) -> list[tuple[str, FloatArray, str]]:
     manifest = json.loads((data / "rgb-scans" / "MANIFEST.json").read_text(encoding="utf-8"))
-    cases = [
+    return [
         (name, load_rgb_scan(data / "rgb-scans" / name), meta["expected_kociemba"])
         for name, meta in sorted(manifest.items())
         if meta["expected_kociemba"] and "older" not in meta["source"]
     ]
+
+
+def rgb_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
+    cases = _real_scans(data)
     rows = []
     for name, fn in RGB_CLASSES.items():
         tally = Tally(name)
@@ -323,6 +357,35 @@ def rgb_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
                 tally.add(f"{case} seed {seed}", _read(read_rgb, x), shown_cube)
         rows.append(tally.row("rgb"))
     return rows
+
+
+def sweep_rows(data: Path, part: int = 0, parts: int = 1) -> list[dict[str, Any]]:
+    """The turned-face sweep over the real scans whose index modulo ``parts`` is ``part``: a row
+    per cube size, then one for all."""
+    tallies: dict[str, Tally] = {}
+    every = Tally("turned-face-sweep")
+    for index, (case, rgb, expected) in enumerate(_real_scans(data)):
+        if index % parts != part:
+            continue
+        n = rgb.shape[1]
+        tally = tallies.setdefault(f"turned-face {n}x{n}", Tally(f"turned-face {n}x{n}"))
+        colours = Cube.from_facelets(expected).stickers.astype(np.intp).reshape(rgb.shape[:3])
+        for what, x, shown in turned_faces(rgb, colours):
+            shown_cube = Cube(shown.astype(np.uint8), n).to_facelets()
+            read = _read(read_rgb, x)
+            tally.add(f"{case} {what}", read, shown_cube)
+            every.add(f"{case} {what}", read, shown_cube)
+    return [t.row("sweep") for _, t in sorted(tallies.items())] + [every.row("sweep")]
+
+
+def _part(text: str) -> tuple[int, int]:
+    try:
+        part, parts = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K/M (e.g. 0/2), got {text!r}") from None
+    if parts < 1 or not 0 <= part < parts:
+        raise argparse.ArgumentTypeError(f"expected 0 <= K < M, got {text!r}")
+    return part, parts
 
 
 def photo_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
@@ -347,9 +410,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="seeds start here")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--sweep-part",
+        type=_part,
+        default=(0, 1),
+        metavar="K/M",
+        help="turned-face sweep over the real scans with index %% M == K (default 0/1: all)",
+    )
+    parser.add_argument("--no-sweep", action="store_true", help="skip the turned-face sweep")
     args = parser.parse_args(argv)
     rows = rgb_rows(args.data, args.seeds, args.first_seed)
     rows += photo_rows(args.data, args.photo_seeds, args.first_seed)
+    if not args.no_sweep:
+        rows += sweep_rows(args.data, *args.sweep_part)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

@@ -17,7 +17,15 @@ import pytest
 from solver.cube.facelets import sequence_permutation
 from solver.cube.geometry import Face
 from solver.cube.notation import parse
-from vision.classify import CONTRADICTION_COST, StickerRef, classify, contradicted, repeated_faces
+from vision.classify import (
+    CONTRADICTION_COST,
+    TURNED_LINE_COST,
+    StickerRef,
+    _left_to_constraints,
+    classify,
+    contradicted,
+    repeated_faces,
+)
 from vision.colour import rgb_to_lab
 from vision.evidence import Evidence
 from vision.rgbfile import load_rgb_scan
@@ -220,3 +228,60 @@ def test_how_typical_a_contradicting_sticker_must_be_is_a_parameter() -> None:
     assert not contradicted(cost, labels, 25.0)[7]
     assert contradicted(cost, labels, 25.0, 2.0)[7]
     assert not contradicted(cost, labels, 60.0, 2.0)[7]  # an objection of 51.5, under the bar
+
+
+@pytest.mark.parametrize(
+    ("case", "move", "face"),
+    [
+        ("2x2x2-solved-02", "F2", Face.U),
+        ("3x3x3-solved-02", "B", Face.R),
+        ("3x3x3-tetris", "F", Face.U),
+        ("3x3x3-tetris", "B2", Face.L),
+    ],
+)
+def test_a_white_turned_in_with_its_line_is_refused(
+    vision_data: Path, case: str, move: str, face: Face
+) -> None:
+    """Accepted before at margins 112.2, 45.8, 23.7 and 24.3: the stickers the turn brought in
+    look like the scan's white, which the glare exception left to the constraints. With another
+    sticker of the same edge line objecting, it is a turn, not glare: refused, the line named."""
+    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
+    n = rgb.shape[1]
+    perm = sequence_permutation(parse(move), n)
+    mixed = rgb.copy()
+    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
+    turned = {
+        StickerRef(face, r, c)
+        for r in range(n)
+        for c in range(n)
+        if not np.array_equal(mixed[face, r, c], rgb[face, r, c])
+    }
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert result.in_doubt and set(result.in_doubt) <= turned
+    assert read_rgb(rgb).accepted
+
+
+def test_a_lightest_looking_sticker_is_left_to_the_constraints_unless_its_line_objects() -> None:
+    n = 3
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = np.full((54, 6), 60.0)
+    cost[np.arange(54), labels] = 3.0
+    refs = np.zeros((6, 3))
+    refs[0, 0] = 1.0  # colour 0 is the scan's lightest
+    face = 2 * 9  # face 2, read all colour 2
+    cost[face + 0] = 60.0
+    cost[face + 0, 0] = 3.0  # F[0,0] looks white: left to the constraints
+    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 4, 5] = 3.0
+    cost[face + 4, 2] = 60.0  # the centre objects too, not on F[0,0]'s lines: still left
+    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 2, 5] = 3.0
+    cost[face + 2, 2] = 60.0  # F[0,2] objects by 57, on its edge row: a turn
+    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 2, 2] = 3.0 + TURNED_LINE_COST  # by exactly the bar: not enough
+    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 6, 1] = 3.0
+    cost[face + 6, 2] = 60.0  # F[2,0] objects, on F[0,0]'s edge column
+    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert not _left_to_constraints(cost, refs, labels, n)[face + 4]  # (its best is colour 5)
