@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
-import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -64,6 +62,7 @@ from robot.kinds.profile import (
 )
 from solver.api import AUTO, engine_for_size
 from solver.cost import CostModel
+from vision.imagefile import read_regular
 
 __all__ = [
     "CONFIG_VERSION",
@@ -89,7 +88,6 @@ __all__ = [
     "load_config",
     "parse_config",
     "path_problem",
-    "read_bounded",
 ]
 
 logger = logging.getLogger(__name__)
@@ -256,7 +254,7 @@ class RobotConfig(Section):
         read, is not UTF-8 text or holds nothing is a :class:`ConfigError` at that key."""
         path = self.resolve(getattr(getattr(self, section), key))
         try:
-            secret = read_bounded(path, MAX_SECRET_BYTES).decode("utf-8").strip()
+            secret = read_regular(path, MAX_SECRET_BYTES).decode("utf-8").strip()
         except OSError as exc:
             problem = f"cannot read the {what} file {path}: {exc.strerror}"
         except UnicodeDecodeError as exc:
@@ -368,20 +366,6 @@ MAX_PROFILE_BYTES = 1 << 20
 MAX_SECRET_BYTES = 4096
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file ``path``, refused unread when it is something else or
-    longer than ``limit``: ``OSError`` with the reason in ``strerror``. A FIFO is opened
-    without waiting for a writer (``O_NONBLOCK``) and refused; ``/dev/zero`` is not read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        raw = file.read(limit + 1)
-    if len(raw) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
-    return raw
-
-
 def path_problem(path: Path) -> str | None:
     """Why ``path`` cannot even be looked up (a name longer than the system allows, a loop of
     links), or ``None``; ``is_file()`` and ``is_dir()`` raise for these."""
@@ -401,7 +385,7 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
     Relative paths in it are resolved against ``base_dir`` if given, else the file's folder."""
     p = Path(path)
     try:
-        raw = read_bounded(p, MAX_PROFILE_BYTES)
+        raw = read_regular(p, MAX_PROFILE_BYTES)
     except OSError as exc:
         raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(p)) from exc
     try:

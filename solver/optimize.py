@@ -162,14 +162,10 @@ def _merged_run(group: tuple[Move, ...], axis: Face, n: int) -> tuple[Move, ...]
     return best
 
 
-def _wide_spelling(group: Sequence[Move], axis: Face, n: int) -> list[Move] | None:
-    """The net quarter turns of ``group`` (one axis) as blocks from the axis's two faces
-    only, one a place where the net turn changes between two layers (each block has an outer
-    layer: 1 OBTM, where an inner block costs 2): ``[2, 2, 3]`` (``Fw2 3F'``) is ``Fw'
-    3Fw'``. Each such place is reached from one face; the blocks from the near face must add
-    up to the net turn of layer 1 (mod 4), a subset sum over the places (4 residues). None
-    when no split does (only a whole-cube turn would)."""
-    change: dict[int, int] = {}  # the net turns from a layer on, minus those before it
+def _changes(group: Sequence[Move], axis: Face, n: int) -> dict[int, int]:
+    """For each layer where a move of ``group`` (one axis) starts or ends, counted from
+    ``axis``: the net quarter turns from that layer on minus those of the layer before it."""
+    change: dict[int, int] = {}
     for move in group:
         lo, hi = move.layers(n)
         turns = move.turns
@@ -177,6 +173,17 @@ def _wide_spelling(group: Sequence[Move], axis: Face, n: int) -> list[Move] | No
             lo, hi, turns = n + 1 - hi, n + 1 - lo, -turns
         change[lo] = change.get(lo, 0) + turns
         change[hi + 1] = change.get(hi + 1, 0) - turns
+    return change
+
+
+def _wide_spelling(group: Sequence[Move], axis: Face, n: int) -> list[Move] | None:
+    """The net quarter turns of ``group`` (one axis) as blocks from the axis's two faces
+    only, one a place where the net turn changes between two layers (each block has an outer
+    layer: 1 OBTM, where an inner block costs 2): ``[2, 2, 3]`` (``Fw2 3F'``) is ``Fw'
+    3Fw'``. Each such place is reached from one face; the blocks from the near face must add
+    up to the net turn of layer 1 (mod 4), a subset sum over the places (4 residues). None
+    when no split does (only a whole-cube turn would)."""
+    change = _changes(group, axis, n)
     inner = sorted(j for j, t in change.items() if 1 < j <= n and t % 4)
     # residue of the near face's places' changes -> those places (the first split found)
     splits: dict[int, tuple[int, ...]] = {0: ()}
@@ -201,14 +208,7 @@ def _merge_group(group: Sequence[Move], axis: Face, n: int) -> list[Move]:
     counted from ``axis``). The net turns change only where a move's layers start or end, so
     they are swept over those places (a few per move) rather than layer by layer: a big cube's
     moves span up to N layers."""
-    change: dict[int, int] = {}  # the net turns from a layer on, minus those before it
-    for move in group:
-        lo, hi = move.layers(n)
-        turns = move.turns
-        if move.face is not axis:
-            lo, hi, turns = n + 1 - hi, n + 1 - lo, -turns
-        change[lo] = change.get(lo, 0) + turns
-        change[hi + 1] = change.get(hi + 1, 0) - turns
+    change = _changes(group, axis, n)
     runs: list[tuple[int, int, int]] = []  # (first layer, last layer, quarter turns 1..3)
     places = sorted(change)
     level = 0
