@@ -6,38 +6,23 @@ without being opened for a blocking read."""
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from robot.cameras import state_file_source
+from tests.fifo_guard import outcome_without_writer
 from vision.calibration import load_calibration
 from vision.errors import CalibrationError, CaptureError, ScanInputError
 from vision.rgbfile import load_rgb_scan
 
 
 def _refused_at_once(fifo: Path, call: Callable[[], object]) -> BaseException:
-    """What ``call`` raised; fails (after unblocking it) if it waited on the FIFO."""
-    raised: list[BaseException] = []
-
-    def body() -> None:
-        try:
-            call()
-        except BaseException as exc:  # handed to the test thread
-            raised.append(exc)
-
-    worker = threading.Thread(target=body)
-    worker.start()
-    worker.join(10)
-    if worker.is_alive():
-        with open(fifo, "w"):
-            pass
-        worker.join(10)
-        pytest.fail(f"{call} waited for a writer on {fifo}")
-    assert raised, "a FIFO was read as a file"
-    return raised[0]
+    """What ``call`` raised; fails if it waited on the FIFO or returned."""
+    got = outcome_without_writer(fifo, call)
+    assert got and isinstance(got[0], BaseException), "a FIFO was read as a file"
+    return got[0]
 
 
 @pytest.fixture

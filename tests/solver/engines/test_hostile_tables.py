@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 
 from solver.engines.common.tablefile import read_table, write_table
 from solver.engines.twophase.tables.cache import MAGIC, Corrupt, read_bundle, write_bundle
+from tests.fifo_guard import outcome_without_writer
 
 TABLE_MAGIC = b"TESTTBL1"
 TABLE = np.arange(100, dtype=np.int8)
@@ -70,31 +69,10 @@ def test_a_bundle_header_of_the_wrong_types_is_corrupt(
         read_bundle(path, "test")
 
 
-def _refused_at_once(fifo: Path, call: Callable[[], object]) -> list[object]:
-    """What ``call`` returned or raised; fails (after unblocking it) if it waited on the FIFO."""
-    got: list[object] = []
-
-    def body() -> None:
-        try:
-            got.append(call())
-        except BaseException as exc:  # handed to the test thread
-            got.append(exc)
-
-    worker = threading.Thread(target=body)
-    worker.start()
-    worker.join(10)
-    if worker.is_alive():
-        with open(fifo, "wb"):
-            pass
-        worker.join(10)
-        pytest.fail(f"waited for a writer on {fifo}")
-    return got
-
-
 def test_a_fifo_where_a_bundle_goes_is_corrupt_not_waited_on(tmp_path: Path) -> None:
     fifo = tmp_path / "twophase-v2-test.bin"
     os.mkfifo(fifo)
-    got = _refused_at_once(fifo, lambda: read_bundle(fifo, "test"))
+    got = outcome_without_writer(fifo, lambda: read_bundle(fifo, "test"))
     assert len(got) == 1 and isinstance(got[0], Corrupt)
     assert "not a regular file" in str(got[0])
 
@@ -102,7 +80,7 @@ def test_a_fifo_where_a_bundle_goes_is_corrupt_not_waited_on(tmp_path: Path) -> 
 def test_a_fifo_where_a_table_goes_is_damaged_not_waited_on(tmp_path: Path) -> None:
     fifo = tmp_path / "t.bin"
     os.mkfifo(fifo)
-    got = _refused_at_once(fifo, lambda: read_table(fifo, TABLE_MAGIC, {"v": 1}, 100, "t"))
+    got = outcome_without_writer(fifo, lambda: read_table(fifo, TABLE_MAGIC, {"v": 1}, 100, "t"))
     assert got == [None]
 
 
