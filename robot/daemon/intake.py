@@ -120,6 +120,8 @@ class Intake:
         self._refusal_logs = _Bucket(*REFUSAL_RATE)
         #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
         self.refused: dict[str, int] = {}
+        #: held while a command may replace the link or start a job (see :meth:`_command`)
+        self._link_lock = asyncio.Lock()
 
     @property
     def busy(self) -> bool:
@@ -289,6 +291,19 @@ class Intake:
             return ok_reply(command, firmware_state=status.state.name)
         if isinstance(command, AbortCommand):
             return await self._abort(command)
+        if not isinstance(command, HomeCommand) and not self.ctx.prepared.is_set():
+            # a job right after start waits for the solver's tables (status PREPARING)
+            logger.info("%s waits for the solver tables", verb)
+            await self.ctx.prepared.wait()
+        # One at a time: commands run as tasks side by side, and two of these at once made two
+        # jobs (each saw no job running), or two fresh sessions (two links left open on the
+        # one port: bench/chaos.py); an abort's homing takes the lock too.
+        async with self._link_lock:
+            return await self._serialized(command)
+
+    async def _serialized(self, command: Command) -> Reply:
+        """``home``, ``resume`` and the new jobs, under :attr:`_link_lock`."""
+        verb = command.verb
         if self.busy:
             job_id = self.ctx.job.id if self.ctx.job else "?"
             raise CommandError(
@@ -299,10 +314,6 @@ class Intake:
             await self._fresh_session()
             status = await self.ctx.link.home()
             return ok_reply(command, firmware_state=status.state.name)
-        if not self.ctx.prepared.is_set():
-            # a job right after start waits for the solver's tables (status PREPARING)
-            logger.info("%s waits for the solver tables", verb)
-            await self.ctx.prepared.wait()
         if isinstance(command, ResumeCommand):
             await self._wait_for_link(command)
         if not self.ctx.firmware_ready.is_set():
@@ -340,8 +351,9 @@ class Intake:
         await self._abort_execution()
         await self.job_done.wait()
         if was_executing:
-            await self._fresh_session()
-            await self.ctx.link.home()  # clear the latched stop: ready for the next job
+            async with self._link_lock:  # a home or a new job sent meanwhile waits for it
+                await self._fresh_session()
+                await self.ctx.link.home()  # clear the latched stop: ready for the next job
         return ok_reply(command, job_id=job.id, state=str(self.ctx.state))
 
     async def _resume(self, command: ResumeCommand) -> Reply:
