@@ -14,6 +14,7 @@ from typing import ClassVar
 import pytest
 
 from firmware_protocol.link import FirmwareInfo
+from firmware_protocol.messages import FirmwareState
 from robot.daemon import JobState
 from tests.robot.daemon_fakes import FakeFirmware, FakeLink, running, scrambled
 from tests.robot.helpers import run
@@ -82,5 +83,30 @@ def test_two_starts_at_once_make_one_job(fast_tmp: Path) -> None:
             assert rig.state() is JobState.DONE
             assert len(rig.journal.sync.jobs()) == 1
             assert fw.cube.is_solved()
+
+    run(body(), 30)
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.005, 0.012])
+def test_an_estop_during_a_homes_fresh_session_stops_and_stays(
+    after_s: float, fast_tmp: Path
+) -> None:
+    """Found by bench/chaos.py: an estop that came while ``home`` had closed the old link and
+    was connecting the new one was refused (``link ... is closed``) and never reached the
+    firmware; one that came just before the HOME went out was cleared by it."""
+    fw = FakeFirmware(scrambled())
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite", firmware=fw, link_type=SlowLink) as rig:
+            home = asyncio.ensure_future(rig.daemon.submit("home"))
+            await asyncio.sleep(after_s)
+            stop = await rig.daemon.submit("estop")
+            assert stop["ok"], stop
+            reply = await home
+            assert not reply["ok"] and "emergency stop" in reply["error"]["message"], reply
+            assert fw.state is FirmwareState.STOPPED  # the stop stays until a later home
+            assert fw.homes == 0
+            assert (await rig.daemon.submit("home"))["ok"]
+            assert fw.state is FirmwareState.IDLE and fw.homes == 1
 
     run(body(), 30)
