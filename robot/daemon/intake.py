@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from firmware_protocol.errors import LinkError
+from firmware_protocol.errors import LinkClosedError, LinkError
 from firmware_protocol.messages import FirmwareState, Status
 from robot.commands import (
     AbortCommand,
@@ -65,6 +65,8 @@ UNJOURNALED_VERBS = SAFETY_VERBS | {"status"}
 QUEUE_LIMIT = 64
 #: an estop that meets a fresh session replacing the link waits this long for the new one
 ESTOP_SWAP_WAIT_S = 2.0
+#: a fresh session's link that could not connect tries again after these back-offs (s)
+RECONNECT_MIN_S, RECONNECT_MAX_S = 0.05, 5.0
 #: per verb: (commands per second sustained, burst); past it: ``rate_limited``
 RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
 DEFAULT_RATE = (5.0, 10.0)
@@ -531,10 +533,36 @@ class Intake:
         self._swapping = True
         try:
             await self.ctx.link.close()
-            self.ctx.link = self.link_factory()
-            await self.ctx.link.connect()
+            link = self.ctx.link = self.link_factory()
+            try:
+                await link.connect()
+            except asyncio.CancelledError:  # the daemon stops: the new link must not outlive it
+                await asyncio.shield(link.close())
+                raise
+            except LinkError:
+                # the command fails, but the link must not stay dead (it gave up): keep
+                # connecting, as at start, until it is back or replaced (bench/chaos.py)
+                self._spawn(self._keep_connecting(link), "link-reconnect")
+                raise
         finally:
             self._swapping = False
+
+    async def _keep_connecting(self, link: FirmwarePort) -> None:
+        delay = RECONNECT_MIN_S
+        while self.ctx.link is link and not link.connected:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_S)
+            if self.ctx.link is not link:
+                return
+            try:
+                await link.connect()
+            except LinkClosedError:
+                return
+            except LinkError as exc:
+                logger.warning("firmware: %s; retrying in %.1f s", exc, delay)
+        if self.ctx.link is link:
+            logger.info("firmware link back after a failed fresh session")
+            self.ctx.publish_status()
 
     async def _abort_execution(self) -> None:
         """Stop gracefully: hold after the group in progress, then latch a stop (no face is left

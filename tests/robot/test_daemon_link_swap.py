@@ -23,22 +23,25 @@ pytestmark = pytest.mark.usefixtures("solver_tables")
 
 
 class SlowLink(FakeLink):
-    """A link that takes a moment to open its session, and counts the links open at once."""
+    """A link that takes a moment to open its session, and counts the links open at once
+    (from ``connect()`` to ``close()``)."""
 
     open_links: ClassVar[set[SlowLink]] = set()
     most_open: ClassVar[int] = 0
 
     async def connect(self) -> FirmwareInfo:
-        await asyncio.sleep(0.02)
-        info = await super().connect()
+        # as FirmwareLink: the port opens at once (in its own task, which a caller that stops
+        # waiting does not stop), the session a moment later
         if not self._closed:
             SlowLink.open_links.add(self)
             SlowLink.most_open = max(SlowLink.most_open, len(SlowLink.open_links))
-        return info
+        await asyncio.sleep(0.02)
+        return await super().connect()
 
     async def close(self) -> None:
-        SlowLink.open_links.discard(self)
         await super().close()
+        await asyncio.sleep(0.005)  # as FirmwareLink: its tasks and the port take a moment
+        SlowLink.open_links.discard(self)
 
 
 @pytest.fixture(autouse=True)
@@ -108,5 +111,50 @@ def test_an_estop_during_a_homes_fresh_session_stops_and_stays(
             assert fw.homes == 0
             assert (await rig.daemon.submit("home"))["ok"]
             assert fw.state is FirmwareState.IDLE and fw.homes == 1
+
+    run(body(), 30)
+
+
+def test_a_fresh_session_that_cannot_connect_keeps_trying(fast_tmp: Path) -> None:
+    """A ``home`` whose new link cannot open the port (unplugged just then) fails, but the
+    daemon's link does not stay dead: it keeps connecting, and the next job runs once the
+    port is back (it failed ``firmware`` for ever, until someone sent ``home`` again)."""
+    fw = FakeFirmware(scrambled())
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite", firmware=fw, link_type=SlowLink) as rig:
+            fw.connect_failures = 3
+            reply = await rig.daemon.submit("home")
+            assert not reply["ok"] and reply["error"]["code"] == "firmware", reply
+            async with asyncio.timeout(5):
+                while not rig.daemon.link.connected:
+                    await asyncio.sleep(0.01)
+            await rig.job("start")
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+
+    run(body(), 30)
+
+
+@pytest.mark.parametrize("verb", ["home", "abort"])
+@pytest.mark.parametrize("after_s", [0.0, 0.002, 0.01, 0.025])
+def test_a_daemon_stopped_during_a_fresh_session_leaves_no_link_open(
+    verb: str, after_s: float, fast_tmp: Path
+) -> None:
+    """Found by bench/chaos.py: an abort still homing when the daemon stopped opened its new
+    link after the shutdown had closed the old one; that link kept the port and reconnected
+    for ever (its failure logged as a never-retrieved exception once the port went)."""
+    fw = FakeFirmware(scrambled(), pause_after=3)
+
+    async def body() -> None:
+        async with running(fast_tmp / "j.sqlite", firmware=fw, link_type=SlowLink) as rig:
+            if verb == "abort":
+                await rig.daemon.submit("start")
+                await fw.paused.wait()
+            command = asyncio.ensure_future(rig.daemon.submit(verb))
+            await asyncio.sleep(after_s)
+            rig.daemon.stop()
+        command.cancel()
+        await asyncio.sleep(0.05)  # a link opened late would be in the set by now
+        assert SlowLink.open_links == set()
 
     run(body(), 30)
