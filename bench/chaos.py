@@ -9,9 +9,12 @@ what the simulated robot can do:
   ``flip``, byte ``drop``, frame ``dup``, line ``delay``; a firmware ``reset`` halfway through a
   move, a motor ``stall``, the port vanishing (``vanish``, sometimes for longer than the link's
   reconnect budget);
-* from outside the line: a ``forge``d frame with a valid CRC (counters past what the host sent,
-  counters out of order, a boot id that changed), a daemon ``kill`` mid-job and a restart from
-  the journal, an ``estop`` or an ``abort`` at a random moment.
+* from outside the line: a ``forge``d frame with a valid CRC (counters past what the host
+  sent, counters out of order, a boot id that changed; or an EXECUTED two moves ahead of the
+  motors, within what the host sent: no host can tell it from the truth, only the check after a
+  solve can catch what it did), a daemon ``kill`` mid-job and a restart from the journal, an
+  ``estop`` or an ``abort`` at a random moment (once the firmware executed a drawn number of
+  moves, or while the first job scans and solves).
 
 Then it drives the job to its end as an operator would: ``home`` when the motors are stopped or
 faulted, ``resume`` (with or without ``rescan``, at random; with it when the status asks) when
@@ -37,7 +40,13 @@ Invariants checked on every trial (a violation is printed with the trial's seed)
 * ``traceback``: a log record carries a traceback (``logger.exception``, an unretrieved task
   exception);
 * ``estop_slow``: the firmware got the emergency stop later than :data:`ESTOP_BOUND_S` after
-  the command (plus the line's injected delay and two repeats when the line loses bytes);
+  the command (plus the line's injected delay, two repeats when the line loses bytes, and the
+  firmware's boot time and a repeat when it was rebooting after a reset: it hears nothing
+  then, and its motors are still);
+* ``stop_slow``: an ``estop`` or ``abort`` was not answered, or the job it stopped had not
+  ended, within :data:`STOP_BOUND_S` (plus the longest vanished port of the trial);
+* ``link_leak``: a firmware link a daemon made is still open after the daemon stopped (it
+  would hold the port and reconnect for ever);
 * ``no_restart``: a daemon did not start, or did not reach its firmware, within
   :data:`RESTART_BOUND_S`, or its task ended with an exception.
 
@@ -96,13 +105,15 @@ STEP_TIMEOUT_S = 90.0
 RESTART_BOUND_S = 20.0
 #: from the estop command to the firmware stopping (tests/robot/test_daemon_safety.py's bound)
 ESTOP_BOUND_S = 0.050
+#: from an estop or abort to its reply and the end of the job it stopped (plus any vanish)
+STOP_BOUND_S = 3.0
 
 LINE_KINDS = ("flip", "drop", "dup", "delay")
 MOVE_KINDS = ("reset", "stall", "vanish")
 OUTSIDE_KINDS = ("forge", "kill", "estop", "abort")
 KINDS = LINE_KINDS + MOVE_KINDS + OUTSIDE_KINDS
 #: forged frames (valid CRC): what the host must not believe
-FORGERIES = ("executed_far", "status_far", "out_of_order", "boot_id")
+FORGERIES = ("executed_far", "status_far", "out_of_order", "boot_id", "executed_ahead")
 #: codes after which the cube is left as it is and the operator may try again (a refusal)
 REFUSALS = frozenset({"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved"})
 
@@ -136,11 +147,12 @@ class Schedule:
     rescan_bias: float = 0.3
 
 
-def draw(seed: int) -> Schedule:
+def draw(seed: int, pool: tuple[str, ...] = KINDS) -> Schedule:
+    """The schedule of trial ``seed``: one to four fault kinds drawn from ``pool``."""
     rng = random.Random(seed)
     scramble = " ".join(str(m) for m in random_moves(3, 20, seed=seed))
-    count = rng.choice((1, 2, 2, 3, 3, 4))
-    kinds = sorted(rng.sample(KINDS, count), key=KINDS.index)
+    count = min(len(pool), rng.choice((1, 2, 2, 3, 3, 4)))
+    kinds = sorted(rng.sample(pool, count), key=KINDS.index)
     spec: list[str] = []
     if "flip" in kinds:
         spec.append(f"flip={rng.uniform(1e-4, 2e-3):.2g}")
@@ -250,6 +262,7 @@ class TrialResult:
     violations: list[str]
     estop_ms: float | None
     wall_s: float
+    job_s: list[float]
     daemons: int
     final_code: str | None = None
 
@@ -276,12 +289,17 @@ class Trial:
         self.task: asyncio.Task[None] | None = None
         self.journal: KillableJournal | None = None
         self.links: list[FirmwareLink] = []
+        #: every link any daemon of the trial made: none may be open once it stopped
+        self.all_links: list[FirmwareLink] = []
         self.estop_sent: float | None = None
         self.estop_seen: float | None = None
         self.estop_link_up = False
+        self.resets_at: list[float] = []
         self.port = ""
         self.restarting = False
         self.generation = 0
+        #: how long the operator waited for each job (or attempt) to end
+        self.job_s: list[float] = []
 
     # --- daemon lives ---------------------------------------------------------------------------
 
@@ -296,6 +314,7 @@ class Trial:
         def make_link() -> FirmwareLink:
             link = FirmwareLink(self.port, config=link_config(self.config))
             links.append(link)
+            self.all_links.append(link)
             return link
 
         self.daemon = Daemon(
@@ -356,6 +375,9 @@ class Trial:
         kind = self.s.forgery
         if kind == "executed_far":
             message: Any = Executed(nv.last_received + 1000, nv.last_received + 1000, 3)
+        elif kind == "executed_ahead":  # within what the host sent, but not run (yet)
+            ahead = min(nv.last_executed + 2, nv.last_received)
+            message = Executed(ahead, max(ahead, nv.started_upto), 3)
         elif kind == "out_of_order":
             message = Executed(nv.last_executed + 1, max(0, nv.last_executed - 1), 3)
         else:
@@ -381,7 +403,19 @@ class Trial:
             )
             self.estop_sent = time.perf_counter()
         self.steps.append(verb)
-        await self.daemon.submit(verb, {})
+        daemon = self.daemon
+        running = not daemon.job_done.is_set()
+        began = time.monotonic()
+        bound = STOP_BOUND_S + max((ms for _, ms in self.fw.faults.vanish), default=0.0) / 1e3
+        try:
+            await asyncio.wait_for(daemon.submit(verb, {}), bound)
+            if running:
+                await asyncio.wait_for(daemon.job_done.wait(), bound)
+        except TimeoutError:
+            pass
+        took = time.monotonic() - began
+        if took > bound and (running or not daemon.job_done.is_set()):
+            self.violations.append(f"stop_slow: {verb} took {took:.1f} s > {bound:.1f} s")
 
     def watch_estop(self) -> None:
         original = self.fw._estop
@@ -392,6 +426,13 @@ class Trial:
             original()
 
         self.fw._estop = estop  # type: ignore[method-assign]
+        reset = self.fw.reset
+
+        def reset_at() -> None:
+            self.resets_at.append(time.perf_counter())
+            reset()
+
+        self.fw.reset = reset_at  # type: ignore[method-assign]
 
     async def outside_faults(self) -> None:
         """The kill, e-stop, abort and forged frame, each at its moment: once the firmware has
@@ -445,6 +486,13 @@ class Trial:
     async def wait_job(self) -> None:
         """Until no job runs (a kill meanwhile: on the daemon that restarted)."""
         busy = (JobState.SCANNING, JobState.VALIDATING, JobState.SOLVING, JobState.EXECUTING)
+        began = time.monotonic()
+        try:
+            await self._wait_job(busy)
+        finally:
+            self.job_s.append(round(time.monotonic() - began, 2))
+
+    async def _wait_job(self, busy: tuple[JobState, ...]) -> None:
         async with asyncio.timeout(STEP_TIMEOUT_S):
             while True:
                 await asyncio.sleep(0.02)
@@ -472,6 +520,11 @@ class Trial:
                 done = [e for e in self.sink.events if e[0] == "done"]
                 if done and done[-1][1].get("solved"):
                     return "solved", None
+            if state == JobState.IDLE and resumable is None:
+                # a daemon killed before its job reached the motors restarts IDLE (the job
+                # closed as interrupted, `recovered` said not resumable): start again
+                await self.submit("start", {})
+                continue
             if resumable is None and code not in self.codes:
                 self.violations.append(f"no_guidance: state {state}, error {error!r}")
                 return "stuck", code
@@ -545,6 +598,9 @@ class Trial:
             bound += float(spec.split("delay=", 1)[1].split(":", 1)[1].split(",", 1)[0]) / 1e3
         if "flip" in spec or "drop" in spec:
             bound += 0.05 + 0.1  # the ESTOP lost once or twice: repeated after 50 ms, then 100
+        boot_s = self.fw.config.boot_time_s
+        if any(self.estop_sent - boot_s <= at <= self.estop_seen for at in self.resets_at):
+            bound += boot_s + 0.05  # a firmware booting hears nothing: the ESTOP's repeat does
         if self.estop_link_up and latency > bound:
             self.violations.append(f"estop_slow: {latency * 1e3:.1f} ms > {bound * 1e3:.0f} ms")
         return latency * 1e3
@@ -569,6 +625,11 @@ class Trial:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await outside
             await self.stop_daemon()
+            leaked = [link for link in self.all_links if not link._closed]
+            if leaked:
+                self.violations.append(f"link_leak: {len(leaked)} link(s) open after the stop")
+                for link in leaked:
+                    await link.close()
             await self.robot.stop()
         if outcome == "stuck" and not any(v.startswith("stuck") for v in self.violations):
             self.violations.append(f"stuck: no end after {self.steps}")
@@ -592,6 +653,7 @@ class Trial:
             violations=self.violations,
             estop_ms=self.check_estop(),
             wall_s=round(time.monotonic() - began, 2),
+            job_s=self.job_s,
             daemons=self.daemons,
             final_code=code,
         )
@@ -624,17 +686,35 @@ def campaign_config(spec: str, speed: float) -> RobotConfig:
     )
 
 
-async def run_trial(seed: int, speed: float, codes: frozenset[str]) -> TrialResult:
-    schedule = draw(seed)
+async def run_trial(
+    seed: int,
+    speed: float,
+    codes: frozenset[str],
+    log_dir: Path | None = None,
+    pool: tuple[str, ...] = KINDS,
+) -> TrialResult:
+    """One trial; with ``log_dir``, its log (INFO and above) in ``seed-<seed>.log`` there."""
+    schedule = draw(seed, pool)
     catcher = TracebackCatcher()
     root = logging.getLogger()
-    root.addHandler(catcher)
+    handlers: list[logging.Handler] = [catcher]
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_dir / f"seed-{seed}.log", mode="w")
+        file_handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        )
+        handlers.append(file_handler)
+    for handler in handlers:
+        root.addHandler(handler)
     try:
         with tempfile.TemporaryDirectory(prefix="cuberobot-chaos-", dir=_ram()) as folder:
             trial = Trial(schedule, Path(folder), speed, codes)
             result = await trial.run()
     finally:
-        root.removeHandler(catcher)
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
     result.violations += [f"traceback: {record}" for record in catcher.records]
     return result
 
@@ -697,16 +777,24 @@ def print_table(data: dict[str, Any], results: list[TrialResult], out: Any) -> N
                   file=out)  # fmt: skip
 
 
-async def campaign(trials: int, seed: int, speed: float, verbose: bool) -> list[TrialResult]:
+async def campaign(
+    trials: int,
+    seed: int,
+    speed: float,
+    verbose: bool,
+    log_dir: Path | None = None,
+    pool: tuple[str, ...] = KINDS,
+) -> list[TrialResult]:
     codes = documented_codes(Path(__file__).resolve().parents[1] / "docs" / "daemon.md")
     results = []
     for number in range(trials):
-        result = await run_trial(seed + number, speed, codes)
+        result = await run_trial(seed + number, speed, codes, log_dir, pool)
         results.append(result)
         if verbose:
             print(
                 f"seed {result.seed}: {result.outcome} in {result.wall_s} s "
                 f"[{result.spec}; {','.join(result.kinds)}] steps {result.steps} "
+                f"jobs {result.job_s} s "
                 f"violations {result.violations}",
                 file=sys.stderr,
                 flush=True,
@@ -721,19 +809,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=float, default=4.0, help="[simulation] speed_factor")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--verbose", action="store_true", help="a line per trial on stderr")
+    parser.add_argument("--logs", type=Path, help="write each trial's log to LOGS/seed-N.log")
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help="draw only these fault kinds (comma-separated)"
+    )
     args = parser.parse_args(argv)
     if args.trials < 1 or args.seed < 0 or not 0.001 <= args.speed <= 1000:
         parser.error("--trials >= 1, --seed >= 0, --speed 0.001..1000")
+    pool = tuple(k for k in KINDS if k in args.kinds.split(","))
+    unknown = set(args.kinds.split(",")) - set(KINDS)
+    if unknown or not pool:
+        parser.error(f"--kinds: unknown {sorted(unknown)}; known: {','.join(KINDS)}")
     logging.basicConfig(level=logging.WARNING if not args.verbose else logging.INFO)
     logging.getLogger().setLevel(logging.INFO)
     if not args.verbose:
         logging.getLogger().handlers[0].setLevel(logging.CRITICAL)
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=4) as threads:
         loop = asyncio.new_event_loop()
-        loop.set_default_executor(pool)
+        loop.set_default_executor(threads)
         try:
             results = loop.run_until_complete(
-                campaign(args.trials, args.seed, args.speed, args.verbose)
+                campaign(args.trials, args.seed, args.speed, args.verbose, args.logs, pool)
             )
         finally:
             loop.close()
