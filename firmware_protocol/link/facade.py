@@ -14,10 +14,14 @@ import serial
 from firmware_protocol.codec import BITS_PER_BYTE, Frame
 from firmware_protocol.errors import (
     CorruptFrame,
+    EmergencyStopError,
+    ExecutionError,
+    FirmwareStoppedError,
     LinkBusyError,
     LinkClosedError,
     LinkError,
     LinkTimeoutError,
+    MotorFaultError,
     PortError,
     PortLostError,
     PortOpenError,
@@ -34,7 +38,7 @@ from firmware_protocol.link.actions import (
     Write,
 )
 from firmware_protocol.link.core import LinkCore
-from firmware_protocol.link.data import FirmwareInfo, LinkConfig, LinkStats
+from firmware_protocol.link.data import ExecutionReport, FirmwareInfo, LinkConfig, LinkStats
 from firmware_protocol.link.execution import Execution
 from firmware_protocol.link.supervisor import (
     GiveUp,
@@ -259,7 +263,12 @@ class FirmwareLink:
         )
 
     async def home(self, motor_mask: int = 0x3F) -> Status:
-        """Home the motors (also clears STOPPED and FAULT); return the STATUS once homed."""
+        """Home the motors (also clears STOPPED and FAULT); return the STATUS once homed.
+
+        A STATUS after HOME was acknowledged that says STOPPED or FAULT (an emergency stop, a
+        fault while homing) ends the wait at once: :class:`EmergencyStopError`,
+        :class:`MotorFaultError` or :class:`FirmwareStoppedError` (an empty report), rather
+        than :class:`LinkTimeoutError` after ``home_timeout_s``."""
         self._check_usable()
         self._require_idle("home")
         started = self._now()
@@ -267,7 +276,7 @@ class FirmwareLink:
         timeout = max(self.config.home_timeout_s - (self._now() - started), _MIN_HOME_WAIT_S)
         status = await self._await_status(
             StatusRequest(),
-            _homed,
+            _homed_or_stopped,
             timeout=timeout,
             retry_s=_HOME_POLL_S,
             backoff=1.0,
@@ -278,6 +287,8 @@ class FirmwareLink:
             ),
         )
         self._core.note_state(status)
+        if not _homed(status):
+            raise _home_interrupted(status, self.port)
         return status
 
     async def enable_motors(self, enabled_mask: int) -> None:
@@ -541,6 +552,24 @@ class FirmwareLink:
             self._first_session.set_exception(error)
         if self._ticker is not None:
             self._ticker.cancel()
+
+
+def _homed_or_stopped(status: Status) -> bool:
+    """A STATUS after HOME was acknowledged: homed, or stopped while homing (an emergency stop,
+    a fault): the firmware will not go on homing by itself, so waiting longer is pointless."""
+    return _homed(status) or status.state in (FirmwareState.STOPPED, FirmwareState.FAULT)
+
+
+def _home_interrupted(status: Status, port: str) -> ExecutionError:
+    """The error of a HOME a stop or a fault ended (nothing of a sequence was executing)."""
+    nothing = ExecutionReport((), ())
+    what = f"{status.state.name} ({status.error.name})"
+    message = f"HOME interrupted on {port}: the firmware is {what}"
+    if status.error is ErrorCode.ESTOP:
+        return EmergencyStopError(f"{message}; make the robot safe, then home again", port, nothing)
+    if status.state is FirmwareState.FAULT:
+        return MotorFaultError(f"{message}; check the motors, then home again", port, nothing)
+    return FirmwareStoppedError(f"{message}; home again", port, nothing)
 
 
 def _homed(status: Status) -> bool:

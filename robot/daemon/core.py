@@ -170,6 +170,9 @@ class Daemon:
             raise
         finally:
             self.intake.group = None
+            # a command's fresh session may have replaced the link after the shutdown closed
+            # the one it knew (an abort still homing): none may outlive the daemon
+            await asyncio.shield(self.ctx.link.close())
 
     def stop(self) -> None:
         self._stop.set()

@@ -199,7 +199,10 @@ class Executor:
                 f"{job.moves_total} moves executed; check the power supply, then resume",
             ) from exc
         self.ctx.link.acknowledge_reset()
-        await self.ctx.link.home()
+        try:
+            await self.ctx.link.home()
+        except ExecutionError as stop:  # an abort or estop (or a fault) while it homed
+            raise self._job_error(job, stop) from stop
 
     def _job_error(self, job: Job, exc: ExecutionError) -> JobError:
         """The job error of an execution that ended before every move executed."""

@@ -23,8 +23,8 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from firmware_protocol.errors import LinkError
-from firmware_protocol.messages import FirmwareState
+from firmware_protocol.errors import LinkClosedError, LinkError
+from firmware_protocol.messages import FirmwareState, Status
 from robot.commands import (
     AbortCommand,
     Command,
@@ -63,6 +63,10 @@ SAFETY_VERBS = frozenset({"estop", "abort"})
 UNJOURNALED_VERBS = SAFETY_VERBS | {"status"}
 #: commands waiting to be served at most (past it: ``busy``)
 QUEUE_LIMIT = 64
+#: an estop that meets a fresh session replacing the link waits this long for the new one
+ESTOP_SWAP_WAIT_S = 2.0
+#: a fresh session's link that could not connect tries again after these back-offs (s)
+RECONNECT_MIN_S, RECONNECT_MAX_S = 0.05, 5.0
 #: per verb: (commands per second sustained, burst); past it: ``rate_limited``
 RATES: dict[str, tuple[float, float]] = {"status": (20.0, 40.0)}
 DEFAULT_RATE = (5.0, 10.0)
@@ -114,12 +118,18 @@ class Intake:
         #: ids seen in this run, newest last (a cache of the journal's, bounded: an id
         #: forgotten here is still found there)
         self._seen_ids: dict[str, None] = {}
-        self._queue: asyncio.Queue[tuple[Command, Deliver]] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue: asyncio.Queue[tuple[Command, Deliver, int]] = asyncio.Queue(QUEUE_LIMIT)
         self._buckets: dict[str, _Bucket] = {}
         self._refusal_replies = _Bucket(*REFUSAL_RATE)
         self._refusal_logs = _Bucket(*REFUSAL_RATE)
         #: refusals by reason since start (busy, rate_limited, malformed): for status and tests
         self.refused: dict[str, int] = {}
+        #: held while a command may replace the link or start a job (see :meth:`_command`)
+        self._link_lock = asyncio.Lock()
+        #: a fresh session is replacing the link (:meth:`_fresh_session`)
+        self._swapping = False
+        #: estop commands since start (a home prepared before one must not clear it)
+        self.estops = 0
 
     @property
     def busy(self) -> bool:
@@ -151,6 +161,8 @@ class Intake:
         """Take a command in. Returns an immediate reply (refused, or a duplicate), or None when
         the reply comes later (through ``deliver``, or the sink). Never waits on the disk or on
         other commands: a stop is on its way to the firmware when this returns."""
+        if verb == "estop":  # counted as it arrives: a command that came before must not clear it
+            self.estops += 1
         try:
             command = parse_command(verb, payload)
         except CommandError as exc:
@@ -169,7 +181,7 @@ class Intake:
             return error_reply(verb, command.id, ErrorCode.NOT_RUNNING, "the daemon is not running")
         respond = self._responder(command, deliver)
         if command.verb in SAFETY_VERBS:
-            self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+            self._spawn(self._run_command(command, respond, self.estops), f"cmd-{command.verb}")
             return None
         if not self._bucket(command.verb).take():
             self._count(ErrorCode.RATE_LIMITED)
@@ -182,7 +194,7 @@ class Intake:
                 "retry later",
             )
         try:
-            self._queue.put_nowait((command, deliver))
+            self._queue.put_nowait((command, deliver, self.estops))
         except asyncio.QueueFull:
             self._count(ErrorCode.BUSY)
             return error_reply(
@@ -196,7 +208,7 @@ class Intake:
     async def serve(self) -> None:
         """The ``intake`` task: take queued commands in order, drop repeated ids, start each."""
         while True:
-            command, deliver = await self._queue.get()
+            command, deliver, stops = await self._queue.get()
             try:
                 if command.id is not None and command.verb not in UNJOURNALED_VERBS:
                     duplicate = await self._duplicate(command.id, command.verb)
@@ -204,7 +216,7 @@ class Intake:
                         self._deliver(command.verb, duplicate, deliver)
                         continue
                 respond = self._responder(command, deliver)
-                self._spawn(self._run_command(command, respond), f"cmd-{command.verb}")
+                self._spawn(self._run_command(command, respond, stops), f"cmd-{command.verb}")
             except Exception:
                 logger.exception("intake: command %s could not be started", command.verb)
                 reply = error_reply(
@@ -242,7 +254,7 @@ class Intake:
 
     async def _estop_anyway(self) -> None:
         try:
-            await self.ctx.link.estop()
+            await self._estop()
         except LinkError as exc:
             logger.error("estop (malformed command): %s", exc)
 
@@ -260,10 +272,11 @@ class Intake:
         return {**(previous or {}), "duplicate": True, "id": command_id, "verb": verb}
 
     async def _run_command(
-        self, command: Command, respond: Callable[[Reply], Awaitable[None]]
+        self, command: Command, respond: Callable[[Reply], Awaitable[None]], stops: int
     ) -> None:
+        """``stops``: :attr:`estops` when the command arrived."""
         try:
-            reply = await self._command(command)
+            reply = await self._command(command, stops)
         except CommandError as exc:
             reply = error_reply(command.verb, command.id, exc.code, str(exc), command.source)
         except LinkError as exc:
@@ -279,16 +292,28 @@ class Intake:
 
     # === the commands =============================================================================
 
-    async def _command(self, command: Command) -> Reply:
+    async def _command(self, command: Command, stops: int) -> Reply:
         verb = command.verb
-        link = self.ctx.link
         if isinstance(command, StatusCommand):
             return ok_reply(command, status=self.ctx.status())
         if isinstance(command, EStopCommand):
-            status = await link.estop()
+            status = await self._estop()
             return ok_reply(command, firmware_state=status.state.name)
         if isinstance(command, AbortCommand):
-            return await self._abort(command)
+            return await self._abort(command, stops)
+        if not isinstance(command, HomeCommand) and not self.ctx.prepared.is_set():
+            # a job right after start waits for the solver's tables (status PREPARING)
+            logger.info("%s waits for the solver tables", verb)
+            await self.ctx.prepared.wait()
+        # One at a time: commands run as tasks side by side, and two of these at once made two
+        # jobs (each saw no job running), or two fresh sessions (two links left open on the
+        # one port: bench/chaos.py); an abort's homing takes the lock too.
+        async with self._link_lock:
+            return await self._serialized(command, stops)
+
+    async def _serialized(self, command: Command, stops: int) -> Reply:
+        """``home``, ``resume`` and the new jobs, under :attr:`_link_lock`."""
+        verb = command.verb
         if self.busy:
             job_id = self.ctx.job.id if self.ctx.job else "?"
             raise CommandError(
@@ -296,13 +321,8 @@ class Intake:
                 f"{verb}: job {job_id} is {self.ctx.state}; wait for it or send abort",
             )
         if isinstance(command, HomeCommand):
-            await self._fresh_session()
-            status = await self.ctx.link.home()
+            status = await self._rehome("home", stops)
             return ok_reply(command, firmware_state=status.state.name)
-        if not self.ctx.prepared.is_set():
-            # a job right after start waits for the solver's tables (status PREPARING)
-            logger.info("%s waits for the solver tables", verb)
-            await self.ctx.prepared.wait()
         if isinstance(command, ResumeCommand):
             await self._wait_for_link(command)
         if not self.ctx.firmware_ready.is_set():
@@ -312,8 +332,8 @@ class Intake:
                 "check the cable and the [serial] url, then retry",
             )
         if isinstance(command, ResumeCommand):
-            return await self._resume(command)
-        return await self._new_job(command)
+            return await self._resume(command, stops)
+        return await self._new_job(command, stops)
 
     async def _wait_for_link(self, command: Command) -> None:
         """Resume right after a lost link: wait (``[serial] resume_wait_s``) for it to come
@@ -330,7 +350,7 @@ class Intake:
                 )
             await asyncio.sleep(0.05)
 
-    async def _abort(self, command: AbortCommand) -> Reply:
+    async def _abort(self, command: AbortCommand, stops: int) -> Reply:
         if not self.busy:
             raise CommandError(ErrorCode.NOT_RUNNING, "abort: no job is running")
         job = self.ctx.job
@@ -340,11 +360,14 @@ class Intake:
         await self._abort_execution()
         await self.job_done.wait()
         if was_executing:
-            await self._fresh_session()
-            await self.ctx.link.home()  # clear the latched stop: ready for the next job
+            async with self._link_lock:  # a home or a new job sent meanwhile waits for it
+                try:  # clear the latched stop: ready for the next job
+                    await self._rehome("abort", stops)
+                except CommandError as exc:  # an estop came: the motors stay stopped
+                    logger.warning("%s", exc)
         return ok_reply(command, job_id=job.id, state=str(self.ctx.state))
 
-    async def _resume(self, command: ResumeCommand) -> Reply:
+    async def _resume(self, command: ResumeCommand, stops: int) -> Reply:
         record = self.ctx.resumable
         if record is None:
             raise CommandError(ErrorCode.NOT_RESUMABLE, "resume: no interrupted job in the journal")
@@ -357,8 +380,7 @@ class Intake:
             )
         if self.ctx.rescan_required:
             # the motors were stopped when the firmware could not be trusted: clear the stop
-            await self._fresh_session()
-            await self.ctx.link.home()
+            await self._rehome("resume", stops)
         elif self.ctx.last_error is not None and (
             self.ctx.last_error["code"] == ErrorCode.FIRMWARE_RESET
         ):
@@ -372,13 +394,13 @@ class Intake:
         self._start_job(job, self.pipeline.resume_job(job, record, command.rescan))
         return ok_reply(command, job_id=job.id, resumed=True)
 
-    async def _new_job(self, command: Command) -> Reply:
+    async def _new_job(self, command: Command, stops: int) -> Reply:
         """start, solve or scan: a new job (an interrupted one is closed, superseded)."""
         given: Cube | None = None
         if isinstance(command, SolveCommand):
             given = self._given(command)
         journal = self.ctx.journal
-        await self._quiet_firmware(command)
+        await self._quiet_firmware(command, stops)
         if self.ctx.resumable is not None:
             # a new job on purpose: the interrupted one is closed, its cube state carried over
             await journal.call(
@@ -401,7 +423,7 @@ class Intake:
         self._start_job(job, self.pipeline.run_job(job, given))
         return ok_reply(command, job_id=job_id)
 
-    async def _quiet_firmware(self, command: Command) -> None:
+    async def _quiet_firmware(self, command: Command, stops: int) -> None:
         """Before a new job supersedes an interrupted one: the firmware must not still be
         running that job's queue (its watchdog stayed fed across a daemon restart or a short
         link loss). A scan would read a moving cube and the new moves would queue behind the
@@ -431,8 +453,7 @@ class Intake:
                     record.id,
                 )
                 await link.estop()
-                await self._fresh_session()
-                await self.ctx.link.home()
+                await self._rehome(command.verb, stops)
                 return
             if status.state not in (FirmwareState.RUNNING, FirmwareState.HOMING):
                 return
@@ -474,15 +495,74 @@ class Intake:
 
         self.job_task = self.group.create_task(wrapped(), name="job")
 
+    async def _rehome(self, verb: str, stops: int) -> Status:
+        """A fresh session, then HOME, unless an emergency stop arrived after the command
+        (``stops``: :attr:`estops` when it arrived): a stop sent after a command must not be
+        cleared by it (the motors stay stopped until a home sent after the stop)."""
+        await self._fresh_session()
+        if self.estops != stops:
+            raise CommandError(
+                ErrorCode.FIRMWARE,
+                f"{verb}: an emergency stop came while the link was re-opened; the motors stay "
+                "stopped: send home again when the robot is safe",
+            )
+        return await self.ctx.link.home()
+
+    async def _estop(self) -> Status:
+        """Stop the motors. While a fresh session replaces the link (the old one closed, the
+        new one connecting), the stop goes through the new link as soon as it is connected
+        (at most :data:`ESTOP_SWAP_WAIT_S`): refused by the closed link, it never reached the
+        firmware (found by bench/chaos.py)."""
+        deadline = time.monotonic() + ESTOP_SWAP_WAIT_S
+        while True:
+            link = self.ctx.link
+            try:
+                return await link.estop()
+            except LinkError:
+                replaced = self._swapping or link is not self.ctx.link
+                if not replaced or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(0.001)
+
     async def _fresh_session(self) -> None:
         """After a stop the firmware discarded its queue: open a new link so that the next
         execution starts from the counters the firmware announces (IDENT), not from what this
         link last sent."""
         if self.link_factory is None:
             return
-        await self.ctx.link.close()
-        self.ctx.link = self.link_factory()
-        await self.ctx.link.connect()
+        self._swapping = True
+        try:
+            await self.ctx.link.close()
+            link = self.ctx.link = self.link_factory()
+            try:
+                await link.connect()
+            except asyncio.CancelledError:  # the daemon stops: the new link must not outlive it
+                await asyncio.shield(link.close())
+                raise
+            except LinkError:
+                # the command fails, but the link must not stay dead (it gave up): keep
+                # connecting, as at start, until it is back or replaced (bench/chaos.py)
+                self._spawn(self._keep_connecting(link), "link-reconnect")
+                raise
+        finally:
+            self._swapping = False
+
+    async def _keep_connecting(self, link: FirmwarePort) -> None:
+        delay = RECONNECT_MIN_S
+        while self.ctx.link is link and not link.connected:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_S)
+            if self.ctx.link is not link:
+                return
+            try:
+                await link.connect()
+            except LinkClosedError:
+                return
+            except LinkError as exc:
+                logger.warning("firmware: %s; retrying in %.1f s", exc, delay)
+        if self.ctx.link is link:
+            logger.info("firmware link back after a failed fresh session")
+            self.ctx.publish_status()
 
     async def _abort_execution(self) -> None:
         """Stop gracefully: hold after the group in progress, then latch a stop (no face is left

@@ -542,3 +542,24 @@ def test_a_stop_on_its_way_when_the_link_closes_fails_with_the_closed_link() -> 
                     await stop
 
     run(scenario())
+
+
+def test_an_estop_while_homing_ends_the_home_at_once() -> None:
+    """Found by bench/chaos.py: an abort during the homing after a firmware reset stopped the
+    motors, and home() waited its whole 30 s for a homed STATUS that could never come."""
+
+    async def scenario() -> None:
+        config = FirmwareConfig(boot_time_s=0.01, home_time_s=0.5)
+        async with simulated_link(config=config) as (firmware, _, link):
+            homing = asyncio.ensure_future(link.home())
+            while firmware.state is not FirmwareState.HOMING:
+                await asyncio.sleep(0.005)
+            began = asyncio.get_running_loop().time()
+            await link.estop()
+            with pytest.raises(EmergencyStopError, match=r"HOME interrupted.*STOPPED"):
+                await homing
+            assert asyncio.get_running_loop().time() - began < 0.4
+            status = await link.home()  # a home after it homes
+            assert status.state is FirmwareState.IDLE and status.flags & StatusFlags.HOMED
+
+    run(scenario(), timeout=20)

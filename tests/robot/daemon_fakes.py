@@ -500,8 +500,10 @@ async def running(
     cameras: bool = True,
     wait_ready: bool = True,
     spotlight: Spotlight | None = None,
+    link_type: type[FakeLink] = FakeLink,
 ) -> AsyncIterator[Rig]:
-    """A daemon on fakes, running; stopped (and its journal closed) at the end."""
+    """A daemon on fakes (its links ``link_type``), running; stopped (and its journal closed)
+    at the end."""
     config = config or fast_config()
     fw = firmware or FakeFirmware(start if start is not None else scrambled())
     fake_cameras = FakeCameras(config, lambda: fw.cube)
@@ -511,8 +513,8 @@ async def running(
     journal = AsyncJournal(sync_journal)
     daemon = Daemon(
         config,
-        link=FakeLink(fw),
-        link_factory=lambda: FakeLink(fw),
+        link=link_type(fw),
+        link_factory=lambda: link_type(fw),
         cameras=fake_cameras if cameras else None,
         journal=journal,
         sink=sink,

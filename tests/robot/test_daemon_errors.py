@@ -500,7 +500,7 @@ async def _busy(fast_tmp: Path) -> None:
         intake = rig.daemon.intake
         intake._buckets.clear()
         for _ in range(QUEUE_LIMIT):
-            intake._queue.put_nowait((parse_command("status", b"{}"), None))
+            intake._queue.put_nowait((parse_command("status", b"{}"), None, 0))
         full = await intake.accept("status", b"{}", lambda r: None)
         assert full is not None and full["error"]["code"] == ErrorCode.BUSY
         assert "already waiting" in full["error"]["message"]

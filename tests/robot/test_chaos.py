@@ -1,0 +1,86 @@
+"""``bench/chaos.py``: the randomized fault campaign over whole jobs, its schedule and its
+invariant checks; a few fixed seeds of it run here (``slow``)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from firmware_protocol.sim.board import MoveRecord as FwRecord
+from robot.daemon import ErrorCode
+from robot.journal import Journal
+from tests.robot.helpers import run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: seeds whose schedules together draw every fault kind, each more than once
+SEEDS = (103, 112, 113, 118, 135, 162, 171, 182, 196, 210)
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("chaos_bench", ROOT / "bench" / "chaos.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # (its dataclasses look their module up)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_a_schedule_is_the_seeds_own() -> None:
+    bench = _bench()
+    first, again = bench.draw(7), bench.draw(7)
+    assert first == again
+    assert 1 <= len(first.kinds) <= 4 and set(first.kinds) <= set(bench.KINDS)
+    kinds = {kind for seed in range(60) for kind in bench.draw(seed).kinds}
+    assert kinds == set(bench.KINDS)
+
+
+def test_the_documented_codes_are_the_daemons() -> None:
+    codes = _bench().documented_codes(ROOT / "docs" / "daemon.md")
+    assert codes == {code.value for code in ErrorCode}
+
+
+def test_the_journal_check_finds_a_move_the_firmware_never_ran(tmp_path: Path) -> None:
+    bench = _bench()
+    trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
+    journal = Journal(tmp_path / "journal.sqlite")
+    job = journal.create_job("start", 3)
+    journal.record_plan(job, "R U", {}, "R U", [("R", 1, 1, False), ("U", 1, 0, False)])
+    journal.record_executed(job, 0, None, fw_index=1)
+    journal.close()
+    trial.fw.records.append(FwRecord(1, 1, 1, 0, 0.0, outcome="executed"))
+    run(trial.check_journal())
+    assert trial.violations == []
+    trial.fw.records[0] = FwRecord(1, 1, 1, 0, 0.0, outcome="interrupted")
+    run(trial.check_journal())
+    assert trial.violations and trial.violations[0].startswith("journal:"), trial.violations
+
+
+def test_a_done_solved_on_an_unsolved_cube_is_a_violation(tmp_path: Path) -> None:
+    bench = _bench()
+    trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
+    trial.sink.publish_event("done", {"job_id": "j", "solved": True})  # the cube is scrambled
+    trial.check_events()
+    assert trial.violations == ["done_unsolved: job j"]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_fixed_seeds_keep_every_invariant() -> None:
+    bench = _bench()
+    codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
+
+    async def campaign() -> list[object]:
+        return [await bench.run_trial(seed, 4.0, codes) for seed in SEEDS]
+
+    results = asyncio.run(asyncio.wait_for(campaign(), 120))
+    problems = [(r.seed, r.spec, r.kinds, r.steps, r.violations) for r in results if r.violations]
+    assert problems == []
+    fired = {kind for r in results for kind in r.fired}
+    assert fired == set(bench.KINDS), set(bench.KINDS) - fired
+    assert all(r.outcome in ("solved", "refused") for r in results)
