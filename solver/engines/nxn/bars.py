@@ -42,6 +42,7 @@ __all__ = [
     "bar_cells",
     "bar_coords",
     "bar_pairings",
+    "load",
     "macro_table",
     "pair_bars",
     "paired",
@@ -451,6 +452,15 @@ def _merges(n: int) -> IntArray:
             merged = count([b.with_turns(q)], Metric.HTM, n) if q else 0
             out[i, j] = count([end, b], Metric.HTM, n) - merged
     return out
+
+
+def load(n: int, cache_dir: str | None = None, progress: Progress | None = None) -> None:
+    """Everything :func:`bar_pairings` reads on first use (the macro table, the groups the
+    kernel scores, the merges), so that threads pairing bars side by side only read it."""
+    macro_table(n, cache_dir, progress)
+    _mixing(n, cache_dir)
+    _merges(n)
+    _lut(n - 4)
 
 
 def pair_bars(

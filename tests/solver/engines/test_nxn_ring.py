@@ -3,6 +3,7 @@ progress display of slow big-cube table builds."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from solver import api
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import bars, engine, ring, tables
+from solver.engines.nxn import bars, engine, ring, tables, twins
 from solver.engines.nxn.centres import interior
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
@@ -211,3 +212,31 @@ def test_the_seven_pairs_the_same_bars_once(
         assert [item[2].tobytes() for item in found] == [
             item[2].tobytes() for item in ring.bar_centres(state, 7, 20, 1)
         ]
+
+
+def test_the_inner_rings_are_finished_side_by_side_with_the_same_solutions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With two threads (``CUBEROBOT_NXN_THREADS``) the 7x7's inner-ring solutions get their
+    bars and outer centres on worker threads, and the centre solutions are those of one
+    thread, in the same order."""
+    threads: list[str] = []
+    real = bars.bar_pairings
+
+    def spy(state: np.ndarray, n: int, *rest: object) -> list[list[Move]]:
+        threads.append(threading.current_thread().name)
+        return real(state, n, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bars, "bar_pairings", spy)
+    state = random_state_nxn(7, 100).flat
+    monkeypatch.setenv(twins.THREADS_ENV, "1")
+    alone = ring.bar_centres(state, 7, 20, 3)
+    pairings = len(threads)  # different bars after 2 of the 3 inner-ring solutions
+    assert pairings == 2 and set(threads) == {threading.current_thread().name}
+    threads.clear()
+    monkeypatch.setenv(twins.THREADS_ENV, "2")
+    both = ring.bar_centres(state, 7, 20, 3)
+    assert len(threads) == pairings and all(name.startswith("nxn-bars") for name in threads)
+    assert [(c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in both] == [
+        (c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in alone
+    ]
