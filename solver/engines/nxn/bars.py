@@ -428,8 +428,13 @@ def _macro_scores_numpy(colours: Colours, n: int, cache_dir: str | None) -> IntA
 #: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
 #: better than 8 x 8 on 6 states. With the C scoring, the 7x7's bars after the first inner
 #: ring of seeds 100-107: 16 x 8 62.25, 16 x 16 64.6, 16 x 4 62.1; whole solves with 2
-#: inner rings, 24 x 8 no better than 16 x 8 on 6 states)
-WIDTH = {6: 8, 7: 16}
+#: inner rings, 24 x 8 no better than 16 x 8 on 6 states). 7x7 32 wide (was 16) once the
+#: inner rings' bars were paired side by side on two threads (:func:`.ring.bar_centres`):
+#: whole solves of seeds 100-129 220.27 -> 218.13 OBTM (6 edge tries 218.30; 48 wide 218.20,
+#: 64 wide 218.03 with 6 tries: the bars shorter by 1-1.3 more, the edges longer; wall
+#: median of seeds 100-119 at load 1-2 6.11 s against 6.30 and 6.49 s for 16 wide on one
+#: thread, one run after the other)
+WIDTH = {6: 8, 7: 32}
 PER_NODE = {6: 8, 7: 8}
 #: a move is worth this many paired cells in the beam's ranking (7x7 bars as above: 0.15
 #: 65.0, 0.25 62.25, 0.35 62.0)
