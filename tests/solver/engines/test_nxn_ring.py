@@ -188,6 +188,8 @@ def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_eig
     # the bar beam 32 wide (was 16; seeds 100-129 220.27 -> 218.13 OBTM), the time it costs
     # paid by pairing the inner rings' bars side by side
     assert bars.WIDTH[7] == 32
+    # a move worth 0.35 paired cells in its ranking (was 0.25; seeds 100-159 -1.85 OBTM)
+    assert bars.WEIGHT == {6: 0.25, 7: 0.35}
 
 
 @pytest.mark.parametrize(
@@ -243,4 +245,3 @@ def test_the_inner_rings_are_finished_side_by_side_with_the_same_solutions(
     assert [(c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in both] == [
         (c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in alone
     ]
-
