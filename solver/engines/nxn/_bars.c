@@ -17,6 +17,7 @@
  *   0) cannot pair more (each split bar had the most a bar can have) and gets `now` without
  *   being read. A ValueError when the sizes disagree or a colour is outside 0..5 (checked
  *   before anything is written); the padded buffers make every index in range by its type.
+ *   The scoring loop runs without the GIL (it touches the buffers only).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -53,6 +54,9 @@ static PyObject *py_scores(PyObject *self, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "scores: a colour outside 0..5");
                 goto done;
             }
+        /* the loop reads and writes the buffers only: other threads may run (the 7x7's
+           inner-ring solutions pair their bars side by side, ring.bar_centres) */
+        Py_BEGIN_ALLOW_THREADS
         for (i = 0; i < rows; i++) {
             const uint8_t *row = cells + i * width * length, *sp = split + i * width;
             long long total = now;
@@ -69,6 +73,7 @@ static PyObject *py_scores(PyObject *self, PyObject *args) {
             }
             out[i] = total > now ? total : now;
         }
+        Py_END_ALLOW_THREADS
     }
     Py_INCREF(Py_None);
     result = Py_None;

@@ -42,6 +42,7 @@ __all__ = [
     "bar_cells",
     "bar_coords",
     "bar_pairings",
+    "load",
     "macro_table",
     "pair_bars",
     "paired",
@@ -427,12 +428,19 @@ def _macro_scores_numpy(colours: Colours, n: int, cache_dir: str | None) -> IntA
 #: whole solves 233.5, 230.1, 226.8 (4.1 s CPU at load 9-11), 225.3 (5.7 s); 6x6 16 x 8 no
 #: better than 8 x 8 on 6 states. With the C scoring, the 7x7's bars after the first inner
 #: ring of seeds 100-107: 16 x 8 62.25, 16 x 16 64.6, 16 x 4 62.1; whole solves with 2
-#: inner rings, 24 x 8 no better than 16 x 8 on 6 states)
-WIDTH = {6: 8, 7: 16}
+#: inner rings, 24 x 8 no better than 16 x 8 on 6 states). 7x7 32 wide (was 16) once the
+#: inner rings' bars were paired side by side on two threads (:func:`.ring.bar_centres`):
+#: whole solves of seeds 100-129 220.27 -> 218.13 OBTM (6 edge tries 218.30; 48 wide 218.20,
+#: 64 wide 218.03 with 6 tries: the bars shorter by 1-1.3 more, the edges longer; wall
+#: median of seeds 100-119 at load 1-2 6.11 s against 6.30 and 6.49 s for 16 wide on one
+#: thread, one run after the other)
+WIDTH = {6: 8, 7: 32}
 PER_NODE = {6: 8, 7: 8}
 #: a move is worth this many paired cells in the beam's ranking (7x7 bars as above: 0.15
-#: 65.0, 0.25 62.25, 0.35 62.0)
-WEIGHT = 0.25
+#: 65.0, 0.25 62.25, 0.35 62.0). 7x7 0.35 with the 32-wide beam, whole solves, mean OBTM
+#: of seeds 100-129 / 130-159: 0.2 218.83 / -, 0.25 218.13 / 221.97, 0.3 216.87 / 221.07,
+#: 0.35 217.77 / 218.63 (the best of the 60 states: -1.85 against 0.25)
+WEIGHT = {6: 0.25, 7: 0.35}
 MAX_STEPS = 40
 
 
@@ -451,6 +459,15 @@ def _merges(n: int) -> IntArray:
             merged = count([b.with_turns(q)], Metric.HTM, n) if q else 0
             out[i, j] = count([end, b], Metric.HTM, n) - merged
     return out
+
+
+def load(n: int, cache_dir: str | None = None, progress: Progress | None = None) -> None:
+    """Everything :func:`bar_pairings` reads on first use (the macro table, the groups the
+    kernel scores, the merges), so that threads pairing bars side by side only read it."""
+    macro_table(n, cache_dir, progress)
+    _mixing(n, cache_dir)
+    _merges(n)
+    _lut(n - 4)
 
 
 def pair_bars(
@@ -494,7 +511,7 @@ def bar_pairings(
             costs = table.cost[ks]
             if path and path[-1] >= 0 and table.spelling[path[-1], 1] == 0:  # ends with s'
                 costs = costs - _merges(n)[table.spelling[path[-1], 0]][table.spelling[ks, 0]]
-            rank = score - WEIGHT * (cost + costs)
+            rank = score - WEIGHT[n] * (cost + costs)
             for i in np.argsort(-rank, kind="stable")[: PER_NODE[n]]:
                 k = ks[i]
                 total = cost + int(costs[i])

@@ -157,8 +157,11 @@ EDGE_TRIES_5 = 12
 #: seeds 100-111: every one of 3 x 12 gives 160.1, 20 tries 160.3: no more to gain there.
 #: With the twist macros in the edge passes (1.45x the edge time) 15 tries took the 7x7 over
 #: its 5 s: bench seeds 0-11, quiet, wall median 6.42 s and 222.08 OBTM with 15, 4.14 s and
-#: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin
-EDGE_TRIES_BARS = {6: 20, 7: 8}
+#: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin. 6 since the
+#: 32-wide bar beam (its CPU): bench seeds 0-19 215.6 OBTM with 8 (CPU median 6.5-7.1 s
+#: against main's 5.5-5.7 under another helper's load), 215.9 with 6 (4.9 s); seeds 100-129
+#: 218.13 with 8, 217.97 with 7, 218.30 with 6
+EDGE_TRIES_BARS = {6: 20, 7: 6}
 
 
 def _unrotate(moves: tuple[Move, ...], rotation: str) -> tuple[Move, ...]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
@@ -42,6 +43,7 @@ from solver.engines.nxn import bars, staged, staged5
 from solver.engines.nxn.centres import ORDER, finish_centres, first_centres
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.tables import Progress
+from solver.engines.nxn.twins import thread_count
 from solver.engines.nxn.wings import parity_fixes
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.solution import Stage
@@ -246,7 +248,9 @@ def bar_centres(
     paired into bars (:func:`.bars.pair_bars`) and the outer centres and bars solved as a
     5x5's centres (:mod:`.staged5` on :func:`.bars.bar_coords`); the ``keep`` shortest,
     shortest first (rotation ``""``). An inner-ring solution whose bars the beam does not pair
-    is finished by :func:`ring_centres`' commutators instead."""
+    is finished by :func:`ring_centres`' commutators instead. The inner-ring solutions are
+    finished side by side on :func:`.twins.thread_count` threads (the bar beam's kernel and
+    the 5x5 search run without the GIL); the solutions do not depend on the threads."""
     start = time.perf_counter()
     search = staged.staged_centres if n == 6 else staged5.staged_centres
     options = search(project(state, n), max(1, rings), cache_dir, progress)
@@ -256,8 +260,7 @@ def bar_centres(
     # the 5x5 search's shortest solutions often reach the same state (7x7 seeds 100-119: the
     # second the first's in 5 of 20) or the same bars (5 more), which the beam pairs alike
     states: set[bytes] = set()
-    paired_bars: dict[bytes, list[list[Move]] | None] = {}
-    found: list[Reduced] = []
+    rings_done: list[tuple[Stage, Colours]] = []
     for option in options:
         inner = _ring_stage("inner centres", to_big(option.moves), option, ring_ms, n)
         after = state.copy()
@@ -265,23 +268,43 @@ def bar_centres(
         if after.tobytes() in states:  # a longer way to the same state: the same solutions
             continue
         states.add(after.tobytes())
+        rings_done.append((inner, after))
+    same_bars: dict[bytes, list[int]] = {}
+    for i, (_, after) in enumerate(rings_done):
+        same_bars.setdefault(after[cells].tobytes(), []).append(i)
+
+    def finish(indices: list[int]) -> list[tuple[int, list[Reduced]]]:
+        """The rings ``indices`` (the same bars: paired once), each with its solutions."""
         t0 = time.perf_counter()
-        key = after[cells].tobytes()
-        if key not in paired_bars:
-            try:
-                paired_bars[key] = bars.bar_pairings(after, n, BAR_KEEP[n], cache_dir, progress)
-            except NoSolutionError:
-                paired_bars[key] = None
-        pairings = paired_bars[key]
-        if pairings is None:
-            log.warning("%dx%d bars not paired: commutators for the other centres", n, n)
-            found += _commutators(state, n, inner, ("",), cache_dir, progress)
-            continue
-        ms = (time.perf_counter() - t0) * 1000 / len(pairings)
-        for paired in pairings:
-            detail = {"obtm": count(paired, Metric.HTM, n), "ms": round(ms, 2)}
-            bar_stage = Stage("bars", tuple(paired), detail)
-            found += _outer_centres(after, n, inner, bar_stage, cache_dir, progress)
+        try:
+            pairings = bars.bar_pairings(rings_done[indices[0]][1], n, BAR_KEEP[n], cache_dir)
+        except NoSolutionError:
+            pairings = []
+        ms = (time.perf_counter() - t0) * 1000 / max(1, len(pairings))
+        out: list[tuple[int, list[Reduced]]] = []
+        for i in indices:
+            inner, after = rings_done[i]
+            if not pairings:
+                log.warning("%dx%d bars not paired: commutators for the other centres", n, n)
+                out.append((i, _commutators(state, n, inner, ("",), cache_dir, progress)))
+                continue
+            mine: list[Reduced] = []
+            for paired in pairings:
+                detail = {"obtm": count(paired, Metric.HTM, n), "ms": round(ms, 2)}
+                bar_stage = Stage("bars", tuple(paired), detail)
+                mine += _outer_centres(after, n, inner, bar_stage, cache_dir, progress)
+            out.append((i, mine))
+        return out
+
+    bars.load(n, cache_dir, progress)  # the tables once, before any thread reads them
+    threads = min(thread_count(), len(same_bars))
+    if threads > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="nxn-bars") as pool:
+            parts = list(pool.map(finish, same_bars.values()))
+    else:
+        parts = [finish(indices) for indices in same_bars.values()]
+    by_ring = dict(item for part in parts for item in part)
+    found = [solution for i in range(len(rings_done)) for solution in by_ring[i]]
     return _distinct(found, keep)
 
 

@@ -3,6 +3,7 @@ progress display of slow big-cube table builds."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from solver import api
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import bars, engine, ring, tables
+from solver.engines.nxn import bars, engine, ring, tables, twins
 from solver.engines.nxn.centres import interior
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
@@ -152,13 +153,14 @@ def test_bar_centres_end_in_different_states_shortest_first(
             assert (state[interior(n, face)] == face).all()
 
 
-def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_eight_edges(
+def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_six_edges(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The 7x7 pairs the bars after three inner-ring solutions, keeps the 12 outer solutions
-    of each that end in different states, and pairs the edges of the 8 shortest of all
+    of each that end in different states, and pairs the edges of the 6 shortest of all
     (seeds 100-115: 224.0 -> 222.1 OBTM against two rings, 5 of 6 and 5 tries, with 15; 8
-    since the edges' twist macros, to stay within the 7x7's 5 s)."""
+    since the edges' twist macros, 6 since the 32-wide bar beam, to stay within the 7x7's
+    5 s)."""
     asked: list[tuple[int, int]] = []
     real = ring.bar_centres
 
@@ -177,13 +179,18 @@ def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_eig
     monkeypatch.setattr(engine, "_edge_ends", spy_ends)
     solution = api.solve(random_state_nxn(7, 3))
     assert solution.stats["verified"]
-    assert asked == [(8, 3)]
-    assert len(tried) == len(set(tried)) == 8  # 8 centre solutions, all different
+    assert asked == [(6, 3)]
+    assert len(tried) == len(set(tried)) == 6  # 6 centre solutions, all different
     found = real(random_state_nxn(7, 3).flat, 7, 40, 3)
     assert len({stages[0].moves for _, _, _, stages in found}) == 3
     per_ring = Counter(stages[0].moves for _, _, _, stages in found)
     assert max(per_ring.values()) > 5  # more than the 5 of 6 outer solutions kept before
     assert max(per_ring.values()) <= ring.OUTER_KEEP[7] == 12
+    # the bar beam 32 wide (was 16; seeds 100-129 220.27 -> 218.13 OBTM), the time it costs
+    # paid by pairing the inner rings' bars side by side
+    assert bars.WIDTH[7] == 32
+    # a move worth 0.35 paired cells in its ranking (was 0.25; seeds 100-159 -1.85 OBTM)
+    assert bars.WEIGHT == {6: 0.25, 7: 0.35}
 
 
 @pytest.mark.parametrize(
@@ -211,3 +218,31 @@ def test_the_seven_pairs_the_same_bars_once(
         assert [item[2].tobytes() for item in found] == [
             item[2].tobytes() for item in ring.bar_centres(state, 7, 20, 1)
         ]
+
+
+def test_the_inner_rings_are_finished_side_by_side_with_the_same_solutions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With two threads (``CUBEROBOT_NXN_THREADS``) the 7x7's inner-ring solutions get their
+    bars and outer centres on worker threads, and the centre solutions are those of one
+    thread, in the same order."""
+    threads: list[str] = []
+    real = bars.bar_pairings
+
+    def spy(state: np.ndarray, n: int, *rest: object) -> list[list[Move]]:
+        threads.append(threading.current_thread().name)
+        return real(state, n, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bars, "bar_pairings", spy)
+    state = random_state_nxn(7, 100).flat
+    monkeypatch.setenv(twins.THREADS_ENV, "1")
+    alone = ring.bar_centres(state, 7, 20, 3)
+    pairings = len(threads)  # different bars after 2 of the 3 inner-ring solutions
+    assert pairings == 2 and set(threads) == {threading.current_thread().name}
+    threads.clear()
+    monkeypatch.setenv(twins.THREADS_ENV, "2")
+    both = ring.bar_centres(state, 7, 20, 3)
+    assert len(threads) == pairings and all(name.startswith("nxn-bars") for name in threads)
+    assert [(c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in both] == [
+        (c, r, s.tobytes(), [st.moves for st in stages]) for c, r, s, stages in alone
+    ]
