@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from solver.cube.facelets import Cube
 from solver.cube.notation import parse
+from tests.benchload import load_bench
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "first_group.py"
-    spec = importlib.util.spec_from_file_location("first_group_bench", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # (its dataclass looks its module up)
-    spec.loader.exec_module(bench)
-    return bench
+    return load_bench("first_group")
 
 
 def test_the_45_motion_groups_are_distinct_and_each_one_axis() -> None:

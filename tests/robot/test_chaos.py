@@ -4,8 +4,6 @@ invariant checks; a few fixed seeds of it run here (``slow``)."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +12,7 @@ import pytest
 from firmware_protocol.sim.board import MoveRecord as FwRecord
 from robot.daemon import ErrorCode
 from robot.journal import Journal
+from tests.benchload import load_bench
 from tests.robot.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,12 +22,7 @@ SEEDS = (103, 112, 113, 118, 135, 162, 171, 182, 196, 210)
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("chaos_bench", ROOT / "bench" / "chaos.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # (its dataclasses look their module up)
-    spec.loader.exec_module(bench)
-    return bench
+    return load_bench("chaos")
 
 
 def test_a_schedule_is_the_seeds_own() -> None:

@@ -6,8 +6,6 @@ waited as long). On the simulated robot: the firmware on a pty, ``reset@2``."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +14,7 @@ import pytest
 
 from firmware_protocol.messages import FirmwareState
 from robot.daemon import JobState
+from tests.benchload import load_bench
 from tests.robot.helpers import run
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
@@ -23,12 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("chaos_bench", ROOT / "bench" / "chaos.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
-    return bench
+    return load_bench("chaos")
 
 
 @pytest.mark.parametrize("verb", ["abort", "estop"])

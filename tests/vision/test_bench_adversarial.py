@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -12,16 +10,11 @@ import pytest
 
 from solver.cube.facelets import Cube
 from solver.cube.notation import parse
+from tests.benchload import load_bench
 
 
 def _bench() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "vision_adversarial.py"
-    spec = importlib.util.spec_from_file_location("vision_adversarial_bench", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
-    return bench
+    return load_bench("vision_adversarial")
 
 
 @pytest.mark.parametrize("n", [2, 3, 4])

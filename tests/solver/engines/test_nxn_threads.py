@@ -114,14 +114,9 @@ def test_plan_blocks_is_the_jobs_kernel_call() -> None:
 
 def test_the_bench_reports_the_calling_threads_cpu_time() -> None:
     """``bench/solve_nxn.py``'s row: the calling thread's CPU time beside the process's."""
-    import importlib.util
-    from pathlib import Path
+    from tests.benchload import load_bench
 
-    path = Path(__file__).resolve().parents[3] / "bench" / "solve_nxn.py"
-    spec = importlib.util.spec_from_file_location("solve_nxn_bench", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("solve_nxn")
     row = bench.run_size(12, 1)
     assert row["verified"] == 1
     assert 0 < row["main_cpu_ms_median"] <= row["cpu_ms_median"] + 1
