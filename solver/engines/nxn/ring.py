@@ -296,7 +296,10 @@ def bar_centres(
             out.append((i, mine))
         return out
 
-    bars.load(n, cache_dir, progress)  # the tables once, before any thread reads them
+    # the tables once, before any thread reads them: the bars', and the 5x5 search's (a 6x6's
+    # inner ring was the 4x4 search: its first outer centres would load them in a thread)
+    bars.load(n, cache_dir, progress)
+    staged5.load_tables(cache_dir, progress)
     threads = min(thread_count(), len(same_bars))
     if threads > 1:
         with ThreadPoolExecutor(threads, thread_name_prefix="nxn-bars") as pool:
