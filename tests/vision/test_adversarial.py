@@ -102,6 +102,25 @@ def test_a_repeated_face_is_no_evidence_when_reads_are_combined() -> None:
     assert costs[Face.U].any()
 
 
+def _face_after_turn(
+    vision_data: Path, case: str, move: str, face: Face
+) -> tuple[np.ndarray, np.ndarray, set[StickerRef]]:
+    """The real scan ``case``, the same scan with ``face`` read after ``move``, and the stickers
+    of that face the turn changed."""
+    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
+    n = rgb.shape[1]
+    perm = sequence_permutation(parse(move), n)
+    mixed = rgb.copy()
+    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
+    turned = {
+        StickerRef(face, r, c)
+        for r in range(n)
+        for c in range(n)
+        if not np.array_equal(mixed[face, r, c], rgb[face, r, c])
+    }
+    return rgb, mixed, turned
+
+
 @pytest.mark.parametrize(
     ("case", "move", "face"),
     [("3x3x3-random-03", "R2", Face.D), ("3x3x3-superflip", "R", Face.F)],
@@ -156,17 +175,7 @@ def test_a_turned_row_the_answer_absorbs_is_refused_with_it_named(
     model (medians, vision.references.robust_model_costs) the row is a clean member of the
     colour it shows; the read is refused and names turned stickers (with the 2x2 B/D case also
     the sticker whose colour the answer took from a turned one)."""
-    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
-    n = rgb.shape[1]
-    perm = sequence_permutation(parse(move), n)
-    mixed = rgb.copy()
-    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
-    turned = {
-        StickerRef(face, r, c)
-        for r in range(n)
-        for c in range(n)
-        if not np.array_equal(mixed[face, r, c], rgb[face, r, c])
-    }
+    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
     result = read_rgb(mixed)
     assert result.verdict == "refused"
     assert set(result.in_doubt) & turned
@@ -245,17 +254,7 @@ def test_a_white_turned_in_with_its_line_is_refused(
     """Accepted before at margins 112.2, 45.8, 23.7 and 24.3: the stickers the turn brought in
     look like the scan's white, which the glare exception left to the constraints. With another
     sticker of the same edge line objecting, it is a turn, not glare: refused, the line named."""
-    rgb = load_rgb_scan(vision_data / "rgb-scans" / f"{case}.txt")
-    n = rgb.shape[1]
-    perm = sequence_permutation(parse(move), n)
-    mixed = rgb.copy()
-    mixed[face] = rgb.reshape(-1, 3)[perm].reshape(rgb.shape)[face]
-    turned = {
-        StickerRef(face, r, c)
-        for r in range(n)
-        for c in range(n)
-        if not np.array_equal(mixed[face, r, c], rgb[face, r, c])
-    }
+    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
     result = read_rgb(mixed)
     assert result.verdict == "refused"
     assert result.in_doubt and set(result.in_doubt) <= turned
