@@ -39,6 +39,27 @@ def test_the_documented_codes_are_the_daemons() -> None:
     assert codes == {code.value for code in ErrorCode}
 
 
+def test_a_profile_names_the_robot_and_keeps_the_campaigns_settings() -> None:
+    bench = _bench()
+    config = bench.campaign_config("stall=L@3", 4.0, str(ROOT / "configs" / "bigcube_gripper.toml"))
+    assert (config.robot.kind, config.robot.cube_size) == ("turntable", 4)
+    assert config.solver.budget_s == 0.0 and config.serial.reconnect_budget_s == 1.0
+    assert config.simulation.faults == "stall=L@3" and config.simulation.speed_factor == 4.0
+    assert {c.width for c in config.cameras} == {320}
+
+
+def test_a_profile_that_is_not_simulated_or_not_a_profile_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = _bench()
+    with pytest.raises(bench.ConfigError, match="simulated robot"):
+        bench.campaign_config("", 4.0, str(ROOT / "configs" / "six_motor.toml"))
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--profile", "no-such-robot"])
+    assert stop.value.code == 2
+    assert "--profile no-such-robot" in capsys.readouterr().err
+
+
 def test_the_journal_check_finds_a_move_the_firmware_never_ran(tmp_path: Path) -> None:
     bench = _bench()
     trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
