@@ -265,6 +265,53 @@ def test_a_scan_action_still_running_at_the_restart_is_journaled_before_the_next
     assert 1 + len(new_rows) == len(firmware.executed)
 
 
+def test_an_abort_while_a_scan_action_runs_stops_the_motors_and_journals_it(
+    tmp_path: Path,
+) -> None:
+    """An abort while the one-camera scan's second action is on the motors (found by the
+    chaos campaign on the turntable and two-gripper robots): it used to cancel the job as if
+    no motor ran, so the action ran on unjournaled and the next jobs were refused ("an
+    execution ... is still running") or read a cube from the wrong parts. Now it stops the
+    motors as it stops an execution (hold, then a latched stop), the job ends ``aborted``
+    with every executed action journaled, and the next job starts from the parts they left."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("F2 U' R B L2 D")
+    firmware = _firmware(config, cube)
+    firmware.pause_after = 1  # the second action waits on the motors
+    firmware.autonomous = True  # and runs on if the host walks away from it
+    path = tmp_path / "journal.sqlite"
+
+    async def scenario() -> tuple[dict[str, object], dict[str, object], str, str]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            first = await rig.daemon.submit("start", {"id": "first"})
+            await asyncio.wait_for(firmware.paused.wait(), 30)
+            stop = await asyncio.wait_for(rig.daemon.submit("abort", {}), 10)
+            aborted = rig.sink.of(EventName.ABORTED)[-1]
+            await rig.job()
+            return (
+                stop,
+                aborted,
+                str(first["job_id"]),
+                str(rig.sink.of(EventName.DONE)[0]["job_id"]),
+            )
+
+    stop, aborted, first_id, second_id = run(scenario(), 90)
+    assert stop["ok"] is True and aborted["code"] == "aborted"
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    assert firmware.mechanism.cube.is_solved()
+    journal = Journal(path)
+    try:
+        first = journal.job(first_id)
+        done = journal.job(second_id)
+        rows = len(journal.moves(second_id))
+    finally:
+        journal.close()
+    assert first is not None and first.state is JobState.ABORTED
+    assert done is not None and done.state is JobState.DONE
+    # every wire move the firmware ran is journaled as executed, by one job or the other
+    assert first.executed + rows == len(firmware.executed)
+
+
 def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
