@@ -416,12 +416,17 @@ class Trial:
         self.steps.append(verb)
         daemon = self.daemon
         running = not daemon.job_done.is_set()
+        stopped = daemon.job
         began = time.monotonic()
         bound = STOP_BOUND_S + max((ms for _, ms in self.fw.faults.vanish), default=0.0) / 1e3
         try:
             await asyncio.wait_for(daemon.submit(verb, {}), bound)
             if running:
-                await asyncio.wait_for(daemon.job_done.wait(), bound)
+                # the job it stopped: the operator may start the next one meanwhile (waiting
+                # for that one's end counted its whole scan as the stop's time)
+                async with asyncio.timeout(bound):
+                    while daemon.job is stopped and not daemon.job_done.is_set():
+                        await asyncio.sleep(0.005)
         except TimeoutError:
             pass
         took = time.monotonic() - began
