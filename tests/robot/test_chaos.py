@@ -99,3 +99,32 @@ def test_fixed_seeds_keep_every_invariant() -> None:
     fired = {kind for r in results for kind in r.fired}
     assert fired == set(bench.KINDS), set(bench.KINDS) - fired
     assert all(r.outcome in ("solved", "refused") for r in results)
+
+
+#: one-camera robots: seeds whose abort or kill strikes while a scan action is on the motors
+#: (each left an action unjournaled before the fixes of 2026-11-28)
+ONE_CAMERA_SEEDS = (
+    ("turntable", 7018),
+    ("turntable", 7025),
+    ("turntable", 7027),
+    ("two_gripper", 7018),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_one_camera_robots_keep_every_invariant() -> None:
+    bench = _bench()
+    codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
+
+    async def campaign() -> list[object]:
+        return [
+            await bench.run_trial(seed, 4.0, codes, profile=str(ROOT / "configs" / f"{kind}.toml"))
+            for kind, seed in ONE_CAMERA_SEEDS
+        ]
+
+    results = asyncio.run(asyncio.wait_for(campaign(), 240))
+    problems = [(r.seed, r.spec, r.kinds, r.steps, r.violations) for r in results if r.violations]
+    assert problems == []
+    assert all(r.outcome == "solved" for r in results)
+    assert all({"abort"} <= set(r.fired) for r in results)
