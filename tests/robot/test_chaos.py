@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -84,20 +85,27 @@ def test_a_done_solved_on_an_unsolved_cube_is_a_violation(tmp_path: Path) -> Non
     assert trial.violations == ["done_unsolved: job j"]
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures("solver_tables")
-def test_fixed_seeds_keep_every_invariant() -> None:
+def _campaign(trials: list[tuple[int, str]], timeout_s: float) -> list[Any]:
+    """The trials (seed, profile), one after the other; every one must keep the invariants."""
     bench = _bench()
     codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
 
-    async def campaign() -> list[object]:
-        return [await bench.run_trial(seed, 4.0, codes) for seed in SEEDS]
+    async def campaign() -> list[Any]:
+        return [await bench.run_trial(seed, 4.0, codes, profile=p) for seed, p in trials]
 
-    results = asyncio.run(asyncio.wait_for(campaign(), 120))
+    results = asyncio.run(asyncio.wait_for(campaign(), timeout_s))
     problems = [(r.seed, r.spec, r.kinds, r.steps, r.violations) for r in results if r.violations]
     assert problems == []
+    return results
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_fixed_seeds_keep_every_invariant() -> None:
+    results = _campaign([(seed, "simulated") for seed in SEEDS], 120)
     fired = {kind for r in results for kind in r.fired}
-    assert fired == set(bench.KINDS), set(bench.KINDS) - fired
+    kinds = set(_bench().KINDS)
+    assert fired == kinds, kinds - fired
     assert all(r.outcome in ("solved", "refused") for r in results)
 
 
@@ -114,17 +122,7 @@ ONE_CAMERA_SEEDS = (
 @pytest.mark.slow
 @pytest.mark.usefixtures("solver_tables")
 def test_one_camera_robots_keep_every_invariant() -> None:
-    bench = _bench()
-    codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
-
-    async def campaign() -> list[object]:
-        return [
-            await bench.run_trial(seed, 4.0, codes, profile=str(ROOT / "configs" / f"{kind}.toml"))
-            for kind, seed in ONE_CAMERA_SEEDS
-        ]
-
-    results = asyncio.run(asyncio.wait_for(campaign(), 240))
-    problems = [(r.seed, r.spec, r.kinds, r.steps, r.violations) for r in results if r.violations]
-    assert problems == []
+    trials = [(seed, str(ROOT / "configs" / f"{kind}.toml")) for kind, seed in ONE_CAMERA_SEEDS]
+    results = _campaign(trials, 240)
     assert all(r.outcome == "solved" for r in results)
     assert all({"abort"} <= set(r.fired) for r in results)
