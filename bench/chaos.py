@@ -1,9 +1,12 @@
 """Chaos campaign: whole jobs on the simulated robot under a random schedule of faults.
 
     python bench/chaos.py [--trials 40] [--seed 2026] [--speed 4] [--json] [--verbose]
+                          [--profile simulated]
 
-Each trial (one seed) scrambles the virtual cube at random and draws a schedule of faults from
-what the simulated robot can do:
+``--profile`` names the robot (a bundled profile or a profile file; default the bundled
+``simulated`` six-motor robot): its kind, mechanism, cameras and cube size, with the campaign's
+settings below laid over it. Each trial (one seed) scrambles the virtual cube at random and
+draws a schedule of faults from what the simulated robot can do:
 
 * on the serial line (the simulated firmware's fault spec, ``[simulation] faults``): bit
   ``flip``, byte ``drop``, frame ``dup``, line ``delay``; a firmware ``reset`` halfway through a
@@ -85,10 +88,11 @@ if str(_HERE.parent) not in sys.path:
 from firmware_protocol.link import FirmwareLink  # noqa: E402
 from firmware_protocol.messages import Executed, FirmwareState  # noqa: E402
 from firmware_protocol.sim import SimulatedFirmware  # noqa: E402
-from robot.bundled import bundled_path  # noqa: E402
+from robot.bundled import load_profile  # noqa: E402
 from robot.cameras import CameraRig  # noqa: E402
-from robot.config import RobotConfig, load_config  # noqa: E402
+from robot.config import RobotConfig  # noqa: E402
 from robot.daemon import Daemon, JobState, link_config  # noqa: E402
+from robot.errors import ConfigError  # noqa: E402
 from robot.journal import AsyncJournal, Journal  # noqa: E402
 from robot.journal_guard import open_journal  # noqa: E402
 from robot.simrobot import SimulatedRobot  # noqa: E402
@@ -271,13 +275,20 @@ class TrialResult:
 
 
 class Trial:
-    def __init__(self, schedule: Schedule, folder: Path, speed: float, codes: frozenset[str]):
+    def __init__(
+        self,
+        schedule: Schedule,
+        folder: Path,
+        speed: float,
+        codes: frozenset[str],
+        profile: str = "simulated",
+    ):
         self.s = schedule
         self.folder = folder
         self.codes = codes
         self.rng = random.Random(schedule.seed ^ 0xC4A05)
-        self.config = campaign_config(schedule.spec, speed)
-        start = Cube.solved(3).apply(schedule.scramble)
+        self.config = campaign_config(schedule.spec, speed, profile)
+        start = Cube.solved(self.config.robot.cube_size).apply(schedule.scramble)
         self.robot = SimulatedRobot(self.config, start, seed=schedule.seed)
         self.fw: SimulatedFirmware = self.robot.firmware
         self.sink = Sink(self.robot.cube_state)
@@ -405,12 +416,17 @@ class Trial:
         self.steps.append(verb)
         daemon = self.daemon
         running = not daemon.job_done.is_set()
+        stopped = daemon.job
         began = time.monotonic()
         bound = STOP_BOUND_S + max((ms for _, ms in self.fw.faults.vanish), default=0.0) / 1e3
         try:
             await asyncio.wait_for(daemon.submit(verb, {}), bound)
             if running:
-                await asyncio.wait_for(daemon.job_done.wait(), bound)
+                # the job it stopped: the operator may start the next one meanwhile (waiting
+                # for that one's end counted its whole scan as the stop's time)
+                async with asyncio.timeout(bound):
+                    while daemon.job is stopped and not daemon.job_done.is_set():
+                        await asyncio.sleep(0.005)
         except TimeoutError:
             pass
         took = time.monotonic() - began
@@ -666,11 +682,13 @@ class _Stuck(Exception):
     pass
 
 
-def campaign_config(spec: str, speed: float) -> RobotConfig:
-    """The bundled simulated profile, small camera frames, the first solution found, shorter
-    link budgets (so that a long vanish loses the link), and the trial's fault spec."""
-    base = load_config(bundled_path("simulated"))
-    assert base.simulation is not None
+def campaign_config(spec: str, speed: float, profile: str = "simulated") -> RobotConfig:
+    """The robot of ``profile`` (a bundled name or a profile file) with small camera frames,
+    the first solution found, shorter link budgets (so that a long vanish loses the link), and
+    the trial's fault spec."""
+    base = load_profile(profile)
+    if base.simulation is None:
+        raise ConfigError('the chaos campaign runs a simulated robot: [serial] url = "sim"')
     cameras = [c.model_copy(update={"width": 320, "height": 240}) for c in base.cameras]
     return base.model_copy(
         update={
@@ -692,6 +710,7 @@ async def run_trial(
     codes: frozenset[str],
     log_dir: Path | None = None,
     pool: tuple[str, ...] = KINDS,
+    profile: str = "simulated",
 ) -> TrialResult:
     """One trial; with ``log_dir``, its log (INFO and above) in ``seed-<seed>.log`` there."""
     schedule = draw(seed, pool)
@@ -709,7 +728,7 @@ async def run_trial(
         root.addHandler(handler)
     try:
         with tempfile.TemporaryDirectory(prefix="cuberobot-chaos-", dir=_ram()) as folder:
-            trial = Trial(schedule, Path(folder), speed, codes)
+            trial = Trial(schedule, Path(folder), speed, codes, profile)
             result = await trial.run()
     finally:
         for handler in handlers:
@@ -784,11 +803,12 @@ async def campaign(
     verbose: bool,
     log_dir: Path | None = None,
     pool: tuple[str, ...] = KINDS,
+    profile: str = "simulated",
 ) -> list[TrialResult]:
     codes = documented_codes(Path(__file__).resolve().parents[1] / "docs" / "daemon.md")
     results = []
     for number in range(trials):
-        result = await run_trial(seed + number, speed, codes, log_dir, pool)
+        result = await run_trial(seed + number, speed, codes, log_dir, pool, profile)
         results.append(result)
         if verbose:
             print(
@@ -813,7 +833,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--kinds", default=",".join(KINDS), help="draw only these fault kinds (comma-separated)"
     )
+    parser.add_argument(
+        "--profile",
+        default="simulated",
+        help="the robot: a bundled profile name or a profile file (default: simulated)",
+    )
     args = parser.parse_args(argv)
+    try:
+        campaign_config("", args.speed, args.profile)
+    except ConfigError as exc:
+        parser.error(f"--profile {args.profile}: {exc}")
     if args.trials < 1 or args.seed < 0 or not 0.001 <= args.speed <= 1000:
         parser.error("--trials >= 1, --seed >= 0, --speed 0.001..1000")
     pool = tuple(k for k in KINDS if k in args.kinds.split(","))
@@ -829,7 +858,9 @@ def main(argv: list[str] | None = None) -> int:
         loop.set_default_executor(threads)
         try:
             results = loop.run_until_complete(
-                campaign(args.trials, args.seed, args.speed, args.verbose, args.logs, pool)
+                campaign(
+                    args.trials, args.seed, args.speed, args.verbose, args.logs, pool, args.profile
+                )
             )
         finally:
             loop.close()

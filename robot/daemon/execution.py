@@ -85,6 +85,14 @@ class Executor:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._dispatched: Status | None = None
+        self._running = 0
+
+    @property
+    def running(self) -> bool:
+        """Whether an :meth:`execute` is under way: the motors may be turning, in whatever
+        state the job shows (a one-camera scan's actions, a rescan's turns, a check's read
+        run in ``SCANNING`` or ``VERIFYING``; an abort must stop them, not cancel the job)."""
+        return self._running > 0
 
     async def execute(
         self,
@@ -102,6 +110,7 @@ class Executor:
         started = time.perf_counter()
         resets = 0
         position = 0  # moves of the feed executed so far
+        self._running += 1
         try:
             while True:
                 if position >= len(feed.moves):
@@ -123,8 +132,11 @@ class Executor:
                         offset + position,
                     )
         except LinkError as exc:  # refused before anything moved (stopped, busy, closed)
+            if job.abort_requested:  # the abort's latched stop, met by the next execution
+                raise JobError(ErrorCode.ABORTED, "aborted on request") from exc
             raise JobError(ErrorCode.FIRMWARE, str(exc)) from exc
         finally:
+            self._running -= 1
             await self.ctx.record_stage_time(job, "execute", started)
 
     async def _dispatch(

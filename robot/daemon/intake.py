@@ -356,7 +356,7 @@ class Intake:
         job = self.ctx.job
         assert job is not None
         job.abort_requested = True
-        was_executing = self.ctx.state is JobState.EXECUTING
+        was_executing = self._motors_running()
         await self._abort_execution()
         await self.job_done.wait()
         if was_executing:
@@ -564,10 +564,17 @@ class Intake:
             logger.info("firmware link back after a failed fresh session")
             self.ctx.publish_status()
 
+    def _motors_running(self) -> bool:
+        """Whether the job has the motors turning: executing, or a one-camera scan's (a
+        rescan's, a check's) actions under way in another state."""
+        return self.ctx.state is JobState.EXECUTING or self.pipeline.executor.running
+
     async def _abort_execution(self) -> None:
         """Stop gracefully: hold after the group in progress, then latch a stop (no face is left
-        mid-turn). A job not executing yet is cancelled."""
-        if self.ctx.state is not JobState.EXECUTING:
+        mid-turn), whatever the job's state while its motors run (cancelling a one-camera scan
+        left its action running unjournaled, and the next job's execution refused). A job whose
+        motors are not running is cancelled."""
+        if not self._motors_running():
             if self.job_task is not None:
                 self.job_task.cancel()
             return

@@ -335,6 +335,8 @@ class OneCameraScan:
         """Journal ``action``'s wire moves as the job's next moves, then execute them."""
         job = self._job
         assert job is not None
+        if job.abort_requested:  # the abort stopped the motors after the last action
+            raise JobError(ErrorCode.ABORTED, "aborted on request")
         mechanism = self.kind.mechanism
         parts = job.actions[job.moves_done - 1].parts if self._wired else self._start
         step = next((s for s in mechanism.free_steps(parts) if s.action == action), None)

@@ -23,7 +23,10 @@ A job interrupted during a one-camera scan (:mod:`robot.daemon.onecamera`) has e
 but no cube yet (``physical`` empty): its scan actions only turned the whole cube, and each
 row records the orientation since the scan began and the parts' state. It is reconciled the
 same way and stays resumable; ``resume`` scans on from the state the last executed row
-records (a job none of whose moves executed is closed as ``interrupted``).
+records. A job none of whose moves executed is closed as ``interrupted``, unless the firmware
+received its first action (the daemon died with it on the motors): it stays resumable, so that
+``resume`` (or a new job, which waits for an idle firmware first) journals the action when it
+completes and the next scan starts from the parts' state it left.
 """
 
 from __future__ import annotations
@@ -73,15 +76,26 @@ class Recovery:
         if record.physical is None:
             # a one-camera scan was reading the cube: its actions only turned the whole cube,
             # and each executed row says the orientation and the parts' state they left
-            if not record.executed:
+            if not record.executed and not await self._received(record):
                 await self._close(record, "no move had executed")
                 return
-            logger.info(
-                "job %s: interrupted after %d action(s) of its one-camera scan; resume scans "
-                "on from the orientation and parts' state the journal's last row records",
-                record.id,
-                record.executed,
-            )
+            if not record.executed:
+                # closed now, the action would complete unjournaled and the next scan would
+                # start from parts the table has left: resume (or a new job) waits for it
+                logger.warning(
+                    "job %s: interrupted before its one-camera scan's first action had "
+                    "executed, but the firmware has it (the motors may still be turning it); "
+                    "the job stays resumable until the firmware is idle",
+                    record.id,
+                )
+            else:
+                logger.info(
+                    "job %s: interrupted after %d action(s) of its one-camera scan; resume "
+                    "scans on from the orientation and parts' state the journal's last row "
+                    "records",
+                    record.id,
+                    record.executed,
+                )
         self.ctx.resumable = record
         recovered: RecoveredPayload = {
             "job_id": record.id,
@@ -92,6 +106,14 @@ class Recovery:
             "resumable": True,
         }
         self.ctx.out.event(EventName.RECOVERED, recovered)
+
+    async def _received(self, record: JobRecord) -> bool:
+        """Whether the firmware has received a move of ``record`` (sent before the crash): its
+        motors may be running it still, or it may have stopped them mid-move."""
+        if record.first_index is None:
+            return False
+        status = await self.ctx.link.status()
+        return status.boot_id == record.boot_id and status.last_received >= record.first_index
 
     async def _close(self, record: JobRecord, why: str) -> None:
         """End the unfinished job ``record`` as interrupted (nothing of it to resume)."""

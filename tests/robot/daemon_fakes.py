@@ -117,7 +117,8 @@ class FakeFirmware:
     running: bool = False
     queued: list[WireMove] = field(default_factory=list)  # received, not executed yet
     #: the firmware runs its queue on its own when the link is lost mid-execution (its
-    #: watchdog fed, e.g. the dead daemon's port still open): the moves left go to ``backlog``
+    #: watchdog fed, e.g. the dead daemon's port still open) or the host walks away from an
+    #: execution (its task cancelled): the moves left go to ``backlog``
     autonomous: bool = False
     #: (firmware index, move) received and still to run with no execution of a link behind
     #: them; ``backlog_step`` of them complete at every STATUS (0: the motors are stuck)
@@ -298,6 +299,7 @@ class FakeLink:
         fw = self.fw
         done: list[MoveExecuted] = []
         fw.running = True
+        unapplied = 0  # the first move of ``running`` not applied yet
         try:
             fw.run_backlog()  # the firmware's queue: what it still had runs first
             for position, move in enumerate(running):  # grows with extend()
@@ -308,6 +310,7 @@ class FakeLink:
                 if fault is not None and fault.kind != "out_of_order":
                     raise self._fault(fault.kind, moves, base, done, position)
                 fw.apply(move, base + position)
+                unapplied = position + 1
                 if fw.queued:
                     fw.queued.pop(0)
                 at = asyncio.get_running_loop().time()
@@ -315,6 +318,12 @@ class FakeLink:
                 event = MoveExecuted(shown, base + position, move, at)
                 done.append(event)
                 yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            # the host walked away from the execution (its task cancelled): an ``autonomous``
+            # firmware goes on with what it received, as a real one does
+            if fw.autonomous and fw.state is FirmwareState.IDLE:
+                fw.backlog = [(base + k, m) for k, m in enumerate(running) if k >= unapplied]
+            raise
         finally:
             self._running = None
             fw.running = False

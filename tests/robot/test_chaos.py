@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,27 @@ def test_the_documented_codes_are_the_daemons() -> None:
     assert codes == {code.value for code in ErrorCode}
 
 
+def test_a_profile_names_the_robot_and_keeps_the_campaigns_settings() -> None:
+    bench = _bench()
+    config = bench.campaign_config("stall=L@3", 4.0, str(ROOT / "configs" / "bigcube_gripper.toml"))
+    assert (config.robot.kind, config.robot.cube_size) == ("turntable", 4)
+    assert config.solver.budget_s == 0.0 and config.serial.reconnect_budget_s == 1.0
+    assert config.simulation.faults == "stall=L@3" and config.simulation.speed_factor == 4.0
+    assert {c.width for c in config.cameras} == {320}
+
+
+def test_a_profile_that_is_not_simulated_or_not_a_profile_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = _bench()
+    with pytest.raises(bench.ConfigError, match="simulated robot"):
+        bench.campaign_config("", 4.0, str(ROOT / "configs" / "six_motor.toml"))
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--profile", "no-such-robot"])
+    assert stop.value.code == 2
+    assert "--profile no-such-robot" in capsys.readouterr().err
+
+
 def test_the_journal_check_finds_a_move_the_firmware_never_ran(tmp_path: Path) -> None:
     bench = _bench()
     trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
@@ -63,18 +85,44 @@ def test_a_done_solved_on_an_unsolved_cube_is_a_violation(tmp_path: Path) -> Non
     assert trial.violations == ["done_unsolved: job j"]
 
 
-@pytest.mark.slow
-@pytest.mark.usefixtures("solver_tables")
-def test_fixed_seeds_keep_every_invariant() -> None:
+def _campaign(trials: list[tuple[int, str]], timeout_s: float) -> list[Any]:
+    """The trials (seed, profile), one after the other; every one must keep the invariants."""
     bench = _bench()
     codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
 
-    async def campaign() -> list[object]:
-        return [await bench.run_trial(seed, 4.0, codes) for seed in SEEDS]
+    async def campaign() -> list[Any]:
+        return [await bench.run_trial(seed, 4.0, codes, profile=p) for seed, p in trials]
 
-    results = asyncio.run(asyncio.wait_for(campaign(), 120))
+    results = asyncio.run(asyncio.wait_for(campaign(), timeout_s))
     problems = [(r.seed, r.spec, r.kinds, r.steps, r.violations) for r in results if r.violations]
     assert problems == []
+    return results
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_fixed_seeds_keep_every_invariant() -> None:
+    results = _campaign([(seed, "simulated") for seed in SEEDS], 120)
     fired = {kind for r in results for kind in r.fired}
-    assert fired == set(bench.KINDS), set(bench.KINDS) - fired
+    kinds = set(_bench().KINDS)
+    assert fired == kinds, kinds - fired
     assert all(r.outcome in ("solved", "refused") for r in results)
+
+
+#: one-camera robots: seeds whose abort or kill strikes while a scan action is on the motors
+#: (each left an action unjournaled before the fixes of 2026-11-28)
+ONE_CAMERA_SEEDS = (
+    ("turntable", 7018),
+    ("turntable", 7025),
+    ("turntable", 7027),
+    ("two_gripper", 7018),
+)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_one_camera_robots_keep_every_invariant() -> None:
+    trials = [(seed, str(ROOT / "configs" / f"{kind}.toml")) for kind, seed in ONE_CAMERA_SEEDS]
+    results = _campaign(trials, 240)
+    assert all(r.outcome == "solved" for r in results)
+    assert all({"abort"} <= set(r.fired) for r in results)

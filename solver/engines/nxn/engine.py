@@ -312,9 +312,13 @@ PER_NODE = {6: 12, 7: 8}
 #: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
 #: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
 #: those, by slices of layers 1-2 only (they keep the inner groups whole). Beam settings of
-#: each pass; the 6x6's second pass also with the macros ``s A B C A' s'`` (``both_ends``:
+#: each pass; the second pass also with the macros ``s A B C A' s'`` (``both_ends``: 6x6
 #: seeds 0-19 160.8 -> 159.6 OBTM for 1.2x the CPU; both passes as short for 1.6x, the 7x7
-#: -1.5 on seeds 100-107 for 2.3x its edge time, over its 5 s budget). Width 64 (was 32) once
+#: -1.5 on seeds 100-107 for 2.3x its edge time, over its 5 s budget then. The 7x7's second
+#: pass since 2026-11-28, with the C scoring and the twists: whole solves 218.28 -> 218.02 on
+#: seeds 100-159, 216.47 -> 216.27 on the bench's states 0-99, the edges -0.5, for 3 % more
+#: edge time (seeds 100-109: 1.49 -> 1.53 s a solve, the whole +2.5 %); also in the first
+#: pass: 217.6 against 217.53 on seeds 100-129, not kept). Width 64 (was 32) once
 #: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
 #: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
 #: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
@@ -340,7 +344,7 @@ TWO_PASS = {
             PER_NODE[n],
             flips=False,
             blocks=((1, 2),),
-            both_ends=n == 6,
+            both_ends=True,
             twists=True,
             finish_stalled=False,
         ),

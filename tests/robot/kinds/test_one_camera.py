@@ -217,6 +217,101 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
     assert rows[-1].parts == (0, 0)
 
 
+def test_a_scan_action_still_running_at_the_restart_is_journaled_before_the_next_scan(
+    tmp_path: Path,
+) -> None:
+    """The daemon died with its scan's first action sent but not executed: the motors were
+    still turning the table (found by the chaos campaign, ``bench/chaos.py --profile
+    configs/turntable.toml``). The restart used to close the job (no move executed); the
+    action then completed unjournaled and the next scan started from parts the table had
+    left. The job now stays resumable; a new job waits for the firmware, journals the action
+    (``recovered: true``) and scans from where it left the table."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    firmware = _firmware(config, cube)
+    journal_path = tmp_path / "journal.sqlite"
+    journal = Journal(journal_path)
+    old = journal.create_job("start", 3)
+    journal.set_state(old, JobState.SCANNING)
+    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
+    journal.record_dispatch(old, firmware.boot_id, 1, 0)
+    journal.close()
+    firmware.last_received = 1
+    firmware.backlog = [(1, turned.wire)]  # on the motors: no progress until the restart
+    firmware.backlog_step = 0
+
+    async def scenario() -> tuple[list[dict[str, object]], list[dict[str, object]], object]:
+        async with running(journal_path, config=config, firmware=firmware) as rig:
+            recovered = rig.sink.of(EventName.RECOVERED)
+            firmware.backlog_step = 1  # the turn ends
+            await rig.job()
+            ran = [e for e in rig.sink.of(EventName.MOVE_EXECUTED) if e.get("recovered")]
+            return recovered, ran, rig.sink.of(EventName.DONE)[0]
+
+    recovered, ran, done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert recovered and recovered[0]["job_id"] == old and recovered[0]["resumable"] is True
+    assert [(e["job_id"], e["index"]) for e in ran] == [(old, 1)]
+    assert isinstance(done, dict) and done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    journal = Journal(journal_path)
+    try:
+        record = journal.job(old)
+        new_rows = journal.moves(str(done["job_id"]))
+    finally:
+        journal.close()
+    assert record is not None and record.executed == 1 and record.state is JobState.ABORTED
+    # every wire move the firmware ran is a journaled row of one job or the other
+    assert 1 + len(new_rows) == len(firmware.executed)
+
+
+def test_an_abort_while_a_scan_action_runs_stops_the_motors_and_journals_it(
+    tmp_path: Path,
+) -> None:
+    """An abort while the one-camera scan's second action is on the motors (found by the
+    chaos campaign on the turntable and two-gripper robots): it used to cancel the job as if
+    no motor ran, so the action ran on unjournaled and the next jobs were refused ("an
+    execution ... is still running") or read a cube from the wrong parts. Now it stops the
+    motors as it stops an execution (hold, then a latched stop), the job ends ``aborted``
+    with every executed action journaled, and the next job starts from the parts they left."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("F2 U' R B L2 D")
+    firmware = _firmware(config, cube)
+    firmware.pause_after = 1  # the second action waits on the motors
+    firmware.autonomous = True  # and runs on if the host walks away from it
+    path = tmp_path / "journal.sqlite"
+
+    async def scenario() -> tuple[dict[str, object], dict[str, object], str, str]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            first = await rig.daemon.submit("start", {"id": "first"})
+            await asyncio.wait_for(firmware.paused.wait(), 30)
+            stop = await asyncio.wait_for(rig.daemon.submit("abort", {}), 10)
+            aborted = rig.sink.of(EventName.ABORTED)[-1]
+            await rig.job()
+            return (
+                stop,
+                aborted,
+                str(first["job_id"]),
+                str(rig.sink.of(EventName.DONE)[0]["job_id"]),
+            )
+
+    stop, aborted, first_id, second_id = run(scenario(), 90)
+    assert stop["ok"] is True and aborted["code"] == "aborted"
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    assert firmware.mechanism.cube.is_solved()
+    journal = Journal(path)
+    try:
+        first = journal.job(first_id)
+        done = journal.job(second_id)
+        rows = len(journal.moves(second_id))
+    finally:
+        journal.close()
+    assert first is not None and first.state is JobState.ABORTED
+    assert done is not None and done.state is JobState.DONE
+    # every wire move the firmware ran is journaled as executed, by one job or the other
+    assert first.executed + rows == len(firmware.executed)
+
+
 def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
