@@ -839,12 +839,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the robot: a bundled profile name or a profile file (default: simulated)",
     )
     args = parser.parse_args(argv)
+    if args.trials < 1 or args.seed < 0 or not 0.001 <= args.speed <= 1000:
+        parser.error("--trials >= 1, --seed >= 0, --speed 0.001..1000")
     try:
         campaign_config("", args.speed, args.profile)
     except ConfigError as exc:
         parser.error(f"--profile {args.profile}: {exc}")
-    if args.trials < 1 or args.seed < 0 or not 0.001 <= args.speed <= 1000:
-        parser.error("--trials >= 1, --seed >= 0, --speed 0.001..1000")
     pool = tuple(k for k in KINDS if k in args.kinds.split(","))
     unknown = set(args.kinds.split(",")) - set(KINDS)
     if unknown or not pool:

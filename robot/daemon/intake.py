@@ -356,10 +356,10 @@ class Intake:
         job = self.ctx.job
         assert job is not None
         job.abort_requested = True
-        was_executing = self._motors_running()
+        motors_ran = self._motors_running()
         await self._abort_execution()
         await self.job_done.wait()
-        if was_executing:
+        if motors_ran:
             async with self._link_lock:  # a home or a new job sent meanwhile waits for it
                 try:  # clear the latched stop: ready for the next job
                     await self._rehome("abort", stops)
