@@ -355,6 +355,46 @@ class Journal:
 
         self._tx(run)
 
+    def retract_executed(self, job_id: str, keep: int, physical: str | None) -> list[int]:
+        """The job's moves ``keep`` on are no longer believed executed: the report that
+        journaled them was denied (a later STATUS, or the firmware's own counter on the same
+        boot, says they did not complete). They go back to not executed, the job to ``keep``
+        executed moves with ``physical`` the cube after them (None: a one-camera scan's actions
+        before the cube is read), and the broker's acknowledged mark no further. Returns the
+        indexes retracted (0-based), in order."""
+        now = time.time()
+
+        def run(db: sqlite3.Connection) -> list[int]:
+            row = db.execute("SELECT executed FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"job {job_id} is not in the journal")
+            if not 0 <= keep <= int(row[0]):
+                raise JournalError(
+                    f"job {job_id}: cannot keep {keep} executed moves of {int(row[0])}"
+                )
+            retracted = [
+                int(r[0])
+                for r in db.execute(
+                    "SELECT idx FROM moves WHERE job_id = ? AND idx >= ? "
+                    "AND executed_at IS NOT NULL ORDER BY idx",
+                    (job_id, keep),
+                )
+            ]
+            db.execute(
+                "UPDATE moves SET executed_at = NULL, fw_index = NULL "
+                "WHERE job_id = ? AND idx >= ?",
+                (job_id, keep),
+            )
+            db.execute(
+                "UPDATE jobs SET executed = ?, physical = ?, updated_at = ?, "
+                "reported = MIN(reported, ?) WHERE id = ?",
+                (keep, physical, now, keep, job_id),
+            )
+            return retracted
+
+        result: list[int] = self._tx(run)
+        return result
+
     def finish(
         self,
         job_id: str,

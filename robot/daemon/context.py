@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from robot.kinds.wire import WireAction
 from robot.planner import MotorProgram
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.cube.notation import Move
+from solver.cube.notation import Move, invert
 
 __all__ = ["Context", "Job", "Outbox", "apply_journaled", "face_move", "journaled"]
 
@@ -81,6 +81,13 @@ class Job:
         self.physical = self.physical.apply([move])
         return str(move)
 
+    def unwind(self, keep: int) -> None:
+        """Only the job's first ``keep`` executed moves are believed now (the report of the
+        others was denied): the tracked cube goes back to before the rest."""
+        if self.physical is not None:
+            self.physical = self.physical.apply(invert(self.moved(keep, self.moves_done)))
+        self.moves_done = keep
+
     def moved(self, start: int, stop: int) -> list[Move]:
         """What job moves ``start`` to ``stop - 1`` did to the cube, as moves."""
         if self.actions:
@@ -104,6 +111,12 @@ def journaled(move: MoveRecord) -> Move | WireAction:
 def apply_journaled(cube: Cube, move: Move | WireAction) -> Cube:
     """``cube`` after a journaled move (:func:`journaled`)."""
     return move.apply(cube) if isinstance(move, WireAction) else cube.apply([move])
+
+
+def unapply_journaled(cube: Cube, moves: Sequence[Move | WireAction]) -> Cube:
+    """``cube`` as it was before the journaled ``moves`` (in order) were made."""
+    made = [m for move in moves for m in (move.effect if isinstance(move, WireAction) else [move])]
+    return cube.apply(invert(made))
 
 
 class Outbox:

@@ -32,7 +32,7 @@ from firmware_protocol.messages import ErrorCode as FirmwareError
 from firmware_protocol.messages import Status
 from firmware_protocol.moves import Move as WireMove
 from robot.daemon.context import Context, Job
-from robot.daemon.events import ErrorCode, EventName, FirmwareResetPayload
+from robot.daemon.events import RESUMABLE_CODES, ErrorCode, EventName, FirmwareResetPayload
 from robot.daemon.ports import FirmwarePort
 from robot.errors import JobError
 
@@ -179,9 +179,18 @@ class Executor:
                 recorded += 1
             if isinstance(exc, FirmwareResetError):
                 return recorded, exc
+            error = self._job_error(job, exc)
             if isinstance(exc, FirmwareContradictionError):
                 await self._stop_untrusted(link)
-            raise self._job_error(job, exc) from exc
+                trusted = len(exc.report.executed)
+                if recorded > trusted:
+                    retracted = await self._retract(job, base_offset + trusted)
+                    error.detail["retracted"] = [i + 1 for i in retracted]
+            elif recorded:
+                error = await self._confirm_counter(
+                    job, error, status.boot_id, base_offset, exc.report.executed[:recorded]
+                )
+            raise error from exc
         finally:
             feed._extend = None
         return recorded, None
@@ -193,6 +202,61 @@ class Executor:
             await link.estop()
         except LinkError as exc:
             logger.error("could not stop the motors after a contradiction: %s", exc)
+
+    async def _confirm_counter(
+        self,
+        job: Job,
+        error: JobError,
+        boot_id: int,
+        base_offset: int,
+        events: Sequence[MoveExecuted],
+    ) -> JobError:
+        """The execution ended early (a stop, a fault, the link): its EXECUTED reports are
+        believed only if the firmware's own counter, read now, agrees. A STATUS of the same
+        boot behind the last report denies it (a forged EXECUTED ahead of the motors, met by
+        an emergency stop before any STATUS could contradict it: found by the chaos campaign
+        on the turntable, seed 8006): the moves past the counter are withdrawn, as after a
+        contradiction, and ``error`` says so. A link that cannot answer leaves it to the
+        resume's reconciliation."""
+        try:
+            status = await self.ctx.link.status()
+        except LinkError as exc:
+            logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
+            return error
+        if status.boot_id != boot_id or status.last_executed >= events[-1].index:
+            return error
+        keep = sum(1 for event in events if event.index <= status.last_executed)
+        retracted = await self._retract(job, base_offset + keep)
+        if error.code in RESUMABLE_CODES:  # its moves' reports were denied: only a rescan
+            self.ctx.rescan_required = True
+        moves = ", ".join(str(i + 1) for i in retracted)
+        return JobError(
+            error.code,
+            f"{error}; the firmware's executed counter ({status.last_executed}) denies its "
+            f"reports of move(s) {moves}, which are journaled as not executed",
+            {**error.detail, "retracted": [i + 1 for i in retracted]},
+        )
+
+    async def _retract(self, job: Job, keep: int) -> list[int]:
+        """A report the link had believed was contradicted afterwards (a forged EXECUTED
+        ahead of the motors, denied by the next STATUS): the job moves it journaled from index
+        ``keep`` on go back to not executed, so the journal, the tracked cube and the parts'
+        state of a one-camera scan follow only what every report agrees on (a resume with
+        rescan reconciles them with the firmware's counter, which may add them again)."""
+        journal = self.ctx.journal
+        job.unwind(keep)
+        physical = None if job.physical is None else job.physical.to_facelets("scheme")
+        retracted = await journal.call(journal.sync.retract_executed, job.id, keep, physical)
+        out = self.ctx.out
+        out.set_reported(job.id, min(out.reported(job.id), keep))
+        logger.error(
+            "job %s: move(s) %s were journaled as executed on a report the firmware then "
+            "contradicted; they are journaled as not executed again",
+            job.id,
+            ", ".join(str(i + 1) for i in retracted),
+        )
+        self.ctx.publish_status()
+        return retracted
 
     async def _after_reset(self, job: Job, exc: FirmwareResetError, resets: int) -> None:
         payload: FirmwareResetPayload = {

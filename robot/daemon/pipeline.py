@@ -153,6 +153,11 @@ class Pipeline:
                     f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
                 ) from exc
             logger.warning("job %s: %s; going on from a fresh scan", job.id, exc)
+            # the journal as reconciled (moves the firmware's counter denies withdrawn)
+            journal = self.ctx.journal
+            reconciled = await journal.call(journal.sync.job, record.id)
+            if reconciled is not None:
+                record = reconciled
         # interrupted during its one-camera scan (the cube is not read yet): the scan goes on
         # from where the journal's rows left the cube and the parts, with the looks it took
         # (with rescan: a fresh scan from there)

@@ -37,7 +37,7 @@ import logging
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import ErrorCode as FirmwareError
 from firmware_protocol.messages import FirmwareState, Status
-from robot.daemon.context import Context, Job, apply_journaled, journaled
+from robot.daemon.context import Context, Job, apply_journaled, journaled, unapply_journaled
 from robot.daemon.events import ErrorCode, EventName, JobState, RecoveredPayload
 from robot.errors import JobError
 from robot.journal import JobRecord
@@ -55,6 +55,9 @@ _STOPPED = (FirmwareState.STOPPED, FirmwareState.FAULT)
 class Recovery:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        #: why the last reconcile withdrew journaled moves the firmware's own counter denies
+        #: (:meth:`_denied`; None: it withdrew none)
+        self.denial: str | None = None
 
     async def recover(self) -> None:
         """At start (the firmware connected): close or reconcile the unfinished job."""
@@ -66,12 +69,16 @@ class Recovery:
             await self._close(record, "no move had been sent")
             return
         await self.replay_unreported(record)
+        self.denial = None
         try:
             record = await self.reconcile(record)
         except JobError as exc:
             if exc.code is not ErrorCode.FIRMWARE_COUNTER:
                 raise
             self._needs_rescan(record, str(exc))
+            return
+        if self.denial is not None:
+            self._needs_rescan(record, self.denial)
             return
         if record.physical is None:
             # a one-camera scan was reading the cube: its actions only turned the whole cube,
@@ -167,8 +174,9 @@ class Recovery:
             return record  # no move of the job was ever sent: none can be running
         job.moves_total = record.total_moves
         seen: list[FirmwareState] = []
+        self.denial = None
         try:
-            return await self._drain(job, record, seen)
+            record = await self._drain(job, record, seen)
         except asyncio.CancelledError:
             # an abort before the job showed EXECUTING cancels it: if the motors may be
             # running the job's moves (no STATUS yet, or a running one), stop them anyway
@@ -180,6 +188,9 @@ class Recovery:
                 except LinkError as exc:
                     logger.error("abort: cannot stop the firmware: %s", exc)
             raise
+        if self.denial is not None:  # withdrawn moves: the journal now agrees with the counter
+            raise JobError(ErrorCode.FIRMWARE_COUNTER, self.denial)
+        return record
 
     async def _drain(self, job: Job, record: JobRecord, seen: list[FirmwareState]) -> JobRecord:
         link = self.ctx.link
@@ -265,6 +276,8 @@ class Recovery:
         fw_done = status.last_executed - record.first_index + 1
         dispatched = record.total_moves - record.dispatch_offset
         in_dispatch = record.executed - record.dispatch_offset
+        if fw_done < in_dispatch and status.boot_id == record.boot_id:
+            return await self._denied(record, status, max(fw_done, 0))
         if fw_done < in_dispatch:
             raise JobError(
                 ErrorCode.FIRMWARE_COUNTER,
@@ -282,6 +295,36 @@ class Recovery:
             fw_done - in_dispatch,
         )
         journal = self.ctx.journal
+        updated = await journal.call(journal.sync.job, record.id)
+        assert updated is not None
+        return updated
+
+    async def _denied(self, record: JobRecord, status: Status, fw_done: int) -> JobRecord:
+        """The firmware that ran the job (the same boot) says it completed fewer of the moves
+        sent than the journal has executed: the reports that journaled the others are denied
+        by the firmware's own counter (a forged or garbled EXECUTED, found after the daemon
+        died before the STATUS that contradicted it). Those moves go back to not executed, so
+        that the parts' state and the cube the journal gives are the ones the firmware's
+        counter says; the job needs a fresh scan (:attr:`denial` says why)."""
+        assert record.first_index is not None and record.dispatch_offset is not None
+        keep = record.dispatch_offset + fw_done
+        journal = self.ctx.journal
+        moves = await journal.call(journal.sync.moves, record.id)
+        physical = None
+        if record.physical is not None:
+            cube = Cube.from_facelets(record.physical, record.size)
+            undone = [journaled(m) for m in moves[keep : record.executed]]
+            physical = unapply_journaled(cube, undone).to_facelets("scheme")
+        retracted = await journal.call(journal.sync.retract_executed, record.id, keep, physical)
+        self.ctx.out.set_reported(record.id, min(self.ctx.out.reported(record.id), keep))
+        self.denial = (
+            f"the firmware's executed counter ({status.last_executed}, boot "
+            f"{status.boot_id:08x}) denies the reports that move(s) "
+            f"{', '.join(str(i + 1) for i in retracted)} of the job executed; they are "
+            "journaled as not executed and the cube's state is uncertain"
+        )
+        self.ctx.rescan_required = True
+        logger.error("job %s: %s", record.id, self.denial)
         updated = await journal.call(journal.sync.job, record.id)
         assert updated is not None
         return updated

@@ -56,7 +56,15 @@ from vision.spotlight import Spotlight
 
 PORT = "fake://firmware"
 FaultKind = Literal[
-    "reset", "estop", "motor_fault", "link_lost", "stopped", "out_of_order", "contradiction"
+    "reset",
+    "estop",
+    "motor_fault",
+    "link_lost",
+    "stopped",
+    "out_of_order",
+    "contradiction",
+    "forged_ahead",
+    "forged_estop",
 ]
 
 
@@ -307,6 +315,33 @@ class FakeLink:
                 if position == 0 or not moves[position - 1].simultaneous_with_next:
                     await self._gate(moves, base, done, position)
                 fault = fw.take_fault()
+                if fault is not None and fault.kind == "forged_estop":
+                    # a forged EXECUTED claims this move done before the motors ran it, and
+                    # an emergency stop comes before any STATUS could deny it
+                    at = asyncio.get_running_loop().time()
+                    forged = MoveExecuted(position, base + position, move, at)
+                    yield forged
+                    fw.state, fw.error = FirmwareState.STOPPED, FwError.ESTOP
+                    rest = _planned(moves, base, position + 1)
+                    stopped = ExecutionReport(moves, (*done, forged), not_executed=rest)
+                    raise EmergencyStopError(f"emergency stop on {PORT}", PORT, stopped)
+                if fault is not None and fault.kind == "forged_ahead":
+                    # a forged EXECUTED (valid CRC, within what was sent) claims this move
+                    # done before the motors ran it; the next STATUS denies it
+                    at = asyncio.get_running_loop().time()
+                    yield MoveExecuted(position, base + position, move, at)
+                    unknown = ExecutionReport(
+                        moves, tuple(done), unknown=_planned(moves, base, position)
+                    )
+                    raise FirmwareContradictionError(
+                        f"firmware on {PORT} sent a report the host cannot trust (last_executed="
+                        f"{fw.last_executed} in a STATUS sent after an EXECUTED reported move "
+                        f"{base + position} executed)",
+                        PORT,
+                        unknown,
+                        "last_executed",
+                        fw.last_executed,
+                    )
                 if fault is not None and fault.kind != "out_of_order":
                     raise self._fault(fault.kind, moves, base, done, position)
                 fw.apply(move, base + position)

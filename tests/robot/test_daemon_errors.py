@@ -288,6 +288,84 @@ async def _firmware_contradiction(fast_tmp: Path) -> None:
     assert record.state is JobState.DONE
 
 
+def _executed_rows(path: Path, job_id: str) -> list[int]:
+    journal = Journal(path)
+    try:
+        return [m.idx for m in journal.moves(job_id) if m.executed_at is not None]
+    finally:
+        journal.close()
+
+
+def test_a_forged_report_ahead_of_the_motors_is_withdrawn_from_the_journal(
+    fast_tmp: Path,
+) -> None:
+    """A forged EXECUTED (valid CRC, within what was sent) claims move 4 done before the
+    motors ran it; the executor journals it, then the next STATUS denies it. The journal used
+    to keep move 4 as executed, so the resume found the firmware's counter "behind the
+    journal" and the journal named a move the motors never made (on a one-camera robot, the
+    next scan took the parts' state from it). Now the denied move goes back to not executed:
+    the error names it (``retracted``), and the journal's executed moves are exactly the ones
+    the firmware ran, before and after the resume with rescan."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(scrambled(), faults=[Fault("forged_ahead", 3)])
+
+    async def body() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            error = _job_failed(rig, ErrorCode.FIRMWARE_CONTRADICTION)
+            assert error["moves_done"] == 3 and error["retracted"] == [4]
+            assert error["resumable"] is True and len(fw.executed) == 3
+            assert rig.sink.statuses[-1]["resumable"]["needs_rescan"] is True
+            job_id = str(error["job_id"])
+            assert _executed_rows(path, job_id) == [0, 1, 2]
+            assert _journal_job(path, job_id).executed == 3
+            await rig.job("resume", {"rescan": True})
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+            return job_id
+
+    job_id = run(body(), 30)
+    assert len(_executed_rows(path, job_id)) == len(fw.executed)
+    record = _journal_job(path, job_id)
+    assert record.state is JobState.DONE and record.executed == len(fw.executed)
+
+
+def test_a_counter_of_the_same_boot_behind_the_journal_withdraws_the_moves_it_denies(
+    fast_tmp: Path,
+) -> None:
+    """The daemon died after journaling a forged EXECUTED, before the STATUS that denied it:
+    at the restart the firmware of the same boot says it executed fewer moves than the
+    journal. Those are the firmware's own word against a report it denies: they go back to
+    not executed (named in the error), the job needs a rescan, and finishes from one."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
+
+    async def first() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            return str(_job_failed(rig, ErrorCode.LINK_LOST)["job_id"])
+
+    job_id = run(first(), 30)
+    # the firmware (same boot) says only two of the three journaled moves executed
+    fw.last_executed = fw.started_upto = fw.last_received = 2
+    del fw.executed[2:]
+
+    async def second() -> None:
+        async with running(path, firmware=fw) as rig:
+            error = rig.sink.of(EventName.ERROR)[-1]
+            assert error["code"] == ErrorCode.FIRMWARE_COUNTER and "denies" in error["message"]
+            assert "move(s) 3 of the job" in error["message"]
+            recovered = rig.sink.of(EventName.RECOVERED)[-1]
+            assert recovered["moves_done"] == 2 and recovered["resumable"] is True
+            assert _executed_rows(path, job_id) == [0, 1]
+            await _refused(rig, "resume", {}, ErrorCode.FIRMWARE_COUNTER)
+            await rig.job("resume", {"rescan": True})
+            assert rig.state() is JobState.DONE
+
+    run(second(), 30)
+    record = _journal_job(path, job_id)
+    assert record.state is JobState.DONE and record.executed == len(fw.executed)
+
+
 @scenario(ErrorCode.LINK_LOST)
 async def _link_lost(fast_tmp: Path) -> None:
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])

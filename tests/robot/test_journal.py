@@ -238,3 +238,26 @@ def test_reported_mark_follows_the_acknowledgements(tmp_path: Path) -> None:
     record = journal.job(job)
     assert record is not None and record.reported == 4
     journal.close()
+
+
+def test_withdrawn_moves_go_back_to_not_executed(tmp_path: Path) -> None:
+    """Moves whose report was denied go back to not executed; the job keeps the cube after
+    the moves it keeps, and the broker's mark goes no further; they can execute again."""
+    journal = Journal(tmp_path / "j.sqlite")
+    job = journal.create_job("solve", 3)
+    journal.record_plan(job, "R R R R", {}, "", [("R", 1, 1, False)] * 4)
+    for idx, letter in enumerate("abc"):
+        journal.record_executed(job, idx, letter * 54, 10 + idx, idx + 1)
+    with pytest.raises(JournalError, match="cannot keep 4 executed moves of 3"):
+        journal.retract_executed(job, 4, None)
+    with pytest.raises(JournalError, match="not in the journal"):
+        journal.retract_executed("nope", 0, None)
+    assert journal.retract_executed(job, 1, "a" * 54) == [1, 2]
+    record = journal.job(job)
+    assert record is not None
+    assert (record.executed, record.reported, record.physical) == (1, 1, "a" * 54)
+    assert [m.executed_at is not None for m in journal.moves(job)] == [True, False, False, False]
+    assert [m.fw_index for m in journal.moves(job)] == [10, None, None, None]
+    journal.record_executed(job, 1, "e" * 54)  # the same move, executed for real this time
+    assert journal.retract_executed(job, 2, "e" * 54) == []  # nothing past the kept moves
+    journal.close()

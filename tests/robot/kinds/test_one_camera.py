@@ -30,7 +30,7 @@ from robot.kinds.wire import WireAction
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import MoveKind
-from tests.robot.daemon_fakes import FakeFirmware, running
+from tests.robot.daemon_fakes import FakeFirmware, Fault, running
 from tests.robot.helpers import CONFIGS, run
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
@@ -310,6 +310,86 @@ def test_an_abort_while_a_scan_action_runs_stops_the_motors_and_journals_it(
     assert done is not None and done.state is JobState.DONE
     # every wire move the firmware ran is journaled as executed, by one job or the other
     assert first.executed + rows == len(firmware.executed)
+
+
+@pytest.mark.parametrize("after", [1, 2, 3])
+def test_a_forged_report_of_a_scan_action_does_not_move_the_parts_in_the_journal(
+    tmp_path: Path, after: int
+) -> None:
+    """A forged EXECUTED claims the scan's next action done before the motors ran it (found
+    by the chaos campaign on the turntable, seeds 8006, 8028 and 8034: each scan action is an
+    execution of its own, so the forgery completes it in the host's eyes). The next STATUS
+    denies it and the motors stop. The row used to stay executed, so the fresh scan took the
+    parts' state from an action the table never made (in 8006 a spin the table cannot
+    reach). Now the row is withdrawn; the fresh scan starts from the parts the motors left,
+    and every journaled action is one the firmware ran."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("R U2 F' L D B2")
+    firmware = _firmware(config, cube)
+    firmware.faults = [Fault("forged_ahead", after)]
+    path = tmp_path / "journal.sqlite"
+
+    async def scenario() -> tuple[dict[str, object], str]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.job()
+            error = rig.sink.of(EventName.ERROR)[-1]
+            await rig.job("resume", {"rescan": True})
+            return error, str(rig.sink.of(EventName.DONE)[0]["job_id"])
+
+    error, job_id = run(scenario(), 90)
+    assert error["code"] == "firmware_contradiction" and error["retracted"] == [after + 1]
+    assert error["moves_done"] == after
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    assert firmware.mechanism.cube.is_solved()
+    journal = Journal(path)
+    try:
+        record = journal.job(job_id)
+        executed = [m for m in journal.moves(job_id) if m.executed_at is not None]
+    finally:
+        journal.close()
+    assert record is not None and record.state is JobState.DONE
+    assert len(executed) == record.executed == len(firmware.executed)
+
+
+@pytest.mark.parametrize("after", [2, 9])
+def test_a_forged_report_met_by_an_estop_is_denied_by_the_counter(
+    tmp_path: Path, after: int
+) -> None:
+    """A forged EXECUTED ahead of the motors, then an emergency stop before any STATUS could
+    deny it (the chaos campaign on the turntable, seed 8006): the job ended ``estop`` with
+    the forged action journaled, and the next job's scan took the parts' state from it (a
+    spin the table cannot reach). The firmware's counter, read after the stop, now denies
+    the report: the row goes back to not executed, and the next job starts from the parts
+    the motors left (during the scan, ``after`` 2; during the solution, 9)."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("B2 L U' R2 F D'")
+    firmware = _firmware(config, cube)
+    firmware.faults = [Fault("forged_estop", after)]
+    path = tmp_path / "journal.sqlite"
+
+    async def scenario() -> tuple[dict[str, object], str, str]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            first = await rig.job()
+            aborted = rig.sink.of(EventName.ABORTED)[-1]
+            await rig.daemon.submit("home", {})
+            await rig.job()
+            done = rig.sink.of(EventName.DONE)[-1]
+            return aborted, str(first["job_id"]), str(done["job_id"])
+
+    aborted, first_id, second_id = run(scenario(), 90)
+    assert aborted["code"] == "estop" and aborted["retracted"] == [after + 1]
+    assert aborted["moves_done"] == after and "denies" in str(aborted["message"])
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    assert firmware.mechanism.cube.is_solved()
+    journal = Journal(path)
+    try:
+        first = journal.job(first_id)
+        second = journal.job(second_id)
+    finally:
+        journal.close()
+    assert first is not None and first.executed == after
+    assert second is not None and second.state is JobState.DONE
+    assert first.executed + second.executed == len(firmware.executed)
 
 
 def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
