@@ -212,27 +212,33 @@ class Executor:
         events: Sequence[MoveExecuted],
     ) -> JobError:
         """The execution ended early (a stop, a fault, the link): its EXECUTED reports are
-        believed only if the firmware's own counter, read now, agrees. A STATUS of the same
-        boot behind the last report denies it (a forged EXECUTED ahead of the motors, met by
+        believed only if the firmware's own counter, read now, agrees. Two STATUS in a row of
+        the same boot behind the last report deny it (a forged EXECUTED ahead of the motors, met by
         an emergency stop before any STATUS could contradict it: found by the chaos campaign
         on the turntable, seed 8006): the moves past the counter are withdrawn, as after a
         contradiction, and ``error`` says so. A link that cannot answer leaves it to the
         resume's reconciliation."""
-        try:
-            status = await self.ctx.link.status()
-        except LinkError as exc:
-            logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
-            return error
-        if status.boot_id != boot_id or status.last_executed >= events[-1].index:
-            return error
-        keep = sum(1 for event in events if event.index <= status.last_executed)
+        counter: int | None = None
+        for _ in range(2):  # one STATUS alone (it may be the forgery) denies nothing
+            try:
+                status = await self.ctx.link.status()
+            except LinkError as exc:
+                logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
+                return error
+            if status.boot_id != boot_id or status.last_executed >= events[-1].index:
+                return error
+            counter = (
+                status.last_executed if counter is None else max(counter, status.last_executed)
+            )
+        assert counter is not None
+        keep = sum(1 for event in events if event.index <= counter)
         retracted = await self._retract(job, base_offset + keep)
         if error.code in RESUMABLE_CODES:  # its moves' reports were denied: only a rescan
             self.ctx.rescan_required = True
         moves = ", ".join(str(i + 1) for i in retracted)
         return JobError(
             error.code,
-            f"{error}; the firmware's executed counter ({status.last_executed}) denies its "
+            f"{error}; the firmware's executed counter ({counter}) denies its "
             f"reports of move(s) {moves}, which are journaled as not executed",
             {**error.detail, "retracted": [i + 1 for i in retracted]},
         )

@@ -277,7 +277,13 @@ class Recovery:
         dispatched = record.total_moves - record.dispatch_offset
         in_dispatch = record.executed - record.dispatch_offset
         if fw_done < in_dispatch and status.boot_id == record.boot_id:
-            return await self._denied(record, status, max(fw_done, 0))
+            # one STATUS alone (it may be a forgery) does not deny the journal: ask again
+            again = await self.ctx.link.status()
+            again_done = again.last_executed - record.first_index + 1
+            if again.boot_id == record.boot_id and again_done < in_dispatch:
+                higher = again if again_done >= fw_done else status
+                return await self._denied(record, higher, max(fw_done, again_done, 0))
+            status, fw_done = again, again_done
         if fw_done < in_dispatch:
             raise JobError(
                 ErrorCode.FIRMWARE_COUNTER,
@@ -300,12 +306,12 @@ class Recovery:
         return updated
 
     async def _denied(self, record: JobRecord, status: Status, fw_done: int) -> JobRecord:
-        """The firmware that ran the job (the same boot) says it completed fewer of the moves
-        sent than the journal has executed: the reports that journaled the others are denied
-        by the firmware's own counter (a forged or garbled EXECUTED, found after the daemon
-        died before the STATUS that contradicted it). Those moves go back to not executed, so
-        that the parts' state and the cube the journal gives are the ones the firmware's
-        counter says; the job needs a fresh scan (:attr:`denial` says why)."""
+        """The firmware that ran the job (the same boot) says, twice in a row, it completed
+        fewer of the moves sent than the journal has executed: the reports that journaled the
+        others are denied by the firmware's own counter (a forged or garbled EXECUTED, found
+        after the daemon died before the STATUS that contradicted it). Those moves go back to
+        not executed, so that the parts' state and the cube the journal gives are the ones
+        the firmware's counter says; the job needs a fresh scan (:attr:`denial` says why)."""
         assert record.first_index is not None and record.dispatch_offset is not None
         keep = record.dispatch_offset + fw_done
         journal = self.ctx.journal

@@ -17,7 +17,7 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +65,7 @@ FaultKind = Literal[
     "contradiction",
     "forged_ahead",
     "forged_estop",
+    "estop_forged_status",
 ]
 
 
@@ -134,6 +135,8 @@ class FakeFirmware:
     backlog_step: int = 1
     paused: asyncio.Event = field(default_factory=asyncio.Event)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    #: a forged STATUS (valid CRC) answers the next STATUS request in place of the real one
+    forged_status: Status | None = None
 
     def apply(self, move: WireMove, index: int) -> None:
         face = Face[WireFace(move.motor).name]
@@ -235,7 +238,8 @@ class FakeLink:
     async def status(self) -> Status:
         self._check()
         await asyncio.sleep(0)
-        return self.fw.status()
+        forged, self.fw.forged_status = self.fw.forged_status, None
+        return forged if forged is not None else self.fw.status()
 
     async def estop(self) -> Status:
         self._check()
@@ -403,9 +407,14 @@ class FakeLink:
             fw.reset_pending = True
             fw.queued.clear()
             return FirmwareResetError(f"firmware on {PORT} reset mid-sequence", PORT, report)
-        if kind == "estop":
+        if kind in ("estop", "estop_forged_status"):
             if set_state:
                 fw.state, fw.error = FirmwareState.STOPPED, FwError.ESTOP
+            if kind == "estop_forged_status":  # the next STATUS asked for is forged, behind
+                real = fw.status()
+                fw.forged_status = replace(
+                    real, last_executed=real.last_executed - 2, started_upto=real.last_executed - 2
+                )
             return EmergencyStopError(f"emergency stop on {PORT}", PORT, report)
         if kind == "motor_fault":
             fw.state, fw.error = FirmwareState.FAULT, FwError.STALL

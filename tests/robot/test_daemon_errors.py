@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -364,6 +365,53 @@ def test_a_counter_of_the_same_boot_behind_the_journal_withdraws_the_moves_it_de
     run(second(), 30)
     record = _journal_job(path, job_id)
     assert record.state is JobState.DONE and record.executed == len(fw.executed)
+
+
+def test_one_forged_status_behind_the_reports_withdraws_nothing(fast_tmp: Path) -> None:
+    """An emergency stop, and the STATUS read after it is a forgery two moves behind: one
+    report alone does not deny the EXECUTED reports the journal has (the second STATUS is
+    the real one), so nothing is withdrawn and the journal keeps every move that ran."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(scrambled(), faults=[Fault("estop_forged_status", 3)])
+
+    async def body() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            aborted = rig.sink.of(EventName.ABORTED)[-1]
+            assert aborted["code"] == ErrorCode.ESTOP and "retracted" not in aborted
+            assert aborted["moves_done"] == 3 and "denies" not in aborted["message"]
+            assert fw.forged_status is None  # it was read
+            return str(aborted["job_id"])
+
+    job_id = run(body(), 30)
+    assert _executed_rows(path, job_id) == [0, 1, 2] and len(fw.executed) == 3
+
+
+def test_one_forged_status_at_the_restart_withdraws_nothing(fast_tmp: Path) -> None:
+    """At the restart the first STATUS of the reconciliation is a forgery behind the
+    journal; the real one agrees with it: the job is resumed as usual, nothing withdrawn."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
+
+    async def first() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            return str(_job_failed(rig, ErrorCode.LINK_LOST)["job_id"])
+
+    job_id = run(first(), 30)
+    real = fw.status()
+    fw.forged_status = replace(real, last_executed=1, started_upto=1)
+
+    async def second() -> None:
+        async with running(path, firmware=fw) as rig:
+            assert fw.forged_status is None  # it was read
+            assert rig.sink.of(EventName.ERROR) == []
+            assert rig.sink.of(EventName.RECOVERED)[-1]["moves_done"] == 3
+            assert _executed_rows(path, job_id) == [0, 1, 2]
+            await rig.job("resume", {})
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+
+    run(second(), 30)
 
 
 @scenario(ErrorCode.LINK_LOST)
