@@ -13,11 +13,11 @@ draws a schedule of faults from what the simulated robot can do:
   move, a motor ``stall``, the port vanishing (``vanish``, sometimes for longer than the link's
   reconnect budget);
 * from outside the line: a ``forge``d frame with a valid CRC (counters past what the host
-  sent, counters out of order, a boot id that changed; or an EXECUTED two moves ahead of the
-  motors, within what the host sent: no host can tell it from the truth, only the check after a
-  solve can catch what it did), a daemon ``kill`` mid-job and a restart from the journal, an
-  ``estop`` or an ``abort`` at a random moment (once the firmware executed a drawn number of
-  moves, or while the first job scans and solves).
+  sent, counters out of order, a boot id that changed; an EXECUTED two moves ahead of the
+  motors, within what the host sent, which only a later STATUS can deny; or a STATUS two moves
+  behind, a forged denial of moves that ran), a daemon ``kill`` mid-job and a restart from
+  the journal, an ``estop`` or an ``abort`` at a random moment (once the firmware executed a
+  drawn number of moves, or while the first job scans and solves).
 
 Then it drives the job to its end as an operator would: ``home`` when the motors are stopped or
 faulted, ``resume`` (with or without ``rescan``, at random; with it when the status asks) when
@@ -118,6 +118,10 @@ OUTSIDE_KINDS = ("forge", "kill", "estop", "abort")
 KINDS = LINE_KINDS + MOVE_KINDS + OUTSIDE_KINDS
 #: forged frames (valid CRC): what the host must not believe
 FORGERIES = ("executed_far", "status_far", "out_of_order", "boot_id", "executed_ahead")
+#: a STATUS whose counters lag two moves behind the truth (a forged denial of what ran): drawn
+#: apart from the seed's own stream (:data:`BEHIND_SHARE` of the forgeries), so that every
+#: earlier seed keeps its schedule
+BEHIND_SHARE = 0.15
 #: codes after which the cube is left as it is and the operator may try again (a refusal)
 REFUSALS = frozenset({"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved"})
 
@@ -179,6 +183,8 @@ def draw(seed: int, pool: tuple[str, ...] = KINDS) -> Schedule:
             schedule.jitter[kind] = rng.uniform(0.0, 0.4 if schedule.at[kind] == 0 else 0.06)
     if "forge" in kinds:
         schedule.forgery = rng.choice(FORGERIES)
+        if random.Random(f"behind {seed}").random() < BEHIND_SHARE:
+            schedule.forgery = "status_behind"
     schedule.rescan_bias = rng.choice((0.0, 0.5, 1.0))
     return schedule
 
@@ -393,7 +399,14 @@ class Trial:
             message = Executed(nv.last_executed + 1, max(0, nv.last_executed - 1), 3)
         else:
             real = fw._status()
-            if kind == "status_far":
+            if kind == "status_behind":
+                lag = min(2, real.last_executed)
+                message = dataclasses.replace(
+                    real,
+                    started_upto=real.started_upto - lag,
+                    last_executed=real.last_executed - lag,
+                )
+            elif kind == "status_far":
                 message = dataclasses.replace(
                     real,
                     last_received=real.last_received + 500,
