@@ -213,11 +213,11 @@ class Executor:
     ) -> JobError:
         """The execution ended early (a stop, a fault, the link): its EXECUTED reports are
         believed only if the firmware's own counter, read now, agrees. Two STATUS in a row of
-        the same boot behind the last report deny it (a forged EXECUTED ahead of the motors, met by
-        an emergency stop before any STATUS could contradict it: found by the chaos campaign
-        on the turntable, seed 8006): the moves past the counter are withdrawn, as after a
-        contradiction, and ``error`` says so. A link that cannot answer leaves it to the
-        resume's reconciliation."""
+        the same boot behind the last report deny it (a forged EXECUTED ahead of the motors,
+        met by an emergency stop before any STATUS could contradict it: found by the chaos
+        campaign on the turntable, seed 8006): the moves past the counter are withdrawn, as
+        after a contradiction, and ``error`` says so. A link that cannot answer leaves it to
+        the resume's reconciliation."""
         counter: int | None = None
         for _ in range(2):  # one STATUS alone (it may be the forgery) denies nothing
             try:
@@ -244,11 +244,12 @@ class Executor:
         )
 
     async def _retract(self, job: Job, keep: int) -> list[int]:
-        """A report the link had believed was contradicted afterwards (a forged EXECUTED
-        ahead of the motors, denied by the next STATUS): the job moves it journaled from index
-        ``keep`` on go back to not executed, so the journal, the tracked cube and the parts'
-        state of a one-camera scan follow only what every report agrees on (a resume with
-        rescan reconciles them with the firmware's counter, which may add them again)."""
+        """A report the link had believed was denied afterwards (a forged EXECUTED ahead of
+        the motors, contradicted by the next STATUS or by the counter read after a stop): the
+        job moves it journaled from index ``keep`` on go back to not executed, so the journal,
+        the tracked cube and the parts' state of a one-camera scan follow only what every
+        report agrees on (a resume with rescan reconciles them with the firmware's counter,
+        which may add them again)."""
         journal = self.ctx.journal
         job.unwind(keep)
         physical = None if job.physical is None else job.physical.to_facelets("scheme")
@@ -257,7 +258,7 @@ class Executor:
         out.set_reported(job.id, min(out.reported(job.id), keep))
         logger.error(
             "job %s: move(s) %s were journaled as executed on a report the firmware then "
-            "contradicted; they are journaled as not executed again",
+            "denied; they are journaled as not executed again",
             job.id,
             ", ".join(str(i + 1) for i in retracted),
         )
