@@ -118,8 +118,9 @@ class ExecutionTracker:
         execution (which then fails with :class:`FirmwareResetError`)."""
         if ident.last_executed < self.fw.executed:
             logger.error(
-                "%s: firmware move counters went back from %d to %d across a reset "
-                "(non-volatile memory lost); executed moves are known only from reports",
+                "%s: firmware move counters went back from %d to %d across a reset: its "
+                "non-volatile memory was lost, or a report was false (the daemon believes "
+                "the counters unless they came back at zero)",
                 self.port,
                 self.fw.executed,
                 ident.last_executed,

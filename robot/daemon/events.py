@@ -407,6 +407,9 @@ class FirmwareResetPayload(TypedDict):
     interrupted: list[str]
     message: str
     recovering: bool
+    #: job moves (1-based) reported executed before the reset that the counters the firmware
+    #: kept deny: journaled as not executed again, and sent again
+    retracted: NotRequired[list[int]]
 
 
 class RecoveredPayload(TypedDict):

@@ -118,11 +118,13 @@ class Executor:
                         break
                     await feed.wait()
                     continue
-                executed, reset = await self._dispatch(job, feed, position, offset + position)
+                executed, reset, retracted = await self._dispatch(
+                    job, feed, position, offset + position
+                )
                 position += executed
                 if reset is not None:
                     resets += 1
-                    await self._after_reset(job, reset, resets)
+                    await self._after_reset(job, reset, resets, retracted)
                 elif not feed.closed or position < len(feed.moves):
                     feed.gaps += 1
                     logger.warning(
@@ -141,10 +143,11 @@ class Executor:
 
     async def _dispatch(
         self, job: Job, feed: MoveFeed, start: int, base_offset: int
-    ) -> tuple[int, FirmwareResetError | None]:
+    ) -> tuple[int, FirmwareResetError | None, list[int]]:
         """Send the feed's moves from ``start`` on (job moves ``base_offset`` on), and those
-        committed while they execute, and journal what executes; return how many did, and the
-        firmware reset that ended the batch early (if one did)."""
+        committed while they execute, and journal what executes; return how many did, the
+        firmware reset that ended the batch early (if one did) and the job moves (1-based)
+        whose reports the counter after that reset denied (withdrawn: they are sent again)."""
         link, journal = self.ctx.link, self.ctx.journal
         status, self._dispatched = self._dispatched, None
         if status is None:
@@ -178,7 +181,11 @@ class Executor:
                 await self._executed(job, event, base_offset, recorded)
                 recorded += 1
             if isinstance(exc, FirmwareResetError):
-                return recorded, exc
+                keep = await self._confirm_after_reset(job, exc.report.executed[:recorded])
+                if keep == recorded:
+                    return recorded, exc, []
+                retracted = await self._retract(job, base_offset + keep)
+                return keep, exc, [i + 1 for i in retracted]
             error = self._job_error(job, exc)
             if isinstance(exc, FirmwareContradictionError):
                 await self._stop_untrusted(link)
@@ -186,14 +193,14 @@ class Executor:
                 if recorded > trusted:
                     retracted = await self._retract(job, base_offset + trusted)
                     error.detail["retracted"] = [i + 1 for i in retracted]
-            elif recorded:
+            elif recorded and not isinstance(exc, ExecutionLinkError):
                 error = await self._confirm_counter(
                     job, error, status.boot_id, base_offset, exc.report.executed[:recorded]
                 )
             raise error from exc
         finally:
             feed._extend = None
-        return recorded, None
+        return recorded, None, []
 
     async def _stop_untrusted(self, link: FirmwarePort) -> None:
         """The firmware's reports contradict what was sent: stop the motors now rather than let
@@ -211,26 +218,16 @@ class Executor:
         base_offset: int,
         events: Sequence[MoveExecuted],
     ) -> JobError:
-        """The execution ended early (a stop, a fault, the link): its EXECUTED reports are
-        believed only if the firmware's own counter, read now, agrees. Two STATUS in a row of
-        the same boot behind the last report deny it (a forged EXECUTED ahead of the motors,
-        met by an emergency stop before any STATUS could contradict it: found by the chaos
-        campaign on the turntable, seed 8006): the moves past the counter are withdrawn, as
-        after a contradiction, and ``error`` says so. A link that cannot answer leaves it to
-        the resume's reconciliation."""
-        counter: int | None = None
-        for _ in range(2):  # one STATUS alone (it may be the forgery) denies nothing
-            try:
-                status = await self.ctx.link.status()
-            except LinkError as exc:
-                logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
-                return error
-            if status.boot_id != boot_id or status.last_executed >= events[-1].index:
-                return error
-            counter = (
-                status.last_executed if counter is None else max(counter, status.last_executed)
-            )
-        assert counter is not None
+        """The execution ended early on a stop or a fault (the motors are still, the counter
+        final): its EXECUTED reports are believed only if the firmware's own counter, read
+        now, agrees (after a lost link the resume's reconciliation does the same). Two STATUS
+        in a row of the same boot behind the last report deny it (a forged EXECUTED ahead of
+        the motors, met by an emergency stop before any STATUS could contradict it: found by
+        the chaos campaign on the turntable, seed 8006): the moves past the counter are
+        withdrawn, as after a contradiction, and ``error`` says so."""
+        counter = await self._denying_counter(job, events, boot_id)
+        if counter is None:
+            return error
         keep = sum(1 for event in events if event.index <= counter)
         retracted = await self._retract(job, base_offset + keep)
         if error.code in RESUMABLE_CODES:  # its moves' reports were denied: only a rescan
@@ -242,6 +239,44 @@ class Executor:
             f"reports of move(s) {moves}, which are journaled as not executed",
             {**error.detail, "retracted": [i + 1 for i in retracted]},
         )
+
+    async def _confirm_after_reset(self, job: Job, events: Sequence[MoveExecuted]) -> int:
+        """How many of ``events`` (reported executed before a firmware reset) the counters
+        the firmware kept across the reset confirm. They are in non-volatile memory, and the
+        executed counter is written before the EXECUTED that reports it (PROTOCOL.md, section
+        5): a counter behind the reports denies them (a forged EXECUTED ahead of the motors,
+        met by a reset: the chaos campaign, seed 8334), unless the counters came back at zero
+        (the memory was lost: the reports are all there is)."""
+        if not events:
+            return 0
+        counter = await self._denying_counter(job, events, None)
+        if counter is None:
+            return len(events)
+        return sum(1 for event in events if event.index <= counter)
+
+    async def _denying_counter(
+        self, job: Job, events: Sequence[MoveExecuted], boot_id: int | None
+    ) -> int | None:
+        """The firmware's executed counter if two STATUS in a row deny the last of ``events``
+        (one alone may be the forgery): both of boot ``boot_id`` (None: of one boot, whichever
+        it is), both behind the last report, neither with counters at zero. ``None``: the
+        reports stand (confirmed, or no STATUS to say)."""
+        counter: int | None = None
+        for _ in range(2):
+            try:
+                status = await self.ctx.link.status()
+            except LinkError as exc:
+                logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
+                return None
+            if boot_id is not None and status.boot_id != boot_id:
+                return None
+            boot_id = status.boot_id
+            if status.last_executed >= events[-1].index or status.started_upto == 0:
+                return None
+            counter = (
+                status.last_executed if counter is None else max(counter, status.last_executed)
+            )
+        return counter
 
     async def _retract(self, job: Job, keep: int) -> list[int]:
         """A report the link had believed was denied afterwards (a forged EXECUTED ahead of
@@ -265,7 +300,9 @@ class Executor:
         self.ctx.publish_status()
         return retracted
 
-    async def _after_reset(self, job: Job, exc: FirmwareResetError, resets: int) -> None:
+    async def _after_reset(
+        self, job: Job, exc: FirmwareResetError, resets: int, retracted: list[int]
+    ) -> None:
         payload: FirmwareResetPayload = {
             "job_id": job.id,
             "moves_done": job.moves_done,
@@ -274,6 +311,8 @@ class Executor:
             "message": str(exc),
             "recovering": resets <= self.max_resets,
         }
+        if retracted:
+            payload["retracted"] = retracted
         self.ctx.out.event(EventName.FIRMWARE_RESET, payload)
         if resets > self.max_resets:
             raise JobError(

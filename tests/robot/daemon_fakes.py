@@ -66,6 +66,7 @@ FaultKind = Literal[
     "forged_ahead",
     "forged_estop",
     "estop_forged_status",
+    "forged_reset",
 ]
 
 
@@ -319,6 +320,18 @@ class FakeLink:
                 if position == 0 or not moves[position - 1].simultaneous_with_next:
                     await self._gate(moves, base, done, position)
                 fault = fw.take_fault()
+                if fault is not None and fault.kind == "forged_reset":
+                    # a forged EXECUTED claims this move done, then the board resets: its
+                    # counters (kept across the reset) say the move never completed
+                    at = asyncio.get_running_loop().time()
+                    forged = MoveExecuted(position, base + position, move, at)
+                    yield forged
+                    fw.boot_id += 1
+                    fw.reset_pending = True
+                    fw.queued.clear()
+                    rest = _planned(moves, base, position + 1)
+                    lost = ExecutionReport(moves, (*done, forged), not_executed=rest)
+                    raise FirmwareResetError(f"firmware on {PORT} reset mid-sequence", PORT, lost)
                 if fault is not None and fault.kind == "forged_estop":
                     # a forged EXECUTED claims this move done before the motors ran it, and
                     # an emergency stop comes before any STATUS could deny it

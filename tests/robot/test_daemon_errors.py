@@ -367,6 +367,29 @@ def test_a_counter_of_the_same_boot_behind_the_journal_withdraws_the_moves_it_de
     assert record.state is JobState.DONE and record.executed == len(fw.executed)
 
 
+def test_a_forged_report_met_by_a_reset_is_denied_by_the_counters_kept(fast_tmp: Path) -> None:
+    """A forged EXECUTED claims move 4 done, then the board resets (the chaos campaign, seed
+    8334). The counters it keeps across the reset say move 4 never completed: the journal
+    used to keep it (the link took the counters for lost memory), so the job went on from a
+    cube one move off. Now the move is withdrawn (named in ``firmware_reset``), sent again
+    after the homing, and the job ends solved with every journaled move one that ran."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(scrambled(), faults=[Fault("forged_reset", 3)])
+
+    async def body() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            assert rig.state() is JobState.DONE and fw.cube.is_solved()
+            (reset,) = rig.sink.of(EventName.FIRMWARE_RESET)
+            assert reset["retracted"] == [4] and reset["moves_done"] == 3
+            assert reset["recovering"] is True and fw.homes == 1
+            return str(rig.sink.of(EventName.DONE)[0]["job_id"])
+
+    job_id = run(body(), 30)
+    record = _journal_job(path, job_id)
+    assert record.state is JobState.DONE and record.executed == len(fw.executed)
+
+
 def test_one_forged_status_behind_the_reports_withdraws_nothing(fast_tmp: Path) -> None:
     """An emergency stop, and the STATUS read after it is a forgery two moves behind: one
     report alone does not deny the EXECUTED reports the journal has (the second STATUS is
