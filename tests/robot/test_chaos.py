@@ -126,3 +126,21 @@ def test_one_camera_robots_keep_every_invariant() -> None:
     results = _campaign(trials, 240)
     assert all(r.outcome == "solved" for r in results)
     assert all({"abort"} <= set(r.fired) for r in results)
+
+
+#: seeds whose forged EXECUTED ahead of the motors was left journaled before the fixes of
+#: 2026-11-28 (afternoon): met by an emergency stop on the turntable (8006: the next scan
+#: commanded a spin the table cannot reach), by a firmware reset on the six-motor robot (8334)
+FORGED_SEEDS = (("turntable", 8006), ("simulated", 8334))
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_forged_reports_denied_by_the_counter_leave_the_journal_true() -> None:
+    trials = [
+        (seed, kind if kind == "simulated" else str(ROOT / "configs" / f"{kind}.toml"))
+        for kind, seed in FORGED_SEEDS
+    ]
+    results = _campaign(trials, 180)
+    assert all(r.outcome == "solved" for r in results)
+    assert all("forge" in r.fired for r in results)
