@@ -297,6 +297,17 @@ def _executed_rows(path: Path, job_id: str) -> list[int]:
         journal.close()
 
 
+def _lost_link_job(path: Path, fw: FakeFirmware) -> str:
+    """Run a job on ``fw`` (its link lost after 3 moves) with a first daemon; its id."""
+
+    async def first() -> str:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            return str(_job_failed(rig, ErrorCode.LINK_LOST)["job_id"])
+
+    return run(first(), 30)
+
+
 def test_a_forged_report_ahead_of_the_motors_is_withdrawn_from_the_journal(
     fast_tmp: Path,
 ) -> None:
@@ -340,12 +351,7 @@ def test_a_counter_of_the_same_boot_behind_the_journal_withdraws_the_moves_it_de
     path = fast_tmp / "j.sqlite"
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
 
-    async def first() -> str:
-        async with running(path, firmware=fw) as rig:
-            await rig.job("start")
-            return str(_job_failed(rig, ErrorCode.LINK_LOST)["job_id"])
-
-    job_id = run(first(), 30)
+    job_id = _lost_link_job(path, fw)
     # the firmware (same boot) says only two of the three journaled moves executed
     fw.last_executed = fw.started_upto = fw.last_received = 2
     del fw.executed[2:]
@@ -416,12 +422,7 @@ def test_one_forged_status_at_the_restart_withdraws_nothing(fast_tmp: Path) -> N
     path = fast_tmp / "j.sqlite"
     fw = FakeFirmware(scrambled(), faults=[Fault("link_lost", 3)])
 
-    async def first() -> str:
-        async with running(path, firmware=fw) as rig:
-            await rig.job("start")
-            return str(_job_failed(rig, ErrorCode.LINK_LOST)["job_id"])
-
-    job_id = run(first(), 30)
+    job_id = _lost_link_job(path, fw)
     real = fw.status()
     fw.forged_status = replace(real, last_executed=1, started_upto=1)
 
