@@ -24,7 +24,9 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
    its pairings for 5 ≤ N ≤ 9; on a 6x6 and 7x7 in two passes, :data:`TWO_PASS`: the
-   innermost wing orbit first, then the outer one onto it), then centre-keeping 3-cycles
+   innermost wing orbit first, then the outer one onto it; the 7x7's first pass runs before
+   its outer centres, as a ``tredges`` stage, see :data:`.ring.EARLY_PASS`), then
+   centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
@@ -160,7 +162,10 @@ EDGE_TRIES_5 = 12
 #: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin. 6 since the
 #: 32-wide bar beam (its CPU): bench seeds 0-19 215.6 OBTM with 8 (CPU median 6.5-7.1 s
 #: against main's 5.5-5.7 under another helper's load), 215.9 with 6 (4.9 s); seeds 100-129
-#: 218.13 with 8, 217.97 with 7, 218.30 with 6
+#: 218.13 with 8, 217.97 with 7, 218.30 with 6. Since the 7x7's first edge pass runs before
+#: its outer centres (:data:`.ring.EARLY_PASS`) a try is its second pass alone; 6 ranked by
+#: the outer wings already paired (:data:`EARLY_WING`): 214.40 on seeds 100-159, 8 -0.2 more
+#: on the first 40 of them for more time
 EDGE_TRIES_BARS = {6: 20, 7: 6}
 
 
@@ -392,7 +397,9 @@ def _early_first_pass(state: Colours, n: int) -> list[_End]:
 EARLY_POOL = 1000
 #: the OBTM an outer wing already paired onto its tredge is worth when the centre solutions
 #: after the first pass are ranked for the second (a least-squares fit of the second pass's
-#: length on the wings already paired, seeds 100-111, 983 centre solutions: -1.85 OBTM a wing)
+#: length on the wings already paired, seeds 100-111, 983 centre solutions: -1.85 OBTM a
+#: wing). On those solutions, the best centres + edges of the 6 ranked first: 201.83 OBTM
+#: by length alone (10: the same), 201.17 with 1.5-3 OBTM a wing, 201.08 the best of all)
 EARLY_WING = {7: 2.0}
 
 
@@ -503,7 +510,8 @@ def _best_reductions(cube: Cube, tries: int, edge_tries: int, options: Any) -> l
     early = n in ring.EARLY_PASS and str(options.extra.get("centres", "auto")) != "rings"
     centres = _best_centres(cube, tries, EARLY_POOL if early else edge_tries, options, early)
     if any(stage.name == "tredges" for stage in centres[0][3]):
-        centres = _early_ranked(centres, n)[:edge_tries]
+        centres = _early_ranked(centres, n)
+    centres = centres[:edge_tries]
     for cost, rotation, state, stages in centres:
         start = time.perf_counter()
         if any(stage.name == "tredges" for stage in stages):

@@ -227,8 +227,17 @@ def _commutators(
 #: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8); 7x7 with 3
 #: inner rings and 15 edge tries (seeds 100-115): all of 12 222.1 against 224.0 with 5 of 6
 #: and 2 rings (:data:`.engine.EDGE_TRIES_BARS`)
-OUTER_KEEP = {6: 8, 7: 12}
-OUTER_ASK = {6: 12, 7: 12}
+#: 7x7 since its first edge pass runs before the outer centres (:data:`EARLY_PASS`): the
+#: 192 shortest of 12 stage-3 searches x 16 solutions each (:data:`OUTER_SEARCHES`), for the
+#: engine's ranking by the outer wings already paired to choose from (whole solves, seeds
+#: 100-159, mean OBTM / wall median: 12 x 1 216.32 / 2.51 s, 12 x 2 215.50 / 2.64 s, 12 x 4
+#: 215.12 / 2.76 s, 12 x 8 214.78 / 2.79 s, 12 x 16 214.40 / 2.95 s, 12 x 32 214.07 / 3.27 s,
+#: 6 x 32 214.60 / 3.47 s; 48 searches x 1 215.83 / 3.13 s)
+OUTER_KEEP = {6: 8, 7: 192}
+OUTER_ASK = {6: 12, 7: 192}
+#: per N, the outer search's stage-3 searches (None: one per solution asked) and the
+#: shortest stage-3 solutions each gives
+OUTER_SEARCHES: dict[int, tuple[int | None, int]] = {7: (12, 16)}
 #: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
 #: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
 #: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU; again with the bars scored in C,
@@ -357,7 +366,10 @@ def _inner_ring_cells(n: int) -> npt.NDArray[np.int64]:
 
 #: the sizes whose first edge pass runs before the outer centres (:func:`bar_centres`'s
 #: ``first_pass``), and how many of that pass's shortest ends (different states) get their
-#: outer centres
+#: outer centres. 7x7 whole solves, seeds 100-159 (main 217.93 OBTM, wall median 2.45 s),
+#: with the outer search's 12 solutions a state and edges on the 6 shortest: 1 end 217.57
+#: (10 second passes, 2.25 s), 3 ends 217.55 (2.57 s); ranked by the outer wings already
+#: paired (:data:`.engine.EARLY_WING`): 3 ends 216.32 (2.51 s), 5 ends 215.92 (3.28 s)
 EARLY_PASS = {7: 3}
 
 
@@ -406,7 +418,9 @@ def _outer_search(
         hit = searched.get(key)
         if hit is not None:
             return hit
-    found = staged5.staged_centres(small, max(OUTER_ASK[n], OUTER_KEEP[n]), cache_dir, progress)
+    ask = max(OUTER_ASK[n], OUTER_KEEP[n])
+    searches, paths = OUTER_SEARCHES.get(n, (None, staged5.STAGE3_PATHS))
+    found = staged5.staged_centres(small, ask, cache_dir, progress, searches, paths)
     if searched is not None:
         searched[key] = found
     return found
