@@ -232,7 +232,7 @@ def _commutators(
 #: engine's ranking by the outer wings already paired to choose from (whole solves, seeds
 #: 100-159, mean OBTM / wall median: 12 x 1 216.32 / 2.51 s, 12 x 2 215.50 / 2.64 s, 12 x 4
 #: 215.12 / 2.76 s, 12 x 8 214.78 / 2.79 s, 12 x 16 214.40 / 2.95 s, 12 x 32 214.07 / 3.27 s,
-#: 6 x 32 214.60 / 3.47 s; 48 searches x 1 215.83 / 3.13 s)
+#: 6 x 32 214.48 / 3.50 s; 48 searches x 1 215.83 / 3.13 s)
 OUTER_KEEP = {6: 8, 7: 192}
 OUTER_ASK = {6: 12, 7: 192}
 #: per N, the outer search's stage-3 searches (None: one per solution asked) and the
