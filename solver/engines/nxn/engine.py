@@ -399,7 +399,8 @@ EARLY_POOL = 1000
 #: after the first pass are ranked for the second (a least-squares fit of the second pass's
 #: length on the wings already paired, seeds 100-111, 983 centre solutions: -1.85 OBTM a
 #: wing). On those solutions, the best centres + edges of the 6 ranked first: 201.83 OBTM
-#: by length alone (10: the same), 201.17 with 1.5-3 OBTM a wing, 201.08 the best of all)
+#: by length alone (10: the same), 201.17 with 1.5-3 OBTM a wing, 201.08 the best of all;
+#: whole solves of seeds 100-159 with the kept pool: 1.5 214.42, 2 214.40, 2.5 214.40)
 EARLY_WING = {7: 2.0}
 
 
