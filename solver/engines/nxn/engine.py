@@ -510,7 +510,9 @@ def _best_reductions(cube: Cube, tries: int, edge_tries: int, options: Any) -> l
     tried: list[tuple[int, int, str, Colours, list[Stage]]] = []
     early = n in ring.EARLY_PASS and str(options.extra.get("centres", "auto")) != "rings"
     centres = _best_centres(cube, tries, EARLY_POOL if early else edge_tries, options, early)
-    if any(stage.name == "tredges" for stage in centres[0][3]):
+    if early and not centres:  # no first pass kept the inner rings and bars: the usual route
+        centres = _best_centres(cube, tries, edge_tries, options)
+    if centres and any(stage.name == "tredges" for stage in centres[0][3]):
         centres = _early_ranked(centres, n)
     centres = centres[:edge_tries]
     for cost, rotation, state, stages in centres:

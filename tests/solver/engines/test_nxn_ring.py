@@ -218,6 +218,21 @@ def test_the_sevens_first_edge_pass_comes_before_its_outer_centres() -> None:
     assert keys == sorted(keys) and sorted(map(id, ranked)) == sorted(map(id, found))
 
 
+def test_a_seven_whose_first_passes_all_break_the_centres_takes_the_usual_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Should no end of the early first edge pass keep the inner rings and bars (its wing
+    3-cycles may not), the 7x7 is reduced the usual way (outer centres, then both edge
+    passes) instead of failing: the solve is still verified."""
+    monkeypatch.setitem(engine.RINGS, 7, 1)
+    monkeypatch.setitem(engine.BAR_RINGS, 7, 1)
+    monkeypatch.setattr(ring, "_centres_kept", lambda before, after, n: False)
+    cube = random_state_nxn(7, 3)
+    solution = api.solve(cube, centre_tries=1, budget_s=0.0)
+    assert cube.apply(solution.moves).is_solved()
+    assert "tredges" not in [stage.name for stage in solution.stages]
+
+
 @pytest.mark.parametrize(
     ("seed", "pairings", "rings_used"), [(106, 1, 1), (104, 1, 2), (100, 2, 2)]
 )
