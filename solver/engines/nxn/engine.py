@@ -24,7 +24,9 @@ outer centres and bars as a 5x5's centres, by :mod:`solver.engines.nxn.staged5`)
 3. ``edges``, before the 3x3: first slice–replace–unslice pairing
    (:mod:`solver.engines.nxn.pairing`: greedy on a 4x4, a beam search that finishes each of
    its pairings for 5 ≤ N ≤ 9; on a 6x6 and 7x7 in two passes, :data:`TWO_PASS`: the
-   innermost wing orbit first, then the outer one onto it), then centre-keeping 3-cycles
+   innermost wing orbit first, then the outer one onto it; the 7x7's first pass runs before
+   its outer centres, as a ``tredges`` stage, see :data:`.ring.EARLY_PASS`), then
+   centre-keeping 3-cycles
    (:mod:`solver.engines.nxn.wings`) for the wings it left. Even N: every orbit is paired
    into the same dedges (any edge, any flip: fewest wings of all orbits moved), with even
    total flip and a dedge permutation of the corners' parity, so neither OLL nor PLL parity
@@ -78,7 +80,7 @@ from solver.engines.nxn.centres import (
     finish_centres,
     first_centres,
 )
-from solver.engines.nxn.pairing import MAX_N, Beam, beam_pairings, pair_edges
+from solver.engines.nxn.pairing import MAX_N, Beam, beam_pairings, pair_edges, paired_count
 from solver.engines.nxn.reduced import corner_parity, pick_3x3, reduced_3x3
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.staged import staged_centres
@@ -160,7 +162,10 @@ EDGE_TRIES_5 = 12
 #: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin. 6 since the
 #: 32-wide bar beam (its CPU): bench seeds 0-19 215.6 OBTM with 8 (CPU median 6.5-7.1 s
 #: against main's 5.5-5.7 under another helper's load), 215.9 with 6 (4.9 s); seeds 100-129
-#: 218.13 with 8, 217.97 with 7, 218.30 with 6
+#: 218.13 with 8, 217.97 with 7, 218.30 with 6. Since the 7x7's first edge pass runs before
+#: its outer centres (:data:`.ring.EARLY_PASS`) a try is its second pass alone; 6 ranked by
+#: the outer wings already paired (:data:`EARLY_WING`): 214.40 on seeds 100-159, 8 -0.2 more
+#: on the first 40 of them for more time
 EDGE_TRIES_BARS = {6: 20, 7: 6}
 
 
@@ -207,11 +212,15 @@ def _staged(
     return out
 
 
-def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Reduced]:
+def _best_centres(
+    cube: Cube, tries: int, keep: int, options: Any, early: bool = False
+) -> list[_Reduced]:
     """The ``keep`` rotations (of the first ``tries``) whose centre stages are shortest, each
     as (OBTM, rotation, state after them in the rotated frame and relabelled, stages with
     moves in the rotated frame), shortest first. A 4x4 and a 5x5 get the staged search instead
-    (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N)."""
+    (engine option ``centres``: ``staged`` or ``commutators``; ``auto`` picks by N). ``early``
+    (N in :data:`.ring.EARLY_PASS`, the bar route): the first edge pass runs before the outer
+    centres, a ``tredges`` stage among the centre stages (:func:`_early_first_pass`)."""
     method = str(options.extra.get("centres", "auto"))
     if method not in ("auto", "staged", "rings", "commutators"):
         raise UnsupportedError(
@@ -233,7 +242,12 @@ def _best_centres(cube: Cube, tries: int, keep: int, options: Any) -> list[_Redu
             cube.flat, cube.n, rotations, keep, RINGS[cube.n], cache_dir, progress
         )
     if method != "commutators" and cube.n in ring.SIZES:  # inner ring, bars, outer centres
-        return ring.bar_centres(cube.flat, cube.n, keep, BAR_RINGS[cube.n], cache_dir, progress)
+        first = None
+        if early and cube.n in ring.EARLY_PASS:
+            first = partial(_early_first_pass, n=cube.n)
+        return ring.bar_centres(
+            cube.flat, cube.n, keep, BAR_RINGS[cube.n], cache_dir, progress, first
+        )
     found = []
     for rotation in ROTATIONS[: max(1, tries)]:
         state, stages, _ = reduce_centres(cube.apply(rotation) if rotation else cube)
@@ -368,6 +382,46 @@ def _inner_finish(state: Colours, n: int) -> list[Move]:
 FIRST_PASS_KEEP = {6: 1, 7: 1}
 
 
+def _early_first_pass(state: Colours, n: int) -> list[_End]:
+    """:data:`TWO_PASS`' first pass on ``state`` (not changed), its
+    :data:`.ring.EARLY_PASS` shortest ends: run by :func:`.ring.bar_centres` after the bars
+    and before the outer centres."""
+    first = TWO_PASS[n][0]
+    return beam_pairings(
+        state, n, lambda end: _inner_finish(end, n), first, None, ring.EARLY_PASS[n]
+    )
+
+
+#: 7x7 with the first edge pass before the outer centres: how many of the centre solutions
+#: (distinct states) are ranked by :func:`_early_ranked` for the second pass
+EARLY_POOL = 1000
+#: the OBTM an outer wing already paired onto its tredge is worth when the centre solutions
+#: after the first pass are ranked for the second (a least-squares fit of the second pass's
+#: length on the wings already paired, seeds 100-111, 983 centre solutions: -1.85 OBTM a
+#: wing). On those solutions, the best centres + edges of the 6 ranked first: 201.83 OBTM
+#: by length alone (10: the same), 201.17 with 1.5-3 OBTM a wing, 201.08 the best of all;
+#: whole solves of seeds 100-159 with the kept pool: 1.5 214.42, 2 214.40, 2.5 214.40)
+EARLY_WING = {7: 2.0}
+
+
+def _early_ranked(found: list[_Reduced], n: int) -> list[_Reduced]:
+    """The centre solutions that end with the first edge pass done (a ``tredges`` stage),
+    ranked for the second pass: by their OBTM less :data:`EARLY_WING` per outer wing already
+    paired (the second pass's length falls by about that much per wing), the shorter first
+    among equals."""
+
+    def rank(item: _Reduced) -> tuple[float, int]:
+        return item[0] - EARLY_WING[n] * paired_count(item[2], n), item[0]
+
+    return sorted(found, key=rank)
+
+
+def _second_pass_edges(state: Colours, n: int, limit: int | None, keep: int = 1) -> list[_End]:
+    """:data:`TWO_PASS`' second pass alone (the first ran before the outer centres)."""
+    second = TWO_PASS[n][1]
+    return beam_pairings(state, n, lambda end: _best_finish(end, n), second, limit, keep)
+
+
 def _two_pass_edges(state: Colours, n: int, limit: int | None, keep: int = 1) -> list[_End]:
     """:data:`TWO_PASS`: the second pass after each of the :data:`FIRST_PASS_KEEP` shortest
     first passes; the ``keep`` shortest wholes that end in different states, shortest first
@@ -454,9 +508,19 @@ def _best_reductions(cube: Cube, tries: int, edge_tries: int, options: Any) -> l
 
     #: (total, centre OBTM, rotation, state and stages before the edges)
     tried: list[tuple[int, int, str, Colours, list[Stage]]] = []
-    for cost, rotation, state, stages in _best_centres(cube, tries, edge_tries, options):
+    early = n in ring.EARLY_PASS and str(options.extra.get("centres", "auto")) != "rings"
+    centres = _best_centres(cube, tries, EARLY_POOL if early else edge_tries, options, early)
+    if early and not centres:  # no first pass kept the inner rings and bars: the usual route
+        centres = _best_centres(cube, tries, edge_tries, options)
+    if centres and any(stage.name == "tredges" for stage in centres[0][3]):
+        centres = _early_ranked(centres, n)
+    centres = centres[:edge_tries]
+    for cost, rotation, state, stages in centres:
         start = time.perf_counter()
-        ends = _edge_ends(state, n, limit(cost), keep)
+        if any(stage.name == "tredges" for stage in stages):
+            ends = _second_pass_edges(state, n, limit(cost), keep)
+        else:
+            ends = _edge_ends(state, n, limit(cost), keep)
         if not ends:  # already longer than the best
             continue
         add(cost, rotation, stages, ends, round((time.perf_counter() - start) * 1000, 2))

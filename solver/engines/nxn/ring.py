@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
@@ -44,7 +45,7 @@ from solver.engines.nxn.centres import ORDER, finish_centres, first_centres
 from solver.engines.nxn.sim import face_map, geometry
 from solver.engines.nxn.tables import Progress
 from solver.engines.nxn.twins import thread_count
-from solver.engines.nxn.wings import parity_fixes
+from solver.engines.nxn.wings import parity_fixes, wing_parity
 from solver.errors import NoSolutionError, UnsupportedError
 from solver.solution import Stage
 
@@ -226,13 +227,26 @@ def _commutators(
 #: inner rings 161.5 (7.4 s); 7x7 seeds 100-107: 5 of 6 233.5 (main 235.8); 7x7 with 3
 #: inner rings and 15 edge tries (seeds 100-115): all of 12 222.1 against 224.0 with 5 of 6
 #: and 2 rings (:data:`.engine.EDGE_TRIES_BARS`)
-OUTER_KEEP = {6: 8, 7: 12}
-OUTER_ASK = {6: 12, 7: 12}
+#: 7x7 since its first edge pass runs before the outer centres (:data:`EARLY_PASS`): the
+#: 192 shortest of 12 stage-3 searches x 16 solutions each (:data:`OUTER_SEARCHES`), for the
+#: engine's ranking by the outer wings already paired to choose from (whole solves, seeds
+#: 100-159, mean OBTM / wall median: 12 x 1 216.32 / 2.51 s, 12 x 2 215.50 / 2.64 s, 12 x 4
+#: 215.12 / 2.76 s, 12 x 8 214.78 / 2.79 s, 12 x 16 214.40 / 2.95 s, 12 x 32 214.07 / 3.27 s,
+#: 6 x 32 214.48 / 3.50 s; 48 searches x 1 215.83 / 3.13 s)
+OUTER_KEEP = {6: 8, 7: 192}
+OUTER_ASK = {6: 12, 7: 192}
+#: per N, the outer search's stage-3 searches (None: one per solution asked) and the
+#: shortest stage-3 solutions each gives
+OUTER_SEARCHES: dict[int, tuple[int | None, int]] = {7: (12, 16)}
 #: 6x6, 7x7: how many of the bar beam's shortest pairings (different paths) get their outer
 #: centres solved, per inner-ring solution (6x6, 2 with 5 outer solutions each: no better than
 #: 1 with 8 on 5 states, more CPU; 7x7, 2: ~1.5x the CPU; again with the bars scored in C,
 #: seeds 100-107: 226.9 OBTM against 226.75 with 1, where a second inner ring gives 224.0)
 BAR_KEEP = {6: 1, 7: 1}
+
+
+#: an edge pass's result: (OBTM, moves, state after them)
+PassEnd = tuple[int, list[Move], Colours]
 
 
 def bar_centres(
@@ -242,6 +256,7 @@ def bar_centres(
     rings: int = 1,
     cache_dir: str | None = None,
     progress: Progress | None = None,
+    first_pass: Callable[[Colours], list[PassEnd]] | None = None,
 ) -> list[Reduced]:
     """Centre solutions of the N cube ``state`` (not changed) by rings and bars: the
     ``rings`` shortest staged solutions of its inner ring, each followed by the obliques
@@ -250,7 +265,14 @@ def bar_centres(
     shortest first (rotation ``""``). An inner-ring solution whose bars the beam does not pair
     is finished by :func:`ring_centres`' commutators instead. The inner-ring solutions are
     finished side by side on :func:`.twins.thread_count` threads (the bar beam's kernel and
-    the 5x5 search run without the GIL); the solutions do not depend on the threads."""
+    the 5x5 search run without the GIL); the solutions do not depend on the threads.
+
+    ``first_pass`` (7x7, :data:`EARLY_PASS`): the edge pass that pairs the inner wings onto
+    the middle edges, run after the bars and before the outer centres (its macros keep the
+    inner ring and the bars, and the outer search's outer turns and ``2Rw`` keep the tredges
+    it makes): each of its ends (a ``tredges`` stage) gets its outer centres, so that the
+    outer solutions are chosen with that pass's cost known. The state is relabelled (face f
+    colour f) before it."""
     start = time.perf_counter()
     search = staged.staged_centres if n == 6 else staged5.staged_centres
     options = search(project(state, n), max(1, rings), cache_dir, progress)
@@ -292,7 +314,10 @@ def bar_centres(
             for paired in pairings:
                 detail = {"obtm": count(paired, Metric.HTM, n), "ms": round(ms, 2)}
                 bar_stage = Stage("bars", tuple(paired), detail)
-                mine += _outer_centres(after, n, inner, bar_stage, cache_dir, progress)
+                if first_pass is None:
+                    mine += _outer_centres(after, n, [inner, bar_stage], cache_dir, progress)
+                    continue
+                mine += _early_pass(after, n, [inner, bar_stage], first_pass, cache_dir, progress)
             out.append((i, mine))
         return out
 
@@ -311,26 +336,115 @@ def bar_centres(
     return _distinct(found, keep)
 
 
-def _outer_centres(
+def _relabelled(state: Colours, n: int) -> Colours:
+    """``state`` with each face's inner-ring colour renamed to the face's own number."""
+    mid = inner_coords(n)[1]
+    relabel = np.zeros(6, dtype=np.uint8)
+    for face in range(6):
+        relabel[int(state[face * n * n + mid * n + mid])] = face
+    out: Colours = relabel[state]
+    return out
+
+
+def _centres_kept(before: Colours, after: Colours, n: int) -> bool:
+    """Whether ``after`` has every face's inner ring one colour and every bar paired, as
+    ``before`` had (an edge pass's wing 3-cycles, when it needs them, may not keep them)."""
+    blocks = _inner_ring_cells(n)
+    rings_ok = bool(np.all(after[blocks] == after[blocks[:, :1]]))
+    return rings_ok and bars.paired(after[bars.bar_cells(n).reshape(-1)], n) == bars.paired(
+        before[bars.bar_cells(n).reshape(-1)], n
+    )
+
+
+@cache
+def _inner_ring_cells(n: int) -> npt.NDArray[np.int64]:
+    inner = np.arange(2, n - 2)
+    one = (inner[:, None] * n + inner[None, :]).reshape(-1)
+    out: npt.NDArray[np.int64] = np.arange(6)[:, None] * n * n + one[None, :]
+    return out
+
+
+#: the sizes whose first edge pass runs before the outer centres (:func:`bar_centres`'s
+#: ``first_pass``), and how many of that pass's shortest ends (different states) get their
+#: outer centres. 7x7 whole solves, seeds 100-159 (main 217.93 OBTM, wall median 2.45 s),
+#: with the outer search's 12 solutions a state and edges on the 6 shortest: 1 end 217.57
+#: (10 second passes, 2.25 s), 3 ends 217.55 (2.57 s); ranked by the outer wings already
+#: paired (:data:`.engine.EARLY_WING`): 3 ends 216.32 (2.51 s), 5 ends 215.92 (3.28 s)
+EARLY_PASS = {7: 3}
+
+
+def _early_pass(
     state: Colours,
     n: int,
-    inner: Stage,
-    bar_stage: Stage,
+    before: list[Stage],
+    first_pass: Callable[[Colours], list[PassEnd]],
     cache_dir: str | None,
     progress: Progress | None,
 ) -> list[Reduced]:
-    """After the inner ring (``state``, not changed) and the bars ``bar_stage``: the
-    :data:`OUTER_KEEP` shortest outer centre solutions that end in different states."""
+    """After the inner ring (``state``, not changed) and the bars (the last of ``before``):
+    the first edge pass, then each of its ends' outer centres (:func:`_outer_centres`; ends
+    whose outer centres read the same share one search)."""
     g = geometry(n)
     after = state.copy()
-    g.apply(after, bar_stage.moves)
+    g.apply(after, before[-1].moves)
+    after = _relabelled(after, n)
     t0 = time.perf_counter()
-    outers = staged5.staged_centres(
-        project(after, n, bars.bar_coords(n)),
-        max(OUTER_ASK[n], OUTER_KEEP[n]),
-        cache_dir,
-        progress,
-    )
+    ends = first_pass(after)
+    ms = round((time.perf_counter() - t0) * 1000 / max(1, len(ends)), 2)
+    searched: dict[bytes, list[staged.StagedCentres]] = {}
+    mine: list[Reduced] = []
+    for used, moves, end in ends:
+        if not _centres_kept(after, end, n):
+            continue
+        stage = Stage("tredges", tuple(moves), {"obtm": used, "ms": ms})
+        mine += _outer_centres(end, n, [*before, stage], cache_dir, progress, searched, True)
+    return _distinct(mine, OUTER_KEEP[n] * len(ends))
+
+
+def _outer_search(
+    state: Colours,
+    n: int,
+    cache_dir: str | None,
+    progress: Progress | None,
+    searched: dict[bytes, list[staged.StagedCentres]] | None = None,
+) -> list[staged.StagedCentres]:
+    """The outer 5x5 search's shortest solutions for ``state`` (:data:`OUTER_ASK`), looked up
+    first in ``searched`` by what the search reads (the 5x5's centres, its wings' parity)."""
+    small = project(state, n, bars.bar_coords(n))
+    key = b""
+    if searched is not None:
+        centres = small.reshape(6, 5, 5)[:, 1:4, 1:4]
+        key = centres.tobytes() + bytes([wing_parity(small, 5, 1)])
+        hit = searched.get(key)
+        if hit is not None:
+            return hit
+    ask = max(OUTER_ASK[n], OUTER_KEEP[n])
+    searches, paths = OUTER_SEARCHES.get(n, (None, staged5.STAGE3_PATHS))
+    found = staged5.staged_centres(small, ask, cache_dir, progress, searches, paths)
+    if searched is not None:
+        searched[key] = found
+    return found
+
+
+def _outer_centres(
+    state: Colours,
+    n: int,
+    before: list[Stage],
+    cache_dir: str | None,
+    progress: Progress | None,
+    searched: dict[bytes, list[staged.StagedCentres]] | None = None,
+    applied: bool = False,
+) -> list[Reduced]:
+    """After the inner ring (``state``, not changed) and the stages ``before`` (the inner
+    ring, the bars; ``applied``: already applied to ``state``, else the last of them is
+    applied here): the :data:`OUTER_KEEP` shortest outer centre solutions that end in
+    different states."""
+    g = geometry(n)
+    after = state.copy()
+    if not applied:
+        g.apply(after, before[-1].moves)
+    t0 = time.perf_counter()
+    outers = _outer_search(after, n, cache_dir, progress, searched)
     ms = (time.perf_counter() - t0) * 1000 / len(outers)
     mid = inner_coords(n)[1]
     targets = tuple(int(after[f * n * n + mid * n + mid]) for f in range(6))
@@ -342,7 +456,7 @@ def _outer_centres(
         outer_stage = _ring_stage("centres", to_big(outer.moves, 2), outer, ms, n)
         done = after.copy()
         g.apply(done, outer_stage.moves)
-        stages = [inner, bar_stage, outer_stage]
+        stages = [*before, outer_stage]
         cost = sum(int(st.detail["obtm"]) for st in stages)
         mine.append((cost, "", relabel[done], stages))
     return _distinct(mine, OUTER_KEEP[n])

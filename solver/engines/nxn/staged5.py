@@ -523,11 +523,18 @@ def _first_stages(
 
 
 def staged_centres(
-    state: Colours, keep: int = 1, cache_dir: str | None = None, progress: Progress | None = None
+    state: Colours,
+    keep: int = 1,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+    searches: int | None = None,
+    paths3: int = STAGE3_PATHS,
 ) -> list[StagedCentres]:
     """The ``keep`` shortest centre solutions found for the 5x5 ``state`` (flat colours; not
     changed), shortest first, in the frame of ``state``. Each leaves every face the colour of
-    its fixed centre and the wings in an even permutation."""
+    its fixed centre and the wings in an even permutation. Stage 3 is searched after the
+    ``searches`` (default: ``keep``, at least :data:`STAGE3_SEARCHES`) best first two stages,
+    ``paths3`` shortest solutions each."""
     tables = load_tables(cache_dir, progress)
     targets = tuple(int(state[f * N * N + N * N // 2]) for f in range(6))
     parity0 = wing_parity(state, N, 1)  # a whole-cube rotation is even on the wings
@@ -551,9 +558,11 @@ def staged_centres(
             nodes += stager.nodes if second else 0
     candidates.sort(key=lambda item: item[0])
     found: list[tuple[int, StagedCentres]] = []
-    for _, frame, path1, path2, stager, c2x, c2t in candidates[: max(keep, STAGE3_SEARCHES)]:
+    for _, frame, path1, path2, stager, c2x, c2t in candidates[
+        : searches or max(keep, STAGE3_SEARCHES)
+    ]:
         given = _to_given(frame)
-        for path3 in stager.search(c2x, c2t, 2, STAGE3_PATHS):
+        for path3 in stager.search(c2x, c2t, 2, paths3):
             stages = tuple(tuple(MOVES[given[m]] for m in p) for p in (path1, path2, path3))
             option = StagedCentres(stages, targets)  # type: ignore[arg-type]
             found.append((option.length, option))

@@ -4,7 +4,7 @@ progress display of slow big-cube table builds."""
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,7 @@ import pytest
 from solver import api
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
-from solver.engines.nxn import bars, engine, ring, tables, twins
+from solver.engines.nxn import bars, engine, pairing, ring, tables, twins
 from solver.engines.nxn.centres import interior
 from solver.engines.nxn.sim import geometry
 from solver.errors import UnsupportedError
@@ -156,41 +156,81 @@ def test_bar_centres_end_in_different_states_shortest_first(
 def test_the_seven_pairs_its_bars_after_three_inner_ring_solutions_and_tries_six_edges(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The 7x7 pairs the bars after three inner-ring solutions, keeps the 12 outer solutions
-    of each that end in different states, and pairs the edges of the 6 shortest of all
-    (seeds 100-115: 224.0 -> 222.1 OBTM against two rings, 5 of 6 and 5 tries, with 15; 8
-    since the edges' twist macros, 6 since the 32-wide bar beam, to stay within the 7x7's
-    5 s)."""
-    asked: list[tuple[int, int]] = []
+    """The 7x7 pairs the bars after three inner-ring solutions, then its inner wings onto the
+    middle edges (the first edge pass, 3 ends each), then the outer centres of each end; of
+    all those centre solutions (different states) the 6 ranked best by their length less 2
+    OBTM per outer wing already paired get the second edge pass."""
+    asked: list[tuple[int, int, bool]] = []
     real = ring.bar_centres
 
     def spy(state: np.ndarray, n: int, keep: int, rings: int = 1, *rest: object) -> object:
-        asked.append((keep, rings))
+        asked.append((keep, rings, rest[-1] is not None))
         return real(state, n, keep, rings, *rest)  # type: ignore[arg-type]
 
     tried: list[bytes] = []
-    real_ends = engine._edge_ends
+    real_ends = engine._second_pass_edges
 
     def spy_ends(state: np.ndarray, n: int, *rest: object) -> object:
         tried.append(state.tobytes())
         return real_ends(state, n, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ring, "bar_centres", spy)
-    monkeypatch.setattr(engine, "_edge_ends", spy_ends)
+    monkeypatch.setattr(engine, "_second_pass_edges", spy_ends)
     solution = api.solve(random_state_nxn(7, 3))
     assert solution.stats["verified"]
-    assert asked == [(6, 3)]
-    assert len(tried) == len(set(tried)) == 6  # 6 centre solutions, all different
-    found = real(random_state_nxn(7, 3).flat, 7, 40, 3)
-    assert len({stages[0].moves for _, _, _, stages in found}) == 3
-    per_ring = Counter(stages[0].moves for _, _, _, stages in found)
-    assert max(per_ring.values()) > 5  # more than the 5 of 6 outer solutions kept before
-    assert max(per_ring.values()) <= ring.OUTER_KEEP[7] == 12
+    assert [st.name for st in solution.stages] == [
+        "inner centres",
+        "bars",
+        "tredges",
+        "centres",
+        "edges",
+        "3x3",
+    ]
+    assert asked == [(engine.EARLY_POOL, 3, True)]
+    assert len(tried) == len(set(tried)) == engine.EDGE_TRIES_BARS[7] == 6
+    assert ring.EARLY_PASS == {7: 3} and engine.EARLY_WING == {7: 2.0}
     # the bar beam 32 wide (was 16; seeds 100-129 220.27 -> 218.13 OBTM), the time it costs
     # paid by pairing the inner rings' bars side by side
     assert bars.WIDTH[7] == 32
     # a move worth 0.35 paired cells in its ranking (was 0.25; seeds 100-159 -1.85 OBTM)
     assert bars.WEIGHT == {6: 0.25, 7: 0.35}
+
+
+def test_the_sevens_first_edge_pass_comes_before_its_outer_centres() -> None:
+    """Its macros keep the inner ring and the bars, the outer search keeps the tredges it
+    made: every centre solution ends with the centres solved and every tredge paired, its
+    stages' lengths add up, and the ends of one first pass share the outer searches of the
+    same outer centres."""
+    n = 7
+    first = partial(engine._early_first_pass, n=n)
+    found = ring.bar_centres(random_state_nxn(n, 5).flat, n, 1000, 2, None, None, first)
+    assert len({state.tobytes() for _, _, state, _ in found}) == len(found) > 12
+    inner = engine.TWO_PASS[n][0].counted
+    assert inner is not None
+    for cost, _, state, stages in found:
+        assert [st.name for st in stages] == ["inner centres", "bars", "tredges", "centres"]
+        assert cost == sum(int(st.detail["obtm"]) for st in stages)
+        for face in Face:
+            assert (state[interior(n, face)] == face).all()
+        assert pairing.paired_count(state, n, inner) == 12 * len(inner)
+    ranked = engine._early_ranked(found, n)
+    keys = [cost - 2 * pairing.paired_count(state, n) for cost, _, state, _ in ranked]
+    assert keys == sorted(keys) and sorted(map(id, ranked)) == sorted(map(id, found))
+
+
+def test_a_seven_whose_first_passes_all_break_the_centres_takes_the_usual_route(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Should no end of the early first edge pass keep the inner rings and bars (its wing
+    3-cycles may not), the 7x7 is reduced the usual way (outer centres, then both edge
+    passes) instead of failing: the solve is still verified."""
+    monkeypatch.setitem(engine.RINGS, 7, 1)
+    monkeypatch.setitem(engine.BAR_RINGS, 7, 1)
+    monkeypatch.setattr(ring, "_centres_kept", lambda before, after, n: False)
+    cube = random_state_nxn(7, 3)
+    solution = api.solve(cube, centre_tries=1, budget_s=0.0)
+    assert cube.apply(solution.moves).is_solved()
+    assert "tredges" not in [stage.name for stage in solution.stages]
 
 
 @pytest.mark.parametrize(
@@ -211,12 +251,12 @@ def test_the_seven_pairs_the_same_bars_once(
 
     monkeypatch.setattr(bars, "bar_pairings", spy)
     state = random_state_nxn(7, seed).flat
-    found = ring.bar_centres(state, 7, 20, 2)
+    found = ring.bar_centres(state, 7, 1000, 2)  # every outer solution of both
     assert len(calls) == pairings == len(set(calls))
     assert len({stages[0].moves for _, _, _, stages in found}) == rings_used
     if rings_used == 1:
         assert [item[2].tobytes() for item in found] == [
-            item[2].tobytes() for item in ring.bar_centres(state, 7, 20, 1)
+            item[2].tobytes() for item in ring.bar_centres(state, 7, 1000, 1)
         ]
 
 

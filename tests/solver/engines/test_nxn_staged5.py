@@ -143,6 +143,23 @@ def test_staged_centres_solve_every_face_with_even_wings(seed: int) -> None:
         assert option.length <= 40  # about 30 on random states
 
 
+def test_more_stage_three_solutions_from_fewer_searches() -> None:
+    """``searches`` and ``paths3``: the 7x7's outer search asks 4 shortest stage-3 solutions
+    of each of 12 stage-2 ends (48) instead of one of each of 48: as short a best, more
+    solutions, each solving the centres."""
+    cube = random_state_nxn(N, 7)
+    one_each = staged5.staged_centres(cube.flat, keep=12)
+    several = staged5.staged_centres(cube.flat, 48, None, None, 12, 4)
+    assert len(several) > len(one_each)
+    assert several[0].length == one_each[0].length
+    assert [f.length for f in several] == sorted(f.length for f in several)
+    for option in several:
+        state = cube.flat.copy()
+        geometry(N).apply(state, option.moves)
+        assert _solved_centres(state, option.targets)
+        assert wing_parity(state, N, 1) == 0
+
+
 def test_stage_one_and_two_place_the_axes() -> None:
     cube = random_state_nxn(N, 11)
     option = staged5.staged_centres(cube.flat)[0]
