@@ -20,7 +20,7 @@ from robot.daemon import EventName
 from robot.daemon.events import JobState
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
-from robot.journal import Journal
+from robot.journal import JobRecord, Journal
 from robot.kinds.choreography import choreograph
 from robot.kinds.frames import frames
 from robot.kinds.kindscan import SimulatedScanRig, simulate_scan
@@ -78,6 +78,16 @@ def _rows(path: Path, job_id: str) -> list[WireAction]:
         return [WireAction.from_token(m.face, m.motor, m.turns) for m in journal.moves(job_id)]
     finally:
         journal.close()
+
+
+def _records(path: Path, *job_ids: str) -> list[JobRecord]:
+    journal = Journal(path)
+    try:
+        records = [journal.job(job_id) for job_id in job_ids]
+    finally:
+        journal.close()
+    assert all(record is not None for record in records)
+    return [record for record in records if record is not None]
 
 
 def test_profile_one_camera_rules(tmp_path: Path) -> None:
@@ -299,17 +309,10 @@ def test_an_abort_while_a_scan_action_runs_stops_the_motors_and_journals_it(
     assert stop["ok"] is True and aborted["code"] == "aborted"
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
     assert firmware.mechanism.cube.is_solved()
-    journal = Journal(path)
-    try:
-        first = journal.job(first_id)
-        done = journal.job(second_id)
-        rows = len(journal.moves(second_id))
-    finally:
-        journal.close()
-    assert first is not None and first.state is JobState.ABORTED
-    assert done is not None and done.state is JobState.DONE
+    first, done = _records(path, first_id, second_id)
+    assert first.state is JobState.ABORTED and done.state is JobState.DONE
     # every wire move the firmware ran is journaled as executed, by one job or the other
-    assert first.executed + rows == len(firmware.executed)
+    assert first.executed + len(_rows(path, second_id)) == len(firmware.executed)
 
 
 @pytest.mark.parametrize("after", [1, 2, 3])
@@ -381,14 +384,8 @@ def test_a_forged_report_met_by_an_estop_is_denied_by_the_counter(
     assert aborted["moves_done"] == after and "denies" in str(aborted["message"])
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
     assert firmware.mechanism.cube.is_solved()
-    journal = Journal(path)
-    try:
-        first = journal.job(first_id)
-        second = journal.job(second_id)
-    finally:
-        journal.close()
-    assert first is not None and first.executed == after
-    assert second is not None and second.state is JobState.DONE
+    first, second = _records(path, first_id, second_id)
+    assert first.executed == after and second.state is JobState.DONE
     assert first.executed + second.executed == len(firmware.executed)
 
 
