@@ -150,22 +150,12 @@ EDGE_TRIES_4 = 16
 #: 5x5: the shortest staged centre solutions that get their edges paired
 EDGE_TRIES_5 = 12
 #: 6x6, 7x7: the centre solutions that get their edges paired: the shortest that end in
-#: different states of those the bar route gives (6x6: 3 inner rings x 8 outer solutions,
-#: 7x7: 3 x 12; see ring.OUTER_KEEP: the edges' cost varies by 10 OBTM or more between centre
-#: solutions of about the same length, so more tries keep paying). 7x7 seeds 100-115, mean
-#: OBTM / CPU median (load 3-8): 2 rings x 5, 5 tries 224.0 / 2.1 s; 3 x 12, 10 tries
-#: 222.6 / 3.8 s; 15 tries 222.1 / 4.7 s; 4 x 12, 20 tries 221.8 / 5.5 s. Edges on every one
-#: of 3 x 12 (seeds 100-115, at most 36 a state): 221.9, so 15 is the most that pays. 6x6
-#: seeds 100-111: every one of 3 x 12 gives 160.1, 20 tries 160.3: no more to gain there.
-#: With the twist macros in the edge passes (1.45x the edge time) 15 tries took the 7x7 over
-#: its 5 s: bench seeds 0-11, quiet, wall median 6.42 s and 222.08 OBTM with 15, 4.14 s and
-#: 222.83 with 8 (about 0.33 s a try); 8 keeps the time target with a margin. 6 since the
-#: 32-wide bar beam (its CPU): bench seeds 0-19 215.6 OBTM with 8 (CPU median 6.5-7.1 s
-#: against main's 5.5-5.7 under another helper's load), 215.9 with 6 (4.9 s); seeds 100-129
-#: 218.13 with 8, 217.97 with 7, 218.30 with 6. Since the 7x7's first edge pass runs before
-#: its outer centres (:data:`.ring.EARLY_PASS`) a try is its second pass alone; 6 ranked by
-#: the outer wings already paired (:data:`EARLY_WING`): 214.40 on seeds 100-159, 8 -0.2 more
-#: on the first 40 of them for more time
+#: different states of those the bar route gives (the edges' cost varies by 10 OBTM or more
+#: between centre solutions of about the same length, so more tries pay, until the time
+#: target: about 0.33 s a 7x7 try). Since the 7x7's first edge pass runs before its outer
+#: centres (:data:`.ring.EARLY_PASS`) a try is its second pass alone, 6 ranked by the outer
+#: wings already paired (:data:`EARLY_WING`): 214.40 on seeds 100-159, 8 -0.2 more for more
+#: time. The measurements behind each setting: docs/benchmarks.md, "Big cubes" and after
 EDGE_TRIES_BARS = {6: 20, 7: 6}
 
 
@@ -183,11 +173,9 @@ STAGED_SIZES = (4, 5)
 RINGS = {6: 3, 7: 3}
 #: 6x6, 7x7 (the default route, rings and bars): how many of the inner ring's shortest staged
 #: solutions get their bars paired and their outer centres solved (6x6 seeds 100-111: 3
-#: rings 161.5 OBTM, 4 rings the same to 1 move on 10 states for 1.2x the CPU; 7x7 seeds
-#: 100-107 once the bars were scored in C, mean OBTM / CPU median at load 6-8: main (1 ring,
-#: the numpy scoring) 226.75 / 6.69 s, 1 ring 226.75, 2 rings 224.0 / 6.26 s (the same
-#: minutes as main), 3 rings 223.6 for ~1.7x the CPU of 1; with 15 edge tries, seeds
-#: 100-115: 3 rings 222.1, 4 rings 221.8 with 20 tries for 1.2x the CPU)
+#: rings 161.5 OBTM, 4 the same to 1 move for 1.2x the CPU; 7x7 seeds 100-107: 1 ring 226.75,
+#: 2 rings 224.0, 3 rings 223.6 for ~1.7x the CPU of 1; seeds 100-115 with 15 edge tries: 3
+#: rings 222.1, 4 rings 221.8 with 20 tries for 1.2x the CPU)
 BAR_RINGS = {6: 3, 7: 3}
 
 
@@ -326,22 +314,10 @@ PER_NODE = {6: 12, 7: 8}
 #: or 5x5's edge pairing): first the innermost wing orbit (7x7: onto the middle edges, making
 #: tredges; 6x6: into dedges), by slices through the middle layers; then the outer orbit onto
 #: those, by slices of layers 1-2 only (they keep the inner groups whole). Beam settings of
-#: each pass; the second pass also with the macros ``s A B C A' s'`` (``both_ends``: 6x6
-#: seeds 0-19 160.8 -> 159.6 OBTM for 1.2x the CPU; both passes as short for 1.6x, the 7x7
-#: -1.5 on seeds 100-107 for 2.3x its edge time, over its 5 s budget then. The 7x7's second
-#: pass since 2026-11-28, with the C scoring and the twists: whole solves 218.28 -> 218.02 on
-#: seeds 100-159, 216.47 -> 216.27 on the bench's states 0-99, the edges -0.5, for 3 % more
-#: edge time (seeds 100-109: 1.49 -> 1.53 s a solve, the whole +2.5 %); also in the first
-#: pass: 217.6 against 217.53 on seeds 100-129, not kept). Width 64 (was 32) once
-#: the scoring was in C (half the CPU): centres + edges on seeds 100-107, 7x7 209.25 -> 207.88
-#: (width 96 the same), 6x6 144.00 -> 143.25 (8 tries a state), edge CPU about main's.
-#: Both passes with the twists ``s A C' B A' C s'`` (``twists``): 7x7 seeds 100-115
-#: 207.56 -> 205.63, 6x6 seeds 100-105 143.33 -> 141.83 (one pass only: -0.2). 6x6: 12
-#: macros expanded per node (was 8; whole solves, seeds 100-135: 157.94 -> 157.36 OBTM for
-#: 1.1x the CPU; 16: 157.28 for 1.24x; 12 in the second pass only: -0.2). A pairing that
-#: stalls is finished only if none completes (``finish_stalled``): the 3-cycles after a
-#: stalled pairing never won (held-apart seeds: 0 of 72 6x6 and 24 7x7 tries), the same moves
-#: for ~0.8x the 6x6's edge CPU
+#: each pass: 64 wide (the scoring is in C), the twist macros ``s A C' B A' C s'`` in both,
+#: the second pass also with ``s A B C A' s'`` (``both_ends``); a pairing that stalls is
+#: finished only if none completes (``finish_stalled``). What each setting was measured at:
+#: docs/benchmarks.md, "6x6 and 7x7 edges" and the 7x7 sections after them
 TWO_PASS = {
     n: (
         Beam(
