@@ -39,7 +39,12 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+# run as a script, bench/ comes first on sys.path and bench/vision.py would shadow the
+# vision package (robot.config reads files with vision.imagefile): the checkout's root first
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robot.bundled import bundled_path, load_profile
 from robot.planner import MotorProgram, Planner

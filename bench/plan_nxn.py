@@ -24,7 +24,12 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+# run as a script, bench/ comes first on sys.path and bench/vision.py would shadow the
+# vision package (robot.config reads files with vision.imagefile): the checkout's root first
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robot.config import MotorConfig, MotorsConfig
 from robot.errors import PlanError

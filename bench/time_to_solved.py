@@ -59,6 +59,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# run as a script, bench/ comes first on sys.path and bench/vision.py would shadow the
+# vision package (robot.config reads files with vision.imagefile): the checkout's root first
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from firmware_protocol.link import FirmwareLink
 from firmware_protocol.sim import MoveRecord
 from robot.bundled import bundled_path, load_profile
