@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from firmware_protocol.messages import Status
 from robot.config import RobotConfig
 from robot.daemon.events import (
     STATUS,
@@ -117,6 +118,28 @@ def unapply_journaled(cube: Cube, moves: Sequence[Move | WireAction]) -> Cube:
     """``cube`` as it was before the journaled ``moves`` (in order) were made."""
     made = [m for move in moves for m in (move.effect if isinstance(move, WireAction) else [move])]
     return cube.apply(invert(made))
+
+
+async def counter_denies(
+    link: FirmwarePort, below: int, boot_id: int | None, first: Status | None = None
+) -> tuple[Status | None, Status]:
+    """Whether the firmware's own counter denies that move index ``below`` executed (the
+    journal has it from an EXECUTED): two STATUS in a row (``first``, when given, is the
+    first; one alone may be a forgery) of boot ``boot_id`` (None: of one boot, whichever),
+    both with ``last_executed`` < ``below``, neither with counters at zero (the memory was
+    lost: the reports are all there is). Returns the denying STATUS with the higher counter
+    (None: not denied) and the last STATUS read. :class:`LinkError` passes through."""
+    statuses = [first] if first is not None else []
+    while len(statuses) < 2:
+        statuses.append(await link.status())
+    last = statuses[-1]
+    for status in statuses:
+        if boot_id is not None and status.boot_id != boot_id:
+            return None, last
+        boot_id = status.boot_id
+        if status.last_executed >= below or status.started_upto == 0:
+            return None, last
+    return max(statuses, key=lambda s: s.last_executed), last
 
 
 class Outbox:

@@ -31,7 +31,7 @@ from firmware_protocol.link import MoveExecuted
 from firmware_protocol.messages import ErrorCode as FirmwareError
 from firmware_protocol.messages import Status
 from firmware_protocol.moves import Move as WireMove
-from robot.daemon.context import Context, Job
+from robot.daemon.context import Context, Job, counter_denies
 from robot.daemon.events import RESUMABLE_CODES, ErrorCode, EventName, FirmwareResetPayload
 from robot.daemon.ports import FirmwarePort
 from robot.errors import JobError
@@ -257,26 +257,15 @@ class Executor:
     async def _denying_counter(
         self, job: Job, events: Sequence[MoveExecuted], boot_id: int | None
     ) -> int | None:
-        """The firmware's executed counter if two STATUS in a row deny the last of ``events``
-        (one alone may be the forgery): both of boot ``boot_id`` (None: of one boot, whichever
-        it is), both behind the last report, neither with counters at zero. ``None``: the
-        reports stand (confirmed, or no STATUS to say)."""
-        counter: int | None = None
-        for _ in range(2):
-            try:
-                status = await self.ctx.link.status()
-            except LinkError as exc:
-                logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
-                return None
-            if boot_id is not None and status.boot_id != boot_id:
-                return None
-            boot_id = status.boot_id
-            if status.last_executed >= events[-1].index or status.started_upto == 0:
-                return None
-            counter = (
-                status.last_executed if counter is None else max(counter, status.last_executed)
-            )
-        return counter
+        """The firmware's executed counter if it denies the last of ``events``
+        (:func:`counter_denies`; ``boot_id`` None: of one boot, whichever it is). ``None``:
+        the reports stand (confirmed, or no STATUS to say)."""
+        try:
+            denial, _ = await counter_denies(self.ctx.link, events[-1].index, boot_id)
+        except LinkError as exc:
+            logger.info("job %s: no STATUS to confirm the executed moves (%s)", job.id, exc)
+            return None
+        return None if denial is None else denial.last_executed
 
     async def _retract(self, job: Job, keep: int) -> list[int]:
         """A report the link had believed was denied afterwards (a forged EXECUTED ahead of

@@ -37,7 +37,14 @@ import logging
 from firmware_protocol.errors import LinkError
 from firmware_protocol.messages import ErrorCode as FirmwareError
 from firmware_protocol.messages import FirmwareState, Status
-from robot.daemon.context import Context, Job, apply_journaled, journaled, unapply_journaled
+from robot.daemon.context import (
+    Context,
+    Job,
+    apply_journaled,
+    counter_denies,
+    journaled,
+    unapply_journaled,
+)
 from robot.daemon.events import ErrorCode, EventName, JobState, RecoveredPayload
 from robot.errors import JobError
 from robot.journal import JobRecord
@@ -277,13 +284,13 @@ class Recovery:
         dispatched = record.total_moves - record.dispatch_offset
         in_dispatch = record.executed - record.dispatch_offset
         if fw_done < in_dispatch and status.boot_id == record.boot_id:
-            # one STATUS alone (it may be a forgery) does not deny the journal: ask again
-            again = await self.ctx.link.status()
-            again_done = again.last_executed - record.first_index + 1
-            if again.boot_id == record.boot_id and again_done < in_dispatch:
-                higher = again if again_done >= fw_done else status
-                return await self._denied(record, higher, max(fw_done, again_done, 0))
-            status, fw_done = again, again_done
+            # the same boot behind the journal: a denial, if a second STATUS agrees
+            below = record.first_index + in_dispatch - 1
+            denial, status = await counter_denies(self.ctx.link, below, record.boot_id, status)
+            if denial is not None:
+                done = denial.last_executed - record.first_index + 1
+                return await self._denied(record, denial, max(done, 0))
+            fw_done = status.last_executed - record.first_index + 1
         if fw_done < in_dispatch:
             raise JobError(
                 ErrorCode.FIRMWARE_COUNTER,
