@@ -10,7 +10,8 @@ draws a schedule of faults from what the simulated robot can do:
 
 * on the serial line (the simulated firmware's fault spec, ``[simulation] faults``): bit
   ``flip``, byte ``drop``, frame ``dup``, line ``delay``; a firmware ``reset`` halfway through a
-  move, a motor ``stall``, the port vanishing (``vanish``, sometimes for longer than the link's
+  move (in :data:`WIPE_SHARE` of them losing its non-volatile memory: ``wipe``), a motor
+  ``stall``, the port vanishing (``vanish``, sometimes for longer than the link's
   reconnect budget);
 * from outside the line: a ``forge``d frame with a valid CRC (counters past what the host
   sent, counters out of order, a boot id that changed; an EXECUTED two moves ahead of the
@@ -122,6 +123,10 @@ FORGERIES = ("executed_far", "status_far", "out_of_order", "boot_id", "executed_
 #: apart from the seed's own stream (:data:`BEHIND_SHARE` of the forgeries), so that every
 #: earlier seed keeps its schedule
 BEHIND_SHARE = 0.15
+#: resets that also lose the firmware's non-volatile memory (its counters back at zero): drawn
+#: apart from the seed's own stream, as :data:`BEHIND_SHARE` (from a stream that leaves the
+#: seeds of tests/robot/test_chaos.py with their recorded resets)
+WIPE_SHARE = 0.3
 #: codes after which the cube is left as it is and the operator may try again (a refusal)
 REFUSALS = frozenset({"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved"})
 
@@ -171,7 +176,9 @@ def draw(seed: int, pool: tuple[str, ...] = KINDS) -> Schedule:
     if "delay" in kinds:
         spec.append(f"delay={rng.uniform(0.02, 0.1):.2g}:{rng.randint(5, 60)}")
     if "reset" in kinds:
-        spec.append(f"reset@{rng.randint(1, 22)}")
+        at = rng.randint(1, 22)
+        wipe = random.Random(f"nv {seed}").random() < WIPE_SHARE
+        spec.append(f"{'wipe' if wipe else 'reset'}@{at}")
     if "stall" in kinds:
         spec.append(f"stall={rng.choice('URFDLB')}@{rng.randint(1, 22)}")
     if "vanish" in kinds:
@@ -457,9 +464,9 @@ class Trial:
         self.fw._estop = estop  # type: ignore[method-assign]
         reset = self.fw.reset
 
-        def reset_at() -> None:
+        def reset_at(wipe: bool = False) -> None:
             self.resets_at.append(time.perf_counter())
-            reset()
+            reset(wipe)
 
         self.fw.reset = reset_at  # type: ignore[method-assign]
 
@@ -577,7 +584,11 @@ class Trial:
     # --- the invariants -----------------------------------------------------------------------
 
     async def check_journal(self) -> None:
-        """The journal's executed moves are exactly the firmware's executed moves."""
+        """The journal's executed moves are exactly the firmware's executed moves.
+
+        Each side is keyed by (epoch, firmware index) in execution order: a reset that lost the
+        firmware's non-volatile memory (``wipe``) starts its move indices at 1 again, so an
+        index that does not grow starts a new epoch."""
         journal = Journal(self.folder / "journal.sqlite")
         try:
             reversed_faces = {
@@ -585,22 +596,24 @@ class Trial:
                 for face in self.config.motors.faces
                 if (motor := self.config.motors.motor_of(face)) is not None and motor.reversed
             }
-            journaled: dict[int, tuple[int, int, int]] = {}
-            for job in journal.jobs(limit=1000):
+            rows: list[tuple[float, int, tuple[int, int, int]]] = []
+            for job in reversed(journal.jobs(limit=1000)):  # oldest first
                 for move in journal.moves(job.id):
                     if move.executed_at is None or move.fw_index is None:
                         continue
                     turns = -move.turns if move.face in reversed_faces else move.turns
-                    if move.fw_index in journaled:
-                        self.violations.append(f"journal: firmware index {move.fw_index} twice")
-                    journaled[move.fw_index] = (move.motor, turns % 4, move.depth)
+                    rows.append(
+                        (move.executed_at, move.fw_index, (move.motor, turns % 4, move.depth))
+                    )
         finally:
             journal.close()
-        executed = {
-            r.index: (r.motor, r.quarter_turns % 4, r.depth)
-            for r in self.fw.records
-            if r.outcome == "executed"
-        }
+        rows.sort(key=lambda row: row[0])  # stable: a job's moves keep their order
+        journaled = _by_epoch([(i, v) for _, i, v in rows])
+        records = sorted(
+            (r for r in self.fw.records if r.outcome == "executed"),
+            key=lambda r: r.finished_at or 0.0,
+        )
+        executed = _by_epoch([(r.index, (r.motor, r.quarter_turns % 4, r.depth)) for r in records])
         if journaled != executed:
             only_j = sorted(set(journaled) - set(executed))
             only_f = sorted(set(executed) - set(journaled))
@@ -688,7 +701,24 @@ class Trial:
         )
 
     def _fired(self, kind: str) -> bool:
-        return any(name == kind for name, _ in self.fw._fired)
+        names = ("reset", "wipe") if kind == "reset" else (kind,)
+        return any(name in names for name, _ in self.fw._fired)
+
+
+def _by_epoch(
+    moves: list[tuple[int, tuple[int, int, int]]],
+) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """``moves`` (firmware index, move) in execution order, keyed by (epoch, index): an index
+    at or below the one before starts an epoch (the counters were lost; a journal that has
+    an index twice splits where the firmware does not, and the two differ)."""
+    out: dict[tuple[int, int], tuple[int, int, int]] = {}
+    epoch, last = 0, 0
+    for index, move in moves:
+        if index <= last:
+            epoch += 1
+        last = index
+        out[(epoch, index)] = move
+    return out
 
 
 class _Stuck(Exception):

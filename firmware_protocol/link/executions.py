@@ -116,6 +116,9 @@ class ExecutionTracker:
     def on_reset(self, ident: Ident, old_boot: int, now: float) -> bool:
         """The firmware rebooted (IDENT with a new boot id); whether it interrupted an
         execution (which then fails with :class:`FirmwareResetError`)."""
+        # counters that came back at zero behind what was reported: the memory was lost, so
+        # nothing says which of the moves sent since the last report ran
+        lost = ident.last_executed == 0 and ident.started_upto == 0 and self.fw.executed > 0
         if ident.last_executed < self.fw.executed:
             logger.error(
                 "%s: firmware move counters went back from %d to %d across a reset: its "
@@ -135,7 +138,7 @@ class ExecutionTracker:
                 ident.boot_id,
             )
             return False
-        report = execution.report(started_upto=ident.started_upto)
+        report = execution.report(started_upto=ident.started_upto, sent_unknown=lost)
         error = failures.reset_during(self.port, old_boot, ident.boot_id, report)
         logger.warning("%s", error)
         self.reset_pending = report

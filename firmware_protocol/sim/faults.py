@@ -7,10 +7,13 @@ A fault spec is a comma-separated list (``cuberobot firmware-sim --faults SPEC``
     dup=P           each frame, either direction, is delivered twice with probability P
     delay=P:MS      each chunk stalls the line for up to MS milliseconds with probability P
     reset@K         the firmware resets halfway through move index K (once)
+    wipe@K          as reset@K, and the reset loses the non-volatile memory: the move counters
+                    come back at zero (a corrupt EEPROM, a board swapped with power on)
     stall=M@K       motor M (U R F D L B or 0..5) stalls halfway through move index K (once)
     vanish@K:MS     the port disappears when move index K starts, for MS milliseconds (once)
 
-Example: ``flip=1e-3,drop=2e-4,dup=0.01,delay=0.02:30,reset@40,stall=U@7,vanish@20:400``.
+Example: ``flip=1e-3,drop=2e-4,dup=0.01,delay=0.02:30,reset@40,stall=U@7,vanish@20:400``
+(``wipe@12``: a reset that loses the counters).
 Durations (MS) are finite, 0 .. :data:`MAX_FAULT_MS` (an hour).
 All randomness comes from one seeded :class:`random.Random`, so a spec and a seed replay the same
 faults byte for byte (given the same traffic).
@@ -51,6 +54,8 @@ class FaultSpec:
     delay: float = 0.0
     delay_ms: float = 0.0
     resets: frozenset[int] = field(default_factory=frozenset)
+    #: move indices halfway through which a reset also loses the non-volatile memory
+    wipes: frozenset[int] = field(default_factory=frozenset)
     stalls: frozenset[tuple[int, int]] = field(default_factory=frozenset)  # (motor, move index)
     vanish: frozenset[tuple[int, float]] = field(default_factory=frozenset)  # (move index, ms)
 
@@ -74,6 +79,7 @@ class FaultSpec:
         if self.delay:
             parts.append(f"delay={self.delay:g}:{self.delay_ms:g}")
         parts += [f"reset@{k}" for k in sorted(self.resets)]
+        parts += [f"wipe@{k}" for k in sorted(self.wipes)]
         parts += [f"stall={_FACES[m]}@{k}" for m, k in sorted(self.stalls)]
         parts += [f"vanish@{k}:{ms:g}" for k, ms in sorted(self.vanish)]
         return ",".join(parts) or "none"
@@ -117,6 +123,7 @@ def parse_fault_spec(text: str) -> FaultSpec:
     """Parse a spec (see the module docstring); ``ValueError`` names the offending item."""
     values: dict[str, float] = {}
     resets: set[int] = set()
+    wipes: set[int] = set()
     stalls: set[tuple[int, int]] = set()
     vanish: set[tuple[int, float]] = set()
     for raw in text.split(","):
@@ -125,6 +132,8 @@ def parse_fault_spec(text: str) -> FaultSpec:
             continue
         if item.startswith("reset@"):
             resets.add(_index(item, item[6:]))
+        elif item.startswith("wipe@"):
+            wipes.add(_index(item, item[5:]))
         elif item.startswith("vanish@"):
             where, _, duration = item[7:].partition(":")
             vanish.add((_index(item, where), _millis(item, duration or "500")))
@@ -150,12 +159,12 @@ def parse_fault_spec(text: str) -> FaultSpec:
             else:
                 raise ValueError(
                     f"fault {item!r}: unknown fault {name!r}; "
-                    "known: flip drop dup delay reset@ stall= vanish@"
+                    "known: flip drop dup delay reset@ wipe@ stall= vanish@"
                 )
         else:
             raise ValueError(
                 f"fault {item!r}: not understood; known: flip=P drop=P dup=P delay=P:MS "
-                "reset@K stall=M@K vanish@K:MS"
+                "reset@K wipe@K stall=M@K vanish@K:MS"
             )
     return FaultSpec(
         flip=values.get("flip", 0.0),
@@ -164,6 +173,7 @@ def parse_fault_spec(text: str) -> FaultSpec:
         delay=values.get("delay", 0.0),
         delay_ms=values.get("delay_ms", 0.0),
         resets=frozenset(resets),
+        wipes=frozenset(wipes),
         stalls=frozenset(stalls),
         vanish=frozenset(vanish),
     )

@@ -185,10 +185,12 @@ class SimulatedFirmware(MotionControl):
         """Bytes the host wrote, as they enter the line (paced and faulted before decoding)."""
         self._rx_line.send(data)
 
-    def reset(self) -> None:
-        """A firmware reset (watchdog, brown-out, reset button): volatile state is lost."""
+    def reset(self, wipe: bool = False) -> None:
+        """A firmware reset (watchdog, brown-out, reset button): volatile state is lost.
+        ``wipe``: the non-volatile memory is lost as well (its counters come back at zero)."""
         logger.info(
-            "firmware reset (boot id %08x): last executed %d, started up to %d",
+            "firmware reset%s (boot id %08x): last executed %d, started up to %d",
+            " losing its non-volatile memory" if wipe else "",
             self.nv.boot_id,
             self.nv.last_executed,
             self.nv.started_upto,
@@ -196,6 +198,9 @@ class SimulatedFirmware(MotionControl):
         self.resets.append((self.nv.boot_id, self.nv.last_executed, self.nv.started_upto))
         self._interrupt_group()
         self._discard_queue()
+        if wipe:  # in place: a harness may hold the same memory across firmware instances
+            nv = self.nv
+            nv.boot_count = nv.last_received = nv.started_upto = nv.last_executed = 0
         for task in self._tasks:
             task.cancel()
         self._tasks.clear()

@@ -92,8 +92,9 @@ class MotionControl(ABC):
         """The STATUS the firmware would report now."""
 
     @abstractmethod
-    def reset(self) -> None:
-        """Reset the board (the ``reset@K`` fault)."""
+    def reset(self, wipe: bool = False) -> None:
+        """Reset the board (the ``reset@K`` fault; ``wipe``: its non-volatile memory is lost
+        too, the ``wipe@K`` fault)."""
 
     def _estop(self) -> None:
         if self._home_handle is not None:
@@ -223,6 +224,9 @@ class MotionControl(ABC):
             if move.index in self.faults.resets and ("reset", move.index) not in self._fired:
                 self._fired.add(("reset", move.index))
                 group.handles.append(loop.call_at(half, self.reset))
+            if move.index in self.faults.wipes and ("wipe", move.index) not in self._fired:
+                self._fired.add(("wipe", move.index))
+                group.handles.append(loop.call_at(half, self.reset, True))
             for motor, index in self.faults.stalls:
                 if index == move.index and ("stall", index) not in self._fired:
                     self._fired.add(("stall", index))

@@ -410,6 +410,10 @@ class FirmwareResetPayload(TypedDict):
     #: job moves (1-based) reported executed before the reset that the counters the firmware
     #: kept deny: journaled as not executed again, and sent again
     retracted: NotRequired[list[int]]
+    #: job moves (1-based) sent but not reported executed when a reset lost the firmware's
+    #: counters (they came back at zero): whether they ran is unknown, so the job stops
+    #: (``recovering`` false) for a resume with rescan
+    unknown: NotRequired[list[int]]
 
 
 class RecoveredPayload(TypedDict):

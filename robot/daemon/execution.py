@@ -181,6 +181,8 @@ class Executor:
                 await self._executed(job, event, base_offset, recorded)
                 recorded += 1
             if isinstance(exc, FirmwareResetError):
+                if exc.report.unknown:
+                    raise self._counters_lost(job, exc) from exc
                 keep = await self._confirm_after_reset(job, exc.report.executed[:recorded])
                 if keep == recorded:
                     return recorded, exc, []
@@ -288,6 +290,38 @@ class Executor:
         )
         self.ctx.publish_status()
         return retracted
+
+    def _counters_lost(self, job: Job, exc: FirmwareResetError) -> JobError:
+        """A reset lost the firmware's non-volatile memory (its counters came back at zero)
+        while moves it had been sent were not reported executed: whether they ran is
+        unknown, and a move that ran and is sent again turns its face twice. The job stops
+        for a fresh scan rather than guess."""
+        done = job.moves_done
+        unknown = [done + i + 1 for i in range(len(exc.report.unknown))]
+        which = f"move {unknown[0]}" if len(unknown) == 1 else f"moves {unknown[0]}-{unknown[-1]}"
+        payload: FirmwareResetPayload = {
+            "job_id": job.id,
+            "moves_done": done,
+            "moves_total": job.moves_total,
+            "interrupted": [],
+            "message": str(exc),
+            "recovering": False,
+            "unknown": unknown,
+        }
+        self.ctx.out.event(EventName.FIRMWARE_RESET, payload)
+        self.ctx.rescan_required = True
+        logger.error(
+            "job %s: the firmware reset and lost its move counters; whether job %s ran is unknown",
+            job.id,
+            which,
+        )
+        return JobError(
+            ErrorCode.FIRMWARE_RESET,
+            f"the firmware reset and lost its move counters (non-volatile memory): whether "
+            f"job {which} ran is unknown; {done} of {job.moves_total} moves executed; check "
+            'the board, then send resume with {"rescan": true}',
+            {"unknown": unknown},
+        )
 
     async def _after_reset(
         self, job: Job, exc: FirmwareResetError, resets: int, retracted: list[int]

@@ -296,7 +296,7 @@ class Recovery:
                 ErrorCode.FIRMWARE_COUNTER,
                 f"the firmware's executed counter ({status.last_executed}) is behind the "
                 f"journal (move index {record.first_index + in_dispatch - 1} executed): this is "
-                "not the firmware that ran the job",
+                "not the firmware that ran the job, or it lost its counters (a power cut)",
             )
         fw_done = min(fw_done, dispatched)
         if fw_done == in_dispatch:

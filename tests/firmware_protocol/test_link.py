@@ -138,6 +138,48 @@ def test_reset_reports_exact_prefix_and_refuses_until_acknowledged() -> None:
     run(scenario())
 
 
+def test_reset_that_loses_the_counters_leaves_the_moves_in_flight_unknown() -> None:
+    """A reset that loses the non-volatile memory (counters back at zero behind the reports):
+    nothing says which of the moves sent since the last report ran, so they are unknown, not
+    "not started" (sent again, one that ran would turn twice); the indices start at 1 again."""
+
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(wipes=frozenset({9}))
+        async with simulated_link(config=FAST, cube=cube, faults=faults) as (firmware, _, link):
+            with pytest.raises(FirmwareResetError) as info:
+                await link.execute(SOLVE).wait()
+            report = info.value.report
+            assert [e.index for e in report.executed] == list(range(1, 9))
+            assert report.interrupted == ()
+            assert report.unknown and report.unknown[0].index == 9
+            positions = [p.position for p in report.unknown + report.not_executed]
+            assert positions == list(range(8, len(SOLVE)))
+            assert "unconfirmed from index 9" in str(info.value)
+            assert firmware.nv.last_executed == 0 and firmware.resets[0][1:] == (8, 9)
+            link.acknowledge_reset()
+            rest = await link.execute(SOLVE[8:]).wait()
+            assert [e.index for e in rest] == list(range(1, len(SOLVE) - 8 + 1))
+            assert cube.turns == turns_of(SOLVE)
+
+    run(scenario())
+
+
+def test_reset_before_the_first_report_keeps_the_moves_not_started() -> None:
+    """Counters at zero on a firmware that had reported nothing yet are what an intact memory
+    says too: the usual reset (the IDENT has no boot count that could tell the two apart)."""
+
+    async def scenario() -> None:
+        faults = FaultSpec(wipes=frozenset({1}))
+        async with simulated_link(config=FAST, faults=faults) as (_firmware, _, link):
+            with pytest.raises(FirmwareResetError) as info:
+                await link.execute(SOLVE).wait()
+            assert info.value.report.unknown == ()
+            assert info.value.report.executed == ()
+
+    run(scenario())
+
+
 def test_reset_detected_even_when_the_boot_announcement_is_lost() -> None:
     """With the announcement gone, a heartbeat draws NAK NO_SESSION, and the IDENT tells."""
 

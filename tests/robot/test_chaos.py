@@ -144,3 +144,23 @@ def test_forged_reports_denied_by_the_counter_leave_the_journal_true() -> None:
     results = _campaign(trials, 180)
     assert all(r.outcome == "solved" for r in results)
     assert all("forge" in r.fired for r in results)
+
+
+#: seeds whose firmware reset loses its counters mid-job (``wipe@K``): the moves in flight are
+#: unknown, the job stops and the operator's resume with rescan finishes it (9014 also forges a
+#: report, 9039 also loses the port)
+WIPE_SEEDS = (("turntable", 9014), ("simulated", 9039))
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_resets_that_lose_the_counters_keep_every_invariant() -> None:
+    bench = _bench()
+    assert all("wipe@" in bench.draw(seed).spec for _, seed in WIPE_SEEDS)
+    trials = [
+        (seed, kind if kind == "simulated" else str(ROOT / "configs" / f"{kind}.toml"))
+        for kind, seed in WIPE_SEEDS
+    ]
+    results = _campaign(trials, 180)
+    assert all(r.outcome == "solved" for r in results)
+    assert all("resume rescan" in r.steps for r in results)

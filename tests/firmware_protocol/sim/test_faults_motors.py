@@ -16,7 +16,7 @@ from ..helpers import run
 def test_parse_full_spec() -> None:
     spec = parse_fault_spec(
         "flip=1e-3, drop=2e-4,dup=0.01,delay=0.02:30,reset@40,reset@90,stall=U@7,stall=4@9,"
-        "vanish@20:400"
+        "vanish@20:400,wipe@12"
     )
     assert spec == FaultSpec(
         flip=1e-3,
@@ -25,6 +25,7 @@ def test_parse_full_spec() -> None:
         delay=0.02,
         delay_ms=30.0,
         resets=frozenset({40, 90}),
+        wipes=frozenset({12}),
         stalls=frozenset({(0, 7), (4, 9)}),
         vanish=frozenset({(20, 400.0)}),
     )
@@ -39,6 +40,7 @@ def test_parse_full_spec() -> None:
         pytest.param("flip=x", "not a number", id="probability-not-number"),
         pytest.param("reset@0", "start at 1", id="reset-index-zero"),
         pytest.param("reset@k", "not an integer", id="reset-index-text"),
+        pytest.param("wipe@0", "start at 1", id="wipe-index-zero"),
         pytest.param("stall=X@3", "motor", id="stall-unknown-motor"),
         pytest.param("stall=U", "stall=MOTOR@INDEX", id="stall-no-index"),
         pytest.param("vanish@3:-5", "≥ 0", id="vanish-negative"),
