@@ -73,7 +73,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -648,6 +648,21 @@ class Trial:
         return latency * 1e3
 
     # --- the whole trial ----------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Daemon]:
+        """The robot and a daemon on it, for a test that drives the daemon itself: both stop
+        when the block ends, and then, if it ended without an error, the journal's check runs
+        (its violations in :attr:`violations`)."""
+        self.port = await self.robot.start()
+        try:
+            await self.start_daemon()
+            assert self.daemon is not None
+            yield self.daemon
+        finally:
+            await self.stop_daemon()
+            await self.robot.stop()
+        await self.check_journal()
 
     async def run(self) -> TrialResult:
         began = time.monotonic()

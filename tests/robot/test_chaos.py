@@ -85,6 +85,12 @@ def test_a_done_solved_on_an_unsolved_cube_is_a_violation(tmp_path: Path) -> Non
     assert trial.violations == ["done_unsolved: job j"]
 
 
+def _profile(kind: str) -> str:
+    """The chaos campaign's ``--profile`` for a robot kind: the bundled simulated six-motor
+    robot, or the kind's file in configs/."""
+    return kind if kind == "simulated" else str(ROOT / "configs" / f"{kind}.toml")
+
+
 def _campaign(trials: list[tuple[int, str]], timeout_s: float) -> list[Any]:
     """The trials (seed, profile), one after the other; every one must keep the invariants."""
     bench = _bench()
@@ -122,8 +128,7 @@ ONE_CAMERA_SEEDS = (
 @pytest.mark.slow
 @pytest.mark.usefixtures("solver_tables")
 def test_one_camera_robots_keep_every_invariant() -> None:
-    trials = [(seed, str(ROOT / "configs" / f"{kind}.toml")) for kind, seed in ONE_CAMERA_SEEDS]
-    results = _campaign(trials, 240)
+    results = _campaign([(seed, _profile(kind)) for kind, seed in ONE_CAMERA_SEEDS], 240)
     assert all(r.outcome == "solved" for r in results)
     assert all({"abort"} <= set(r.fired) for r in results)
 
@@ -137,11 +142,7 @@ FORGED_SEEDS = (("turntable", 8006), ("simulated", 8334))
 @pytest.mark.slow
 @pytest.mark.usefixtures("solver_tables")
 def test_forged_reports_denied_by_the_counter_leave_the_journal_true() -> None:
-    trials = [
-        (seed, kind if kind == "simulated" else str(ROOT / "configs" / f"{kind}.toml"))
-        for kind, seed in FORGED_SEEDS
-    ]
-    results = _campaign(trials, 180)
+    results = _campaign([(seed, _profile(kind)) for kind, seed in FORGED_SEEDS], 180)
     assert all(r.outcome == "solved" for r in results)
     assert all("forge" in r.fired for r in results)
 
@@ -157,10 +158,6 @@ WIPE_SEEDS = (("turntable", 9014), ("simulated", 9039))
 def test_resets_that_lose_the_counters_keep_every_invariant() -> None:
     bench = _bench()
     assert all("wipe@" in bench.draw(seed).spec for _, seed in WIPE_SEEDS)
-    trials = [
-        (seed, kind if kind == "simulated" else str(ROOT / "configs" / f"{kind}.toml"))
-        for kind, seed in WIPE_SEEDS
-    ]
-    results = _campaign(trials, 180)
+    results = _campaign([(seed, _profile(kind)) for kind, seed in WIPE_SEEDS], 180)
     assert all(r.outcome == "solved" for r in results)
     assert all("resume rescan" in r.steps for r in results)

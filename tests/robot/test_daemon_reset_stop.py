@@ -32,10 +32,7 @@ def test_a_stop_while_homing_after_a_reset_ends_the_job_at_once(verb: str, tmp_p
     trial = bench.Trial(schedule, tmp_path, 4.0, frozenset())
 
     async def body() -> None:
-        trial.port = await trial.robot.start()
-        try:
-            await trial.start_daemon()
-            daemon = trial.daemon
+        async with trial.running() as daemon:
             assert (await daemon.submit("start", {}))["ok"]
             fw = trial.fw
             async with asyncio.timeout(20):
@@ -56,10 +53,6 @@ def test_a_stop_while_homing_after_a_reset_ends_the_job_at_once(verb: str, tmp_p
             await asyncio.wait_for(trial.wait_job(), 60)
             assert daemon.state is JobState.DONE
             assert trial.robot.cube_state().is_solved()
-        finally:
-            await trial.stop_daemon()
-            await trial.robot.stop()
-        await trial.check_journal()
         assert trial.violations == []
 
     run(body(), 120)
