@@ -132,6 +132,12 @@ class EmulatedBoard:
         """Reset the MCU (its .noinit move counters survive, as on a real board)."""
         self._command("reset")
 
+    def power_cycle(self) -> None:
+        """Cut the board's power and restore it: the SRAM comes back holding noise, so the
+        .noinit move counters are lost (they come back at zero); the EEPROM keeps its boot
+        count, so the boot id still changes."""
+        self._command("power")
+
     @property
     def running(self) -> bool:
         return self.process.poll() is None

@@ -6,6 +6,8 @@
  * Prints "pty /dev/pts/N" on stdout once the board runs.  Commands on stdin, one a line:
  *   estop 1 | estop 0    press / release the e-stop input
  *   reset                reset the MCU (power stays on: the .noinit counters survive)
+ *   power                cut the power and restore it: the SRAM comes back holding noise (the
+ *                        .noinit counters are lost), the EEPROM keeps its contents
  *   quit                 stop (so does end of input, SIGTERM or SIGINT)
  * The emulated clock is paced to the wall clock (the host link's timeouts are real time); the
  * stats file (JSON) says how far the emulation ever lagged, and every interrupt's worst case.
@@ -63,6 +65,7 @@ static struct {
     uint32_t estop_level; /* 1 = released */
     uint32_t resets_seen;
     double max_lag_ms;
+    uint64_t noise; /* the SRAM's contents after a power cut (seeded by --seed) */
 } h;
 
 static volatile sig_atomic_t stopping;
@@ -170,6 +173,17 @@ static void service_pty(void)
 
 /* --- control ------------------------------------------------------------------------------- */
 
+/* A power cut: every SRAM cell (above the I/O registers) comes back with an arbitrary value,
+ * not zero, and the MCU starts from its reset vector. */
+static void power_cycle(void)
+{
+    for (uint32_t a = (uint32_t)h.avr->ioend + 1u; a <= h.avr->ramend; a++) {
+        h.noise = h.noise * 6364136223846793005ull + 1442695040888963407ull;
+        h.avr->data[a] = (uint8_t)(h.noise >> 56);
+    }
+    record_reset(&h.rec);
+}
+
 static void command(const char *line)
 {
     if (strncmp(line, "estop ", 6) == 0) {
@@ -177,6 +191,8 @@ static void command(const char *line)
         avr_raise_irq(h.estop_pin, h.estop_level);
     } else if (strncmp(line, "reset", 5) == 0) {
         record_reset(&h.rec);
+    } else if (strncmp(line, "power", 5) == 0) {
+        power_cycle();
     } else if (strncmp(line, "quit", 4) == 0) {
         stopping = 1;
     } else {
@@ -295,6 +311,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
     load(elf, seed);
+    h.noise = 0x9E3779B97F4A7C15ull ^ seed;
     FILE *rec_out = record_path ? fopen(record_path, "w") : NULL;
     if (rec_out) {
         setvbuf(rec_out, NULL, _IOFBF, 1 << 16);

@@ -200,3 +200,38 @@ def test_vanishing_port_loses_and_repeats_nothing(
     stats, record = stop_and_read(emu)
     _, problems = check_motion(record, moves, stats)
     assert problems == []
+
+
+@pytest.mark.slow
+def test_power_cut_mid_sequence_loses_the_counters_and_the_moves_in_flight(
+    emulated: EmulatorFactory,
+) -> None:
+    """A power cut (the SRAM back with noise): the firmware's guard rejects its .noinit
+    counters, which come back at zero with a new boot id; the link names the moves it had sent
+    but not seen reported as unknown, and the board's move indices start at 1 again."""
+    emu = emulated("mega2560_ramps")
+
+    async def scenario() -> tuple[int, int, tuple[int, int], list[int]]:
+        async with FirmwareLink(emu.port, config=LinkConfig()) as link:
+            assert link.info is not None
+            boot = link.info.boot_id
+            execution = link.execute(TWENTY)
+            await asyncio.sleep(0.6)
+            emu.power_cycle()
+            with pytest.raises(FirmwareResetError) as info:
+                await execution.wait()
+            report = info.value.report
+            assert link.info is not None and link.info.boot_id != boot
+            counters = (link.info.started_upto, link.info.last_executed)
+            link.acknowledge_reset()
+            rest = await link.execute(parse_moves("R U")).wait()  # the board goes on
+            return len(report.executed), len(report.unknown), counters, [e.index for e in rest]
+
+    executed, unknown, counters, indices = run(scenario(), timeout=60)
+    stats, record = stop_and_read(emu)
+    assert executed >= 1 and unknown >= 1 and stats["resets"] == 1
+    assert counters == (0, 0)
+    assert indices == [1, 2]
+    turns = extract_turns(record)
+    after = [(t.motor, t.quarter_turns) for t in turns if t.start_s > record.resets[0]]
+    assert after == [(1, 1), (0, 1)]
