@@ -51,6 +51,9 @@ Invariants checked on every trial (a violation is printed with the trial's seed)
   ended, within :data:`STOP_BOUND_S` (plus the longest vanished port of the trial);
 * ``link_leak``: a firmware link a daemon made is still open after the daemon stopped (it
   would hold the port and reconnect for ever);
+* ``mechanism``: the simulated mechanism of a one-camera robot refused a motion the machine
+  cannot make (a flip against the closed cover, a turntable past its range, a dropped cube):
+  the daemon lost track of the parts;
 * ``no_restart``: a daemon did not start, or did not reach its firmware, within
   :data:`RESTART_BOUND_S`, or its task ended with an exception.
 
@@ -630,6 +633,14 @@ class Trial:
             if name == "done" and payload.get("solved") and not solved:
                 self.violations.append(f"done_unsolved: job {payload.get('job_id')}")
 
+    def check_mechanism(self) -> None:
+        refused = getattr(self.robot.cube, "faults", 0)  # a one-camera robot's mechanism
+        if refused:
+            self.violations.append(
+                f"mechanism: the simulated mechanism refused {refused} motion(s) the machine "
+                "cannot make (its log says which)"
+            )
+
     def check_estop(self) -> float | None:
         if self.estop_sent is None or self.estop_seen is None:
             return None
@@ -694,6 +705,7 @@ class Trial:
         self.check_events()
         if outcome == "solved" and not self.robot.cube_state().is_solved():
             self.violations.append("done_unsolved: the trial ended solved, the cube is not")
+        self.check_mechanism()
         fired = list(self.fired)
         for kind in LINE_KINDS:
             if kind in self.s.kinds:

@@ -93,6 +93,17 @@ class Turntable(Mechanism):
             out.append((d, target))
         return out
 
+    def states(self) -> list[PartsState]:
+        """The states a plan reaches, then the cover's in-between positions: a cover move of
+        more than two steps is split into wire moves (:mod:`robot.kinds.wire`), and a stop
+        between them leaves the cover where no plan puts it. A plan may start there (the
+        next scan after the stop); from there the cover only opens (see :meth:`free_steps`,
+        :meth:`turn_steps`)."""
+        reached = super().states()
+        angles = sorted({angle for _, angle in reached})
+        between = [(c, a) for c in range(1, self.n) if c not in self.depths for a in angles]
+        return reached + between
+
     def free_steps(self, state: PartsState) -> Sequence[Step]:
         cover, angle = _unpack(state)
         t = self.timing
@@ -111,7 +122,7 @@ class Turntable(Mechanism):
 
     def turn_steps(self, state: PartsState) -> Sequence[Step]:
         cover, angle = _unpack(state)
-        if cover == _OPEN:
+        if cover == _OPEN or cover not in self.depths:  # in between: the cover only opens
             return []
         t = self.timing
         steps = []

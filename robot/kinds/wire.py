@@ -233,6 +233,8 @@ def wire_program(
         effect = effect_moves(step.effect, mechanism.n)
         for i, (motor, turns) in enumerate(moves):
             last = i == len(moves) - 1
+            if not last and step.action.name == "cover":  # split: where this one leaves it
+                parts = (parts[0] + turns, *parts[1:])
             out.append(
                 WireAction(
                     _label(planned.action),

@@ -10,7 +10,10 @@ import pytest
 from firmware_protocol.moves import Face as WireFace
 from firmware_protocol.sim.motors import turn_time_s
 from robot.kinds import KindPlanner
+from robot.kinds.choreography import MachineState, choreograph
 from robot.kinds.frames import frames, key
+from robot.kinds.mechanism import Action
+from robot.kinds.planner import PlannedAction
 from robot.kinds.profile import TurntableConfig, TwoGripperConfig, build_mechanism
 from robot.kinds.simulated import MechanismCube, motor_profiles
 from robot.kinds.wire import WireAction, block_moves, wire_program
@@ -103,6 +106,32 @@ def test_a_deep_cover_move_is_split_into_wire_moves() -> None:
         ("cover_open", 0, -2),
         ("cover_open", 0, -1),
     ]
+
+
+@pytest.mark.parametrize(("depths", "between"), [((3,), 2), ((1, 2, 3), 2), ((1, 3), 2)])
+def test_a_stop_inside_a_split_cover_move_leaves_a_state_a_scan_starts_from(
+    depths: tuple[int, ...], between: int
+) -> None:
+    """Each wire move of a split cover move carries where it leaves the cover (journaled as
+    the parts after it): a stop between them leaves the cover there, and the next scan
+    plans from there, opening the cover before it flips (found by the chaos campaign on the
+    big-cube gripper: the next scan took the cover for open, and the flipper pushed against
+    it)."""
+    table = TurntableConfig(table_positions=(), cover_depths=depths)
+    mechanism = build_mechanism("turntable", table, 4)
+    close = wire_program(table, mechanism, [PlannedAction(Action("cover", value=3), 0.45)], (0, 1))
+    assert [(a.turns, a.parts) for a in close] == [(2, (between, 1)), (1, (3, 1))]
+    stopped = close[0].parts  # executed; the second was interrupted
+    assert stopped in mechanism.states()
+    sim = MechanismCube(Cube.solved(4).apply("R U"), table)
+    sim.apply("D", 1)
+    sim.apply("U", close[0].turns)
+    assert sim.parts == stopped
+    scan = choreograph(mechanism, start=MachineState(0, stopped))
+    assert scan.actions[0].action == Action("cover", value=0)
+    for action in wire_program(table, mechanism, scan.actions, stopped):
+        sim.apply(WireFace(action.motor).name, action.turns)
+    assert sim.faults == 0
 
 
 def test_gripper_actions_on_the_documented_motors() -> None:
