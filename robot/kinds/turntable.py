@@ -101,7 +101,8 @@ class Turntable(Mechanism):
         :meth:`turn_steps`)."""
         reached = super().states()
         angles = sorted({angle for _, angle in reached})
-        between = [(c, a) for c in range(1, self.n) if c not in self.depths for a in angles]
+        deepest = max(self.depths)  # a split move stops short of it, past the open cover
+        between = [(c, a) for c in range(1, deepest) if c not in self.depths for a in angles]
         return reached + between
 
     def free_steps(self, state: PartsState) -> Sequence[Step]:
