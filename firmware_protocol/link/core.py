@@ -52,6 +52,7 @@ from firmware_protocol.messages import (
     Clear,
     ErrorCode,
     ErrorReport,
+    EStop,
     Executed,
     FirmwareState,
     Heartbeat,
@@ -97,6 +98,9 @@ class LinkCore:
         self.connected = False
         self.session_open = False
         self.session_opened_at = 0.0
+        #: an emergency stop was asked for while no session was open: it is the first thing
+        #: sent when the next one opens (before any move goes out again)
+        self.estop_owed = False
         self._handshake: Handshake | None = None
         self._boot_id: int | None = None
         self._send_upto = 0  # highest move index transmitted in this session
@@ -443,8 +447,17 @@ class LinkCore:
         )
         self.session_open = True
         self._out.append(SessionOpened(self.info))
+        owed = self.estop_owed
+        if owed:  # before the moves go out again (the owner repeats it until STATUS says so)
+            self.estop_owed = False
+            logger.warning(
+                "%s: sending the emergency stop asked for while the port was down", self.port
+            )
+            self._send_realtime(EStop(), now)
         if self.fw.stopped:
-            if ident.error is ErrorCode.WATCHDOG:
+            if ident.error is ErrorCode.WATCHDOG and owed:
+                pass  # stopped it stays: the ESTOP latches it
+            elif ident.error is ErrorCode.WATCHDOG:
                 logger.info("%s: firmware was stopped by its watchdog; clearing", self.port)
                 self._commands.add_first(Op(self._new_id(), Clear(), None))
             else:

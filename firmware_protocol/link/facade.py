@@ -119,6 +119,7 @@ class FirmwareLink:
         self._pending: dict[int, _Pending] = {}
         self._execution: Execution | None = None
         self._stop: asyncio.Task[Status] | None = None  # the emergency stop on its way
+        self._stop_owed = False  # asked for while the port was down (see estop())
 
     # === public API ============================================================================
 
@@ -226,12 +227,20 @@ class FirmwareLink:
 
         Calls made while a stop is on its way (sent, repeated with back-off, not yet confirmed)
         share it and its answer: a storm of stop commands keeps one ESTOP in flight instead of
-        one per call. The stop goes on when a caller is cancelled; closing the link ends it."""
+        one per call. The stop goes on when a caller is cancelled; closing the link ends it.
+
+        With the port down (the link reconnecting) it raises :class:`PortError`, and the stop
+        is owed: it is the first thing sent when the session opens again, before any move
+        goes out, so the running execution cannot carry on as if it had not been asked for
+        (found by bench/chaos.py: a stop during a vanished port was refused, and the job
+        finished once the port came back)."""
         self._check_open()
         if not self._core.connected:
+            self._core.estop_owed = self._stop_owed = True
             raise PortError(
                 f"cannot send the emergency stop: {self.port} is not connected; "
-                "press the robot's hardware emergency stop",
+                "press the robot's hardware emergency stop (the link sends it the moment the "
+                "port is back, before any move)",
                 self.port,
             )
         stop = self._stop
@@ -354,6 +363,13 @@ class FirmwareLink:
 
     def _session_opened(self, info: FirmwareInfo) -> None:
         self.info = info
+        if self._stop_owed:  # the core sent it first; repeat it until a STATUS confirms it
+            self._stop_owed = False
+            if self._stop is None or self._stop.done():
+                self._stop = asyncio.get_running_loop().create_task(
+                    self._send_stop(), name=f"estop {self.port}"
+                )
+                self._stop.add_done_callback(_retrieved)
         if self._down is not None:
             logger.info("%s: port back; the link is usable again", self.port)
         self._down = None

@@ -18,6 +18,7 @@ caller).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -590,3 +591,6 @@ class Intake:
             await link.estop()
         except LinkError as exc:
             logger.warning("abort: %s", exc)
+            if not link.connected:  # the port is down: the stop is owed, sent first when back
+                with contextlib.suppress(LinkError):
+                    await link.estop()

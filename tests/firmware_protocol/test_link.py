@@ -30,6 +30,7 @@ from firmware_protocol import (
     MotorFaultError,
     Move,
     MoveExecuted,
+    PortError,
     PortLostError,
     PortOpenError,
     ProtocolVersionError,
@@ -277,6 +278,46 @@ def test_port_gone_longer_than_the_watchdog_stops_and_resumes() -> None:
             assert any(r.outcome == "discarded" for r in firmware.records)
             executed = [r.index for r in firmware.records if r.outcome == "executed"]
             assert executed == list(range(1, len(SOLVE) + 1))
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("watchdog_ms", [250, 5000], ids=["watchdog-stops-it", "queue-runs-on"])
+def test_a_stop_asked_for_while_the_port_is_gone_goes_first_when_it_is_back(
+    watchdog_ms: int,
+) -> None:
+    """The emergency stop cannot reach the firmware with the port gone: the caller hears so at
+    once, and the stop is owed: it is the first thing sent when the session opens again,
+    before any move, so the execution ends in an emergency stop instead of carrying on (found
+    by bench/chaos.py: the job finished once the port came back)."""
+
+    async def scenario() -> None:
+        cube = RecordingCube()
+        faults = FaultSpec(vanish=frozenset({(3, 700.0)}))
+        link_config = LinkConfig(watchdog_ms=watchdog_ms)
+        config = FirmwareConfig(boot_time_s=0.01).with_speed(2)
+        async with simulated_link(
+            config=config, cube=cube, faults=faults, link_config=link_config
+        ) as (firmware, ep, link):
+            execution = link.execute(SOLVE)
+            while ep.vanishings == 0:
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(0.05)
+            assert not link.connected
+            with pytest.raises(PortError) as refused:
+                await link.estop()
+            assert "not connected" in str(refused.value)
+            assert "the moment the port is back" in str(refused.value)
+            turned = len(cube.turns)
+            with pytest.raises(EmergencyStopError):
+                await execution.wait()
+            assert firmware.state is FirmwareState.STOPPED
+            status = await link.status()
+            assert status.state is FirmwareState.STOPPED
+            # the rest never ran (the firmware's queue may have run on while the port was gone)
+            assert turned <= len(cube.turns) < len(SOLVE)
+            with pytest.raises(FirmwareStoppedError):
+                link.execute(SOLVE[:1])
 
     run(scenario())
 

@@ -193,3 +193,14 @@ def test_a_stop_inside_a_split_cover_move_keeps_track_of_the_cover() -> None:
     results = _campaign([(9000, _profile("bigcube_gripper"))], 240, kinds)
     assert [r.outcome for r in results] == ["solved"]
     assert "estop" in results[0].fired
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("solver_tables")
+def test_a_stop_while_the_port_is_gone_ends_the_job_when_it_is_back() -> None:
+    """Seed 9518 sends an emergency stop while the port has vanished: it was refused (not
+    connected), and the job finished once the port came back (``stop_slow``, on the big-cube
+    gripper and the turntable); now the stop is owed and goes first when the port is back."""
+    results = _campaign([(9518, _profile("bigcube_gripper"))], 240)
+    assert [r.outcome for r in results] == ["solved"]
+    assert {"vanish", "estop"} <= set(results[0].fired)
