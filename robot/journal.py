@@ -436,6 +436,16 @@ class Journal:
             ).fetchall()
         return [job_from_row(r) for r in rows]
 
+    def last_moved_job(self, before: str | None = None) -> JobRecord | None:
+        """The latest job with an executed move (other than ``before``): the one whose last
+        move left the machine as it is (jobs refused before their first move do not count)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM jobs WHERE executed > 0 AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
+                (before,),
+            ).fetchone()
+        return None if row is None else job_from_row(row)
+
     def job_count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])

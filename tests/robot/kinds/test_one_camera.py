@@ -227,6 +227,38 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
     assert rows[-1].parts == (0, 0)
 
 
+def test_jobs_refused_before_their_first_move_leave_the_parts_where_they_were(
+    tmp_path: Path,
+) -> None:
+    """The last job that moved left the table a quarter turn round; two jobs since were refused
+    before any move (a start while the motors were stopped, a refused scan). The next scan
+    starts from that job's parts: it used to look at the last two jobs only, took the start
+    pose, and spun the servo past its reach (the chaos campaign, turntable seed 9508)."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal = Journal(journal_path)
+    old = journal.create_job("start", 3)
+    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
+    journal.record_executed(old, 0, None)
+    journal.finish(old, JobState.ABORTED)
+    for _ in range(2):
+        journal.finish(journal.create_job("start", 3), JobState.ERROR)
+    assert journal.last_moved_job() == journal.jobs(3)[-1]
+    journal.close()
+    firmware = _firmware(config, cube, angle=1)
+
+    async def scenario() -> dict[str, object]:
+        async with running(journal_path, config=config, firmware=firmware) as rig:
+            await rig.job()
+            return rig.sink.of(EventName.DONE)[0]
+
+    done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+
+
 def test_a_scan_action_still_running_at_the_restart_is_journaled_before_the_next_scan(
     tmp_path: Path,
 ) -> None:
