@@ -10,12 +10,14 @@ import contextlib
 import os
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from firmware_protocol import (
     EmergencyStopError,
+    ExecutionReport,
     FirmwareLink,
     FirmwareResetError,
     LinkConfig,
@@ -113,18 +115,23 @@ def test_watchdog_finishes_the_group_then_releases_the_drivers(
     assert released and released[-1] >= turns[-1].end_s
 
 
+async def _reset_mid_sequence(link: FirmwareLink, reset: Callable[[], None]) -> ExecutionReport:
+    """Run the twenty moves, ``reset`` the board 0.6 s in; the reset's report."""
+    execution = link.execute(TWENTY)
+    await asyncio.sleep(0.6)
+    reset()
+    with pytest.raises(FirmwareResetError) as info:
+        await execution.wait()
+    return info.value.report
+
+
 @pytest.mark.slow
 def test_reset_mid_sequence_reports_the_exact_prefix(emulated: EmulatorFactory) -> None:
     emu = emulated("mega2560_ramps")
 
     async def scenario() -> tuple[int, int]:
         async with FirmwareLink(emu.port, config=LinkConfig()) as link:
-            execution = link.execute(TWENTY)
-            await asyncio.sleep(0.6)
-            emu.reset()
-            with pytest.raises(FirmwareResetError) as info:
-                await execution.wait()
-            report = info.value.report
+            report = await _reset_mid_sequence(link, emu.reset)
             link.acknowledge_reset()
             await link.execute(parse_moves("R U")).wait()  # the board goes on after the reset
             return len(report.executed), len(report.interrupted)
@@ -215,12 +222,7 @@ def test_power_cut_mid_sequence_loses_the_counters_and_the_moves_in_flight(
         async with FirmwareLink(emu.port, config=LinkConfig()) as link:
             assert link.info is not None
             boot = link.info.boot_id
-            execution = link.execute(TWENTY)
-            await asyncio.sleep(0.6)
-            emu.power_cycle()
-            with pytest.raises(FirmwareResetError) as info:
-                await execution.wait()
-            report = info.value.report
+            report = await _reset_mid_sequence(link, emu.power_cycle)
             assert link.info is not None and link.info.boot_id != boot
             counters = (link.info.started_upto, link.info.last_executed)
             link.acknowledge_reset()

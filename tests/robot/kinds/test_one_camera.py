@@ -90,6 +90,28 @@ def _records(path: Path, *job_ids: str) -> list[JobRecord]:
     return [record for record in records if record is not None]
 
 
+def _turned_table_job(path: Path) -> tuple[Journal, str]:
+    """A journal whose job executed one action: a spin that left the table a quarter turn
+    round (parts (0, 1))."""
+    journal = Journal(path)
+    old = journal.create_job("start", 3)
+    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
+    journal.record_executed(old, 0, None)
+    return journal, old
+
+
+def _one_job(path: Path, config: RobotConfig, firmware: MechanismFirmware) -> dict[str, object]:
+    """Start the daemon on the journal, run one job to its end; its ``done`` event."""
+
+    async def scenario() -> dict[str, object]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.job()
+            return rig.sink.of(EventName.DONE)[0]
+
+    return asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
 def test_profile_one_camera_rules(tmp_path: Path) -> None:
     config = load_config(CONFIGS / "turntable.toml")
     assert config.scan_camera is not None and config.scan_camera.faces == ("U",)
@@ -203,11 +225,7 @@ def test_a_new_job_scans_from_where_an_interrupted_scan_left_the_parts(tmp_path:
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal = Journal(journal_path)
-    old = journal.create_job("start", 3)
-    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
-    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
-    journal.record_executed(old, 0, None)
+    journal, _ = _turned_table_job(journal_path)
     journal.close()
     firmware = _firmware(config, cube, angle=1)
 
@@ -237,11 +255,7 @@ def test_jobs_refused_before_their_first_move_leave_the_parts_where_they_were(
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal = Journal(journal_path)
-    old = journal.create_job("start", 3)
-    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
-    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
-    journal.record_executed(old, 0, None)
+    journal, old = _turned_table_job(journal_path)
     journal.finish(old, JobState.ABORTED)
     for _ in range(2):
         journal.finish(journal.create_job("start", 3), JobState.ERROR)
@@ -249,12 +263,7 @@ def test_jobs_refused_before_their_first_move_leave_the_parts_where_they_were(
     journal.close()
     firmware = _firmware(config, cube, angle=1)
 
-    async def scenario() -> dict[str, object]:
-        async with running(journal_path, config=config, firmware=firmware) as rig:
-            await rig.job()
-            return rig.sink.of(EventName.DONE)[0]
-
-    done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    done = _one_job(journal_path, config, firmware)
     assert done["solved"] is True
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
 
@@ -429,11 +438,7 @@ def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal = Journal(journal_path)
-    old = journal.create_job("start", 3)
-    turned = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
-    journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
-    journal.record_executed(old, 0, None)
+    journal, old = _turned_table_job(journal_path)
     journal.finish(old, JobState.ERROR)
     journal.close()
     db = sqlite3.connect(journal_path)
@@ -442,12 +447,7 @@ def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
     db.close()
     firmware = _firmware(config, cube)
 
-    async def scenario() -> dict[str, object]:
-        async with running(journal_path, config=config, firmware=firmware) as rig:
-            await rig.job()
-            return rig.sink.of(EventName.DONE)[0]
-
-    done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    done = _one_job(journal_path, config, firmware)
     assert done["solved"] is True
     assert "journaled 0 moves but 1 executed" in caplog.text
 
