@@ -98,8 +98,7 @@ class LinkCore:
         self.connected = False
         self.session_open = False
         self.session_opened_at = 0.0
-        #: an emergency stop was asked for while no session was open: it is the first thing
-        #: sent when the next one opens (before any move goes out again)
+        #: a stop asked for with the port down: sent first when the next session opens
         self.estop_owed = False
         self._handshake: Handshake | None = None
         self._boot_id: int | None = None
@@ -435,29 +434,15 @@ class LinkCore:
         self._send_upto = ident.last_received
         self.window.clear()
         self.info = FirmwareInfo.from_ident(self.port, ident)
-        logger.debug(
-            "%s: session open: firmware %s boot %08x executed %d started %d received %d %s",
-            self.port,
-            self.info.firmware_version,
-            ident.boot_id,
-            ident.last_executed,
-            ident.started_upto,
-            ident.last_received,
-            ident.state.name,
-        )
+        logger.debug("%s: session open: %s", self.port, ident)  # its counters, boot id, state
         self.session_open = True
         self._out.append(SessionOpened(self.info))
-        owed = self.estop_owed
+        owed, self.estop_owed = self.estop_owed, False
         if owed:  # before the moves go out again (the owner repeats it until STATUS says so)
-            self.estop_owed = False
-            logger.warning(
-                "%s: sending the emergency stop asked for while the port was down", self.port
-            )
+            logger.warning("%s: sending the stop asked for while the port was down", self.port)
             self._send_realtime(EStop(), now)
-        if self.fw.stopped:
-            if ident.error is ErrorCode.WATCHDOG and owed:
-                pass  # stopped it stays: the ESTOP latches it
-            elif ident.error is ErrorCode.WATCHDOG:
+        if self.fw.stopped and not (owed and ident.error is ErrorCode.WATCHDOG):  # it latches
+            if ident.error is ErrorCode.WATCHDOG:
                 logger.info("%s: firmware was stopped by its watchdog; clearing", self.port)
                 self._commands.add_first(Op(self._new_id(), Clear(), None))
             else:
