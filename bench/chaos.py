@@ -99,6 +99,7 @@ from robot.daemon import Daemon, JobState, link_config  # noqa: E402
 from robot.errors import ConfigError  # noqa: E402
 from robot.journal import AsyncJournal, Journal  # noqa: E402
 from robot.journal_guard import open_journal  # noqa: E402
+from robot.kinds.simulated import MechanismCube  # noqa: E402
 from robot.simrobot import SimulatedRobot  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
 from solver.scramble import random_moves  # noqa: E402
@@ -634,7 +635,8 @@ class Trial:
                 self.violations.append(f"done_unsolved: job {payload.get('job_id')}")
 
     def check_mechanism(self) -> None:
-        refused = getattr(self.robot.cube, "faults", 0)  # a one-camera robot's mechanism
+        cube = self.robot.cube
+        refused = cube.faults if isinstance(cube, MechanismCube) else 0  # one-camera robots
         if refused:
             self.violations.append(
                 f"mechanism: the simulated mechanism refused {refused} motion(s) the machine "

@@ -35,9 +35,11 @@ class Write:
 
 @dataclass(frozen=True, slots=True)
 class SessionOpened:
-    """A session is open (after every successful HELLO/IDENT)."""
+    """A session is open (after every successful HELLO/IDENT); ``stop_sent``: the emergency
+    stop owed since the port went down went out first (the owner repeats it until confirmed)."""
 
     info: FirmwareInfo
+    stop_sent: bool = False
 
 
 @dataclass(frozen=True, slots=True)

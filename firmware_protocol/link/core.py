@@ -436,8 +436,8 @@ class LinkCore:
         self.info = FirmwareInfo.from_ident(self.port, ident)
         logger.debug("%s: session open: %s", self.port, ident)  # its counters, boot id, state
         self.session_open = True
-        self._out.append(SessionOpened(self.info))
         owed, self.estop_owed = self.estop_owed, False
+        self._out.append(SessionOpened(self.info, stop_sent=owed))
         if owed:  # before the moves go out again (the owner repeats it until STATUS says so)
             logger.warning("%s: sending the stop asked for while the port was down", self.port)
             self._send_realtime(EStop(), now)

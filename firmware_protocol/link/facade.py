@@ -119,7 +119,6 @@ class FirmwareLink:
         self._pending: dict[int, _Pending] = {}
         self._execution: Execution | None = None
         self._stop: asyncio.Task[Status] | None = None  # the emergency stop on its way
-        self._stop_owed = False  # asked for while the port was down (see estop())
 
     # === public API ============================================================================
 
@@ -236,20 +235,24 @@ class FirmwareLink:
         finished once the port came back)."""
         self._check_open()
         if not self._core.connected:
-            self._core.estop_owed = self._stop_owed = True
+            self._core.estop_owed = True
             raise PortError(
                 f"cannot send the emergency stop: {self.port} is not connected; "
                 "press the robot's hardware emergency stop (the link sends it the moment the "
                 "port is back, before any move)",
                 self.port,
             )
+        return await asyncio.shield(self._stop_on_its_way())
+
+    def _stop_on_its_way(self) -> asyncio.Task[Status]:
+        """The ESTOP in flight, started unless one is (every caller shares it)."""
         stop = self._stop
         if stop is None or stop.done():
             stop = self._stop = asyncio.get_running_loop().create_task(
                 self._send_stop(), name=f"estop {self.port}"
             )
             stop.add_done_callback(_retrieved)
-        return await asyncio.shield(stop)
+        return stop
 
     async def _send_stop(self) -> Status:
         self._check_open()  # closed before this task's first step
@@ -346,7 +349,7 @@ class FirmwareLink:
                 case WaiterDone():
                     self._settle(action.waiter_id, action.status, action.error)
                 case SessionOpened():
-                    self._session_opened(action.info)
+                    self._session_opened(action.info, action.stop_sent)
                 case HandshakeFailed():
                     self._end_connection(HandshakeError(action.reason))
                 case Fatal():
@@ -361,15 +364,10 @@ class FirmwareLink:
         else:
             future.set_result(status)
 
-    def _session_opened(self, info: FirmwareInfo) -> None:
+    def _session_opened(self, info: FirmwareInfo, stop_sent: bool) -> None:
         self.info = info
-        if self._stop_owed:  # the core sent it first; repeat it until a STATUS confirms it
-            self._stop_owed = False
-            if self._stop is None or self._stop.done():
-                self._stop = asyncio.get_running_loop().create_task(
-                    self._send_stop(), name=f"estop {self.port}"
-                )
-                self._stop.add_done_callback(_retrieved)
+        if stop_sent:  # the owed stop went out first: repeat it until a STATUS confirms it
+            self._stop_on_its_way()
         if self._down is not None:
             logger.info("%s: port back; the link is usable again", self.port)
         self._down = None
