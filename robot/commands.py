@@ -2,17 +2,19 @@
 
 Commands arrive on ``<base>/<robot id>/cmd/<verb>`` (MQTT) or from the CLI, as a JSON object.
 Every payload may carry ``"id"`` (a string up to 64 characters): a command whose id was already
-seen is not executed again; its first reply is repeated with ``"duplicate": true``. Payloads are
-validated strictly (unknown fields are errors) and a malformed one gets a reply with
+seen is not executed again; its first reply is repeated with ``"duplicate": true``.
+``start_pose`` (start, solve, scan): the operator has set a turntable's or gripper's parts to
+their start pose by hand (the answer to a ``parts_unknown`` refusal). Payloads are validated
+strictly (unknown fields are errors) and a malformed one gets a reply with
 ``"ok": false`` and ``"error": {"code": "malformed", "message": ...}`` naming the field.
 
 =========  ==========================================  =========================================
 verb       payload (besides ``id``)                    does
 =========  ==========================================  =========================================
-start      ``{}``                                      scan, validate, solve, execute
+start      ``{"start_pose": false}``                   scan, validate, solve, execute
 solve      ``{"facelets": "UUU...BBB"}``               solve the given state (the cube in the
                                                        robot must be in it), execute
-scan       ``{}``                                      scan and validate only
+scan       ``{"start_pose": false}``                   scan and validate only
 resume     ``{"rescan": false}``                       finish an interrupted job (from the
                                                        journal); ``rescan`` scans first
 abort      ``{}``                                      stop after the move group in progress
@@ -38,6 +40,7 @@ __all__ = [
     "Command",
     "EStopCommand",
     "HomeCommand",
+    "NewJobCommand",
     "ResumeCommand",
     "ScanCommand",
     "SolveCommand",
@@ -62,11 +65,19 @@ class Command(BaseModel):
     source: Annotated[str, Field(max_length=64)] = ""
 
 
-class StartCommand(Command):
+class NewJobCommand(Command):
+    """start, solve, scan: ``start_pose`` says the operator set a turntable's or gripper's
+    parts to their start pose by hand (what the daemon asks when its journal cannot say where
+    they are: ``parts_unknown``); nothing for a six-face robot."""
+
+    start_pose: bool = False
+
+
+class StartCommand(NewJobCommand):
     verb: Literal["start"] = "start"
 
 
-class SolveCommand(Command):
+class SolveCommand(NewJobCommand):
     verb: Literal["solve"] = "solve"
     facelets: Annotated[str, Field(min_length=24, max_length=6 * 7 * 7)]
 
@@ -80,7 +91,7 @@ class SolveCommand(Command):
         return value
 
 
-class ScanCommand(Command):
+class ScanCommand(NewJobCommand):
     verb: Literal["scan"] = "scan"
 
 

@@ -57,6 +57,8 @@ class Job:
     rescans: int = 0  # face turns made to read doubtful stickers from another view
     corrections: int = 0  # solves started again after the check after execution
     verified: bool | None = None  # the cube read as solved after execution
+    #: the command said the operator set the mechanism's start pose by hand (``start_pose``)
+    start_pose: bool = False
     #: a mechanism kind's job (turntable, two-gripper): every wire move of the job as an
     #: action with its effect in the physical frame (:mod:`robot.daemon.mechanism`); empty
     #: for a face-turning robot, whose moves are ``face_moves``

@@ -115,6 +115,7 @@ class ErrorCode(StrEnum):
     SCAN_REFUSED = "scan_refused"
     SOLVE_FAILED = "solve_failed"
     PLAN_FAILED = "plan_failed"
+    PARTS_UNKNOWN = "parts_unknown"
     # a job's execution on the firmware
     FIRMWARE = "firmware"
     FIRMWARE_RESET = "firmware_reset"
@@ -169,6 +170,11 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
     ),
     ErrorCode.SOLVE_FAILED: ("the solver found no solution within its limits", _JOB),
     ErrorCode.PLAN_FAILED: ("the solution cannot be executed by this robot's motors", _JOB),
+    ErrorCode.PARTS_UNKNOWN: (
+        "the journal cannot say where a turntable's or gripper's parts are (a damaged journal, "
+        'another profile\'s job): set the start pose by hand and send the job with "start_pose"',
+        _JOB,
+    ),
     ErrorCode.FIRMWARE: (
         "the firmware refused the moves or a command (stopped, busy, not connected)",
         frozenset({"event", "journal", "reply"}),

@@ -31,6 +31,7 @@ from robot.commands import (
     Command,
     EStopCommand,
     HomeCommand,
+    NewJobCommand,
     ResumeCommand,
     SolveCommand,
     StatusCommand,
@@ -418,6 +419,7 @@ class Intake:
             anytime.prefetch_status()
         job_id = await journal.call(journal.sync.create_job, command.verb, self.ctx.n, command.id)
         job = Job(job_id, command.verb, command.id, time.monotonic())
+        job.start_pose = isinstance(command, NewJobCommand) and command.start_pose
         if anytime is not None:
             anytime.claim_status(job)
         self.ctx.out.sources[job.id] = command.source or None

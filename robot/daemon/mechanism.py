@@ -53,6 +53,12 @@ logger = logging.getLogger(__name__)
 #: the longest solution asked of the co-optimising search (the engine's own default)
 _COOPT_MAX_LENGTH = 20
 
+#: each kind's start pose, as the operator sets it by hand
+_START_POSE = {
+    "turntable": "the cover open and the table at its start angle",
+    "two-gripper": "both arms closed on the cube at their start angles",
+}
+
 
 @cache
 def planner_for(
@@ -107,7 +113,7 @@ class KindMechanism:
         if len(job.actions) < offset:  # resumed with a rescan: the executed rows say where
             rows = await journal.call(journal.sync.moves, job.id)
             job.actions = self.actions_of(rows[:offset])
-        parts = job.actions[offset - 1].parts if offset else self.mechanism.start
+        parts = job.actions[offset - 1].parts if offset else await self.parts_before(job)
         started = time.perf_counter()
         solution, actions, seconds = await asyncio.to_thread(self._solve_and_plan, cube, parts)
         await ctx.record_stage_time(job, "solve", started)
@@ -182,6 +188,53 @@ class KindMechanism:
             return self.solver(cube, engine, **options)
         except CubeError as exc:
             raise JobError(ErrorCode.SOLVE_FAILED, f"solver ({cfg.engine}): {exc}") from exc
+
+    async def parts_before(self, job: Job) -> PartsState:
+        """Where the parts are before the first action of ``job`` (no move of it executed):
+        where the last job that moved left them (a job stopped mid-scan or mid-solution may
+        leave the table turned or the cover closed; jobs refused before their first move
+        leave them where they were), or the start pose when the command said the operator
+        set it (``start_pose``). :class:`JobError` ``parts_unknown`` when the journal cannot
+        say: a plan from a guessed pose could drive a part past its reach."""
+        if job.start_pose:
+            logger.info("job %s: the operator set the start pose; planning from it", job.id)
+            return self.mechanism.start
+        journal = self.ctx.journal
+        record = await journal.call(journal.sync.last_moved_job, job.id)
+        if record is None:
+            return self.mechanism.start
+        rows = await journal.call(journal.sync.moves, record.id)
+        parts = self._left_by(rows, record.executed)
+        if isinstance(parts, str):
+            raise JobError(
+                ErrorCode.PARTS_UNKNOWN,
+                f"where the {self.kind}'s parts are is unknown: the last job that moved, "
+                f"{record.id}, {parts}; set the start pose by hand "
+                f"({_START_POSE.get(self.kind, 'the parts at their start')}), then send "
+                f'{job.kind} again with {{"start_pose": true}}',
+            )
+        if parts != self.mechanism.start:
+            logger.warning(
+                "job %s: the previous job %s left the parts at %s; going on from there",
+                job.id,
+                record.id,
+                parts,
+            )
+        return parts
+
+    def _left_by(self, rows: list[MoveRecord], executed: int) -> PartsState | str:
+        """The parts' state a job's first ``executed`` journaled moves left, or why the
+        rows cannot say."""
+        if len(rows) < executed:  # a damaged journal: the last action is unknown
+            return f"journaled {len(rows)} moves but {executed} executed"
+        last = rows[executed - 1]
+        try:
+            parts = WireAction.from_token(last.face, last.motor, last.turns).parts
+        except ValueError:
+            return f"was not a {self.kind} job (its moves are not this robot's actions)"
+        if parts not in self.mechanism.states():
+            return f"left the parts at {parts}, a state this {self.kind} does not have"
+        return parts
 
     # === resume ===================================================================================
 

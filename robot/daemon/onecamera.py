@@ -50,7 +50,7 @@ from robot.kinds.frames import frames
 from robot.kinds.kindscan import TakenLook, run_scan
 from robot.kinds.mechanism import Action, PartsState
 from robot.kinds.planner import PlannedAction
-from robot.kinds.wire import WireAction, wire_program
+from robot.kinds.wire import wire_program
 from solver.cube.facelets import ColourScheme, Cube
 from solver.cube.geometry import Face
 from solver.cube.validate import validate
@@ -237,47 +237,15 @@ class OneCameraScan:
 
     async def _parts_now(self, job: Job) -> PartsState:
         """The parts' state the last executed action left: this job's, or the previous
-        job's (a scan interrupted by a crash may have left the table turned)."""
+        job's (a scan interrupted by a crash may have left the table turned;
+        :meth:`KindMechanism.parts_before`)."""
         journal = self.ctx.journal
         if job.moves_done:
             if len(job.actions) < job.moves_done:
                 rows = await journal.call(journal.sync.moves, job.id)
                 job.actions = self.kind.actions_of(rows[: job.moves_done])
             return job.actions[job.moves_done - 1].parts
-        # the latest job that moved anything: jobs refused before their first move (a start
-        # while the motors were stopped, a scan refused) leave the parts where it left them
-        # (the chaos campaign, turntable seed 9508: with only the last two jobs looked at, the
-        # scan started from the start pose with the table turned, and spun it past its range)
-        start = self.kind.mechanism.start
-        record = await journal.call(journal.sync.last_moved_job, job.id)
-        if record is None:
-            return start
-        rows = await journal.call(journal.sync.moves, record.id)
-        if len(rows) < record.executed:  # a damaged journal: the last action is unknown
-            logger.warning(
-                "job %s: the previous job %s journaled %d moves but %d executed; scanning "
-                "from the start pose",
-                job.id,
-                record.id,
-                len(rows),
-                record.executed,
-            )
-            return start
-        last = rows[record.executed - 1]
-        try:
-            parts = WireAction.from_token(last.face, last.motor, last.turns).parts
-        except ValueError:  # a job of a face-turning profile: its parts are not ours
-            return start
-        if parts not in self.kind.mechanism.states():
-            return start
-        if parts != start:
-            logger.warning(
-                "job %s: the previous job %s left the parts at %s; scanning from there",
-                job.id,
-                record.id,
-                parts,
-            )
-        return parts
+        return await self.kind.parts_before(job)
 
     async def _resumed(self, job: Job) -> tuple[int, list[TakenLook]]:
         """Where the job's first read, interrupted by a crash, goes on from (no read yet: the

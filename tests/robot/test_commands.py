@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from robot.commands import (
+    NewJobCommand,
     ResumeCommand,
     SolveCommand,
     command_id_of,
@@ -34,6 +35,9 @@ SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
             "solve", ('{"facelets": "' + "X" * 54 + '"}').encode(), "malformed", "URFDLB", id="x"
         ),
         pytest.param("resume", b'{"rescan": "maybe"}', "malformed", "rescan", id="rescan-type"),
+        pytest.param("scan", b'{"start_pose": 1}', "malformed", "start_pose", id="pose-type"),
+        pytest.param("resume", b'{"start_pose": true}', "malformed", "unknown field", id="pose-r"),
+        pytest.param("home", b'{"start_pose": true}', "malformed", "unknown field", id="pose-h"),
         pytest.param("launch", b"{}", "unknown_command", "the commands are", id="unknown-verb"),
         pytest.param("start", b"\xff\xfe", "malformed", "not UTF-8", id="not-utf8"),
     ],
@@ -52,6 +56,11 @@ def test_valid_commands() -> None:
     assert isinstance(solve, SolveCommand) and solve.facelets == SOLVED
     resume = parse_command("resume", '{"rescan": true}')
     assert isinstance(resume, ResumeCommand) and resume.rescan
+    for verb, extra in (("start", ""), ("scan", ""), ("solve", f', "facelets": "{SOLVED}"')):
+        posed = parse_command(verb, f'{{"start_pose": true{extra}}}')
+        assert isinstance(posed, NewJobCommand) and posed.start_pose
+        plain = parse_command(verb, f'{{"id": "1"{extra}}}')
+        assert isinstance(plain, NewJobCommand) and not plain.start_pose
 
 
 def test_replies() -> None:

@@ -430,11 +430,33 @@ def test_a_forged_report_met_by_an_estop_is_denied_by_the_counter(
     assert first.executed + second.executed == len(firmware.executed)
 
 
-def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def _refused_then_start_pose(
+    path: Path,
+    config: RobotConfig,
+    firmware: MechanismFirmware,
+    verb: str,
+    payload: dict[str, object],
+) -> tuple[dict[str, object], dict[str, object]]:
+    """Send ``verb`` twice: as given, then with ``start_pose``; the first job's ``error``
+    event (no move sent) and the second's ``done`` event."""
+
+    async def scenario() -> tuple[dict[str, object], dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.job(verb, payload)
+            assert not firmware.executed  # refused before any motion
+            error = rig.sink.of(EventName.ERROR)[-1]
+            await rig.job(verb, {**payload, "start_pose": True})
+            return error, rig.sink.of(EventName.DONE)[-1]
+
+    return asyncio.run(asyncio.wait_for(scenario(), 90))
+
+
+def test_a_previous_job_without_its_move_rows_is_refused_until_the_start_pose_is_set(
+    tmp_path: Path,
 ) -> None:
     """A finished job whose move rows are gone (a damaged journal) says it executed a move:
-    the new job's scan starts from the start pose instead of failing on the missing row."""
+    where it left the parts is unknown. The new job is refused (it used to scan from the start
+    pose, a guess) naming the job and what to do; sent again with ``start_pose`` it solves."""
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
@@ -447,9 +469,59 @@ def test_a_previous_job_without_its_move_rows_scans_from_the_start_pose(
     db.close()
     firmware = _firmware(config, cube)
 
-    done = _one_job(journal_path, config, firmware)
+    error, done = _refused_then_start_pose(journal_path, config, firmware, "start", {})
+    assert error["code"] == "parts_unknown"
+    message = str(error["message"])
+    assert f"{old}, journaled 0 moves but 1 executed" in message
+    assert "cover open" in message and 'send start again with {"start_pose": true}' in message
     assert done["solved"] is True
-    assert "journaled 0 moves but 1 executed" in caplog.text
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+
+
+def test_a_previous_job_of_another_profile_is_refused_until_the_start_pose_is_set(
+    tmp_path: Path,
+) -> None:
+    """The journal's last job that moved was a six-face robot's (face turns, not this kind's
+    actions): the turntable's parts are not in it. A scan job is refused, then scans with
+    ``start_pose``."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal = Journal(journal_path)
+    old = journal.create_job("start", 3)
+    journal.record_plan(old, "R", {}, "", [("R", 1, 1, False)])
+    journal.record_executed(old, 0, None)
+    journal.finish(old, JobState.DONE)
+    journal.close()
+    firmware = _firmware(config, cube)
+
+    error, done = _refused_then_start_pose(journal_path, config, firmware, "scan", {})
+    assert error["code"] == "parts_unknown"
+    assert "was not a turntable job" in str(error["message"])
+    assert done["job_id"] != error["job_id"]
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+
+
+def test_a_solve_command_plans_from_where_the_last_job_left_the_parts(tmp_path: Path) -> None:
+    """``solve`` scans nothing before it moves: its plan starts where the last job that moved
+    left the parts (the table a quarter turn round), not from the start pose (which spun the
+    servo past its reach)."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal, old = _turned_table_job(journal_path)
+    journal.finish(old, JobState.ABORTED)
+    journal.close()
+    firmware = _firmware(config, cube, angle=1)
+
+    async def scenario() -> dict[str, object]:
+        async with running(journal_path, config=config, firmware=firmware) as rig:
+            await rig.job("solve", {"facelets": firmware.mechanism.cube.to_facelets()})
+            return rig.sink.of(EventName.DONE)[0]
+
+    done = asyncio.run(asyncio.wait_for(scenario(), 90))
+    assert done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
 
 
 # -- a restart mid-scan ---------------------------------------------------------------------
