@@ -31,6 +31,22 @@ function renderStatus(s) {
   $("error").textContent = err ? `${err.code}: ${err.message}` : "";
   view.done = s.moves_done || 0;
   renderSolution();
+  renderRecovery(s);
+}
+
+// What the daemon's status says an operator may do to go on: resume an interrupted job (only
+// with a fresh scan when the firmware does not match the journal), or start again once the
+// mechanism's parts are set to their start pose by hand (after a parts_unknown refusal).
+function renderRecovery(s) {
+  const r = s.resumable;
+  const idle = ["IDLE", "DONE", "ERROR", "ABORTED"].includes(s.state);
+  const show = {
+    "btn-resume": Boolean(idle && r && !r.needs_rescan),
+    "btn-resume-rescan": Boolean(idle && r),
+    "btn-start-pose": Boolean(idle && s.error && s.error.code === "parts_unknown"),
+  };
+  for (const [id, on] of Object.entries(show)) $(id).hidden = !on;
+  $("recovery").hidden = !Object.values(show).some(Boolean);
 }
 
 function renderNet(facelets, doubtful, scheme) {
@@ -215,6 +231,11 @@ function wire() {
   for (const id of ["btn-start", "btn-abort", "btn-estop", "btn-home"]) {
     $(id).addEventListener("click", () => send($(id).dataset.verb, { source: "web" }));
   }
+  $("btn-resume").addEventListener("click", () => send("resume", { source: "web" }));
+  $("btn-resume-rescan").addEventListener("click", () =>
+    send("resume", { rescan: true, source: "web" }));
+  $("btn-start-pose").addEventListener("click", () =>
+    send("start", { start_pose: true, source: "web" }));
   $("btn-solve").addEventListener("click", () =>
     send("solve", { facelets: $("facelets").value.trim(), source: "web" }));
   $("btn-live").addEventListener("click", loadLive);

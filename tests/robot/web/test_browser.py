@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import threading
@@ -264,3 +265,41 @@ def test_the_net_scales_with_n_and_fits_a_phone(browser: Any, n: int) -> None:
             "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, f"the page is {overflow} px wider than a phone"
+
+
+def _shown(driver: Any) -> set[str]:
+    ids = ("btn-resume", "btn-resume-rescan", "btn-start-pose")
+    return {i for i in ids if driver.find_element(By.ID, i).is_displayed()}
+
+
+def test_the_recovery_buttons_follow_the_status_and_send_their_commands(browser: Any) -> None:
+    """Resume (with or without a fresh scan) shows for a resumable job, only with a rescan
+    when the firmware does not match the journal; after a ``parts_unknown`` refusal a button
+    starts again with ``start_pose``; none while a job runs."""
+    with _Page() as page:
+        browser.get(f"http://127.0.0.1:{page.server.port}/")
+        WebDriverWait(browser, 30).until(lambda d: _text(d, "connection") == "live")
+        token = browser.find_element(By.ID, "token")
+        token.send_keys(TOKEN)
+        browser.execute_script("arguments[0].dispatchEvent(new Event('change'))", token)
+        assert _shown(browser) == set()
+        resumable = {"job_id": "j1", "moves_done": 4, "moves_total": 20, "needs_rescan": False}
+        page.publish("status", {"state": "IDLE", "resumable": resumable})
+        WebDriverWait(browser, 10).until(lambda d: _shown(d) == {"btn-resume", "btn-resume-rescan"})
+        browser.find_element(By.ID, "btn-resume-rescan").click()
+        WebDriverWait(browser, 10).until(lambda d: "resume: ok" in _text(d, "reply"))
+        page.publish("status", {"state": "EXECUTING", "resumable": resumable})
+        WebDriverWait(browser, 10).until(lambda d: _shown(d) == set())
+        page.publish("status", {"state": "IDLE", "resumable": {**resumable, "needs_rescan": True}})
+        WebDriverWait(browser, 10).until(lambda d: _shown(d) == {"btn-resume-rescan"})
+        error = {"code": "parts_unknown", "message": "where the turntable's parts are is unknown"}
+        page.publish("status", {"state": "ERROR", "error": error, "resumable": None})
+        WebDriverWait(browser, 10).until(lambda d: _shown(d) == {"btn-start-pose"})
+        browser.find_element(By.ID, "btn-start-pose").click()
+        WebDriverWait(browser, 10).until(lambda d: "start: ok" in _text(d, "reply"))
+    backend = page.server.backend
+    sent = [(verb, json.loads(body)) for verb, body in backend.commands]
+    assert sent == [
+        ("resume", {"rescan": True, "source": "web"}),
+        ("start", {"start_pose": True, "source": "web"}),
+    ]
