@@ -51,10 +51,12 @@ from firmware_protocol.codes import (
 from firmware_protocol.errors import MalformedMessage
 
 __all__ = [
+    "BOOT_COUNTERS_LOST",
     "MAX_MOVES_PER_FRAME",
     "MOTOR_COUNT",
     "PROTOCOL_VERSION",
     "SEQUENCED_TYPES",
+    "SUPPORTED_VERSIONS",
     "Ack",
     "Clear",
     "EStop",
@@ -85,7 +87,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
+#: the version this host speaks (its HELLO); it also understands the IDENT of every version in
+#: :data:`SUPPORTED_VERSIONS` (v1: no ``boot_flags``)
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
+#: IDENT ``boot_flags`` bit 0 (v2): this boot found no valid non-volatile counters (a cold
+#: power-up, or memory lost), so they started at zero
+BOOT_COUNTERS_LOST = 0x01
 #: Motors 0..5 are the faces U R F D L B.
 MOTOR_COUNT = 6
 _WIRE_MOVE = struct.Struct("<IBbB")  # index, motor, quarter turns, flags
@@ -372,10 +380,14 @@ class Ident(Message):
     ``started_upto`` the highest index whose motors started, ``last_executed`` the index of the
     most recently completed move. Moves in ``(last_executed, started_upto]`` were interrupted.
     ``nonce`` echoes the HELLO; 0 marks the unsolicited announcement sent at boot.
+    ``boot_flags`` (protocol v2, a 32nd byte; 0 from a v1 firmware, which cannot say):
+    :data:`BOOT_COUNTERS_LOST` when this boot's counters started at zero because the
+    non-volatile memory held none.
     """
 
     TYPE: ClassVar[MessageType] = MessageType.IDENT
-    _STRUCT: ClassVar[struct.Struct] = struct.Struct("<IBBBBBBBHIIIIBB")
+    _STRUCT: ClassVar[struct.Struct] = struct.Struct("<IBBBBBBBHIIIIBBB")
+    _STRUCT_V1: ClassVar[struct.Struct] = struct.Struct("<IBBBBBBBHIIIIBB")
 
     nonce: int
     protocol_version: int
@@ -390,9 +402,18 @@ class Ident(Message):
     last_executed: int
     state: FirmwareState
     error: ErrorCode
+    boot_flags: int = 0
+
+    def __post_init__(self) -> None:
+        _check_u8("boot_flags", self.boot_flags)
+
+    @property
+    def counters_lost(self) -> bool:
+        """This boot's counters started at zero: the memory held none (v2 firmware only)."""
+        return bool(self.boot_flags & BOOT_COUNTERS_LOST)
 
     def pack(self) -> bytes:
-        return self._STRUCT.pack(
+        fields = (
             self.nonce,
             self.protocol_version,
             *self.firmware_version,
@@ -407,10 +428,17 @@ class Ident(Message):
             int(self.state),
             int(self.error),
         )
+        if self.protocol_version < 2:  # no boot_flags byte: a v1 firmware cannot say
+            return self._STRUCT_V1.pack(*fields)
+        return self._STRUCT.pack(*fields, self.boot_flags)
 
     @classmethod
     def unpack(cls, frame: Frame) -> Ident:
-        f = cls._fields(frame)
+        payload = frame.payload
+        if len(payload) == cls._STRUCT_V1.size and payload[4:5] == b"\x01":
+            f = (*(int(v) for v in cls._STRUCT_V1.unpack(payload)), 0)
+        else:  # v2 and later: 32 bytes (a v2 IDENT of 31 bytes is malformed)
+            f = cls._fields(frame)
         return cls(
             nonce=f[0],
             protocol_version=f[1],
@@ -425,6 +453,7 @@ class Ident(Message):
             last_executed=f[12],
             state=FirmwareState(_enum(FirmwareState, f[13], "state", frame)),
             error=ErrorCode(_enum(ErrorCode, f[14], "error", frame)),
+            boot_flags=f[15],
         )
 
 

@@ -219,7 +219,9 @@ static uint32_t next_boot_id(uint32_t previous)
     return id;
 }
 
-/* The newest valid slot, or zero counters after a cold power-up.  Returns the last boot id. */
+/* The newest valid slot, or zero counters after a cold power-up (then nv_lost is set).
+ * Returns the last boot id. */
+static uint8_t nv_lost;
 static uint32_t nv_load(void)
 {
     uint8_t a = nv_valid(&nv_slots[0]);
@@ -227,6 +229,7 @@ static uint32_t nv_load(void)
     if (!a && !b) {
         nv_slots[0].sequence = 0;
         nv_current = 0;
+        nv_lost = 1;
         return 0;
     }
     nv_current = (a && b) ? ((nv_slots[1].sequence - nv_slots[0].sequence) < 0x80000000UL)
@@ -259,6 +262,7 @@ int main(void)
     estop_init();
     wdt_enable(WDTO_250MS); /* a hung main loop resets the board; reset releases the drivers */
     fw_init(&fw, &config, &counters, boot_id, 0); /* commits the counters and boot id */
+    fw.boot_flags = nv_lost ? FW_BOOT_COUNTERS_LOST : 0u;
     sei();
     fw_announce(&fw);
     if (hal_estop_active()) {

@@ -18,10 +18,13 @@
 
 #include "wire.h"
 
-#define FW_PROTOCOL_VERSION 1u
+#define FW_PROTOCOL_VERSION 2u
 #define FW_VERSION_MAJOR 1u
 #define FW_VERSION_MINOR 0u
 #define FW_VERSION_PATCH 0u
+/* IDENT boot_flags bit 0: this boot found no valid non-volatile counters (a cold power-up, or
+ * memory lost): they started at zero (PROTOCOL.md section 5) */
+#define FW_BOOT_COUNTERS_LOST 0x01u
 #define FW_MOTOR_CODES 6u       /* face codes U R F D L B = 0..5 */
 #define FW_MAX_MOVES_FRAME 36u  /* most moves a MOVES payload can carry */
 #define FW_QUEUE_MAX 32u        /* upper bound of fw_config.queue_depth */
@@ -83,6 +86,7 @@ struct fw {
     struct fw_counters *nv;
     uint32_t boot_id;
     uint32_t boot_ms;
+    uint8_t boot_flags; /* IDENT's boot_flags: FW_BOOT_COUNTERS_LOST (set by the board) */
     struct wire_rx rx;
     uint8_t state;
     uint8_t error;

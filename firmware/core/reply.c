@@ -37,6 +37,7 @@ void reply_ident(struct fw *fw, uint32_t nonce)
     wire_put32(p + 25, fw->nv->last_executed);
     p[29] = fw->state;
     p[30] = fw->error;
+    p[31] = fw->boot_flags;
     send_frame(fw, MSG_IDENT, p, IDENT_SIZE);
 }
 

@@ -6,7 +6,7 @@
 
 #include "proto.h"
 
-#define IDENT_SIZE 31u
+#define IDENT_SIZE 32u /* protocol v2: 31 bytes and boot_flags */
 #define STATUS_SIZE 28u
 
 void reply_ident(struct fw *fw, uint32_t nonce);

@@ -80,6 +80,8 @@ class FirmwareInfo:
     started_upto: int
     state: FirmwareState
     error: ErrorCode
+    #: this boot's counters started at zero, the memory holding none (v2; False from v1)
+    counters_lost: bool = False
 
     @classmethod
     def from_ident(cls, port: str, ident: Ident) -> FirmwareInfo:
@@ -96,6 +98,7 @@ class FirmwareInfo:
             started_upto=ident.started_upto,
             state=ident.state,
             error=ident.error,
+            counters_lost=ident.counters_lost,
         )
 
 

@@ -116,9 +116,15 @@ class ExecutionTracker:
     def on_reset(self, ident: Ident, old_boot: int, now: float) -> bool:
         """The firmware rebooted (IDENT with a new boot id); whether it interrupted an
         execution (which then fails with :class:`FirmwareResetError`)."""
-        # counters that came back at zero behind what was reported: the memory was lost, so
-        # nothing says which of the moves sent since the last report ran
-        lost = ident.last_executed == 0 and ident.started_upto == 0 and self.fw.executed > 0
+        # counters that came back at zero behind what was reported, or that the firmware says
+        # started at zero (v2 boot_flags: its memory held none): the memory was lost, so
+        # nothing says which of the moves sent since the last report ran (without the flag a
+        # loss before any report looks like intact counters with nothing started)
+        lost = (
+            ident.last_executed == 0
+            and ident.started_upto == 0
+            and (self.fw.executed > 0 or ident.counters_lost)
+        )
         if ident.last_executed < self.fw.executed:
             logger.error(
                 "%s: firmware move counters went back from %d to %d across a reset: its "

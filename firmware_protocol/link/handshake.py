@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from firmware_protocol.errors import ProtocolVersionError
 from firmware_protocol.link.data import LinkConfig
-from firmware_protocol.messages import PROTOCOL_VERSION, Hello, Ident, encode_message
+from firmware_protocol.messages import (
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    Hello,
+    Ident,
+    encode_message,
+)
 
 __all__ = ["Handshake", "check_version"]
 
@@ -41,10 +47,11 @@ def check_version(ident: Ident, port: str) -> ProtocolVersionError | None:
     """The error if the firmware speaks another protocol version, or announces what no firmware
     of this version can be: a move queue of 0 moves (no move could ever be sent: an execution
     waited for room for ever, silently) or no motor."""
-    if ident.protocol_version != PROTOCOL_VERSION:
+    if ident.protocol_version not in SUPPORTED_VERSIONS:
+        spoken = ", ".join(f"v{v}" for v in SUPPORTED_VERSIONS)
         return ProtocolVersionError(
             f"firmware on {port} speaks protocol v{ident.protocol_version}, this host speaks "
-            f"v{PROTOCOL_VERSION}; flash matching firmware or upgrade cuberobot",
+            f"{spoken} (v{PROTOCOL_VERSION} best); flash matching firmware or upgrade cuberobot",
             port,
         )
     for field, value in (("queue_depth", ident.queue_depth), ("motor_count", ident.motor_count)):

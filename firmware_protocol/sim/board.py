@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from firmware_protocol.messages import PROTOCOL_VERSION
 from firmware_protocol.sim.motors import MotorProfile
 
 __all__ = ["NO_MOTOR", "FirmwareConfig", "MoveRecord", "NonVolatile", "PortControl", "TurnableCube"]
@@ -56,6 +57,8 @@ class FirmwareConfig:
     home_time_s: float = 0.3
     nak_holdoff_s: float = 0.02
     firmware_version: tuple[int, int, int] = (1, 0, 0)
+    #: the protocol its IDENT speaks (1: no boot_flags byte, as a firmware before v2)
+    protocol_version: int = PROTOCOL_VERSION
     #: the most layers a gripper holds (a move's depth field); deeper moves get NAK BAD_MOVE
     max_depth: int = 1
 

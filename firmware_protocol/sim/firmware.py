@@ -31,7 +31,7 @@ from pathlib import Path
 from firmware_protocol.codec import Frame, FrameDecoder
 from firmware_protocol.errors import CorruptFrame, MalformedMessage
 from firmware_protocol.messages import (
-    PROTOCOL_VERSION,
+    BOOT_COUNTERS_LOST,
     SEQUENCED_TYPES,
     Ack,
     Clear,
@@ -126,6 +126,7 @@ class SimulatedFirmware(MotionControl):
         self._tx_seq = 0
         self._booted_at = 0.0
         self._booting = True
+        self._counters_lost = True
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         # telemetry
@@ -213,6 +214,8 @@ class SimulatedFirmware(MotionControl):
     def _boot(self) -> None:
         loop = asyncio.get_running_loop()
         nv = self.nv
+        #: this boot found no counters (a fresh or wiped memory): IDENT's boot_flags say so
+        self._counters_lost = nv.boot_count == 0
         nv.boot_count += 1
         old = nv.boot_id
         while nv.boot_id in (0, old):
@@ -500,7 +503,7 @@ class SimulatedFirmware(MotionControl):
     def _ident(self, nonce: int) -> Ident:
         return Ident(
             nonce=nonce,
-            protocol_version=PROTOCOL_VERSION,
+            protocol_version=self.config.protocol_version,
             firmware_version=self.config.firmware_version,
             motor_count=6,
             queue_depth=self.config.queue_depth,
@@ -514,6 +517,11 @@ class SimulatedFirmware(MotionControl):
             last_executed=self.nv.last_executed,
             state=self.state,
             error=self.error,
+            boot_flags=(
+                BOOT_COUNTERS_LOST
+                if self._counters_lost and self.config.protocol_version >= 2
+                else 0
+            ),
         )
 
     def _status(self) -> Status:

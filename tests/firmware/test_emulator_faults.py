@@ -115,10 +115,12 @@ def test_watchdog_finishes_the_group_then_releases_the_drivers(
     assert released and released[-1] >= turns[-1].end_s
 
 
-async def _reset_mid_sequence(link: FirmwareLink, reset: Callable[[], None]) -> ExecutionReport:
-    """Run the twenty moves, ``reset`` the board 0.6 s in; the reset's report."""
+async def _reset_mid_sequence(
+    link: FirmwareLink, reset: Callable[[], None], after_s: float = 0.6
+) -> ExecutionReport:
+    """Run the twenty moves, ``reset`` the board ``after_s`` in; the reset's report."""
     execution = link.execute(TWENTY)
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(after_s)
     reset()
     with pytest.raises(FirmwareResetError) as info:
         await execution.wait()
@@ -132,6 +134,7 @@ def test_reset_mid_sequence_reports_the_exact_prefix(emulated: EmulatorFactory) 
     async def scenario() -> tuple[int, int]:
         async with FirmwareLink(emu.port, config=LinkConfig()) as link:
             report = await _reset_mid_sequence(link, emu.reset)
+            assert link.info is not None and not link.info.counters_lost  # .noinit kept
             link.acknowledge_reset()
             await link.execute(parse_moves("R U")).wait()  # the board goes on after the reset
             return len(report.executed), len(report.interrupted)
@@ -224,6 +227,7 @@ def test_power_cut_mid_sequence_loses_the_counters_and_the_moves_in_flight(
             boot = link.info.boot_id
             report = await _reset_mid_sequence(link, emu.power_cycle)
             assert link.info is not None and link.info.boot_id != boot
+            assert link.info.counters_lost  # IDENT's boot_flags (protocol v2)
             counters = (link.info.started_upto, link.info.last_executed)
             link.acknowledge_reset()
             rest = await link.execute(parse_moves("R U")).wait()  # the board goes on
@@ -237,3 +241,23 @@ def test_power_cut_mid_sequence_loses_the_counters_and_the_moves_in_flight(
     turns = extract_turns(record)
     after = [(t.motor, t.quarter_turns) for t in turns if t.start_s > record.resets[0]]
     assert after == [(1, 1), (0, 1)]
+
+
+@pytest.mark.slow
+def test_power_cut_before_the_first_report_makes_the_moves_sent_unknown(
+    emulated: EmulatorFactory,
+) -> None:
+    """A power cut before the firmware reported any move: counters at zero are what intact
+    memory says too, but the firmware found its .noinit guard broken and says so in IDENT's
+    ``boot_flags``: the moves sent are unknown, none believed "not started"."""
+    emu = emulated("mega2560_ramps")
+
+    async def scenario() -> tuple[int, int, bool]:
+        async with FirmwareLink(emu.port, config=LinkConfig()) as link:
+            assert link.info is not None
+            report = await _reset_mid_sequence(link, emu.power_cycle, after_s=0.05)
+            assert link.info is not None
+            return len(report.executed), len(report.unknown), link.info.counters_lost
+
+    executed, unknown, lost = run(scenario(), timeout=60)
+    assert lost and executed == 0 and unknown >= 1

@@ -93,10 +93,28 @@ GOLDEN_MESSAGES: dict[str, tuple[Message, int]] = {
     "resume": (Resume(), 0),
     "status_request": (StatusRequest(), 0),
     "heartbeat": (Heartbeat(), 0),
-    "ident": (
+    "ident_v1": (
         Ident(
             0x12345678,
             1,
+            (1, 0, 0),
+            6,
+            16,
+            16,
+            1000,
+            0xCAFEF00D,
+            0,
+            0,
+            0,
+            FirmwareState.IDLE,
+            ErrorCode.NONE,
+        ),
+        0,
+    ),
+    "ident": (
+        Ident(
+            0x12345678,
+            2,
             (1, 0, 0),
             6,
             16,

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import random
 import tty
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -166,13 +167,34 @@ def test_reset_that_loses_the_counters_leaves_the_moves_in_flight_unknown() -> N
     run(scenario())
 
 
-def test_reset_before_the_first_report_keeps_the_moves_not_started() -> None:
+def test_a_wipe_before_the_first_report_makes_the_sent_moves_unknown() -> None:
     """Counters at zero on a firmware that had reported nothing yet are what an intact memory
-    says too: the usual reset (the IDENT has no boot count that could tell the two apart)."""
+    says too; a v2 firmware's IDENT says its memory held no counters (``boot_flags``), so the
+    moves sent are unknown (one may have run, its EXECUTED lost with the power), not "not
+    started" (sent again, it would turn its face twice)."""
 
     async def scenario() -> None:
         faults = FaultSpec(wipes=frozenset({1}))
-        async with simulated_link(config=FAST, faults=faults) as (_firmware, _, link):
+        async with simulated_link(config=FAST, faults=faults) as (firmware, _, link):
+            with pytest.raises(FirmwareResetError) as info:
+                await link.execute(SOLVE).wait()
+            report = info.value.report
+            assert report.executed == ()
+            assert report.unknown and report.unknown[0].index == 1
+            assert firmware.nv.last_executed == 0
+
+    run(scenario())
+
+
+def test_a_v1_firmware_cannot_tell_a_wipe_before_the_first_report() -> None:
+    """A v1 firmware (31-byte IDENT, no ``boot_flags``) is still accepted; its counters at
+    zero before any report read as intact, the moves as not started (the old limit)."""
+
+    async def scenario() -> None:
+        faults = FaultSpec(wipes=frozenset({1}))
+        v1 = replace(FAST, protocol_version=1)
+        async with simulated_link(config=v1, faults=faults) as (_firmware, _, link):
+            assert link.info is not None and link.info.protocol_version == 1
             with pytest.raises(FirmwareResetError) as info:
                 await link.execute(SOLVE).wait()
             assert info.value.report.unknown == ()
@@ -413,7 +435,7 @@ def test_connect_to_a_silent_port() -> None:
 def test_protocol_version_mismatch() -> None:
     class FutureFirmware(SimulatedFirmware):
         def _ident(self, nonce: int) -> Ident:
-            return dataclasses.replace(super()._ident(nonce), protocol_version=2)
+            return dataclasses.replace(super()._ident(nonce), protocol_version=3)
 
     async def scenario() -> None:
         firmware = FutureFirmware(config=FAST)
@@ -422,7 +444,7 @@ def test_protocol_version_mismatch() -> None:
         link = FirmwareLink(await endpoint.start())
         try:
             await asyncio.sleep(0.02)
-            with pytest.raises(ProtocolVersionError, match="v2"):
+            with pytest.raises(ProtocolVersionError, match=r"speaks protocol v3.*v1, v2"):
                 await link.connect()
         finally:
             await link.close()

@@ -25,10 +25,14 @@ def _bench() -> ModuleType:
     return load_bench("chaos")
 
 
-def test_lost_counters_stop_the_job_for_a_rescan(tmp_path: Path) -> None:
+@pytest.mark.parametrize("k", [4, 1], ids=["after-reports", "before-any-report"])
+def test_lost_counters_stop_the_job_for_a_rescan(tmp_path: Path, k: int) -> None:
+    """``wipe@1``: the memory is lost before the firmware reported any move; its counters at
+    zero look intact, and only the IDENT's ``boot_flags`` (protocol v2) tell; before them the
+    daemon sent the moves again."""
     bench = _bench()
     trial = bench.Trial(
-        bench.Schedule(1, SCRAMBLE, "wipe@4", ["reset"]), tmp_path, 4.0, frozenset()
+        bench.Schedule(1, SCRAMBLE, f"wipe@{k}", ["reset"]), tmp_path, 4.0, frozenset()
     )
 
     async def body() -> None:
@@ -44,8 +48,8 @@ def test_lost_counters_stop_the_job_for_a_rescan(tmp_path: Path) -> None:
             resets = [p for name, p, _ in trial.sink.events if name == "firmware_reset"]
             assert len(resets) == 1 and resets[0]["recovering"] is False
             unknown = resets[0]["unknown"]
-            assert unknown[0] == resets[0]["moves_done"] + 1 == 4
-            assert unknown == list(range(4, 4 + len(unknown)))
+            assert unknown[0] == resets[0]["moves_done"] + 1 == k
+            assert unknown == list(range(k, k + len(unknown)))
             assert trial.fw.nv.last_executed == 0  # the memory was lost
             refused = await daemon.submit("resume", {})
             assert refused["ok"] is False, refused
