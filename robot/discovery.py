@@ -21,7 +21,10 @@ event          job_error        fires when a job fails (``event/error``)
 event          job_aborted      fires when a job is aborted or e-stopped (``event/aborted``)
 button         start, scan,     publish the command (``{"source": "homeassistant"}``)
                home, abort,
-               estop
+               estop, resume
+button         resume_rescan    ``resume`` with ``{"rescan": true}``
+button         start_pose       turntable and gripper robots: ``start`` with
+                                ``{"start_pose": true}`` (after a ``parts_unknown`` refusal)
 =============  ===============  ==============================================================
 
 :func:`discovery_topics` lists the topics whose retained config an empty payload removes (a
@@ -143,26 +146,49 @@ def _entities(config: RobotConfig) -> list[tuple[str, str, dict[str, Any]]]:
             ("aborted", "aborted", "Job aborted"),
         )
     ]
+    presses: list[tuple[str, str, str, str, dict[str, Any]]] = [
+        ("start", "start", "Start", "mdi:play", {}),
+        ("scan", "scan", "Scan", "mdi:camera", {}),
+        ("home", "home", "Home", "mdi:home", {}),
+        ("abort", "abort", "Abort", "mdi:stop", {}),
+        ("estop", "estop", "Emergency stop", "mdi:alert-octagon", {}),
+        ("resume", "resume", "Resume", "mdi:play-pause", {}),
+        (
+            "resume_rescan",
+            "resume",
+            "Resume with a fresh scan",
+            "mdi:camera-retake",
+            {"rescan": True},
+        ),
+    ]
+    if config.robot.kind != "six-face":  # the answer to a parts_unknown refusal
+        presses.append(
+            (
+                "start_pose",
+                "start",
+                "Start from the start pose",
+                "mdi:restore",
+                {"start_pose": True},
+            )
+        )
     buttons = [
         (
             "button",
-            verb,
+            obj,
             {
                 "name": label,
                 "command_topic": config.topic("cmd", verb),
-                "payload_press": _PRESS,
+                "payload_press": _PRESS if not extra else _press(extra),
                 "icon": icon,
             },
         )
-        for verb, label, icon in (
-            ("start", "Start", "mdi:play"),
-            ("scan", "Scan", "mdi:camera"),
-            ("home", "Home", "mdi:home"),
-            ("abort", "Abort", "mdi:stop"),
-            ("estop", "Emergency stop", "mdi:alert-octagon"),
-        )
+        for obj, verb, label, icon, extra in presses
     ]
     return sensors + events + buttons
+
+
+def _press(extra: dict[str, Any]) -> str:
+    return json.dumps({**extra, "source": "homeassistant"})
 
 
 def _event(config: RobotConfig, event: str, name: str, label: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import jinja2
 import pytest
 
-from robot.commands import VERBS
+from robot.commands import NewJobCommand, parse_command
 from robot.config import load_config
 from robot.daemon import State
 from robot.discovery import DAEMON_STATES, discovery_configs, discovery_topics
@@ -111,11 +111,31 @@ def test_event_entities_render_an_event_type(event: str) -> None:
 
 def test_buttons_publish_commands_the_daemon_accepts() -> None:
     buttons = {o: b for o, (c, b) in CONFIGS_BY_OBJECT.items() if c == "button"}
-    assert set(buttons) == {"start", "scan", "home", "abort", "estop"}
-    for verb, body in buttons.items():
-        assert verb in VERBS
+    plain = {"start", "scan", "home", "abort", "estop", "resume"}
+    assert set(buttons) == plain | {"resume_rescan"}  # a six-face robot: no start_pose
+    for obj, body in buttons.items():
+        verb = body["command_topic"].rsplit("/", 1)[1]
         assert body["command_topic"] == f"cuberobot/six-motor/cmd/{verb}"
-        assert json.loads(body["payload_press"]) == {"source": "homeassistant"}
+        parse_command(verb, body["payload_press"])  # the daemon accepts it
+        if obj in plain:
+            assert verb == obj and json.loads(body["payload_press"]) == {"source": "homeassistant"}
+    assert json.loads(buttons["resume_rescan"]["payload_press"]) == {
+        "rescan": True,
+        "source": "homeassistant",
+    }
+
+
+def test_a_turntable_robot_gets_a_start_pose_button() -> None:
+    config = load_config(CONFIGS / "turntable.toml")
+    buttons = {
+        topic.split("/")[-2]: json.loads(payload)
+        for topic, payload in discovery_configs(config, "9.9.9")
+        if topic.split("/")[1] == "button"
+    }
+    body = buttons["start_pose"]
+    assert body["command_topic"].endswith("/cmd/start")
+    command = parse_command("start", body["payload_press"])
+    assert isinstance(command, NewJobCommand) and command.start_pose
 
 
 def test_discovery_topics_cover_every_config() -> None:
