@@ -435,9 +435,9 @@ class Ident(Message):
     @classmethod
     def unpack(cls, frame: Frame) -> Ident:
         payload = frame.payload
-        if len(payload) == cls._STRUCT_V1.size and payload[4:5] == b"\x01":
+        if len(payload) == cls._STRUCT_V1.size:  # v1's layout: no boot_flags
             f = (*(int(v) for v in cls._STRUCT_V1.unpack(payload)), 0)
-        else:  # v2 and later: 32 bytes (a v2 IDENT of 31 bytes is malformed)
+        else:  # v2 and later: 32 bytes
             f = cls._fields(frame)
         return cls(
             nonce=f[0],

@@ -171,8 +171,7 @@ _ERROR_DESCRIPTIONS: Final[dict[ErrorCode, tuple[str, frozenset[Channel]]]] = {
     ErrorCode.SOLVE_FAILED: ("the solver found no solution within its limits", _JOB),
     ErrorCode.PLAN_FAILED: ("the solution cannot be executed by this robot's motors", _JOB),
     ErrorCode.PARTS_UNKNOWN: (
-        "the journal cannot say where a turntable's or gripper's parts are (a damaged journal, "
-        'another profile\'s job): set the start pose by hand and send the job with "start_pose"',
+        "the journal cannot say where the mechanism's parts are: set its start pose by hand",
         _JOB,
     ),
     ErrorCode.FIRMWARE: (

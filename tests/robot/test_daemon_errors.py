@@ -14,6 +14,7 @@ import pytest
 from firmware_protocol.errors import LinkBusyError
 from firmware_protocol.messages import FirmwareState
 from robot.commands import parse_command
+from robot.config import load_config
 from robot.daemon.events import ErrorCode, EventName, JobState
 from robot.daemon.intake import QUEUE_LIMIT
 from robot.journal import JobRecord, Journal
@@ -22,7 +23,7 @@ from solver.cube.cubie import cubie_layout
 from solver.cube.facelets import Cube
 from solver.solution import Solution
 from tests.robot.daemon_fakes import FakeFirmware, Fault, Rig, fast_config, running, scrambled
-from tests.robot.helpers import run
+from tests.robot.helpers import CONFIGS, run
 from vision.errors import CaptureError
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
@@ -210,6 +211,26 @@ async def _plan_failed(fast_tmp: Path) -> None:
         await rig.job("start")
         error = _job_failed(rig, ErrorCode.PLAN_FAILED)
         assert "cannot execute" in error["message"] and rig.firmware.executed == []
+
+
+@scenario(ErrorCode.PARTS_UNKNOWN)
+async def _parts_unknown(fast_tmp: Path) -> None:
+    """A turntable robot whose journal's last job that moved was a six-face robot's (face
+    turns, not its actions): where the table and cover are is unknown, nothing moves."""
+    path = fast_tmp / "j.sqlite"
+    journal = Journal(path)
+    old = journal.create_job("start", 3)
+    journal.record_plan(old, "R", {}, "", [("R", 1, 1, False)])
+    journal.record_executed(old, 0, None)
+    journal.finish(old, JobState.DONE)
+    journal.close()
+    config = load_config(CONFIGS / "turntable.toml")
+    cube = scrambled("R")
+    async with running(path, cube, config=config, cameras=False) as rig:
+        await rig.job("solve", {"facelets": cube.to_facelets()})
+        error = _job_failed(rig, ErrorCode.PARTS_UNKNOWN)
+        assert 'send solve again with {"start_pose": true}' in error["message"]
+        assert rig.firmware.executed == []
 
 
 # --- a job's execution on the firmware -----------------------------------------------------------

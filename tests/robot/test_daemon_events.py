@@ -21,8 +21,9 @@ from robot.journal import FINISHED
 WIRE = {
     JobState: "PREPARING IDLE SCANNING VALIDATING SOLVING EXECUTING DONE ERROR ABORTED",
     ErrorCode: (
-        "no_calibration scan_failed scan_invalid scan_refused solve_failed plan_failed firmware "
-        "firmware_reset firmware_counter link_lost motor_fault execution_failed "
+        "no_calibration scan_failed scan_invalid scan_refused solve_failed plan_failed "
+        "parts_unknown firmware firmware_reset firmware_counter link_lost motor_fault "
+        "execution_failed "
         "execution_order firmware_contradiction firmware_busy not_solved aborted estop "
         "interrupted superseded journal_corrupt firmware_unavailable internal unknown_command "
         "malformed busy rate_limited not_running not_resumable"
