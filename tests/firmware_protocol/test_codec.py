@@ -63,6 +63,26 @@ from firmware_protocol.messages import (
 
 PROTOCOL_MD = Path(codec.__file__).with_name("PROTOCOL.md")
 
+
+def _ident(version: int) -> Ident:
+    """The golden IDENT, as a firmware of protocol ``version`` sends it."""
+    return Ident(
+        0x12345678,
+        version,
+        (1, 0, 0),
+        6,
+        16,
+        16,
+        1000,
+        0xCAFEF00D,
+        0,
+        0,
+        0,
+        FirmwareState.IDLE,
+        ErrorCode.NONE,
+    )
+
+
 #: The messages behind the golden table of PROTOCOL.md § 10, by row name.
 GOLDEN_MESSAGES: dict[str, tuple[Message, int]] = {
     "hello": (Hello(nonce=0x12345678, watchdog_ms=1000), 256),
@@ -93,42 +113,8 @@ GOLDEN_MESSAGES: dict[str, tuple[Message, int]] = {
     "resume": (Resume(), 0),
     "status_request": (StatusRequest(), 0),
     "heartbeat": (Heartbeat(), 0),
-    "ident_v1": (
-        Ident(
-            0x12345678,
-            1,
-            (1, 0, 0),
-            6,
-            16,
-            16,
-            1000,
-            0xCAFEF00D,
-            0,
-            0,
-            0,
-            FirmwareState.IDLE,
-            ErrorCode.NONE,
-        ),
-        0,
-    ),
-    "ident": (
-        Ident(
-            0x12345678,
-            2,
-            (1, 0, 0),
-            6,
-            16,
-            16,
-            1000,
-            0xCAFEF00D,
-            0,
-            0,
-            0,
-            FirmwareState.IDLE,
-            ErrorCode.NONE,
-        ),
-        0,
-    ),
+    "ident_v1": (_ident(1), 0),
+    "ident": (_ident(2), 0),
     "ack": (Ack(0x0101, 3, 13), 1),
     "nak": (Nak(0x0102, NakReason.SEQ_GAP, 0), 2),
     "executed": (Executed(1, 2, 14), 3),

@@ -106,3 +106,20 @@ class Recorder:
                 names = self.event_names()
                 raise TimeoutError(f"condition not met in {timeout} s; events so far: {names}")
             await asyncio.sleep(0.02)
+
+
+def six_face_job(path: Path) -> str:
+    """A journal at ``path`` whose one finished job was a six-face robot's (an R turn
+    executed): not the actions of a turntable or gripper robot. The job's id."""
+    from robot.daemon.events import JobState
+    from robot.journal import Journal
+
+    journal = Journal(path)
+    try:
+        old = journal.create_job("start", 3)
+        journal.record_plan(old, "R", {}, "", [("R", 1, 1, False)])
+        journal.record_executed(old, 0, None)
+        journal.finish(old, JobState.DONE)
+    finally:
+        journal.close()
+    return old

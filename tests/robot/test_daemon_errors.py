@@ -23,7 +23,7 @@ from solver.cube.cubie import cubie_layout
 from solver.cube.facelets import Cube
 from solver.solution import Solution
 from tests.robot.daemon_fakes import FakeFirmware, Fault, Rig, fast_config, running, scrambled
-from tests.robot.helpers import CONFIGS, run
+from tests.robot.helpers import CONFIGS, run, six_face_job
 from vision.errors import CaptureError
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
@@ -218,12 +218,7 @@ async def _parts_unknown(fast_tmp: Path) -> None:
     """A turntable robot whose journal's last job that moved was a six-face robot's (face
     turns, not its actions): where the table and cover are is unknown, nothing moves."""
     path = fast_tmp / "j.sqlite"
-    journal = Journal(path)
-    old = journal.create_job("start", 3)
-    journal.record_plan(old, "R", {}, "", [("R", 1, 1, False)])
-    journal.record_executed(old, 0, None)
-    journal.finish(old, JobState.DONE)
-    journal.close()
+    six_face_job(path)
     config = load_config(CONFIGS / "turntable.toml")
     cube = scrambled("R")
     async with running(path, cube, config=config, cameras=False) as rig:

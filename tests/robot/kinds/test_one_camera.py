@@ -31,7 +31,7 @@ from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import MoveKind
 from tests.robot.daemon_fakes import FakeFirmware, Fault, running
-from tests.robot.helpers import CONFIGS, run
+from tests.robot.helpers import CONFIGS, run, six_face_job
 
 pytestmark = pytest.mark.usefixtures("solver_tables")
 
@@ -99,6 +99,14 @@ def _turned_table_job(path: Path) -> tuple[Journal, str]:
     journal.record_plan(old, "", {}, "", [(turned.token(), 1, 3, False)])
     journal.record_executed(old, 0, None)
     return journal, old
+
+
+def _ended_turned_table_job(path: Path, state: JobState) -> str:
+    """:func:`_turned_table_job`, ended in ``state``, the journal closed; the job's id."""
+    journal, old = _turned_table_job(path)
+    journal.finish(old, state)
+    journal.close()
+    return old
 
 
 def _one_job(path: Path, config: RobotConfig, firmware: MechanismFirmware) -> dict[str, object]:
@@ -460,9 +468,7 @@ def test_a_previous_job_without_its_move_rows_is_refused_until_the_start_pose_is
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal, old = _turned_table_job(journal_path)
-    journal.finish(old, JobState.ERROR)
-    journal.close()
+    old = _ended_turned_table_job(journal_path, JobState.ERROR)
     db = sqlite3.connect(journal_path)
     db.execute("DELETE FROM moves")
     db.commit()
@@ -487,12 +493,7 @@ def test_a_previous_job_of_another_profile_is_refused_until_the_start_pose_is_se
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal = Journal(journal_path)
-    old = journal.create_job("start", 3)
-    journal.record_plan(old, "R", {}, "", [("R", 1, 1, False)])
-    journal.record_executed(old, 0, None)
-    journal.finish(old, JobState.DONE)
-    journal.close()
+    six_face_job(journal_path)
     firmware = _firmware(config, cube)
 
     error, done = _refused_then_start_pose(journal_path, config, firmware, "scan", {})
@@ -509,9 +510,7 @@ def test_a_solve_command_plans_from_where_the_last_job_left_the_parts(tmp_path: 
     config = _turntable()
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
-    journal, old = _turned_table_job(journal_path)
-    journal.finish(old, JobState.ABORTED)
-    journal.close()
+    _ended_turned_table_job(journal_path, JobState.ABORTED)
     firmware = _firmware(config, cube, angle=1)
 
     async def scenario() -> dict[str, object]:
