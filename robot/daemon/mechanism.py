@@ -110,10 +110,7 @@ class KindMechanism:
         ctx, journal = self.ctx, self.ctx.journal
         ctx.set_state(JobState.SOLVING)
         await journal.call(journal.sync.set_state, job.id, JobState.SOLVING)
-        if len(job.actions) < offset:  # resumed with a rescan: the executed rows say where
-            rows = await journal.call(journal.sync.moves, job.id)
-            job.actions = self.actions_of(rows[:offset])
-        parts = job.actions[offset - 1].parts if offset else await self.parts_before(job)
+        parts = await self.parts_at(job, offset)
         started = time.perf_counter()
         solution, actions, seconds = await asyncio.to_thread(self._solve_and_plan, cube, parts)
         await ctx.record_stage_time(job, "solve", started)
@@ -194,25 +191,23 @@ class KindMechanism:
         where the last job that moved left them (a job stopped mid-scan or mid-solution may
         leave the table turned or the cover closed; jobs refused before their first move
         leave them where they were), or the start pose when the command said the operator
-        set it (``start_pose``). :class:`JobError` ``parts_unknown`` when the journal cannot
+        set it (``start_pose``); the start pose with no job in the journal, unless the journal
+        was moved aside at start. :class:`JobError` ``parts_unknown`` when the journal cannot
         say: a plan from a guessed pose could drive a part past its reach."""
         if job.start_pose:
             logger.info("job %s: the operator set the start pose; planning from it", job.id)
             return self.mechanism.start
         journal = self.ctx.journal
         record = await journal.call(journal.sync.last_moved_job, job.id)
+        if record is None and self.ctx.journal_problem is not None:
+            # the journal that knew was moved aside at start (robot.journal_guard)
+            raise self._unknown(job, "the job journal was not trusted at start and a new one began")
         if record is None:
             return self.mechanism.start
         rows = await journal.call(journal.sync.moves, record.id)
         parts = self._left_by(rows, record.executed)
         if isinstance(parts, str):
-            raise JobError(
-                ErrorCode.PARTS_UNKNOWN,
-                f"where the {self.kind}'s parts are is unknown: the last job that moved, "
-                f"{record.id}, {parts}; set the start pose by hand "
-                f"({_START_POSE.get(self.kind, 'the parts at their start')}), then send "
-                f'{job.kind} again with {{"start_pose": true}}',
-            )
+            raise self._unknown(job, f"the last job that moved, {record.id}, {parts}")
         if parts != self.mechanism.start:
             logger.warning(
                 "job %s: the previous job %s left the parts at %s; going on from there",
@@ -221,6 +216,29 @@ class KindMechanism:
                 parts,
             )
         return parts
+
+    async def parts_at(self, job: Job, offset: int) -> PartsState:
+        """Where the parts are after the job's first ``offset`` moves (none:
+        :meth:`parts_before`); after a restart, from the job's executed journal rows."""
+        if not offset:
+            return await self.parts_before(job)
+        if len(job.actions) < offset:  # resumed with a rescan: the executed rows say where
+            journal = self.ctx.journal
+            rows = await journal.call(journal.sync.moves, job.id)
+            if len(rows) < offset:  # a damaged journal
+                raise self._unknown(
+                    job, f"job {job.id} journaled {len(rows)} moves but {offset} executed"
+                )
+            job.actions = self.actions_of(rows[:offset])
+        return job.actions[offset - 1].parts
+
+    def _unknown(self, job: Job, why: str) -> JobError:
+        return JobError(
+            ErrorCode.PARTS_UNKNOWN,
+            f"where the {self.kind}'s parts are is unknown: {why}; set the start pose by hand "
+            f"({_START_POSE.get(self.kind, 'the parts at their start')}), then send "
+            f'{job.kind} again with {{"start_pose": true}}',
+        )
 
     def _left_by(self, rows: list[MoveRecord], executed: int) -> PartsState | str:
         """The parts' state a job's first ``executed`` journaled moves left, or why the

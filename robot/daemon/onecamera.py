@@ -173,7 +173,9 @@ class OneCameraScan:
 
         sites = self._sites()
         self._job = job
-        self._start = await self._parts_now(job)
+        # the parts' state the last executed action left: this job's, or the last job's that
+        # moved (a scan interrupted by a crash may have left the table turned)
+        self._start = await self.kind.parts_at(job, job.moves_done)
         self._keep_looks = await self._unread(job)
         if resume and self._keep_looks:
             self._orientation, prior = await self._resumed(job)
@@ -234,18 +236,6 @@ class OneCameraScan:
             raise JobError(ErrorCode.INTERNAL, "a one-camera read outside a job")
         result, _ = await self.scan(job)
         return result
-
-    async def _parts_now(self, job: Job) -> PartsState:
-        """The parts' state the last executed action left: this job's, or the previous
-        job's (a scan interrupted by a crash may have left the table turned;
-        :meth:`KindMechanism.parts_before`)."""
-        journal = self.ctx.journal
-        if job.moves_done:
-            if len(job.actions) < job.moves_done:
-                rows = await journal.call(journal.sync.moves, job.id)
-                job.actions = self.kind.actions_of(rows[: job.moves_done])
-            return job.actions[job.moves_done - 1].parts
-        return await self.kind.parts_before(job)
 
     async def _resumed(self, job: Job) -> tuple[int, list[TakenLook]]:
         """Where the job's first read, interrupted by a crash, goes on from (no read yet: the

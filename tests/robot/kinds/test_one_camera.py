@@ -660,3 +660,27 @@ def test_a_scan_job_killed_mid_scan_resumes_as_a_scan(tmp_path: Path) -> None:
     journal.close()
     assert record is not None and record.scanned is not None
     assert Cube.from_facelets(record.scanned, 3) == firmware.mechanism.cube
+
+
+def test_after_the_journal_is_moved_aside_the_parts_are_unknown(tmp_path: Path) -> None:
+    """A job interrupted mid-scan after one action, its move rows then lost: the journal is not
+    trusted at start and a new one begins (robot.journal_guard). An empty journal would say
+    "start pose"; after a quarantine that is a guess (the table may be turned), so a start is
+    refused with ``parts_unknown`` until it says ``start_pose``; then it solves."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("U R2 F B' L")
+    journal_path = tmp_path / "journal.sqlite"
+    journal, _ = _turned_table_job(journal_path)
+    journal.close()
+    (tmp_path / "journal.sqlite.marker").write_text("in use\n")
+    db = sqlite3.connect(journal_path)
+    db.execute("DELETE FROM moves")
+    db.commit()
+    db.close()
+    firmware = _firmware(config, cube)
+
+    error, done = _refused_then_start_pose(journal_path, config, firmware, "start", {})
+    assert error["code"] == "parts_unknown"
+    assert "journal was not trusted at start" in str(error["message"])
+    assert done["solved"] is True
+    assert list(tmp_path.glob("journal.sqlite.quarantined-*"))
