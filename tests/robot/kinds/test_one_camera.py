@@ -101,6 +101,14 @@ def _turned_table_job(path: Path) -> tuple[Journal, str]:
     return journal, old
 
 
+def _lose_move_rows(path: Path) -> None:
+    """Damage the journal at ``path``: every job's move rows are gone."""
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM moves")
+    db.commit()
+    db.close()
+
+
 def _ended_turned_table_job(path: Path, state: JobState) -> str:
     """:func:`_turned_table_job`, ended in ``state``, the journal closed; the job's id."""
     journal, old = _turned_table_job(path)
@@ -469,10 +477,7 @@ def test_a_previous_job_without_its_move_rows_is_refused_until_the_start_pose_is
     cube = Cube.solved(3).apply("U R2 F B' L")
     journal_path = tmp_path / "journal.sqlite"
     old = _ended_turned_table_job(journal_path, JobState.ERROR)
-    db = sqlite3.connect(journal_path)
-    db.execute("DELETE FROM moves")
-    db.commit()
-    db.close()
+    _lose_move_rows(journal_path)
     firmware = _firmware(config, cube)
 
     error, done = _refused_then_start_pose(journal_path, config, firmware, "start", {})
@@ -673,10 +678,7 @@ def test_after_the_journal_is_moved_aside_the_parts_are_unknown(tmp_path: Path) 
     journal, _ = _turned_table_job(journal_path)
     journal.close()
     (tmp_path / "journal.sqlite.marker").write_text("in use\n")
-    db = sqlite3.connect(journal_path)
-    db.execute("DELETE FROM moves")
-    db.commit()
-    db.close()
+    _lose_move_rows(journal_path)
     firmware = _firmware(config, cube)
 
     error, done = _refused_then_start_pose(journal_path, config, firmware, "start", {})
