@@ -54,8 +54,6 @@ DAEMON_STATES = (
     "ABORTED",
 )
 
-_PRESS = '{"source": "homeassistant"}'
-
 
 def _node(config: RobotConfig) -> str:
     return config.robot.id.replace("-", "_")
@@ -178,17 +176,13 @@ def _entities(config: RobotConfig) -> list[tuple[str, str, dict[str, Any]]]:
             {
                 "name": label,
                 "command_topic": config.topic("cmd", verb),
-                "payload_press": _PRESS if not extra else _press(extra),
+                "payload_press": json.dumps({**extra, "source": "homeassistant"}),
                 "icon": icon,
             },
         )
         for obj, verb, label, icon, extra in presses
     ]
     return sensors + events + buttons
-
-
-def _press(extra: dict[str, Any]) -> str:
-    return json.dumps({**extra, "source": "homeassistant"})
 
 
 def _event(config: RobotConfig, event: str, name: str, label: str) -> dict[str, Any]:
