@@ -103,7 +103,7 @@ typedef struct {
        representative (one lookup gives both; TwoPhaseTables.flipslice_classsym) */
     const uint32_t *flipslice_classsym;
     const uint16_t *corner_classidx;
-    const uint8_t *corner_sym, *phase1_prun, *phase2_prun, *cornslice_depth, *edgeslice_depth;
+    const uint8_t *corner_sym, *phase1_axes, *phase2_prun, *cornslice_depth, *edgeslice_depth;
     const uint8_t *slice_twist_depth, *slice_flip_depth;
     /* the same depths with the turns that change them (tables/bfs.py move_masks): bits
        24..31 the depth, a nibble per face (see pair_moves()) */
@@ -128,7 +128,7 @@ typedef struct {
 
 /* pruning tables in the robot's metric (a group of one axis = one move) */
 typedef struct {
-    const uint8_t *phase1_prun, *cornslice_depth, *edgeslice_depth;
+    const uint8_t *phase1_axes, *cornslice_depth, *edgeslice_depth;
     /* phase 2: exact depth, 4 bits per entry (15 = 15 or more), corner class * 40320 +
        ud_edges: one lookup gives a phase-2 start its distance (no walk down a mod-3 table) */
     const uint8_t *phase2_depth;
@@ -249,12 +249,32 @@ static inline int next_depth(int d, int r) {
     return d + ((r - d % 3 + 4) % 3) - 1;
 }
 
+/* The phase-1 table (phase1_axes, 4 bits an entry, tables/bfs.py pack_axes): bits 0-1 the
+   depth mod 3, bits 2-3 the axis of every turn one move nearer H (0 U/D, 1 R/L, 2 F/B; 3:
+   more than one axis), in the frame of the class's representative. A symmetry whose quarter
+   turn about U is odd (bit 1 of its index, tables/moves.py) swaps the R/L and F/B axes. */
+static inline int p1_entry(const uint8_t *t, uint64_t i) {
+    return (t[i >> 1] >> ((i & 1u) << 2)) & 15;
+}
+
+/* the moves of each axis (turn m is of face m / 3, axis m / 3 % 3), and every move (code 3) */
+static const uint32_t AXIS_MOVES[4] = {0x7u | 0x7u << 9, 0x7u << 3 | 0x7u << 12,
+                                       0x7u << 6 | 0x7u << 15, (1u << N_MOVE) - 1};
+
+/* the moves a node whose entry is v, read with symmetry sym, may take when its distance is
+   the moves it has left (each must bring it one nearer) */
+static inline uint32_t tight_moves(int v, int sym) {
+    int code = v >> 2;
+    if (code == 1 || code == 2) code ^= (sym >> 1) & 1 ? 3 : 0;
+    return AXIS_MOVES[code];
+}
+
 static inline int p1_mod3(const Tables *T, int twist, int flip, int slice) {
     uint32_t fs = (uint32_t)slice * N_FLIP + (uint32_t)flip;
     uint32_t e = T->flipslice_classsym[fs];
     uint64_t cls = e >> 4;
     int sym = (int)(e & 15u);
-    return get2(T->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
+    return p1_entry(T->phase1_axes, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]) & 3;
 }
 
 /* the entry of (corners, ud_edges) in the phase-2 tables over corner class x ud_edges */
@@ -759,8 +779,10 @@ static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int 
 /* a phase-1 child: move (or group) m, its coordinates (s1 as the parent keeps it, slice its
    position 0..494), and for the robot search its time so far */
 typedef struct {
-    int m, t1, f1, s1, slice, nd, c1;
+    int m, t1, f1, s1, slice, nd, c1, sym;
     uint32_t fs, ct; /* ct: the corners' entry (lanes_search, when ct_on) */
+    uint32_t tight;  /* its moves when it has none to spare (tight_moves()) */
+    uint64_t gtight; /* the same for a group (tight_groups()) */
     uint64_t idx;
     double total;
 } Child;
@@ -839,7 +861,7 @@ static int corners_may_finish(Ctx *c, int corners, int twist, int depth) {
 /* The children's entries of the big phase-1 table prun (the small tables' test is the group
    masks'): their symmetry class, then the entry, each fetched for all of them before any is
    read. */
-static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
+static void fetch_prun(const Tables *T, const uint8_t *prun, int shift, Child *ch, int n) {
     int i;
     for (i = 0; i < n; i++) {
         ch[i].fs = (uint32_t)ch[i].slice * N_FLIP + (uint32_t)ch[i].f1;
@@ -849,16 +871,20 @@ static void fetch_prun(const Tables *T, const uint8_t *prun, Child *ch, int n) {
         uint32_t e = T->flipslice_classsym[ch[i].fs];
         uint64_t cls = e >> 4;
         int sym = (int)(e & 15u);
+        ch[i].sym = sym;
         ch[i].idx = cls * N_TWIST + T->twist_conj[ch[i].t1 * N_SYM + sym];
-        __builtin_prefetch(&prun[ch[i].idx >> 2]);
+        __builtin_prefetch(&prun[ch[i].idx >> shift]);
     }
 }
 
 /* A phase-1 node: twist, flip, slice order ss and corners (carried along the path for the
-   phase-1 ends), its exact distance dist to H when togo > SMALL_ONLY_TOGO. Its two move-mask
-   entries (slice x twist, slice x flip) give the moves whose children the small exact tables
-   pass, so only those children are computed. */
-static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, int depth) {
+   phase-1 ends), its exact distance dist to H when togo >= SMALL_ONLY_TOGO (else togo), and
+   tight, the moves that bring it nearer H when that is known (tight_moves(), from the entry its
+   parent read; else every move): a node with no move to spare (dist == togo) takes only those.
+   Its two move-mask entries (slice x twist, slice x flip) give the moves whose children the
+   small exact tables pass, so only those children are computed. */
+static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, uint32_t tight,
+                   int depth) {
     const Tables *T = c->T;
     int togo = c->n1 - depth, prev, m, n, i, slice;
     const uint16_t *crow;
@@ -875,7 +901,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
     }
     prev = depth > 0 ? c->path[depth - 1] : -1;
     slice = ss / 24;
-    moves = c->st->allowed & SUCC[prev + 1] &
+    moves = c->st->allowed & SUCC[prev + 1] & (dist == togo ? tight : ALL_MOVES) &
             pair_moves(T->slice_twist_mask[slice * N_TWIST + twist], togo) &
             pair_moves(T->slice_flip_mask[slice * N_FLIP + flip], togo);
     if (togo == 1) {
@@ -912,15 +938,22 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
            which are passed on at the greatest distance they may have; phase1_last() tests
            the last move exactly (a node further from H has no child in H, one in H none that
            leaves it) */
-        for (i = 0; i < n; i++) ch[i].nd = togo - 1;
+        for (i = 0; i < n; i++) {
+            ch[i].nd = togo - 1;
+            ch[i].tight = ALL_MOVES;
+        }
     } else {
         /* what the children read first is fetched while the big table is read */
         for (i = 0; i < n; i++) {
             ch[i].c1 = crow[ch[i].m];
             prefetch_node(T, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1);
         }
-        fetch_prun(T, T->phase1_prun, ch, n);
-        for (i = 0; i < n; i++) ch[i].nd = next_depth(dist, get2(T->phase1_prun, ch[i].idx));
+        fetch_prun(T, T->phase1_axes, 1, ch, n);
+        for (i = 0; i < n; i++) {
+            int v = p1_entry(T->phase1_axes, ch[i].idx);
+            ch[i].nd = next_depth(dist, v & 3);
+            ch[i].tight = tight_moves(v, ch[i].sym);
+        }
     }
     /* the children that are visited (close to the end: what they read first is fetched
        now, so that only the first one's misses are waited for) */
@@ -942,7 +975,7 @@ static void phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, i
         }
         c->path[depth] = m;
         if (c->valid_ud > depth) c->valid_ud = depth;
-        phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, depth + 1);
+        phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, ch[i].tight, depth + 1);
         if (c->stop) return;
     }
 }
@@ -981,7 +1014,7 @@ static inline int ax1_mod3(const Ctx *c, int twist, int flip, int slice) {
     uint32_t e = T->flipslice_classsym[fs];
     uint64_t cls = e >> 4;
     int sym = (int)(e & 15u);
-    return get2(c->A->phase1_prun, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]);
+    return p1_entry(c->A->phase1_axes, cls * N_TWIST + T->twist_conj[twist * N_SYM + sym]) & 3;
 }
 
 static inline int ax2_depth(const Ctx *c, int corners, int ud) {
@@ -1163,6 +1196,15 @@ static void ax_phase1_ends(Ctx *c, Child *ch, int n, int g) {
 
 #define ALL_GROUPS ((UINT64_C(1) << N_AXIAL) - 1)
 
+/* tight_moves() for the robot metric's table (axial1_axes, the same layout): the groups of
+   one axis are 15a..15a+14 (init_axial()) */
+static inline uint64_t tight_groups(int v, int sym) {
+    int code = v >> 2;
+    if (code == 3) return ALL_GROUPS;
+    if (code != 0 && ((sym >> 1) & 1)) code ^= 3;
+    return (uint64_t)0x7FFF << (15 * code);
+}
+
 /* The groups after which a child can still be within togo - 1 groups of H by one of the
    exact slice x twist / slice x flip tables in the robot metric, from the node's group-mask
    entry e (as pair_moves() for face turns): every group when the node's depth there is at
@@ -1197,7 +1239,8 @@ static inline void prefetch_group_row(const uint16_t *r) {
    distance dist to H in groups when togo > SMALL_ONLY_TOGO. Its two group-mask entries give
    the groups whose children the small exact tables pass (at togo 1: those that reach H), so
    only those children are computed. */
-static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, int g) {
+static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, uint64_t tight,
+                      int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
     int togo = c->n1 - g, pa, k, n = 0, i, slice = ss / 24;
@@ -1214,7 +1257,8 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         if (c->stop) return;
     }
     pa = g > 0 ? c->gaxis[g - 1] : -1;
-    moves = c->ax_allowed & group_moves(A->slice_twist_mask[slice * N_TWIST + twist], togo) &
+    moves = c->ax_allowed & (dist == togo ? tight : ALL_GROUPS) &
+            group_moves(A->slice_twist_mask[slice * N_TWIST + twist], togo) &
             group_moves(A->slice_flip_mask[slice * N_FLIP + flip], togo);
     trow = &A->twist_g[twist * N_AXIAL];
     frow = &A->flip_g[flip * N_AXIAL];
@@ -1260,10 +1304,16 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
     }
     /* as in phase1(): close to the end the small tables (here their masks) alone, and the
        distance unknown */
-    if (togo > SMALL_ONLY_TOGO) fetch_prun(T, A->phase1_prun, ch, n);
+    if (togo > SMALL_ONLY_TOGO) fetch_prun(T, A->phase1_axes, 1, ch, n);
     for (i = k = 0; i < n; i++) {
-        ch[i].nd = togo <= SMALL_ONLY_TOGO ? togo - 1
-                                           : next_depth(dist, get2(A->phase1_prun, ch[i].idx));
+        if (togo <= SMALL_ONLY_TOGO) {
+            ch[i].nd = togo - 1;
+            ch[i].gtight = ALL_GROUPS;
+        } else {
+            int v = p1_entry(A->phase1_axes, ch[i].idx);
+            ch[i].nd = next_depth(dist, v & 3);
+            ch[i].gtight = tight_groups(v, ch[i].sym);
+        }
         if (ch[i].nd >= togo) continue;
         /* what the child reads first: its rows of the group move tables */
         ch[i].c1 = crow[ch[i].m];
@@ -1281,7 +1331,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
             continue;
         ax_push(c, g, ch[i].m, ch[i].total);
-        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, g + 1);
+        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, ch[i].gtight, g + 1);
         if (c->stop) return;
     }
 }
@@ -1370,7 +1420,8 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
                 if (s->dist < 0 || s->dist > c->n1) continue;
                 c->ax_allowed = allowed[i];
                 begin_direction(c, s, i);
-                ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, 0);
+                ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, ALL_GROUPS,
+                          0);
             }
         }
     }
@@ -1398,6 +1449,7 @@ enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
 
 typedef struct {
     int twist, flip, ss, corners, dist;
+    uint32_t tight; /* as phase1()'s */
     int ct_on;   /* ct holds the node's entry in the corner bound's row (see goal_table(),
                     fetched by its parent) */
     int kids_ct; /* its children's ct are computed (see ST_EXPAND) */
@@ -1455,6 +1507,7 @@ static void lane_next(Lane *L) {
             g->ss = k->s1;
             g->corners = k->c1;
             g->dist = k->nd;
+            g->tight = k->tight;
             g->ct_on = f->kids_ct;
             g->ct = k->ct;
             L->depth++;
@@ -1517,7 +1570,7 @@ static void lane_step(Ctx *c, Lane *L) {
             lane_next(L);
             return;
         }
-        moves = L->st->allowed & SUCC[prev + 1] &
+        moves = L->st->allowed & SUCC[prev + 1] & (f->dist == togo ? f->tight : ALL_MOVES) &
                 pair_moves(T->slice_twist_mask[slice * N_TWIST + f->twist], togo) &
                 pair_moves(T->slice_flip_mask[slice * N_FLIP + f->flip], togo);
         if (L->depth == 0) moves &= 1u << L->first;
@@ -1557,6 +1610,7 @@ static void lane_step(Ctx *c, Lane *L) {
         if (togo <= SMALL_ONLY_TOGO) { /* every child is visited */
             for (i = 0; i < n; i++) {
                 f->ch[i].nd = togo - 1;
+                f->ch[i].tight = ALL_MOVES;
                 prefetch_node(T, f->ch[i].t1, f->ch[i].f1, f->ch[i].s1, f->ch[i].c1);
             }
             lane_next(L);
@@ -1582,8 +1636,9 @@ static void lane_step(Ctx *c, Lane *L) {
             uint32_t e = T->flipslice_classsym[k->fs];
             uint64_t cls = e >> 4;
             int sym = (int)(e & 15u);
+            k->sym = sym;
             k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
-            __builtin_prefetch(&T->phase1_prun[k->idx >> 2]);
+            __builtin_prefetch(&T->phase1_axes[k->idx >> 1]);
         }
         L->stage = ST_PRUN;
         return;
@@ -1594,8 +1649,10 @@ static void lane_step(Ctx *c, Lane *L) {
         left = togo - 1 + slack;
         for (i = m = 0; i < f->n; i++) {
             Child *k = &f->ch[i];
-            k->nd = next_depth(f->dist, get2(T->phase1_prun, k->idx));
+            int v = p1_entry(T->phase1_axes, k->idx);
+            k->nd = next_depth(f->dist, v & 3);
             if (k->nd >= togo) continue;
+            k->tight = tight_moves(v, k->sym);
             if (f->kids_ct && nibble(goal, k->ct) > left) continue;
             prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
             f->ch[m++] = *k;
@@ -1627,7 +1684,7 @@ static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
             if (starts[i].dist != 0) continue;
             begin_direction(c, &starts[i], i);
             phase1(c, starts[i].twist, starts[i].flip, starts[i].slice_sorted,
-                   starts[i].corners, 0, 0);
+                   starts[i].corners, 0, ALL_MOVES, 0);
         }
     }
     while (!c->stop) {
@@ -1654,6 +1711,7 @@ static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
                     L->fr[0].ss = s->slice_sorted;
                     L->fr[0].corners = s->corners;
                     L->fr[0].dist = s->dist;
+                    L->fr[0].tight = ALL_MOVES;
                     L->fr[0].ct_on = 0;
                     if (n1 > c->max_n1) c->max_n1 = n1;
                     c->n1 = n1;
@@ -1683,7 +1741,7 @@ static void face_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
             Start *s = &starts[i];
             if (s->dist < 0 || s->dist > c->n1) continue;
             begin_direction(c, s, i);
-            phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, 0);
+            phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, ALL_MOVES, 0);
         }
     }
 }
@@ -1715,7 +1773,7 @@ static int get_buffers(PyObject *seq, Py_buffer *views, const Py_ssize_t *sizes,
 
 static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
     static const Py_ssize_t sizes[N_AX_TABLES] = {
-        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 1) / 2,
+        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 1) / 2, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 1) / 2,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24, (Py_ssize_t)N_SLICE * N_TWIST,
         (Py_ssize_t)N_SLICE * N_FLIP, (Py_ssize_t)N_TWIST * N_AXIAL * 2,
         (Py_ssize_t)N_FLIP * N_AXIAL * 2, (Py_ssize_t)N_SLICE * N_AXIAL * 2,
@@ -1723,7 +1781,7 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (Py_ssize_t)N_SLICE * N_TWIST * 8, (Py_ssize_t)N_SLICE * N_FLIP * 8,
     };
     const void **slots[N_AX_TABLES] = {
-        (const void **)&A->phase1_prun,       (const void **)&A->phase2_depth,
+        (const void **)&A->phase1_axes,       (const void **)&A->phase2_depth,
         (const void **)&A->cornslice_depth,   (const void **)&A->edgeslice_depth,
         (const void **)&A->slice_twist_depth, (const void **)&A->slice_flip_depth,
         (const void **)&A->twist_g,           (const void **)&A->flip_g,
@@ -1743,7 +1801,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_TWIST * N_SYM * 2, (Py_ssize_t)N_UD * N_SYM * 2,
         (Py_ssize_t)N_SLICE * N_FLIP * 4,
         (Py_ssize_t)N_CORNERS * 2, (Py_ssize_t)N_CORNERS,
-        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 3) / 4, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
+        ((Py_ssize_t)N_FS_CLASS * N_TWIST + 1) / 2, ((Py_ssize_t)N_CORNER_CLASS * N_UD + 3) / 4,
         (Py_ssize_t)N_CORNERS * 24, (Py_ssize_t)N_UD * 24,
         (Py_ssize_t)N_SLICE * N_TWIST, (Py_ssize_t)N_SLICE * N_FLIP,
         (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
@@ -1758,7 +1816,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->twist_conj, (const void **)&T->ud_edges_conj,
         (const void **)&T->flipslice_classsym,
         (const void **)&T->corner_classidx, (const void **)&T->corner_sym,
-        (const void **)&T->phase1_prun, (const void **)&T->phase2_prun,
+        (const void **)&T->phase1_axes, (const void **)&T->phase2_prun,
         (const void **)&T->cornslice_depth, (const void **)&T->edgeslice_depth,
         (const void **)&T->slice_twist_depth, (const void **)&T->slice_flip_depth,
         (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
@@ -2276,6 +2334,90 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
         return NULL;
     }
     return PyLong_FromUnsignedLongLong((unsigned long long)count);
+}
+
+/* down_axes(depth, class_move, class_sym, raw_move, raw_conj, n_raw, axis_of)
+   For an exact depth table of bfs_level() over K moves (entry c * n_raw + r: class c's
+   representative with raw coordinate r, depth in the low four bits; class_move int32 and
+   class_sym uint8 n_class x K, raw_move int32 n_raw x K, raw_conj int32 n_raw x 16 as there),
+   sets bit 4 + axis_of[k] (uint8, K entries, each 0..2) of every entry that has a neighbour
+   one move nearer the goal by move k. A search then knows, at a node with no move to spare,
+   which axis its next move must be on (face turns: 0 U/D, 1 R/L, 2 F/B; the robot metric's
+   groups likewise). The GIL is released. Returns the entries whose nearer moves are all on
+   one axis. */
+static PyObject *py_down_axes(PyObject *self, PyObject *args) {
+    Py_buffer dv, cmv, csv, rmv, cjv, av;
+    Py_ssize_t n_raw, n_class, K;
+    uint64_t single = 0;
+    int bad = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*y*ny*", &dv, &cmv, &csv, &rmv, &cjv, &n_raw, &av))
+        return NULL;
+    K = av.len;
+    n_class = n_raw > 0 ? dv.len / n_raw : 0;
+    if (n_raw <= 0 || n_class <= 0 || K <= 0 || K > BFS_MAX_MOVES || dv.len != n_class * n_raw ||
+        cmv.len != 4 * n_class * K || csv.len != n_class * K || rmv.len != 4 * n_raw * K ||
+        cjv.len != 4 * n_raw * N_SYM)
+        bad = 1;
+    for (Py_ssize_t k = 0; !bad && k < K; k++)
+        if (((const uint8_t *)av.buf)[k] > 2) bad = 1;
+    if (!bad) {
+        uint8_t *D = dv.buf;
+        const int32_t *cm = cmv.buf, *rm = rmv.buf, *cj = cjv.buf;
+        const uint8_t *cs = csv.buf, *axis_of = av.buf;
+        /* the moves axis by axis (an entry stops looking on an axis at its first nearer
+           neighbour there, and altogether once two axes have one) */
+        int order[BFS_MAX_MOVES], first[4] = {0, 0, 0, 0}, n = 0;
+        for (int a = 0; a < 3; a++) {
+            first[a] = n;
+            for (Py_ssize_t k = 0; k < K; k++)
+                if (axis_of[k] == a) order[n++] = (int)k;
+        }
+        first[3] = n;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t c = 0; c < n_class; c++) {
+            /* every neighbour by move k of the class's entries is in one row (the class k
+               leads to): the K rows stay in the cache while the class is walked */
+            const uint8_t *row1[BFS_MAX_MOVES];
+            const int32_t *conj[BFS_MAX_MOVES];
+            uint8_t *row = D + (uint64_t)c * n_raw;
+            for (Py_ssize_t k = 0; k < K; k++) {
+                row1[k] = D + (uint64_t)cm[c * K + k] * n_raw;
+                conj[k] = cj + cs[c * K + k];
+            }
+            for (Py_ssize_t r = 0; r < n_raw; r++) {
+                unsigned d = row[r] & 15u, axes = 0, found = 0;
+                const int32_t *rmr = rm + r * K;
+                if (d == 0) continue;
+                for (int a = 0; a < 3 && found < 2; a++)
+                    for (int i = first[a]; i < first[a + 1]; i++) {
+                        int k = order[i];
+                        if ((row1[k][conj[k][rmr[k] * N_SYM]] & 15u) + 1u == d) {
+                            axes |= 1u << a;
+                            found++;
+                            break;
+                        }
+                    }
+                row[r] = (uint8_t)(d | axes << 4);
+                single += found == 1;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&dv);
+    PyBuffer_Release(&cmv);
+    PyBuffer_Release(&csv);
+    PyBuffer_Release(&rmv);
+    PyBuffer_Release(&cjv);
+    PyBuffer_Release(&av);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError,
+                        "down_axes: array sizes do not match (depth n_class*n_raw uint8, "
+                        "class_move int32 and class_sym uint8 n_class*K, raw_move int32 "
+                        "n_raw*K, raw_conj int32 n_raw*16, axis_of K uint8 of 0..2)");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong((unsigned long long)single);
 }
 
 /* ---- mechanism-cost mode: the solution whose planned robot time is least ----------------------
@@ -2800,6 +2942,9 @@ static PyMethodDef methods[] = {
     {"bfs_level", py_bfs_level, METH_VARARGS,
      "bfs_level(depth, d, backward, class_move, class_sym, raw_move, raw_conj, stab, n_raw) "
      "-> entries at depth d + 1 (one level of a table build; see the source)"},
+    {"down_axes", py_down_axes, METH_VARARGS,
+     "down_axes(depth, class_move, class_sym, raw_move, raw_conj, n_raw, axis_of) -> entries "
+     "whose moves nearer the goal are on one axis (marks them in bits 4..6; see the source)"},
     {NULL, NULL, 0, NULL},
 };
 

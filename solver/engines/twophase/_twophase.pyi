@@ -55,3 +55,13 @@ def bfs_level(
     n_raw: int,
     /,
 ) -> int: ...
+def down_axes(
+    depth: Any,
+    class_move: Any,
+    class_sym: Any,
+    raw_move: Any,
+    raw_conj: Any,
+    n_raw: int,
+    axis_of: Any,
+    /,
+) -> int: ...

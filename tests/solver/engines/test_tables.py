@@ -133,8 +133,82 @@ def test_pruning_tables_are_complete() -> None:
     for name in ("cornslice_depth", "edgeslice_depth"):
         depth = getattr(tables, name)
         assert depth.max() < 20 and int((depth == 0).sum()) == 1
-    assert tables.phase1_prun.nbytes == (64430 * 2187 + 3) // 4
+    assert tables.phase1_axes.nbytes == (64430 * 2187 + 1) // 2
     assert tables.phase2_prun.nbytes == (2768 * 40320 + 3) // 4
+
+
+def _phase1_entry(
+    classsym: np.ndarray, twist_conj: np.ndarray, table: np.ndarray, t: int, f: int, ss: int
+) -> tuple[int, int]:
+    """A phase-1 table's 4-bit entry of a state as the search reads it, and the symmetry."""
+    e = int(classsym[(ss // 24) * C.N_FLIP + f])
+    cls, sym = e >> 4, e & 15
+    i = cls * C.N_TWIST + int(twist_conj[t, sym])
+    return (int(table[i >> 1]) >> (4 * (i & 1))) & 15, sym
+
+
+@pytest.mark.parametrize("metric", ["face turns", "robot groups"])
+def test_phase1_entries_name_the_axis_of_the_nearer_moves(metric: str) -> None:
+    """Each entry's depth mod 3 and axis code, mapped to the state's own frame by its symmetry,
+    against its children's depths, on random states and on states walked down to the depths a
+    search visits. The depths are decoded from the residues (each step down to the residue one
+    less, as the kernel's walk); a wrong residue shows as a walk that finds no step down."""
+    solver = get_solver()
+    base = solver.tables
+    if metric == "face turns":
+        table = base.phase1_axes
+        tm, fm, sm = base.twist_move, base.flip_move, base.slice_sorted_move
+        axis_of = [m // 3 % 3 for m in range(C.N_MOVE)]
+    else:
+        axial = solver.axial_tables()
+        table = axial.phase1_axes
+        tm, fm, sm = axial.twist_group_move, axial.flip_group_move, axial.slice_sorted_group_move
+        axis_of = [k // 15 for k in range(C.N_AXIAL)]
+    n_moves = len(axis_of)
+
+    def entry(t: int, f: int, s: int) -> tuple[int, int]:
+        return _phase1_entry(base.flipslice_classsym, base.twist_conj, table, t, f, s)
+
+    def children(t: int, f: int, s: int) -> list[tuple[int, int, int]]:
+        return [(int(tm[t, m]), int(fm[f, m]), int(sm[s, m])) for m in range(n_moves)]
+
+    def depth(t: int, f: int, s: int) -> int:
+        d = 0
+        while t or f or s >= 24:
+            r = entry(t, f, s)[0] & 3
+            t, f, s = next(k for k in children(t, f, s) if entry(*k)[0] & 3 == (r + 2) % 3)
+            d += 1
+        return d
+
+    rng = np.random.default_rng(7)
+    codes = {0: 0, 1: 0, 2: 0, 3: 0}
+    for k in range(300):
+        t, f, s = int(rng.integers(2187)), int(rng.integers(2048)), int(rng.integers(11880))
+        d = depth(t, f, s)
+        goal = int(rng.integers(1, 9)) if k % 2 else 99
+        while d > goal:  # down a random nearer move (the residue one less)
+            down = [c for c in children(t, f, s) if entry(*c)[0] & 3 == (d - 1) % 3]
+            t, f, s = down[int(rng.integers(len(down)))]
+            d -= 1
+        v, sym = entry(t, f, s)
+        assert v & 3 == d % 3
+        kids = children(t, f, s)
+        nearer = {axis_of[m] for m in range(n_moves) if depth(*kids[m]) == d - 1}
+        code = v >> 2
+        if code in (1, 2) and sym & 2:  # an odd quarter turn about U swaps R/L and F/B
+            code ^= 3
+        codes[code] += 1
+        assert (nearer == {code}) if code < 3 else len(nearer) != 1, (t, f, s, d, v, sym)
+    assert min(codes.values()) > 0
+
+
+def test_symmetries_with_an_odd_quarter_turn_swap_the_side_axes() -> None:
+    """The kernel's rule for mapping an entry's axis to the state's frame (bit 1 of the
+    symmetry's index), against the symmetries' own move conjugation."""
+    conj = get_solver().tables.conj_move
+    for s in range(C.N_SYM_D4H):
+        axes = [int(conj[s, 3 * face]) // 3 % 3 for face in range(3)]
+        assert axes == ([0, 2, 1] if s & 2 else [0, 1, 2]), s
 
 
 def test_worker_process_builds_a_group(cache_copy: Path) -> None:
@@ -344,15 +418,15 @@ def test_only_a_budgeted_search_makes_the_huge_page_copies() -> None:
     tables = get_solver().tables
     solver = TwoPhaseSolver(tables)  # a solver of its own: no copies yet
     cube = CubieCube().apply("R U2 F' L D B2 R' F")
-    prun = [id(a) for a in tables.search_arrays()].index(id(tables.phase1_prun))
+    prun = [id(a) for a in tables.search_arrays()].index(id(tables.phase1_axes))
     solver.solve(cube)
-    assert solver._arrays[prun] is tables.phase1_prun
+    assert solver._arrays[prun] is tables.phase1_axes
     solver.solve(cube, budget_s=0.01)
     deadline = time.monotonic() + 20.0
-    while solver._arrays[prun] is tables.phase1_prun and time.monotonic() < deadline:
+    while solver._arrays[prun] is tables.phase1_axes and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert solver._arrays[prun] is not tables.phase1_prun
-    assert np.array_equal(solver._arrays[prun], tables.phase1_prun)
+    assert solver._arrays[prun] is not tables.phase1_axes
+    assert np.array_equal(solver._arrays[prun], tables.phase1_axes)
 
 
 def test_flipslice_classsym_holds_the_class_and_the_symmetry() -> None:

@@ -19,7 +19,11 @@ Groups and sizes::
 
     moves     move tables of every coordinate, symmetry conjugation tables, the
               flipslice (64430) and corner (2768) symmetry classes                  ~ 9 MB
-    phase1    depth mod 3 of flipslice class x twist, 2 bits each (140,908,410)     35 MB
+    phase1axes depth mod 3 of flipslice class x twist and the axis of the turns
+              one move nearer (one axis, or several), 4 bits each (140,908,410):
+              a node with no move to spare takes only that axis's turns (replaces
+              the 2-bit ``phase1`` group of earlier versions, whose file is
+              removed)                                                              70 MB
     phase2    depth mod 3 of corner class x ud_edges, 2 bits each (111,605,760)     28 MB
     cornslice exact depths of corners x slice order and of ud_edges x slice order,
               phase 2 moves (967,680 each)                                          2 MB
@@ -35,9 +39,10 @@ Groups and sizes::
               phase-1 turns when its phase 2 may take p), and each row's largest
               entry                                                               24 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
-              solve, :func:`load_axial_tables`): phase 1 as above, plus exact slice x
-              twist and slice x flip depths, and the same with the groups that
-              change them, 8 bytes each (a file without them is rebuilt)          54 MB
+              solve, :func:`load_axial_tables`): phase 1 as ``phase1axes`` (the axis
+              of the nearer groups), plus exact slice x twist and slice x flip depths,
+              and the same with the groups that change them, 8 bytes each (a file
+              without them is rebuilt)                                             89 MB
     axial2    robot metric phase 2: exact depth of corner class x ud_edges, 4 bits
               each (a phase-2 start needs no walk), plus exact corners/ud_edges x
               slice depths                                                          58 MB
@@ -47,7 +52,7 @@ exact distance of its parent, and the child's distance is one of parent-1, paren
 so the residue tells which.
 
 Memory: a build walks its table in spans (temporaries of a few tens of MB), so a worker holds
-about its depth array, one byte per entry (0.3 GB at most, for ``phase1``/``axial1``); loaded
+about its depth array, one byte per entry (0.3 GB at most, for ``phase1axes``/``axial1``); loaded
 files are read-only memory maps shared by every process that loads them. Workers are sized by
 cores and available memory (:func:`.loader.default_workers`).
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from solver.engines.twophase import coord as C
-from solver.engines.twophase._twophase import bfs_level
+from solver.engines.twophase._twophase import bfs_level, down_axes
 from solver.engines.twophase.tables.cache import Array
 from solver.engines.twophase.tables.progress import Progress
 
@@ -227,6 +227,47 @@ def pack_mod3(depth: Array, *, in_place: bool = False) -> Array:
         q = d3.reshape(-1, 4)
         out[lo // 4 : lo // 4 + len(q)] = q[:, 0] | (q[:, 1] << 2) | (q[:, 2] << 4) | (q[:, 3] << 6)
     packed: Array = out[: (len(depth) + 3) // 4]
+    return packed
+
+
+#: a single axis's bit (bits 4..6 of :func:`down_axes` entries) to its code; 3: no single axis
+_AXIS_CODE = np.full(8, 3, dtype=np.uint8)
+_AXIS_CODE[[1, 2, 4]] = (0, 1, 2)
+
+
+def pack_axes(
+    depth: Array,
+    class_move: Array,
+    class_sym: Array,
+    raw_move: Array,
+    raw_conj: Array,
+    n_raw: int,
+    axis_of: Sequence[int],
+) -> Array:
+    """A phase-1 table of :func:`sym_bfs` depths (arguments as there, every move's column;
+    ``axis_of``: the axis of each move, 0 U/D, 1 R/L, 2 F/B), packed in place as 4-bit
+    entries (entry i in the low half of byte i // 2 when i is even): bits 0-1 the depth mod 3,
+    bits 2-3 the axis of every move that brings the entry one move nearer, 3 when those moves
+    are on more than one axis (or none: the goal). Random states are 95 % single-axis at the
+    depths a search walks: a node with no move to spare then computes only that axis's
+    children. ``depth`` is overwritten and the returned array is a view of its start. Marking
+    the axes is one pass of the C kernel's ``down_axes`` (GIL released), each class's
+    neighbour rows walked in turn."""
+    cm = np.ascontiguousarray(class_move, dtype=np.int32)
+    cs = np.ascontiguousarray(class_sym, dtype=np.uint8)
+    rm = np.ascontiguousarray(raw_move, dtype=np.int32)
+    conj = np.ascontiguousarray(raw_conj, dtype=np.int32)
+    axes = np.ascontiguousarray(axis_of, dtype=np.uint8)
+    single = down_axes(depth, cm, cs, rm, conj, n_raw, axes)
+    log.debug("%d of %d entries have their nearer moves on one axis", single, len(depth))
+    for lo, hi in _spans(len(depth)):  # spans start at even entries
+        d = depth[lo:hi]
+        v = _AXIS_CODE[d >> 4] << 2 | (d & 15) % 3
+        if len(v) % 2:
+            v = np.concatenate([v, np.zeros(1, dtype=np.uint8)])
+        pairs = v.reshape(-1, 2)
+        depth[lo // 2 : lo // 2 + len(pairs)] = pairs[:, 0] | (pairs[:, 1] << 4)
+    packed: Array = depth[: (len(depth) + 1) // 2]
     return packed
 
 

@@ -23,7 +23,7 @@ BUILD_ORDER = (
     "axial2",
     "phase2",
     "axial1",
-    "phase1",
+    "phase1axes",
     "cornergoal",
     "cornslice",
     "slicepair",

@@ -20,6 +20,7 @@ from solver.engines.twophase.tables.bfs import (
     exact_bfs,
     group_masks,
     move_masks,
+    pack_axes,
     pack_mod3,
     pack_nibbles,
     sym_bfs,
@@ -66,19 +67,25 @@ def _build_phase1(a: Arrays, report: Progress) -> Arrays:
     ssm = a["slice_sorted_move"].astype(np.int64)
     fm = a["flip_move"].astype(np.int64)
     raw_new = (ssm[slc * C.N_PERM_4] // C.N_PERM_4) * C.N_FLIP + fm[flp]  # (64430, 18)
+    class_move = a["flipslice_classidx"][raw_new]
+    class_sym = a["flipslice_sym"][raw_new]
     depth = sym_bfs(
         "phase 1 pruning",
         C.N_FLIPSLICE_CLASS,
         C.N_TWIST,
-        a["flipslice_classidx"][raw_new],
-        a["flipslice_sym"][raw_new],
+        class_move,
+        class_sym,
         a["twist_move"],
         a["twist_conj"],
         a["flipslice_stab"].astype(np.int64),
         range(C.N_MOVE),
         report,
     )
-    return {"phase1_prun": pack_mod3(depth, in_place=True)}
+    axes = [m // 3 % 3 for m in range(C.N_MOVE)]
+    packed = pack_axes(
+        depth, class_move, class_sym, a["twist_move"], a["twist_conj"], C.N_TWIST, axes
+    )
+    return {"phase1_axes": packed}
 
 
 def _corner_bfs(
@@ -205,22 +212,27 @@ def _build_axial1(a: Arrays, report: Progress) -> Arrays:
     fm = compose(a["flip_move"])
     tm = compose(a["twist_move"])
     raw_new = sm[rep // C.N_FLIP] * C.N_FLIP + fm[rep % C.N_FLIP]
+    class_move = a["flipslice_classidx"][raw_new]
+    class_sym = a["flipslice_sym"][raw_new]
     depth = sym_bfs(
         "robot phase 1 pruning",
         C.N_FLIPSLICE_CLASS,
         C.N_TWIST,
-        a["flipslice_classidx"][raw_new],
-        a["flipslice_sym"][raw_new],
+        class_move,
+        class_sym,
         tm,
         a["twist_conj"],
         a["flipslice_stab"].astype(np.int64),
         range(C.N_AXIAL),
         report,
     )
+    # the axis of each group: its first face's (AXIAL_MOVES, one axis's 15 groups in a row)
+    axes = [(m1 if m1 >= 0 else m2) // 3 % 3 for m1, m2 in C.AXIAL_MOVES]
+    packed = pack_axes(depth, class_move, class_sym, tm, a["twist_conj"], C.N_TWIST, axes)
     slice_twist = exact_bfs(sm, tm, C.N_TWIST)
     slice_flip = exact_bfs(sm, fm, C.N_FLIP)
     return {
-        "axial1_prun": pack_mod3(depth, in_place=True),
+        "axial1_axes": packed,
         "axial_slice_twist": slice_twist,
         "axial_slice_flip": slice_flip,
         # the groups that change those depths (8 MB each): a node reads which children the
@@ -258,7 +270,7 @@ def _build_axial2(a: Arrays, report: Progress) -> Arrays:
 
 BUILDERS: dict[str, Builder] = {
     "moves": lambda _a, report: build_moves(report),
-    "phase1": _build_phase1,
+    "phase1axes": _build_phase1,
     "phase2": _build_phase2,
     "cornslice": _build_cornslice,
     "slicepair": _build_slicepair,

@@ -51,14 +51,14 @@ log = logging.getLogger(__name__)
 FORMAT_VERSION = 2
 MAGIC = b"CRTABLE\0"
 #: the face-turn search's groups; ``moves`` comes first (every other group is built from it)
-GROUPS = ("moves", "phase1", "phase2", "cornslice", "slicepair", "cornertwist", "cornergoal")
+GROUPS = ("moves", "phase1axes", "phase2", "cornslice", "slicepair", "cornertwist", "cornergoal")
 #: built on first use of the robot-time objective (see :func:`~.sets.load_axial_tables`)
 AXIAL_GROUPS = ("axial1", "axial2")
 
 #: arrays a group's file must hold (a file of an older layout is rebuilt)
 _REQUIRED_ARRAYS = {
     "axial1": (
-        "axial1_prun",
+        "axial1_axes",
         "axial_slice_twist",
         "axial_slice_flip",
         "axial_slice_twist_mask",
@@ -157,12 +157,18 @@ def write_bundle(path: Path, group: str, arrays: dict[str, Array]) -> None:
     )
 
 
+#: groups of earlier versions that a group replaces (their files are removed with its stale ones)
+_REPLACES = {"phase1axes": ("phase1",)}
+
+
 def remove_stale(directory: Path, group: str) -> None:
-    """Delete this group's files of other format versions."""
-    for old in (directory / "twophase").glob(f"twophase-v*-{group}.bin"):
-        if old != table_path(directory, group):
-            log.info("removing stale two-phase table %s", old)
-            old.unlink(missing_ok=True)
+    """Delete this group's files of other format versions, and those of the groups it
+    replaces."""
+    for name in (group, *_REPLACES.get(group, ())):
+        for old in (directory / "twophase").glob(f"twophase-v*-{name}.bin"):
+            if old != table_path(directory, group):
+                log.info("removing stale two-phase table %s", old)
+                old.unlink(missing_ok=True)
 
 
 def _map(path: Path) -> mmap.mmap:

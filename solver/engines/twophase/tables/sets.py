@@ -60,7 +60,9 @@ class TwoPhaseTables:
     corner_rep: Array  # uint16 (2768,)
     corner_stab: Array  # uint16 (2768,)
     conj_move: Array  # uint8 (48, 18): move index of S * m * S^-1
-    phase1_prun: Array  # uint8 packed 2-bit depth mod 3 of flipslice class * 2187 + twist
+    # uint8 packed 4-bit of flipslice class * 2187 + twist: depth mod 3 and the axis of the
+    # turns one move nearer (tables.bfs.pack_axes)
+    phase1_axes: Array
     phase2_prun: Array  # uint8 packed 2-bit depth mod 3 of corner class * 40320 + ud_edges
     cornslice_depth: Array  # uint8 (40320 * 24,) exact depth of corners * 24 + slice order
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact depth of ud_edges * 24 + slice order
@@ -123,7 +125,7 @@ class TwoPhaseTables:
             self.flipslice_classsym,
             self.corner_classidx,
             self.corner_sym,
-            self.phase1_prun,
+            self.phase1_axes,
             self.phase2_prun,
             self.cornslice_depth,
             self.edgeslice_depth,
@@ -142,7 +144,7 @@ class TwoPhaseTables:
 #: (not ``corner_goal_depth``: a search reads one or two of its 3 MB rows at a time, and
 #: copies of it measured no faster while they cost 24 MB of private memory a process)
 _HOT = (
-    "phase1_prun",
+    "phase1_axes",
     "slice_twist_mask",
     "slice_flip_mask",
     "flipslice_classsym",
@@ -210,7 +212,7 @@ class AxialTables:
     axis turned together) counts as one move: the robot-time objective searches over groups.
     Same indexing as the face-turn tables they mirror."""
 
-    phase1_prun: Array  # uint8 packed 2-bit depth mod 3, flipslice class * 2187 + twist
+    phase1_axes: Array  # uint8 packed 4-bit depth mod 3 and axis code, as TwoPhaseTables's
     phase2_depth: Array  # uint8 packed 4-bit exact depth, corner class * 40320 + ud_edges
     cornslice_depth: Array  # uint8 (40320 * 24,) exact group depth
     edgeslice_depth: Array  # uint8 (40320 * 24,) exact group depth
@@ -233,7 +235,7 @@ class AxialTables:
     def search_arrays(self) -> tuple[Array, ...]:
         """The arrays in the order the C search takes them."""
         return (
-            self.phase1_prun,
+            self.phase1_axes,
             self.phase2_depth,
             self.cornslice_depth,
             self.edgeslice_depth,
@@ -266,7 +268,7 @@ def load_axial_tables(
     )
     a1, a2 = loaded["axial1"], loaded["axial2"]
     return AxialTables(
-        a1["axial1_prun"],
+        a1["axial1_axes"],
         a2["axial2_depth"],
         a2["axial_cornslice"],
         a2["axial_edgeslice"],
