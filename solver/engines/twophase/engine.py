@@ -207,7 +207,7 @@ class TwoPhaseSolver:
 
     def _start_hot_copies(self) -> None:
         """On the first search with a budget: make the hot tables' huge-page copies (about
-        50 MB, 0.1-0.2 s of CPU) in the background. No call waits for them; searches started
+        90 MB, 0.1-0.3 s of CPU) in the background. No call waits for them; searches started
         once they are there use them. A first-solution search (no budget) takes milliseconds
         and gains little from them, so a process that only makes those never copies."""
         with self._lock:

@@ -16,7 +16,13 @@ import pytest
 from solver.engines.twophase import tables as T
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.tables import bfs, loader
-from solver.engines.twophase.tables.bfs import exact_bfs, pack_mod3, pack_nibbles, sym_bfs
+from solver.engines.twophase.tables.bfs import (
+    exact_bfs,
+    pack_axes,
+    pack_mod3,
+    pack_nibbles,
+    sym_bfs,
+)
 from solver.engines.twophase.tables.cache import MAGIC, read_bundle
 from solver.engines.twophase.tables.progress import TaskLines, stderr_progress
 from solver.engines.twophase.tables.worker import build_parallel
@@ -90,6 +96,42 @@ def test_bfs_level_refuses_arrays_of_the_wrong_size() -> None:
     stab = np.ones(1, dtype=np.uint16)
     with pytest.raises(ValueError, match="sizes do not match"):
         bfs_level(depth, 0, False, cm, cs, rm, conj, stab, 3)  # depth of 6, not 1 * 3
+
+
+def test_down_axes_refuses_arrays_of_the_wrong_size_and_axes_beyond_two() -> None:
+    from solver.engines.twophase._twophase import down_axes
+
+    depth = np.zeros(6, dtype=np.uint8)
+    cm = np.zeros((2, 2), dtype=np.int32)
+    cs = np.zeros((2, 2), dtype=np.uint8)
+    rm = np.zeros((3, 2), dtype=np.int32)
+    conj = np.zeros((3, 16), dtype=np.int32)
+    axes = np.zeros(2, dtype=np.uint8)
+    down_axes(depth, cm, cs, rm, conj, 3, axes)  # the right sizes
+    with pytest.raises(ValueError, match="sizes do not match"):
+        down_axes(depth, cm, cs, rm, conj, 2, axes)  # 3 classes of 2, the tables hold 2 of 3
+    with pytest.raises(ValueError, match="sizes do not match"):
+        down_axes(depth, cm, cs, rm, conj, 3, np.array([0, 3], dtype=np.uint8))
+
+
+def test_axes_of_the_nearer_moves_on_a_torus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 7-cycle of classes (moves 0 and 1, axis 0) times a 6-cycle (moves 2 and 3, axis 2):
+    an entry off both zeros has nearer moves on both axes (code 3), one on a single cycle's
+    zero only on the other's axis; packed in spans (nibbles: residue, code)."""
+    monkeypatch.setattr(bfs, "_CHUNK", 8)
+    a_move, b_move = _cycles(7, 6)
+    conj = np.tile(np.arange(6)[:, None], (1, 16))
+    stab = np.ones(7, dtype=np.int64)
+    cs = np.zeros_like(a_move)
+    depth = sym_bfs("toy", 7, 6, a_move, cs, b_move, conj, stab, range(4), lambda *a: None)
+    exact = depth.copy()
+    packed = pack_axes(depth, a_move, cs, b_move, conj, 6, [0, 0, 2, 2])
+    for a in range(7):
+        for b in range(6):
+            i = a * 6 + b
+            v = (int(packed[i >> 1]) >> (4 * (i & 1))) & 15
+            code = 3 if (a == 0) == (b == 0) else (2 if a == 0 else 0)
+            assert (v & 3, v >> 2) == (int(exact[i]) % 3, code), (a, b)
 
 
 @pytest.mark.parametrize("in_place", [False, True])

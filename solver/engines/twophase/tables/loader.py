@@ -27,9 +27,10 @@ log = logging.getLogger(__name__)
 
 #: most worker processes a build uses by default (``workers=`` asks for more)
 MAX_WORKERS = 2
-#: the most a worker process holds while it builds its group, in MB (measured: 274 for
-#: axial1, the biggest; see docs/benchmarks.md), with a margin
-WORKER_MB = 300
+#: the most a worker process holds while it builds its group, in MB (measured: 335 for
+#: axial1, the biggest, with the axes of its nearer moves; see docs/benchmarks.md), with a
+#: margin
+WORKER_MB = 360
 #: memory left to the rest of the machine (and the calling process) when choosing workers
 RESERVE_MB = 256
 

@@ -103,7 +103,7 @@ class TwoPhaseTables:
     def search_arrays(self, *, huge_pages: bool = False) -> tuple[Array, ...]:
         """The arrays in the order the C search takes them (see ``_twophase.c``); with
         ``huge_pages`` the ones the phase-1 search reads at random are private copies in huge
-        pages (:mod:`.hugepages`: about 50 MB)."""
+        pages (:mod:`.hugepages`: about 90 MB)."""
         arrays = self._search_arrays()
         if not huge_pages:
             return arrays
