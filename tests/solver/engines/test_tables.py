@@ -119,6 +119,21 @@ def test_stale_versions_are_removed(cache_copy: Path) -> None:
     assert not stale.exists()
 
 
+def test_the_replaced_phase1_file_is_removed_with_the_stale_ones(tmp_path: Path) -> None:
+    """An older cuberobot's 2-bit ``phase1`` file (any version) goes when ``phase1axes`` is
+    written; the current ``phase1axes`` file and the other groups' stay."""
+    from solver.engines.twophase.tables.cache import remove_stale
+
+    folder = tmp_path / "twophase"
+    folder.mkdir()
+    old = [folder / "twophase-v2-phase1.bin", folder / "twophase-v1-phase1.bin"]
+    kept = [T.table_path(tmp_path, "phase1axes"), T.table_path(tmp_path, "phase2")]
+    for path in old + kept:
+        path.write_bytes(b"x")
+    remove_stale(tmp_path, "phase1axes")
+    assert [p.exists() for p in old + kept] == [False, False, True, True]
+
+
 def test_cache_dir_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CUBEROBOT_CACHE_DIR", str(tmp_path / "explicit"))
     assert T.default_cache_dir() == tmp_path / "explicit"
