@@ -16,7 +16,7 @@ and two packings: :func:`pack_mod3` (distance mod 3, 2 bits each) and :func:`pac
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -260,26 +260,25 @@ def pack_axes(
     axes = np.ascontiguousarray(axis_of, dtype=np.uint8)
     single = down_axes(depth, cm, cs, rm, conj, n_raw, axes)
     log.debug("%d of %d entries have their nearer moves on one axis", single, len(depth))
-    for lo, hi in _spans(len(depth)):  # spans start at even entries
-        d = depth[lo:hi]
-        v = _AXIS_CODE[d >> 4] << 2 | (d & 15) % 3
-        if len(v) % 2:
-            v = np.concatenate([v, np.zeros(1, dtype=np.uint8)])
-        pairs = v.reshape(-1, 2)
-        depth[lo // 2 : lo // 2 + len(pairs)] = pairs[:, 0] | (pairs[:, 1] << 4)
-    packed: Array = depth[: (len(depth) + 1) // 2]
-    return packed
+    return _pack_pairs(depth, depth, lambda d: _AXIS_CODE[d >> 4] << 2 | (d & 15) % 3)
 
 
 def pack_nibbles(depth: Array, *, in_place: bool = False) -> Array:
     """Exact depths, 4 bits each (entry i in the low half of byte i // 2 when i is even), 15
     standing for 15 or more; packed one span at a time (``in_place`` as in :func:`pack_mod3`)."""
     out = depth if in_place else np.zeros((len(depth) + 1) // 2, dtype=np.uint8)
+    return _pack_pairs(depth, out, lambda d: np.minimum(d, _NIBBLE_MAX))
+
+
+def _pack_pairs(depth: Array, out: Array, nibble: Callable[[Array], Array]) -> Array:
+    """``nibble`` of each entry of ``depth`` (a span at a time), two to a byte of ``out``
+    (entry i in the low half of byte i // 2 when i is even; ``out`` may be ``depth``: a span's
+    bytes end before the next span)."""
     for lo, hi in _spans(len(depth)):  # spans start at even entries
-        d = np.minimum(depth[lo:hi], _NIBBLE_MAX)
-        if len(d) % 2:
-            d = np.concatenate([d, np.zeros(1, dtype=np.uint8)])
-        pairs = d.reshape(-1, 2)
+        v = nibble(depth[lo:hi])
+        if len(v) % 2:
+            v = np.concatenate([v, np.zeros(1, dtype=np.uint8)])
+        pairs = v.reshape(-1, 2)
         out[lo // 2 : lo // 2 + len(pairs)] = pairs[:, 0] | (pairs[:, 1] << 4)
     packed: Array = out[: (len(depth) + 1) // 2]
     return packed
