@@ -1236,9 +1236,10 @@ static inline void prefetch_group_row(const uint16_t *r) {
 
 /* A phase-1 node of the robot search at group depth g: twist, flip, slice order ss and
    corners (carried along the path, so that a phase-1 end has them at once), its exact
-   distance dist to H in groups when togo > SMALL_ONLY_TOGO. Its two group-mask entries give
-   the groups whose children the small exact tables pass (at togo 1: those that reach H), so
-   only those children are computed. */
+   distance dist to H in groups when togo >= SMALL_ONLY_TOGO, and tight, the groups that bring
+   it nearer H (tight_groups(); taken alone when dist == togo, as in phase1()). Its two
+   group-mask entries give the groups whose children the small exact tables pass (at togo 1:
+   those that reach H), so only those children are computed. */
 static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, uint64_t tight,
                       int g) {
     const Tables *T = c->T;
