@@ -2344,12 +2344,12 @@ static PyObject *py_bfs_level(PyObject *self, PyObject *args) {
    sets bit 4 + axis_of[k] (uint8, K entries, each 0..2) of every entry that has a neighbour
    one move nearer the goal by move k. A search then knows, at a node with no move to spare,
    which axis its next move must be on (face turns: 0 U/D, 1 R/L, 2 F/B; the robot metric's
-   groups likewise). The GIL is released. Returns the entries whose nearer moves are all on
-   one axis. */
+   groups likewise). An entry above 15 (an unfinished table) is refused (ValueError). The
+   GIL is released. Returns the entries whose nearer moves are all on one axis. */
 static PyObject *py_down_axes(PyObject *self, PyObject *args) {
     Py_buffer dv, cmv, csv, rmv, cjv, av;
     Py_ssize_t n_raw, n_class, K;
-    uint64_t single = 0;
+    uint64_t single = 0, over = 0;
     int bad = 0;
     (void)self;
     if (!PyArg_ParseTuple(args, "w*y*y*y*y*ny*", &dv, &cmv, &csv, &rmv, &cjv, &n_raw, &av))
@@ -2387,8 +2387,12 @@ static PyObject *py_down_axes(PyObject *self, PyObject *args) {
                 conj[k] = cj + cs[c * K + k];
             }
             for (Py_ssize_t r = 0; r < n_raw; r++) {
-                unsigned d = row[r] & 15u, axes = 0, found = 0;
+                unsigned d = row[r], axes = 0, found = 0;
                 const int32_t *rmr = rm + r * K;
+                if (d > 15u) { /* not a finished depth table (the pass reads 4 bits) */
+                    over++;
+                    continue;
+                }
                 if (d == 0) continue;
                 for (int a = 0; a < 3 && found < 2; a++)
                     for (int i = first[a]; i < first[a + 1]; i++) {
@@ -2416,6 +2420,13 @@ static PyObject *py_down_axes(PyObject *self, PyObject *args) {
                         "down_axes: array sizes do not match (depth n_class*n_raw uint8, "
                         "class_move int32 and class_sym uint8 n_class*K, raw_move int32 "
                         "n_raw*K, raw_conj int32 n_raw*16, axis_of K uint8 of 0..2)");
+        return NULL;
+    }
+    if (over > 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "down_axes: %llu entries hold no depth of 0..15 (an unfinished or "
+                     "foreign table); none of their axes were marked",
+                     (unsigned long long)over);
         return NULL;
     }
     return PyLong_FromUnsignedLongLong((unsigned long long)single);

@@ -112,6 +112,9 @@ def test_down_axes_refuses_arrays_of_the_wrong_size_and_axes_beyond_two() -> Non
         down_axes(depth, cm, cs, rm, conj, 2, axes)  # 3 classes of 2, the tables hold 2 of 3
     with pytest.raises(ValueError, match="sizes do not match"):
         down_axes(depth, cm, cs, rm, conj, 3, np.array([0, 3], dtype=np.uint8))
+    depth[4] = 255  # an entry the breadth-first search never reached
+    with pytest.raises(ValueError, match="1 entries hold no depth"):
+        down_axes(depth, cm, cs, rm, conj, 3, axes)
 
 
 def test_axes_of_the_nearer_moves_on_a_torus(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -52,7 +52,7 @@ exact distance of its parent, and the child's distance is one of parent-1, paren
 so the residue tells which.
 
 Memory: a build walks its table in spans (temporaries of a few tens of MB), so a worker holds
-about its depth array, one byte per entry (0.3 GB at most, for ``phase1axes``/``axial1``); loaded
+about its depth array, one byte per entry (0.34 GB at most, for ``axial1``); loaded
 files are read-only memory maps shared by every process that loads them. Workers are sized by
 cores and available memory (:func:`.loader.default_workers`).
 

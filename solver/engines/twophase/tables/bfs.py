@@ -9,8 +9,9 @@ Two builders serve every pruning table:
   (``bfs_level`` in ``_twophase.c``): a numpy level costs a dozen passes over the table with
   int32 temporaries, and the whole build took 4-6 times as long.
 
-and two packings: :func:`pack_mod3` (distance mod 3, 2 bits each) and :func:`pack_nibbles`
-(exact distance, 4 bits each).
+and three packings: :func:`pack_mod3` (distance mod 3, 2 bits each), :func:`pack_nibbles`
+(exact distance, 4 bits each) and :func:`pack_axes` (the phase-1 tables: distance mod 3 and the
+axis of the nearer moves, 4 bits each).
 """
 
 from __future__ import annotations
