@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--face-turn-only",
         action="store_true",
-        help="build only the face-turn groups (not the robot metric's axial1 and axial2)",
+        help="build only the face-turn groups (not the robot metric's axial1, axial2, axialgoal)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON list of the rows")
     args = parser.parse_args(argv)

@@ -142,12 +142,24 @@ typedef struct {
        (tables/bfs.py group_masks): bits 56..63 the depth, 16 bits per axis (see
        group_moves()) */
     const uint64_t *slice_twist_mask, *slice_flip_mask;
+    /* the corner goal in groups (tables/builders.py _build_axialgoal), corner class x twist
+       as corner_twist_depth, a byte an entry: for p = AX_GOAL_FIRST..AX_GOAL_LAST, the group
+       distance to the nearest corner state (twist 0) whose permutation phase 2 solves within p
+       groups is (e & 7) + (the bits set in e >> p) (see ax_goal()); goal_max[p]: the largest
+       entry for p (a test against as much or more never prunes) */
+    const uint8_t *corner_goal, *goal_max;
 } Axial;
 
 #define N_AXIAL 45
-#define N_AX_TABLES 13
+#define N_AX_TABLES 15
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
+/* the phase-2 group counts the robot corner goal has rows for (fewer use the first row: its
+   goal holds theirs, so its distance is a weaker bound) */
+#define AX_GOAL_FIRST 3
+#define AX_GOAL_LAST 8
+/* bits set in a byte */
+static uint8_t POP8[256];
 /* the groups that leave phase 2's group (the last group of a phase 1 is one of them) */
 static uint64_t AX_LEAVE_H;
 
@@ -780,7 +792,8 @@ static void phase2_continue(Ctx *c, int ss, int corners, int cs, int limit, int 
    position 0..494), and for the robot search its time so far */
 typedef struct {
     int m, t1, f1, s1, slice, nd, c1, sym;
-    uint32_t fs, ct; /* ct: the corners' entry (lanes_search, when ct_on) */
+    uint32_t fs, ct; /* ct: the corners' entry (lanes_search, when ct_on; the robot search) */
+    int glim;        /* the robot search's corner bound (ax_goal_prepare()) */
     uint32_t tight;  /* its moves when it has none to spare (tight_moves()) */
     uint64_t gtight; /* the same for a group (tight_groups()) */
     uint64_t idx;
@@ -992,6 +1005,7 @@ static double group_bound(const Ctx *c, int n) {
 
 static void init_axial(void) {
     int k = 0, j = 0;
+    for (int b = 0; b < 256; b++) POP8[b] = (uint8_t)((b & 1) + POP8[b >> 1]);
     for (int axis = 0; axis < 3; axis++)
         for (int a = 0; a < 4; a++)
             for (int b = 0; b < 4; b++) {
@@ -1227,6 +1241,42 @@ static inline uint64_t group_moves(uint64_t e, int togo) {
     return out;
 }
 
+/* The robot search's corner bound on child ch (group ch->m after group depth g, togo groups
+   before its phase-1 end), as the face-turn search's corner goal rows (goal_table()): its
+   phase-1 end may take at most P phase-2 groups (the robot time left once the togo groups
+   are paid at their least, the length left, phase2_max), so its corners must be within P
+   phase-2 groups of solved, and the child's corners within togo groups of such a state.
+   Sets ch->glim to the most the child's entry may be (-1: no test, the entry could not be
+   larger) and ch->ct to its index, and fetches the entry. */
+static void ax_goal_prepare(const Ctx *c, int g, int togo, Child *ch) {
+    int moves = c->gmoves[g] + (AX_M1[ch->m] >= 0) + (AX_M2[ch->m] >= 0);
+    int P = c->phase2_max, slack = 0;
+    ch->glim = -1;
+    if (P > c->max_length - moves - togo) P = c->max_length - moves - togo;
+    if (c->bounded) {
+        double base = ch->total + togo * c->min_group_s;
+        while (P >= 0 && base + c->p2_rest[1][P] >= c->best_time - 1e-12) P--;
+    }
+    if (P < AX_GOAL_FIRST) P = AX_GOAL_FIRST; /* a weaker bound (none passes below 0) */
+    if (P > AX_GOAL_LAST) {
+        slack = P - AX_GOAL_LAST;
+        P = AX_GOAL_LAST;
+    }
+    if (togo + slack >= c->A->goal_max[P]) return;
+    ch->glim = (togo + slack) << 4 | P;
+    ch->ct = ct_index(c->T, ch->c1, ch->t1);
+    __builtin_prefetch(&c->A->corner_goal[ch->ct]);
+}
+
+/* whether child ch fails its corner bound (ax_goal_prepare()) */
+static inline int ax_goal_fails(const Ctx *c, const Child *ch) {
+    int e, p;
+    if (ch->glim < 0) return 0;
+    e = c->A->corner_goal[ch->ct];
+    p = ch->glim & 15;
+    return (e & 7) + POP8[e >> p] > (ch->glim >> 4);
+}
+
 /* prefetch a row of a 45-column group move table (90 bytes: two or three cache lines) */
 static inline void prefetch_group_row(const uint16_t *r) {
     __builtin_prefetch(r);
@@ -1316,8 +1366,10 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
             ch[i].gtight = tight_groups(v, ch[i].sym);
         }
         if (ch[i].nd >= togo) continue;
-        /* what the child reads first: its rows of the group move tables */
+        /* what the child reads first: its rows of the group move tables, and its corner
+           bound's entry */
         ch[i].c1 = crow[ch[i].m];
+        ax_goal_prepare(c, g, togo - 1, &ch[i]);
         __builtin_prefetch(&A->slice_twist_mask[ch[i].slice * N_TWIST + ch[i].t1]);
         __builtin_prefetch(&A->slice_flip_mask[ch[i].slice * N_FLIP + ch[i].f1]);
         prefetch_group_row(&A->corners_g[ch[i].c1 * N_AXIAL]);
@@ -1331,6 +1383,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         /* a better solution found below may have tightened the bound */
         if (c->bounded && ch[i].total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12)
             continue;
+        if (ax_goal_fails(c, &ch[i])) continue;
         ax_push(c, g, ch[i].m, ch[i].total);
         ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, ch[i].gtight, g + 1);
         if (c->stop) return;
@@ -1780,6 +1833,7 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (Py_ssize_t)N_FLIP * N_AXIAL * 2, (Py_ssize_t)N_SLICE * N_AXIAL * 2,
         (Py_ssize_t)N_CORNERS * N_AXIAL * 2, (Py_ssize_t)N_SLICE_SORTED * N_AXIAL * 2,
         (Py_ssize_t)N_SLICE * N_TWIST * 8, (Py_ssize_t)N_SLICE * N_FLIP * 8,
+        (Py_ssize_t)N_CORNER_CLASS * N_TWIST, AX_GOAL_LAST + 1,
     };
     const void **slots[N_AX_TABLES] = {
         (const void **)&A->phase1_axes,       (const void **)&A->phase2_depth,
@@ -1788,7 +1842,8 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (const void **)&A->twist_g,           (const void **)&A->flip_g,
         (const void **)&A->slice_g,           (const void **)&A->corners_g,
         (const void **)&A->slice_sorted_g,    (const void **)&A->slice_twist_mask,
-        (const void **)&A->slice_flip_mask,
+        (const void **)&A->slice_flip_mask,   (const void **)&A->corner_goal,
+        (const void **)&A->goal_max,
     };
     return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }

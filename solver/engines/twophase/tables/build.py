@@ -18,14 +18,15 @@ log = logging.getLogger(__name__)
 
 #: the groups after ``moves``, longest build first, so that a pool of workers ends together
 #: (C breadth-first levels, then for the phase-1 tables the axes of the nearer moves: axial1
-#: about 13 s of CPU, phase1axes 9, axial2 7, phase2 6, cornergoal 4, the small groups 1-2
-#: each, cornertwist 1)
+#: about 13 s of CPU, phase1axes 9, axial2 7, phase2 6, cornergoal 4, axialgoal 3, the small
+#: groups 1-2 each, cornertwist 1)
 BUILD_ORDER = (
     "axial1",
     "phase1axes",
     "axial2",
     "phase2",
     "cornergoal",
+    "axialgoal",
     "cornslice",
     "slicepair",
     "cornertwist",

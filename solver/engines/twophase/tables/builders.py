@@ -135,9 +135,10 @@ CORNER_MAX_DEPTH = 11
 GOAL_ROWS = 8
 
 
-def _phase2_corner_depth(corners_move: Array) -> Array:
-    """Exact phase-2 distance (phase-2 turns) of each corner permutation alone (0..13)."""
-    table = np.asarray(corners_move, dtype=np.int64)[:, list(C.PHASE2_MOVES)]
+def _phase2_corner_depth(corners_move: Array, columns: Sequence[int] = C.PHASE2_MOVES) -> Array:
+    """Exact phase-2 distance of each corner permutation alone: in phase-2 turns (0..13), or
+    with a 45-column table and ``C.PHASE2_AXIAL`` in phase-2 groups."""
+    table = np.asarray(corners_move, dtype=np.int64)[:, list(columns)]
     depth = np.full(C.N_CORNERS, UNSET, dtype=np.uint8)
     depth[0] = 0
     frontier = np.zeros(1, dtype=np.int64)
@@ -268,6 +269,46 @@ def _build_axial2(a: Arrays, report: Progress) -> Arrays:
     }
 
 
+#: the phase-2 group counts the robot corner goal has rows for (the kernel's ``AX_GOAL_FIRST``
+#: and ``AX_GOAL_LAST``): fewer take the first row (a weaker bound), more the last with slack
+AX_GOAL_FIRST, AX_GOAL_LAST = 3, 8
+
+
+def _build_axialgoal(a: Arrays, report: Progress) -> Arrays:
+    """The robot search's corner goal: for p = :data:`AX_GOAL_FIRST`..:data:`AX_GOAL_LAST`,
+    the exact distance in groups (all 45) from corner class x twist to the nearest corner state
+    with twist 0 whose permutation phase 2 solves within p groups, as ``cornergoal`` is for
+    face turns. A state within p + 1 groups of solved is one group from one within p, so each
+    row is the next one's entry or one more: one byte an entry holds them all (6 MB against
+    3 MB a row), the last row's distance in bits 0-2 (at most 7) and in bit p (p < 8) whether
+    row p is one more than row p + 1. Row p's entry of byte e is then ``(e & 7)`` plus the bits
+    set in ``e >> p``. ``axial_corner_goal_max[p]`` is row p's largest entry."""
+    cm = compose(a["corners_move"])
+    p2 = _phase2_corner_depth(cm, C.PHASE2_AXIAL)
+    rep_depth = p2[a["corner_rep"].astype(np.int64)]
+    grouped = dict(a, corners_move=cm, twist_move=compose(a["twist_move"]))
+    packed = np.zeros(C.N_CORNER_CLASS * C.N_TWIST, dtype=np.uint8)
+    most = np.zeros(AX_GOAL_LAST + 1, dtype=np.uint8)
+    after: Array | None = None
+    for p in range(AX_GOAL_LAST, AX_GOAL_FIRST - 1, -1):
+        start = np.nonzero(rep_depth <= p)[0] * C.N_TWIST
+        row = _corner_bfs(
+            grouped, f"robot corner goal {p}", "twist", C.N_TWIST, range(C.N_AXIAL), report, start
+        )
+        most[p] = row.max()
+        if after is None:
+            if most[p] > 7:
+                raise ValueError(f"robot corner goal {p}: an entry of {most[p]} needs 4 bits")
+            packed |= row
+        else:
+            step = row.astype(np.int16) - after
+            if step.min() < 0 or step.max() > 1:
+                raise ValueError(f"robot corner goal {p}: rows {p} and {p + 1} differ by over 1")
+            packed |= step.astype(np.uint8) << p
+        after = row.astype(np.int16)
+    return {"axial_corner_goal": packed, "axial_corner_goal_max": most}
+
+
 BUILDERS: dict[str, Builder] = {
     "moves": lambda _a, report: build_moves(report),
     "phase1axes": _build_phase1,
@@ -278,6 +319,7 @@ BUILDERS: dict[str, Builder] = {
     "cornergoal": _build_cornergoal,
     "axial1": _build_axial1,
     "axial2": _build_axial2,
+    "axialgoal": _build_axialgoal,
 }
 
 

@@ -53,7 +53,7 @@ MAGIC = b"CRTABLE\0"
 #: the face-turn search's groups; ``moves`` comes first (every other group is built from it)
 GROUPS = ("moves", "phase1axes", "phase2", "cornslice", "slicepair", "cornertwist", "cornergoal")
 #: built on first use of the robot-time objective (see :func:`~.sets.load_axial_tables`)
-AXIAL_GROUPS = ("axial1", "axial2")
+AXIAL_GROUPS = ("axial1", "axial2", "axialgoal")
 
 #: arrays a group's file must hold (a file of an older layout is rebuilt)
 _REQUIRED_ARRAYS = {
@@ -65,6 +65,7 @@ _REQUIRED_ARRAYS = {
         "axial_slice_flip_mask",
     ),
     "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
+    "axialgoal": ("axial_corner_goal", "axial_corner_goal_max"),
     "slicepair": ("slice_twist_depth", "slice_flip_depth", "slice_twist_mask", "slice_flip_mask"),
 }
 #: bytes before the JSON header: the magic, then the header length (uint32, little endian)

@@ -230,6 +230,10 @@ class AxialTables:
     # (tables.bfs.group_masks): a phase-1 node takes only the groups both allow
     slice_twist_mask: Array  # uint64 (495 * 2187,)
     slice_flip_mask: Array  # uint64 (495 * 2048,)
+    # the corner goal in groups (builders._build_axialgoal): a byte per corner class x twist
+    # holding the rows p = 3..8, and each row's largest entry (9,)
+    corner_goal: Array  # uint8 (2768 * 2187,)
+    corner_goal_max: Array  # uint8 (9,)
     build_s: dict[str, float] = field(default_factory=dict)
 
     def search_arrays(self) -> tuple[Array, ...]:
@@ -248,6 +252,8 @@ class AxialTables:
             self.slice_sorted_group_move,
             self.slice_twist_mask,
             self.slice_flip_mask,
+            self.corner_goal,
+            self.corner_goal_max,
         )
 
 
@@ -255,7 +261,7 @@ def load_axial_tables(
     base: TwoPhaseTables, *, progress: Progress | None = None, workers: int | None = None
 ) -> AxialTables:
     """The robot-metric tables next to ``base``'s in its cache (built there on first use, the
-    two groups at once in worker processes: about a minute on 2 cores)."""
+    three groups side by side in worker processes: about half a minute on 2 cores)."""
     build_s: dict[str, float] = {}
     loaded = load_or_build(
         base.cache_dir or default_cache_dir(),
@@ -266,7 +272,7 @@ def load_axial_tables(
         workers=workers,
         parallel=AXIAL_GROUPS,
     )
-    a1, a2 = loaded["axial1"], loaded["axial2"]
+    a1, a2, goal = loaded["axial1"], loaded["axial2"], loaded["axialgoal"]
     return AxialTables(
         a1["axial1_axes"],
         a2["axial2_depth"],
@@ -281,5 +287,7 @@ def load_axial_tables(
         u16(compose(base.slice_sorted_move)),
         a1["axial_slice_twist_mask"],
         a1["axial_slice_flip_mask"],
+        goal["axial_corner_goal"],
+        goal["axial_corner_goal_max"],
         build_s,
     )
