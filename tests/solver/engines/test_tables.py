@@ -399,7 +399,7 @@ def test_load_or_build_without_cache_writes_nothing(tmp_path: Path) -> None:
     )
     assert set(build_s) == {"slicepair"}
     assert np.array_equal(
-        loaded["slicepair"]["slice_flip_depth"], get_solver().tables.slice_flip_depth
+        loaded["slicepair"]["slice_flip_mask"], get_solver().tables.slice_flip_mask
     )
     assert not (tmp_path / "twophase").exists()
 

@@ -28,9 +28,10 @@ Groups and sizes::
     cornslice exact depths of corners x slice order and of ud_edges x slice order,
               phase 2 moves (967,680 each)                                          2 MB
     slicepair exact phase-1 depths of slice x twist (1,082,565) and slice x flip
-              (1,013,760), tried before the phase-1 table, and the same depths
-              with the turns that change them, 4 bytes each (a file without them
-              is rebuilt)                                                          10 MB
+              (1,013,760), tried before the phase-1 table, with the turns that
+              change them, 4 bytes each (a file without them is rebuilt; the
+              depths alone, which files before 2026-11-28 also held, are derived
+              from them when loaded)                                                8 MB
     cornertwist exact depth of the corners alone (all 18 turns), corner class x
               twist, 4 bits each (6,053,616): a lower bound on the rest of a
               solution, tested in phase 1 against the length to beat              3 MB
@@ -40,12 +41,16 @@ Groups and sizes::
               entry                                                               24 MB
     axial1    robot metric (a group of one axis counts 1; built on the first robot-time
               solve, :func:`load_axial_tables`): phase 1 as ``phase1axes`` (the axis
-              of the nearer groups), plus exact slice x twist and slice x flip depths,
-              and the same with the groups that change them, 8 bytes each (a file
-              without them is rebuilt)                                             89 MB
+              of the nearer groups), plus exact slice x twist and slice x flip depths
+              with the groups that change them, 8 bytes each (a file without them
+              is rebuilt)                                                          87 MB
     axial2    robot metric phase 2: exact depth of corner class x ud_edges, 4 bits
               each (a phase-2 start needs no walk), plus exact corners/ud_edges x
               slice depths                                                          58 MB
+    axialgoal robot metric corner goal: the group distance of corner class x twist to
+              the corner states phase 2 solves within p groups, p = 3..8, all six
+              rows in one byte an entry (each row is the next one's entry or one
+              more)                                                                  6 MB
 
 The pruning tables hold each state's distance mod 3 (Kociemba's trick): a search knows the
 exact distance of its parent, and the child's distance is one of parent-1, parent, parent+1,

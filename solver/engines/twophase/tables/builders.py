@@ -192,18 +192,18 @@ def _build_cornslice(a: Arrays, report: Progress) -> Arrays:
 
 
 def _build_slicepair(a: Arrays, report: Progress) -> Arrays:
-    """Exact phase-1 depths of slice x twist and slice x flip (1 MB each): they reject most
-    children before the big phase-1 table is read; and the same depths with the turns that
-    change them (:func:`~.bfs.move_masks`, 4 MB each): the face-turn search reads a node's
-    two entries and takes only the moves both allow, without computing the other children."""
+    """Exact phase-1 depths of slice x twist and slice x flip with the turns that change them
+    (:func:`~.bfs.move_masks`, 4 MB each): they reject most children before the big phase-1
+    table is read; the face-turn search reads a node's two entries and takes only the moves
+    both allow, without computing the other children. The depths alone are the masks' top
+    byte (:func:`~.sets.mask_depth`, derived when the tables load)."""
     report("phase 1 slice tables", 0, 2)
     sm = slice_move(a["slice_sorted_move"])
-    out = {"slice_twist_depth": exact_bfs(sm, a["twist_move"], C.N_TWIST)}
-    out["slice_twist_mask"] = move_masks(out["slice_twist_depth"], sm, a["twist_move"], C.N_TWIST)
-    report("phase 1 slice tables", 1, 2)
-    out["slice_flip_depth"] = exact_bfs(sm, a["flip_move"], C.N_FLIP)
-    out["slice_flip_mask"] = move_masks(out["slice_flip_depth"], sm, a["flip_move"], C.N_FLIP)
-    report("phase 1 slice tables", 2, 2)
+    out = {}
+    for k, (coord, n) in enumerate((("twist", C.N_TWIST), ("flip", C.N_FLIP))):
+        depth = exact_bfs(sm, a[f"{coord}_move"], n)
+        out[f"slice_{coord}_mask"] = move_masks(depth, sm, a[f"{coord}_move"], n)
+        report("phase 1 slice tables", k + 1, 2)
     return out
 
 
@@ -234,10 +234,9 @@ def _build_axial1(a: Arrays, report: Progress) -> Arrays:
     slice_flip = exact_bfs(sm, fm, C.N_FLIP)
     return {
         "axial1_axes": packed,
-        "axial_slice_twist": slice_twist,
-        "axial_slice_flip": slice_flip,
-        # the groups that change those depths (8 MB each): a node reads which children the
-        # small tables pass instead of computing all of them
+        # the exact slice x twist and slice x flip depths with the groups that change them
+        # (8 MB each): a node reads which children the small tables pass instead of computing
+        # all of them
         "axial_slice_twist_mask": group_masks(slice_twist, sm, tm, C.N_TWIST),
         "axial_slice_flip_mask": group_masks(slice_flip, sm, fm, C.N_FLIP),
     }

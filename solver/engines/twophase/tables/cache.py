@@ -59,14 +59,12 @@ AXIAL_GROUPS = ("axial1", "axial2", "axialgoal")
 _REQUIRED_ARRAYS = {
     "axial1": (
         "axial1_axes",
-        "axial_slice_twist",
-        "axial_slice_flip",
         "axial_slice_twist_mask",
         "axial_slice_flip_mask",
     ),
     "axial2": ("axial2_depth", "axial_cornslice", "axial_edgeslice"),
     "axialgoal": ("axial_corner_goal", "axial_corner_goal_max"),
-    "slicepair": ("slice_twist_depth", "slice_flip_depth", "slice_twist_mask", "slice_flip_mask"),
+    "slicepair": ("slice_twist_mask", "slice_flip_mask"),
 }
 #: bytes before the JSON header: the magic, then the header length (uint32, little endian)
 _PREFIX = len(MAGIC) + 4

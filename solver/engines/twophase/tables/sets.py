@@ -154,6 +154,16 @@ _HOT = (
 )
 
 
+def mask_depth(masks: Array) -> Array:
+    """The exact depths a move or group mask table holds in its top byte (see
+    :func:`~.bfs.move_masks`, :func:`~.bfs.group_masks`): the files keep only the masks (the
+    depths were 4 MB more on disk, and files of earlier versions that have them are read
+    alike); read-only, as the mapped tables are."""
+    depth = (masks >> (8 * (masks.dtype.itemsize - 1))).astype(np.uint8)
+    depth.flags.writeable = False
+    return depth
+
+
 def load_tables(
     cache_dir: str | os.PathLike[str] | None = None,
     *,
@@ -189,6 +199,8 @@ def load_tables(
     arrays = dict(moves)
     for group in GROUPS[1:]:
         arrays.update(loaded[group])
+    arrays["slice_twist_depth"] = mask_depth(arrays["slice_twist_mask"])
+    arrays["slice_flip_depth"] = mask_depth(arrays["slice_flip_mask"])
     total = time.perf_counter() - start
     tables = TwoPhaseTables(
         **{k: v for k, v in arrays.items() if k in TwoPhaseTables.__dataclass_fields__},
@@ -278,8 +290,8 @@ def load_axial_tables(
         a2["axial2_depth"],
         a2["axial_cornslice"],
         a2["axial_edgeslice"],
-        a1["axial_slice_twist"],
-        a1["axial_slice_flip"],
+        mask_depth(a1["axial_slice_twist_mask"]),
+        mask_depth(a1["axial_slice_flip_mask"]),
         u16(compose(base.twist_move)),
         u16(compose(base.flip_move)),
         u16(compose(slice_move(base.slice_sorted_move))),
