@@ -391,6 +391,36 @@ def test_load_or_build_asks_for_inputs_only_to_build(cache_copy: Path) -> None:
     assert set(loaded) == {"cornslice"} and build_s == {}
 
 
+def test_files_with_the_slice_depths_beside_their_masks_load_alike(cache_copy: Path) -> None:
+    """Files written before 2026-11-28's seventh session stored the exact slice x twist /
+    slice x flip depths beside their masks: they load as they are (no rebuild), the depths
+    taken from the masks' top byte like those of a file without them."""
+    from solver.engines.twophase.tables.sets import load_axial_tables, load_tables
+
+    base = get_solver().tables
+    axial = get_solver().axial_tables()
+    path = T.table_path(cache_copy, "slicepair")
+    old = dict(read_bundle(path, "slicepair"))
+    old["slice_twist_depth"] = np.zeros(C.N_SLICE * C.N_TWIST, dtype=np.uint8)  # never read
+    old["slice_flip_depth"] = np.zeros(C.N_SLICE * C.N_FLIP, dtype=np.uint8)
+    write_bundle(path, "slicepair", old)
+    path1 = T.table_path(cache_copy, "axial1")
+    old1 = dict(read_bundle(path1, "axial1"))
+    old1["axial_slice_twist"] = np.zeros(C.N_SLICE * C.N_TWIST, dtype=np.uint8)
+    old1["axial_slice_flip"] = np.zeros(C.N_SLICE * C.N_FLIP, dtype=np.uint8)
+    write_bundle(path1, "axial1", old1)
+    loaded = load_tables(cache_copy, workers=1)
+    assert loaded.build_s == {}
+    assert np.array_equal(loaded.slice_twist_depth, base.slice_twist_depth)
+    assert np.array_equal(loaded.slice_flip_depth, base.slice_flip_depth)
+    assert np.array_equal(loaded.slice_twist_depth, base.slice_twist_mask >> 24)
+    loaded_axial = load_axial_tables(loaded, workers=1)
+    assert loaded_axial.build_s == {}
+    assert np.array_equal(loaded_axial.slice_flip_depth, axial.slice_flip_depth)
+    assert np.array_equal(loaded_axial.slice_twist_depth, axial.slice_twist_mask >> 56)
+    assert loaded_axial.slice_twist_depth.max() > 0 and not loaded.slice_flip_depth.flags.writeable
+
+
 def test_load_or_build_without_cache_writes_nothing(tmp_path: Path) -> None:
     moves = read_bundle(T.table_path(get_solver().tables.cache_dir or tmp_path, "moves"), "moves")
     build_s: dict[str, float] = {}
