@@ -22,7 +22,8 @@ take as long as the cube's own: the cost model is the same along every axis and 
 what a faster robot kernel buys in ``budget`` mode.
 
 A kernel built before the corner goal rows (``corner_goal_depth``, ``corner_goal_max``)
-is given the tables without them; one built before the tables' ``flipslice_classsym``
+is given the tables without them, and a robot kernel before the robot corner goal
+(``axialgoal``) the robot tables without it; one built before the tables' ``flipslice_classsym``
 (commit 4ede873) takes the class and the symmetry as two arrays: it is given them so.
 """
 
@@ -98,14 +99,16 @@ def main() -> None:
     axial = solver.axial_tables().search_arrays() if args.robot else None
     most = DEFAULT_MAX_LENGTH_ROBOT if args.robot else 20
     phase2_max = DEFAULT_PHASE2_MAX_GROUPS if args.robot else 10
-    extra = (cost, 99, axial)
+    # a robot kernel from before the robot corner goal (the last two axial arrays) is given
+    # the axial tables without it
+    extras = [(cost, 99, axial)] + ([(cost, 99, axial[:-2])] if axial is not None else [])
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng) for _ in range(args.states)]
     totals: list[dict[str, Any]] = [
         {"kernel": p, "cpu_s": 0.0, "nodes1": 0, "nodes2": 0, "ends": 0, "htm": 0, "robot_s": 0.0}
         for p in paths
     ]
-    given: list[tuple[Any, ...] | None] = [None] * len(kernels)
+    given: list[tuple[tuple[Any, ...], tuple[Any, ...]] | None] = [None] * len(kernels)
     for number, cube in enumerate(cubes):
         starts = [d[2] for d in solver._directions(cube, ALL_FACES, 6)]
         order = list(range(len(kernels)))
@@ -116,7 +119,7 @@ def main() -> None:
             budget = float(value) if kind == "budget" else 0.0
             started = time.thread_time()
             if given[k] is None:
-                for candidate in tuples:
+                for candidate, extra in ((t, e) for e in extras for t in tuples):
                     try:
                         started = time.thread_time()
                         found = kernels[k].search(
@@ -124,12 +127,17 @@ def main() -> None:
                         )
                     except ValueError:
                         continue
-                    given[k] = candidate
+                    given[k] = (candidate, extra)
                     break
                 else:
                     raise SystemExit(f"{paths[k]}: takes none of the table tuples known")
             else:
-                found = kernels[k].search(given[k], starts, length, budget, 1e4, phase2_max, *extra)
+                chosen = given[k]
+                assert chosen is not None
+                candidate, extra = chosen
+                found = kernels[k].search(
+                    candidate, starts, length, budget, 1e4, phase2_max, *extra
+                )
             total = totals[k]
             total["cpu_s"] += time.thread_time() - started
             total["nodes1"] += found[2]["nodes_phase1"]
