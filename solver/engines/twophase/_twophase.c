@@ -18,7 +18,7 @@
  *   timeout_s  give up when no solution at all has been found after this many seconds
  *   phase2_max longest phase-2 part tried
  *   phase2_slack with a cost: phase-2 lengths tried beyond the shortest one (default all)
- *   axial      None, or with a cost the 13 robot-metric arrays of AxialTables.search_arrays():
+ *   axial      None, or with a cost the 15 robot-metric arrays of AxialTables.search_arrays():
  *              the search then counts groups (one face, or both faces of an axis turned at
  *              once) instead of face turns, and bounds the robot time by the groups still
  *              needed; phase2_max then limits phase-2 groups
@@ -145,8 +145,8 @@ typedef struct {
     /* the corner goal in groups (tables/builders.py _build_axialgoal), corner class x twist
        as corner_twist_depth, a byte an entry: for p = AX_GOAL_FIRST..AX_GOAL_LAST, the group
        distance to the nearest corner state (twist 0) whose permutation phase 2 solves within p
-       groups is (e & 7) + (the bits set in e >> p) (see ax_goal()); goal_max[p]: the largest
-       entry for p (a test against as much or more never prunes) */
+       groups is (e & 7) + (the bits set in e >> p) (see ax_goal_fails()); goal_max[p]: the
+       largest entry for p (a test against as much or more never prunes) */
     const uint8_t *corner_goal, *goal_max;
 } Axial;
 
