@@ -15,13 +15,16 @@ from solver.cube.cubie import CubieCube
 from solver.cube.notation import parse
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import search as _c_search
-from solver.engines.twophase.engine import ALL_FACES, get_solver
+from solver.engines.twophase.engine import ALL_FACES, _cost_tuple, get_solver
 from solver.engines.twophase.tables.builders import (
     AX_GOAL_FIRST,
     AX_GOAL_LAST,
     _phase2_corner_depth,
     compose,
 )
+
+#: bits set in each byte
+_BITS = np.array([bin(x).count("1") for x in range(256)])
 
 
 def _entries(corners: np.ndarray, twist: np.ndarray) -> np.ndarray:
@@ -33,7 +36,7 @@ def _entries(corners: np.ndarray, twist: np.ndarray) -> np.ndarray:
 def _row(p: int, i: np.ndarray) -> np.ndarray:
     """Row p's entries, decoded as the kernel does (ax_goal_fails())."""
     e = get_solver().axial_tables().corner_goal[i].astype(np.int64)
-    return (e & 7) + np.array([bin(x).count("1") for x in range(256)])[e >> p]
+    return (e & 7) + _BITS[e >> p]
 
 
 def test_rows_are_group_distances_to_their_goal() -> None:
@@ -77,16 +80,22 @@ def _fastest(search_arrays: tuple[np.ndarray, ...], cube: CubieCube) -> tuple[fl
     """The robot search run to its end on the cube as it is: its robot time and phase-1
     nodes."""
     solver = get_solver()
-    m = DEFAULT_COST_MODEL
-    cost = (m.quarter_turn_s, m.half_turn_s, m.pair_extra_s, m.settle_s, m.simultaneous)
     start = solver._directions(cube, ALL_FACES, 1)[0][2]
     index, moves, stats = _c_search(
-        solver.tables.search_arrays(), [start], 26, 60.0, 60.0, 10, cost, 99, search_arrays
+        solver.tables.search_arrays(),
+        [start],
+        26,
+        60.0,
+        60.0,
+        10,
+        _cost_tuple(DEFAULT_COST_MODEL),
+        99,
+        search_arrays,
     )
     assert index == 0 and stats["exhausted"]
     found = [C.move_of_index(x) for x in moves]
     assert cube.apply(found).is_solved()
-    return round(m.estimate(found), 9), int(stats["nodes_phase1"])
+    return round(DEFAULT_COST_MODEL.estimate(found), 9), int(stats["nodes_phase1"])
 
 
 def test_search_finds_the_fastest_solutions_it_found_without_the_bound() -> None:
