@@ -177,6 +177,10 @@ class Planner:
         self.cost_model = cost_model
         self.n = n
         self._faces = motors.faces
+        #: the outer-block turns chosen for a block turn (:meth:`to_physical`), by its physical
+        #: face, layers and turns: the profile and the cost model are fixed, and plans repeat
+        #: the same few turns
+        self._chosen: dict[tuple[Face, int, int, int], tuple[tuple[Move, ...], bool]] = {}
         for face in self._faces:
             cfg = motors.motor_of(face)
             assert cfg is not None
@@ -277,16 +281,22 @@ class Planner:
                 continue
             if hi == n:  # a block that holds the far face: the outer block seen from there
                 face, lo, hi, turns = OPPOSITE[face], 1, n - lo + 1, -turns
-            options = self._block_candidates(orient[face], lo, hi, turns)
-            feasible = [
-                (self._candidate_cost(t), k, t, r)
-                for k, (t, r) in enumerate(options)
-                if all(self._grips(f, d) for f, d, _ in t)
-            ]
-            if not feasible:
-                self._refuse(move, orient[face], options)
-            _, _, chosen, rotates = min(feasible)
-            out.extend(Move.block(f, 1, d, _norm_turns(q)) for f, d, q in chosen)
+            key = (orient[face], lo, hi, turns)
+            choice = self._chosen.get(key)
+            if choice is None:
+                options = self._block_candidates(orient[face], lo, hi, turns)
+                feasible = [
+                    (self._candidate_cost(t), k, t, r)
+                    for k, (t, r) in enumerate(options)
+                    if all(self._grips(f, d) for f, d, _ in t)
+                ]
+                if not feasible:
+                    self._refuse(move, orient[face], options)
+                _, _, chosen, rotates = min(feasible)
+                blocks = tuple(Move.block(f, 1, d, _norm_turns(q)) for f, d, q in chosen)
+                choice = self._chosen[key] = (blocks, rotates)
+            blocks, rotates = choice
+            out.extend(blocks)
             if rotates:
                 rotate(face, turns)
         return out, orient
@@ -385,14 +395,15 @@ class Planner:
                 f"{replaced_total} turn(s) of {''.join(f.name for f in self.motors.missing)} "
                 "replaced (no motor)"
             )
-        logger.debug(
-            "planned %s -> %s (%d moves, %d groups, %.2f s)",
-            format_moves(source),
-            " ".join(str(m) for m in planned),
-            len(planned),
-            groups,
-            estimate,
-        )
+        if logger.isEnabledFor(logging.DEBUG):  # (the text costs more than the plan)
+            logger.debug(
+                "planned %s -> %s (%d moves, %d groups, %.2f s)",
+                format_moves(source),
+                " ".join(str(m) for m in planned),
+                len(planned),
+                groups,
+                estimate,
+            )
         return MotorProgram(
             tuple(planned),
             source,

@@ -115,6 +115,26 @@ def test_any_sequence_equals_its_program(tokens: list[str]) -> None:
         check_program(Planner(PROFILES[name], COST, 3), Cube.solved(3), moves)
 
 
+def test_a_planner_reused_plans_as_a_fresh_one() -> None:
+    """A planner keeps the turns it chose for each block turn (by the face it lands on after
+    the rotations so far): planning many sequences with one planner, the daemon's way, gives
+    every sequence the program a fresh planner gives it, and refuses what a fresh one refuses."""
+    rng = random.Random(7)
+    for name, n in (("six", 3), ("five-no-D", 3), ("six", 4)):
+        kept = Planner(PROFILES[name], COST, n)
+        tokens = TOKENS_3 if n == 3 else ["U", "R", "F", "D", "L", "B", "x", "y", "z", "Rw", "Uw"]
+        for _ in range(40):
+            moves = random_sequence(rng, rng.randrange(1, 25), tokens)
+            try:
+                fresh = Planner(PROFILES[name], COST, n).plan(moves)
+            except PlanError as exc:
+                with pytest.raises(PlanError) as again:
+                    kept.plan(moves)
+                assert str(again.value) == str(exc)
+                continue
+            assert kept.plan(moves) == fresh
+
+
 @pytest.mark.parametrize(
     ("sequence", "program"),
     [
