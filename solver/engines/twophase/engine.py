@@ -131,6 +131,43 @@ Found = tuple[int, list[int], dict[str, Any]]
 CostTuple = tuple[float, float, float, float, bool]
 
 
+#: a state's (cp, co, ep, eo), as :class:`CubieCube` holds them
+_State = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _state(cube: CubieCube) -> _State:
+    return (cube.cp, cube.co, cube.ep, cube.eo)
+
+
+def _multiply(a: _State, b: _State) -> _State:
+    """``a * b`` as :meth:`CubieCube.__mul__` makes it, without its checks."""
+    acp, aco, aep, aeo = a
+    bcp, bco, bep, beo = b
+    return (
+        tuple(acp[i] for i in bcp),
+        tuple((aco[p] + o) % 3 for p, o in zip(bcp, bco, strict=True)),
+        tuple(aep[i] for i in bep),
+        tuple((aeo[p] + o) % 2 for p, o in zip(bep, beo, strict=True)),
+    )
+
+
+def _inverse(a: _State) -> _State:
+    """:meth:`CubieCube.inverse`, without its checks."""
+    acp, aco, aep, aeo = a
+    cp = [0] * 8
+    ep = [0] * 12
+    for i, p in enumerate(acp):
+        cp[p] = i
+    for i, p in enumerate(aep):
+        ep[p] = i
+    return (
+        tuple(cp),
+        tuple(-aco[p] % 3 for p in cp),
+        tuple(ep),
+        tuple(aeo[p] for p in ep),
+    )
+
+
 def _sym_cube(s: int) -> CubieCube:
     cp, co, ep, eo = C.sym_arrays()
     return CubieCube(
@@ -201,6 +238,9 @@ class TwoPhaseSolver:
         self._conj = tables.conj_move.astype(int)
         self._urf3 = _sym_cube(C.SYM_URF3)
         self._urf3_inv = _sym_cube(C.SYM_URF3_INV)
+        self._urf3_state = (_state(self._urf3), _state(self._urf3_inv))
+        #: the moves allowed along each direction for a set of faces (:meth:`_allowed`)
+        self._allowed_masks: dict[tuple[int, frozenset[Face]], int] = {}
         self._axial: AxialTables | None = None
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -241,6 +281,19 @@ class TwoPhaseSolver:
                 self._axial = load_axial_tables(self.tables, progress=progress)
             return self._axial
 
+    def _allowed(self, rot: int, faces: frozenset[Face]) -> int:
+        """The moves (bit m: move m) of ``faces`` seen along direction ``rot``; computed once
+        for each (a head start is timed from before this preparation)."""
+        key = (rot, faces)
+        allowed = self._allowed_masks.get(key)
+        if allowed is None:
+            allowed = 0
+            for m in range(C.N_MOVE):
+                if Face(self._conj_move(rot, m) // 3) in faces:
+                    allowed |= 1 << m
+            self._allowed_masks[key] = allowed
+        return allowed
+
     def _conj_move(self, rot: int, m: int) -> int:
         """Move ``m`` seen along direction ``rot``: ``ROT_URF3^rot m ROT_URF3^-rot``."""
         return int(self._conj[C.SYM_URF3 * rot, m])
@@ -248,37 +301,24 @@ class TwoPhaseSolver:
     def _directions(self, cube: CubieCube, faces: frozenset[Face], count: int) -> list[Direction]:
         rots = {1: (0,), 2: (0,), 3: (0, 1, 2), 6: (0, 1, 2)}[count]
         invs = (False, True) if count in (2, 6) else (False,)
-        cubes: list[CubieCube] = []
-        keys: list[tuple[int, bool, int]] = []
-        for rot in rots:
-            if rot == 0:
-                base = cube
-            elif rot == 1:
-                base = self._urf3_inv * cube * self._urf3
-            else:
-                base = self._urf3 * cube * self._urf3_inv
-            allowed = 0
-            for m in range(C.N_MOVE):
-                if Face(self._conj_move(rot, m) // 3) in faces:
-                    allowed |= 1 << m
-            for inv in invs:
-                cubes.append(base.inverse() if inv else base)
-                keys.append((rot, inv, allowed))
         out: list[Direction] = []
         seen: set[Start] = set()
-        for (rot, inv, allowed), k in zip(keys, C.coordinates_many(cubes), strict=True):
-            start: Start = (
-                k["twist"],
-                k["flip"],
-                k["slice_sorted"],
-                k["u_edges"],
-                k["d_edges"],
-                k["corners"],
-                allowed,
-            )
-            if start not in seen:
-                seen.add(start)
-                out.append((rot, inv, start))
+        state: _State = (cube.cp, cube.co, cube.ep, cube.eo)
+        urf3, urf3_inv = self._urf3_state
+        for rot in rots:
+            # (plain tuples, not CubieCube: this is on the way to a robot's first move)
+            if rot == 0:
+                base = state
+            elif rot == 1:
+                base = _multiply(_multiply(urf3_inv, state), urf3)
+            else:
+                base = _multiply(_multiply(urf3, state), urf3_inv)
+            allowed = self._allowed(rot, faces)
+            for inv in invs:
+                start: Start = (*C.start_coordinates(*(_inverse(base) if inv else base)), allowed)
+                if start not in seen:
+                    seen.add(start)
+                    out.append((rot, inv, start))
         return out
 
     def session(

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.cube.cubie import CubieCube
+from solver.cube.geometry import Face
 from solver.engines.twophase import coord as C
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.tables import TwoPhaseTables
@@ -60,6 +61,56 @@ def test_twist_and_flip_round_trip() -> None:
 def test_solved_coordinates() -> None:
     k = C.coordinates(CubieCube())
     assert (k["twist"], k["flip"], k["slice_sorted"], k["corners"]) == (0, 0, 0, 0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_start_coordinates_are_the_vectorised_ones(seed: int) -> None:
+    """The plain-integer coordinates of one state (a search's start) equal the numpy ones, for
+    random states and their inverses."""
+    rng = random.Random(seed)
+    cubes = [CubieCube.random(rng) for _ in range(8)]
+    cubes += [c.inverse() for c in cubes]
+    names = ("twist", "flip", "slice_sorted", "u_edges", "d_edges", "corners")
+    for cube, k in zip(cubes, C.coordinates_many(cubes), strict=True):
+        assert C.start_coordinates(cube.cp, cube.co, cube.ep, cube.eo) == tuple(k[n] for n in names)
+
+
+def test_start_coordinates_of_every_corner_and_edge_order() -> None:
+    """Every corner permutation ranks as :func:`perm_rank` ranks it, every 4-of-12 edge
+    placement as :func:`four_edges_of` (the whole ranges, not samples)."""
+    perms = C.perm_unrank(np.arange(40320), 8)
+    assert [C._rank(p) for p in perms.tolist()] == list(range(40320))
+    for edges in (C.SLICE_EDGES, C.U_EDGES, C.D_EDGES):
+        ep = C.set_four_edges(np.arange(C.N_SLICE_SORTED), edges)
+        assert [C._four_edges(e, edges[0]) for e in ep.tolist()] == list(range(C.N_SLICE_SORTED))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_search_directions_are_the_conjugated_cubes(tables: TwoPhaseTables, seed: int) -> None:
+    """The engine's six search directions (its plain-tuple arithmetic) start from the cube seen
+    along each axis, and its inverse, as :class:`CubieCube` computes them."""
+    solver = get_solver()
+    cube = CubieCube.random(random.Random(seed))
+    urf3, urf3_inv = (
+        CubieCube(*(tuple(int(x) for x in a[s]) for a in C.sym_arrays()))
+        for s in (C.SYM_URF3, C.SYM_URF3_INV)
+    )
+    bases = [cube, urf3_inv * cube * urf3, urf3 * cube * urf3_inv]
+    expected = [(r, inv, b.inverse() if inv else b) for r, b in enumerate(bases) for inv in (0, 1)]
+    names = ("twist", "flip", "slice_sorted", "u_edges", "d_edges", "corners")
+    got = solver._directions(cube, frozenset(Face), 6)
+    want = [
+        (r, bool(inv), tuple(k[n] for n in names))
+        for (r, inv, _), k in zip(
+            expected, C.coordinates_many([e[2] for e in expected]), strict=True
+        )
+    ]
+    firsts: dict[tuple[int, ...], tuple[int, bool, tuple[int, ...]]] = {}
+    for w in want:  # (a direction equal to one before it is searched once)
+        firsts.setdefault(w[2], w)
+    assert [(r, inv, start[:6]) for r, inv, start in got] == list(firsts.values())
 
 
 def test_phase2_means_slice_sorted_below_24() -> None:
