@@ -126,6 +126,8 @@ MOVE_NAMES: tuple[str, ...] = tuple(f + s for f in "URFDLB" for s in ("", "2", "
 PHASE2_MOVES: tuple[int, ...] = (0, 1, 2, 4, 7, 9, 10, 11, 13, 16)
 
 _TURNS = (1, 2, -1)
+#: the moves by table index (moves are immutable: made once)
+_MOVES = tuple(Move.outer(Face(m // 3), _TURNS[m % 3]) for m in range(18))
 
 
 def _axial_moves() -> tuple[tuple[int, int], ...]:
@@ -157,7 +159,7 @@ def move_index(move: Move) -> int:
 
 
 def move_of_index(m: int) -> Move:
-    return Move.outer(Face(m // 3), _TURNS[m % 3])
+    return _MOVES[m]
 
 
 # --- ranking ----------------------------------------------------------------------------------

@@ -500,7 +500,8 @@ class TwoPhaseSolver:
         moves = list(raw)
         if inv:
             moves = [3 * (m // 3) + (2 - m % 3) for m in reversed(moves)]
-        return tuple(C.move_of_index(self._conj_move(rot, m)) for m in moves)
+        conj = self._conj[C.SYM_URF3 * rot]
+        return tuple(C.move_of_index(int(conj[m])) for m in moves)
 
     def _scored(
         self, chunks: list[list[Direction]], results: list[Found], pool: CandidatePool
