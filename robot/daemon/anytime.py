@@ -197,7 +197,7 @@ class Anytime:
                 self._announce(job, solution, program)
                 await journal.call(journal.sync.record_stage_time, job.id, "solve", solve_s)
                 return
-            run.write_s = max(run.write_s, wrote)
+            run.wrote(wrote)
             # the motors start once the first moves arrive: counted from now (the first
             # search's deadline was counted from before the write, on the safe side)
             run.timeline.started_at = loop.time()
@@ -313,7 +313,13 @@ class Anytime:
             max(DECAY * before, now)
             for before, now in zip(
                 self._learnt,
-                (run.late_s, run.write_s, timeline.wake_lag_s, timeline.overstated_s),
+                # (what this job measured: the run's own figures start from the learnt ones)
+                (
+                    run.late_seen_s,
+                    run.write_seen_s,
+                    timeline.wake_lag_seen_s,
+                    timeline.overstated_s,
+                ),
                 strict=True,
             )
         )

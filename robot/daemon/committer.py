@@ -57,8 +57,11 @@ class Timeline:
     durations: list[float] = field(default_factory=list)
     #: loop time of the first commit (the motors start once its moves arrive)
     started_at: float | None = None
-    #: how late the host woke up for a commit, at most so far (seconds)
+    #: how late the host woke up for a commit, at most so far (seconds; a job starts from what
+    #: the jobs before measured)
     wake_lag_s: float = 0.0
+    #: how late the host woke up for a commit in this job, at most (what the next job learns)
+    wake_lag_seen_s: float = 0.0
     #: how much sooner a group's report came than the cost model says (the model overstating
     #: the motors, or the report before it delayed), a running mean, a group
     overstated_s: float = 0.0
@@ -126,6 +129,11 @@ class Timeline:
             groups -= sum(1 for d in self.durations[committed:upto] if d > 0)
         # (the cost model's overstatement accumulates over every group since the first commit)
         return min(reported, chained - self.overstated_s * groups)
+
+    def woke_late(self, lag_s: float) -> None:
+        """The host woke up ``lag_s`` after a commit was due."""
+        self.wake_lag_s = max(self.wake_lag_s, lag_s)
+        self.wake_lag_seen_s = max(self.wake_lag_seen_s, lag_s)
 
     def lead_s(self, groups: int = 1) -> float:
         """How long before the motors run dry the next group must be committed, when the end
@@ -229,6 +237,10 @@ class AnytimeRun:
     #: the longest journal write measured (seconds): a refinement is journaled only if this
     #: much time is left before the moves it replaces are due
     write_s: float = 0.0
+    #: the latest a search's result came and the longest journal write in this job (``late_s``
+    #: and ``write_s`` start from what the jobs before measured; these are what the next learns)
+    late_seen_s: float = 0.0
+    write_seen_s: float = 0.0
     #: searches whose result came too late to be used, refinements dropped because their
     #: write would not fit before the commit, commits that waited for a write
     late_searches: int = 0
@@ -248,6 +260,17 @@ class AnytimeRun:
     journaling: bool = False
     _committed_event: asyncio.Event = field(default_factory=asyncio.Event)
     _fence_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def searched_late(self, late_s: float, decay: float) -> None:
+        """A search's result came ``late_s`` after its deadline (the assumption for the next
+        searches: the worse of that and ``decay`` times the one before)."""
+        self.late_s = max(decay * self.late_s, late_s)
+        self.late_seen_s = max(self.late_seen_s, late_s)
+
+    def wrote(self, write_s: float) -> None:
+        """A journal write of the job took ``write_s``."""
+        self.write_s = max(self.write_s, write_s)
+        self.write_seen_s = max(self.write_seen_s, write_s)
 
     @property
     def overhead_s(self) -> float:
@@ -304,7 +327,7 @@ async def commit_when_due(run: AnytimeRun) -> None:
         if due > now:
             await asyncio.sleep(min(due - now, COMMIT_POLL_S))
             if loop.time() >= due:
-                run.timeline.wake_lag_s = max(run.timeline.wake_lag_s, loop.time() - due)
+                run.timeline.woke_late(loop.time() - due)
             continue
         upto = group_ends(run.plan, run.committed)[0]
         if run.fence is not None and upto > run.fence and run.journaling:

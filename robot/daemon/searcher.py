@@ -267,7 +267,7 @@ class Searcher:
             found = await started.task
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
-                run.late_s = max(LATE_DECAY * run.late_s, loop.time() - deadline)
+                run.searched_late(loop.time() - deadline, LATE_DECAY)
             saved = run.saved_s
             outcome = await self._apply(run, target, found, started.bound_s, deadline, searched)
             if first is not None:
@@ -452,7 +452,7 @@ class Searcher:
             str(program),
             journal_rows(candidate.moves),
         )
-        run.write_s = max(run.write_s, time.perf_counter() - writing)
+        run.wrote(time.perf_counter() - writing)
         run.plan = plan
         run.timeline.durations = move_durations(plan, self.cost)
         run.refinements += 1

@@ -11,6 +11,7 @@ from typing import cast
 
 import pytest
 
+from robot.daemon.anytime import DECAY, Anytime
 from robot.daemon.committer import (
     AnytimeRun,
     FirstSearch,
@@ -21,6 +22,7 @@ from robot.daemon.committer import (
     move_durations,
 )
 from robot.daemon.context import Context, Job
+from robot.daemon.execution import Executor
 from robot.daemon.searcher import (
     FIRST_PART,
     FIRST_SEARCH_S,
@@ -280,3 +282,35 @@ def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_
     started = Started(2, 0.0, 0.0, 0.0, cast(asyncio.Future[Solution | None], None), part=True)
     assert not Searcher._again(run, started, SearchOutcome.LANDED)
     assert Searcher._again(run, replace(started, target=3), SearchOutcome.LANDED)
+
+
+def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
+    """Each job starts from the worst delays the jobs before it measured (how late the host woke
+    for a commit, how late a search handed back, the longest journal write), each forgotten by
+    DECAY a job once it stops recurring: a one-off 75 ms stall must not lengthen the lead of
+    every job after it (it did: a job's own figures started from the learnt ones, so what it
+    handed on never fell)."""
+
+    async def scenario() -> list[tuple[float, float, float]]:
+        config = SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None))
+        ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.001))
+        anytime = Anytime(
+            cast(Context, ctx), cast(Executor, None), cast(Planner, None), lambda *a, **k: None
+        )
+        seen = []
+        for k in range(4):
+            run = anytime._new_run(Job(f"job{k}", "solve", None, 0.0), 0, Cube.solved(3), PLAN)
+            seen.append((run.timeline.wake_lag_s, run.late_s, run.write_s))
+            if k == 0:
+                run.timeline.woke_late(0.075)
+                run.searched_late(0.02, 0.8)
+                run.wrote(0.03)
+            elif k == 2:
+                run.wrote(0.002)  # (less than the learnt write: the learnt one decays)
+            anytime._learn(run)
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen[0] == (0.0, 0.0, 0.0)
+    for k, factor in ((1, 1.0), (2, DECAY), (3, DECAY**2)):
+        assert seen[k] == pytest.approx((0.075 * factor, 0.02 * factor, 0.03 * factor))
