@@ -1,7 +1,8 @@
 """Benchmark: time from a valid scan to a solved cube, through the daemon and the simulated robot.
 
     python bench/time_to_solved.py [--states 100] [--seed 2026] [--profile simulated]
-                                   [--modes 0,0.01,0.1,1,anytime] [--head-start S] [--json]
+                                   [--modes 0,0.01,0.1,1,anytime] [--head-start S]
+                                   [--first-step S] [--json]
 
 Uniformly random 3x3 states (``CubieCube.random`` with the seed) are handed to the daemon as
 ``solve`` jobs (the state as scanned), one after the other, for each mode: a fixed solver
@@ -30,6 +31,8 @@ Per mode (``--json``: one row each, fields :data:`FIELDS`):
   them, those whose first turn joined the group before the state searched from (planned with
   the moves not yet sent before it);
 * ``vs_best_fixed``: anytime only, its mean wall time over the best fixed budget's;
+* ``head_start_ms_median``: anytime only, the head start the jobs searched for (``[solver]
+  head_start_s``, or sized from ``first_step_s``);
 * ``visible_breakdown_ms``: where the visible compute goes: for each of :data:`STEPS`, the
   median time from the job entering SOLVING to that step (ms; cumulative);
 * ``first_search``: anytime only, the first commit and the first search during the motion
@@ -95,6 +98,7 @@ FIELDS = (
     "vs_best_fixed",
     "visible_breakdown_ms",
     "first_search",
+    "head_start_ms_median",
 )
 
 #: the steps from the job entering SOLVING to the first motor step, in order (the job's
@@ -126,6 +130,8 @@ class JobResult:
     first: dict[str, Any] | None = None
     #: anytime: refinements joined with the moves before them (:attr:`AnytimeRun.joined`)
     joined: int = 0
+    #: anytime: the head start the job searched for (seconds)
+    head_start_s: float | None = None
 
 
 class Counter:
@@ -148,14 +154,20 @@ class Counter:
 
 
 def mode_config(
-    base: RobotConfig, mode: str, folder: Path, head_start_s: float | None = None
+    base: RobotConfig,
+    mode: str,
+    folder: Path,
+    head_start_s: float | None = None,
+    first_step_s: float | None = None,
 ) -> RobotConfig:
     """The profile for one mode: no cameras, MQTT off, the journal in ``folder``; anytime with
-    ``head_start_s`` (default: the profile's)."""
+    ``head_start_s`` and ``first_step_s`` (default: the profile's; ``first_step_s`` 0: none)."""
     if mode == "anytime":
         update: dict[str, Any] = {"anytime": True}
         if head_start_s is not None:
             update["head_start_s"] = head_start_s
+        if first_step_s is not None:
+            update["first_step_s"] = first_step_s or None
         solver = base.solver.model_copy(update=update)
     else:
         solver = base.solver.model_copy(update={"anytime": False, "budget_s": float(mode)})
@@ -223,8 +235,9 @@ async def run_mode(
     cubes: list[Cube],
     folder: Path,
     head_start_s: float | None = None,
+    first_step_s: float | None = None,
 ) -> list[JobResult]:
-    config = mode_config(base, mode, folder, head_start_s)
+    config = mode_config(base, mode, folder, head_start_s, first_step_s)
     robot = SimulatedRobot(config)
     port = await robot.start()
     link = FirmwareLink(port, config=link_config(config))
@@ -274,6 +287,7 @@ async def run_mode(
                 if anytime.last.first:
                     result.first = anytime.last.first.to_dict()
                 result.joined = anytime.last.joined
+                result.head_start_s = anytime.last.head_start_s
             results.append(result)
     finally:
         daemon.stop()
@@ -318,6 +332,11 @@ def row(mode: str, results: list[JobResult]) -> dict[str, Any]:
             if results and all(step in r.steps for r in results)
         },
         "first_search": first_search([r.first for r in results if r.first is not None]),
+        "head_start_ms_median": (
+            round(1000 * statistics.median(heads), 2)
+            if (heads := [r.head_start_s for r in results if r.head_start_s is not None])
+            else None
+        ),
     }
 
 
@@ -361,6 +380,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="S",
         help="anytime: [solver] head_start_s (default: the profile's)",
     )
+    ap.add_argument(
+        "--first-step",
+        type=float,
+        default=None,
+        metavar="S",
+        help="anytime: [solver] first_step_s (default: the profile's; 0: none)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -373,7 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="cuberobot-bench-") as tmp:
         for mode in modes:
             began = time.perf_counter()
-            results = asyncio.run(run_mode(base, mode, cubes, Path(tmp), args.head_start))
+            results = asyncio.run(
+                run_mode(base, mode, cubes, Path(tmp), args.head_start, args.first_step)
+            )
             rows.append(row(mode, results))
             print(
                 f"{label(mode)}: {len(results)} jobs in {time.perf_counter() - began:.0f} s",
@@ -424,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"saved {f['saved_s_mean']:.3f} s a job; outcomes {f['outcomes']}; "
                 f"refinements joined with the moves before them {r['joined_mean']:.2f} a job"
             )
+        if r["head_start_ms_median"] is not None:
+            print(f"{label(r['mode'])}: head start {r['head_start_ms_median']:.2f} ms (median)")
     return 0
 
 

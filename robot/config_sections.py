@@ -300,8 +300,12 @@ class SolverConfig(Section):
     #: they turn, replacing the moves not yet sent by faster ones (``budget_s`` is then unused)
     anytime: bool = False
     #: anytime: how long after the job entered SOLVING the search before the first move ends
-    #: (0: the first solution found)
+    #: (0: the first solution found); with ``first_step_s``, the least it is
     head_start_s: Annotated[float, Field(ge=0, le=1)] = 0.005
+    #: anytime: the time from SOLVING to the first motor step to aim at: the head start is
+    #: lengthened to this less the host's own part of it (planning, journaling, sending: as the
+    #: last jobs measured it), never below ``head_start_s`` (None: always ``head_start_s``)
+    first_step_s: Annotated[float, Field(gt=0, le=1)] | None = None
 
     @field_validator("engine")
     @classmethod
@@ -312,6 +316,16 @@ class SolverConfig(Section):
                 f"({AUTO!r}: the engine for the cube size)"
             )
         return value
+
+    @model_validator(mode="after")
+    def _first_step(self) -> SolverConfig:
+        if self.first_step_s is not None and self.first_step_s <= self.head_start_s:
+            raise ValueError(
+                f"@solver.first_step_s: first_step_s ({self.first_step_s:g}) must be more than "
+                f"head_start_s "
+                f"({self.head_start_s:g}): the first motor step comes after the head start"
+            )
+        return self
 
     def solves(self, n: int) -> bool:
         """Whether :attr:`engine` solves an ``n`` cube (``auto``: any N >= 2; the engines

@@ -35,6 +35,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from firmware_protocol.errors import LinkError
@@ -80,6 +81,16 @@ DECAY = 0.9
 #: rather than hand over to the pipeline's first solution (a search from scratch, and not the
 #: fastest plan the robot-time search finds first: 0.1-0.4 s more motor time in those jobs).
 HEAD_TIMEOUT_S = 1.0
+#: ``[solver] first_step_s``: the head start is sized from the host's part of the time to the
+#: first motor step in this many jobs before (:meth:`Anytime.head_start_s`) ...
+OVERHEAD_JOBS = 16
+#: ... once there are this many ...
+OVERHEAD_MIN_JOBS = 3
+#: ... so that this share of them would have reached the first step in time
+OVERHEAD_QUANTILE = 0.75
+#: A head start that handed back later than this after its deadline (it went on for its first
+#: solution) counts as this late: the host's part, not the search's.
+OVERHEAD_LATE_CAP_S = 0.002
 
 
 class Anytime:
@@ -113,6 +124,10 @@ class Anytime:
         #: write, the host's wake-up lag, how early reports came): the next job starts from
         #: the worst, slowly forgotten
         self._learnt: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
+        #: the host's part of the time to the first motor step in the last jobs (seconds:
+        #: from the head start's deadline to the first moves written, and their way to the
+        #: firmware), for ``first_step_s``
+        self._overheads: deque[float] = deque(maxlen=OVERHEAD_JOBS)
 
     # === the job ==================================================================================
 
@@ -134,9 +149,10 @@ class Anytime:
         job.mark("solving")
         self.ctx.set_state(JobState.SOLVING)  # (journaled with the plan: EXECUTING)
         started = time.perf_counter()
+        head_start = self.head_start_s()
         fetched = self._status(job)
         try:
-            solution = await self._head_start(cube, started)
+            solution = await self._head_start(cube, started, head_start)
             job.mark("searched")
             program = self._plan(solution.moves)
             job.mark("planned")
@@ -189,6 +205,7 @@ class Anytime:
             if program.moves:
                 await syncing
                 run = self._new_run(job, offset, cube, list(program.moves))
+                run.head_start_s = head_start
                 early = self.searcher.start_first(run, self._sessions)
             await written
             wrote = time.perf_counter() - writing
@@ -210,6 +227,7 @@ class Anytime:
             )
             try:
                 job.mark("sending")  # the executor writes the first moves before it waits
+                self._overhead(job, started + head_start)
                 await self.executor.execute(job, run.feed, offset, dispatched=status)
             finally:
                 await cancel_and_wait(refiner)
@@ -272,13 +290,37 @@ class Anytime:
             self._prefetched[1].cancel()
             self._prefetched = None
 
-    async def _head_start(self, cube: Cube, started: float) -> Solution:
-        """The first solution: the warm session's search until ``head_start_s`` after
+    def head_start_s(self) -> float:
+        """The next job's head start: ``[solver] head_start_s``; with ``first_step_s``,
+        lengthened to that less the host's part of the time to the first motor step (its
+        :data:`OVERHEAD_QUANTILE` over the last :data:`OVERHEAD_JOBS` jobs), so that the
+        time the host leaves under the aim goes to the search that chooses the first moves."""
+        solver = self.ctx.config.solver
+        least, aim = solver.head_start_s, solver.first_step_s
+        if aim is None or least <= 0 or len(self._overheads) < OVERHEAD_MIN_JOBS:
+            return least
+        measured = sorted(self._overheads)
+        overhead = measured[min(len(measured) - 1, int(OVERHEAD_QUANTILE * len(measured)))]
+        return min(aim, max(least, aim - overhead))
+
+    def _overhead(self, job: Job, deadline: float) -> None:
+        """Note the host's part of ``job``'s time to the first motor step: from the head
+        start's ``deadline`` (:func:`time.perf_counter`) to the first moves written (a hand-back
+        later than :data:`OVERHEAD_LATE_CAP_S` counted as that: the search went on for its
+        first solution), and half the link's latency for their way to the firmware."""
+        marks = job.marks
+        if "searched" not in marks or "sending" not in marks:
+            return
+        late = min(max(marks["searched"] / 1e9 - deadline, 0.0), OVERHEAD_LATE_CAP_S)
+        host = (marks["sending"] - marks["searched"]) / 1e9
+        self._overheads.append(late + host + self.ctx.link.latency_s / 2)
+
+    async def _head_start(self, cube: Cube, started: float, head_start: float) -> Solution:
+        """The first solution: the warm session's search until ``head_start`` after
         ``started`` (:func:`time.perf_counter`, the clock of :func:`time.monotonic` here;
         holding none then, until its first, :data:`HEAD_TIMEOUT_S` at most), or, with no head
         start, a robot with a face missing, or nothing found by then, the pipeline's first
         solution within the length limit."""
-        head_start = self.ctx.config.solver.head_start_s
         if head_start > 0 and not self.ctx.config.motors.missing:
             session = (await self._warm()).head
             deadline = time.monotonic() + head_start - (time.perf_counter() - started)

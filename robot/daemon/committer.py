@@ -253,6 +253,8 @@ class AnytimeRun:
     joined: int = 0
     #: the first commit and the first search (set by the searcher)
     first: FirstSearch | None = None
+    #: how long the head start searched for the first moves (seconds, its deadline's)
+    head_start_s: float = 0.0
 
     #: a search from this position runs, or (``journaling``) its result is being journaled:
     #: then no move past it is committed until the journal has it

@@ -284,6 +284,10 @@ def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_
     assert Searcher._again(run, replace(started, target=3), SearchOutcome.LANDED)
 
 
+def _no_solution(*args: object, **kwargs: object) -> Solution:
+    raise AssertionError("not wanted here")
+
+
 def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
     """Each job starts from the worst delays the jobs before it measured (how late the host woke
     for a commit, how late a search handed back, the longest journal write), each forgotten by
@@ -295,7 +299,7 @@ def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
         config = SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None))
         ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.001))
         anytime = Anytime(
-            cast(Context, ctx), cast(Executor, None), cast(Planner, None), lambda *a, **k: None
+            cast(Context, ctx), cast(Executor, None), cast(Planner, None), _no_solution
         )
         seen = []
         for k in range(4):
@@ -314,3 +318,58 @@ def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
     assert seen[0] == (0.0, 0.0, 0.0)
     for k, factor in ((1, 1.0), (2, DECAY), (3, DECAY**2)):
         assert seen[k] == pytest.approx((0.075 * factor, 0.02 * factor, 0.03 * factor))
+
+
+def _anytime(head_start_s: float, first_step_s: float | None) -> Anytime:
+    solver = SimpleNamespace(max_length=None, head_start_s=head_start_s, first_step_s=first_step_s)
+    config = SimpleNamespace(cost_model=COST, solver=solver)
+    ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.004))
+    return Anytime(cast(Context, ctx), cast(Executor, None), cast(Planner, None), _no_solution)
+
+
+def _overhead_of(anytime: Anytime, searched_after_s: float, sending_after_s: float) -> None:
+    """A job whose head start (deadline 1.0 s) handed back and whose first moves were written
+    that long after its deadline."""
+    job = Job("job", "solve", None, 0.0)
+    job.marks.update(
+        searched=int((1.0 + searched_after_s) * 1e9), sending=int((1.0 + sending_after_s) * 1e9)
+    )
+    anytime._overhead(job, 1.0)
+
+
+def test_the_head_start_takes_what_the_host_leaves_under_the_first_step_aim() -> None:
+    """With ``first_step_s`` the head start is the aim less the host's part of the time to the
+    first motor step (from the head start's deadline to the first moves written, plus half the
+    link's latency), as the worst quarter of the last jobs measured it; never shorter than
+    ``head_start_s``, never longer than the aim, and ``head_start_s`` until 3 jobs measured."""
+    anytime = _anytime(0.005, 0.013)
+    for _ in range(2):
+        _overhead_of(anytime, 0.0005, 0.004)  # 0.5 ms late, 3.5 ms of host: 6 ms with the link
+        assert anytime.head_start_s() == 0.005
+    for _ in range(14):
+        _overhead_of(anytime, 0.0005, 0.004)
+    assert anytime.head_start_s() == pytest.approx(0.013 - 0.006)
+    # a quarter of the jobs slower: the head start sized for them
+    for _ in range(5):
+        _overhead_of(anytime, 0.0005, 0.005)
+    assert anytime.head_start_s() == pytest.approx(0.013 - 0.007)
+    # a head start that went on for its first solution counts 2 ms late, not its search
+    late = _anytime(0.005, 0.013)
+    for _ in range(16):
+        _overhead_of(late, 0.2, 0.203)
+    assert late.head_start_s() == pytest.approx(0.013 - 0.007)
+    # never below head_start_s, and the aim at most (a host that takes no time)
+    slow = _anytime(0.005, 0.013)
+    for _ in range(16):
+        _overhead_of(slow, 0.001, 0.02)
+    assert slow.head_start_s() == 0.005
+    fast = _anytime(0.005, 0.013)
+    fast.ctx.link.latency_s = 0.0  # type: ignore[misc]
+    for _ in range(16):
+        _overhead_of(fast, 0.0, 0.0)
+    assert fast.head_start_s() == 0.013
+    # without first_step_s: head_start_s whatever the jobs measured
+    fixed = _anytime(0.005, None)
+    for _ in range(16):
+        _overhead_of(fixed, 0.0, 0.0)
+    assert fixed.head_start_s() == 0.005

@@ -161,6 +161,20 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
         pytest.param(
             "[solver]\nhead_start_s = 2\n", "solver", "head_start_s", "1", id="head-start"
         ),
+        pytest.param(
+            "[solver]\nhead_start_s = 0.01\nfirst_step_s = 0.008\n",
+            "solver",
+            "first_step_s",
+            "must be more than head_start_s (0.01)",
+            id="first-step-before-head-start",
+        ),
+        pytest.param(
+            "[solver]\nfirst_step_s = 0\n",
+            "solver",
+            "first_step_s",
+            "greater than 0",
+            id="first-step-0",
+        ),
         pytest.param("[solver]\nbudget_s = inf\n", "solver", "budget_s", "finite", id="budget-inf"),
         pytest.param("[solver]\nbudget_s = 1e300\n", "solver", "budget_s", "600", id="budget-huge"),
         pytest.param(
