@@ -167,7 +167,7 @@ def mode_config(
         if head_start_s is not None:
             update["head_start_s"] = head_start_s
         if first_step_s is not None:
-            update["first_step_s"] = first_step_s or None
+            update["first_step_s"] = first_step_s
         solver = base.solver.model_copy(update=update)
     else:
         solver = base.solver.model_copy(update={"anytime": False, "budget_s": float(mode)})

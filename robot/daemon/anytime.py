@@ -227,7 +227,7 @@ class Anytime:
             )
             try:
                 job.mark("sending")  # the executor writes the first moves before it waits
-                self._overhead(job, started + head_start)
+                self._overhead(job, started, head_start)
                 await self.executor.execute(job, run.feed, offset, dispatched=status)
             finally:
                 await cancel_and_wait(refiner)
@@ -297,21 +297,23 @@ class Anytime:
         time the host leaves under the aim goes to the search that chooses the first moves."""
         solver = self.ctx.config.solver
         least, aim = solver.head_start_s, solver.first_step_s
-        if aim is None or least <= 0 or len(self._overheads) < OVERHEAD_MIN_JOBS:
+        if aim <= 0 or least <= 0 or len(self._overheads) < OVERHEAD_MIN_JOBS:
             return least
         measured = sorted(self._overheads)
         overhead = measured[min(len(measured) - 1, int(OVERHEAD_QUANTILE * len(measured)))]
-        return min(aim, max(least, aim - overhead))
+        return max(least, aim - overhead)
 
-    def _overhead(self, job: Job, deadline: float) -> None:
-        """Note the host's part of ``job``'s time to the first motor step: from the head
-        start's ``deadline`` (:func:`time.perf_counter`) to the first moves written (a hand-back
-        later than :data:`OVERHEAD_LATE_CAP_S` counted as that: the search went on for its
-        first solution), and half the link's latency for their way to the firmware."""
+    def _overhead(self, job: Job, started: float, head_start: float) -> None:
+        """Note the host's part of ``job``'s time to the first motor step: from the deadline of
+        the head start begun at ``started`` (:func:`time.perf_counter`) to the first moves
+        written (a hand-back later than :data:`OVERHEAD_LATE_CAP_S` counted as that: the search
+        went on for its first solution), and half the link's latency for their way to the
+        firmware. Not when the job's marks are an earlier attempt's (a job solved again keeps
+        its first marks)."""
         marks = job.marks
-        if "searched" not in marks or "sending" not in marks:
+        if "searched" not in marks or "sending" not in marks or marks["searched"] < started * 1e9:
             return
-        late = min(max(marks["searched"] / 1e9 - deadline, 0.0), OVERHEAD_LATE_CAP_S)
+        late = min(max(marks["searched"] / 1e9 - started - head_start, 0.0), OVERHEAD_LATE_CAP_S)
         host = (marks["sending"] - marks["searched"]) / 1e9
         self._overheads.append(late + host + self.ctx.link.latency_s / 2)
 

@@ -320,7 +320,7 @@ def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
         assert seen[k] == pytest.approx((0.075 * factor, 0.02 * factor, 0.03 * factor))
 
 
-def _anytime(head_start_s: float, first_step_s: float | None) -> Anytime:
+def _anytime(head_start_s: float, first_step_s: float) -> Anytime:
     solver = SimpleNamespace(max_length=None, head_start_s=head_start_s, first_step_s=first_step_s)
     config = SimpleNamespace(cost_model=COST, solver=solver)
     ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.004))
@@ -328,13 +328,13 @@ def _anytime(head_start_s: float, first_step_s: float | None) -> Anytime:
 
 
 def _overhead_of(anytime: Anytime, searched_after_s: float, sending_after_s: float) -> None:
-    """A job whose head start (deadline 1.0 s) handed back and whose first moves were written
-    that long after its deadline."""
+    """A job whose head start (begun at 0.995 s, deadline 1.0 s) handed back and whose first
+    moves were written that long after its deadline."""
     job = Job("job", "solve", None, 0.0)
     job.marks.update(
         searched=int((1.0 + searched_after_s) * 1e9), sending=int((1.0 + sending_after_s) * 1e9)
     )
-    anytime._overhead(job, 1.0)
+    anytime._overhead(job, 0.995, 0.005)
 
 
 def test_the_head_start_takes_what_the_host_leaves_under_the_first_step_aim() -> None:
@@ -367,9 +367,20 @@ def test_the_head_start_takes_what_the_host_leaves_under_the_first_step_aim() ->
     fast.ctx.link.latency_s = 0.0  # type: ignore[misc]
     for _ in range(16):
         _overhead_of(fast, 0.0, 0.0)
-    assert fast.head_start_s() == 0.013
-    # without first_step_s: head_start_s whatever the jobs measured
-    fixed = _anytime(0.005, None)
+    assert fast.head_start_s() == pytest.approx(0.013)
+    # first_step_s 0: head_start_s whatever the jobs measured
+    fixed = _anytime(0.005, 0.0)
     for _ in range(16):
         _overhead_of(fixed, 0.0, 0.0)
     assert fixed.head_start_s() == 0.005
+    # a head start longer than the aim stays as it is
+    longer = _anytime(0.02, 0.013)
+    for _ in range(16):
+        _overhead_of(longer, 0.0, 0.0)
+    assert longer.head_start_s() == 0.02
+    # a job solved again keeps its first marks: an earlier attempt's are not measured
+    again = _anytime(0.005, 0.013)
+    job = Job("job", "solve", None, 0.0)
+    job.marks.update(searched=int(0.5e9), sending=int(1.004e9))
+    again._overhead(job, 0.995, 0.005)
+    assert not again._overheads

@@ -169,11 +169,11 @@ def _error(tmp_path: Path, text: str) -> ConfigError:
             id="first-step-before-head-start",
         ),
         pytest.param(
-            "[solver]\nfirst_step_s = 0\n",
+            "[solver]\nfirst_step_s = -0.01\n",
             "solver",
             "first_step_s",
-            "greater than 0",
-            id="first-step-0",
+            "greater than or equal to 0",
+            id="first-step-negative",
         ),
         pytest.param("[solver]\nbudget_s = inf\n", "solver", "budget_s", "finite", id="budget-inf"),
         pytest.param("[solver]\nbudget_s = 1e300\n", "solver", "budget_s", "600", id="budget-huge"),
@@ -234,6 +234,16 @@ def test_deeply_nested_toml_is_a_config_error(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_a_head_start_longer_than_the_default_first_step_aim_loads(tmp_path: Path) -> None:
+    """``first_step_s`` by default only lengthens a shorter head start: a profile that sets a
+    longer one (or turns the aim off with 0) loads as it is."""
+    path = tmp_path / "p.toml"
+    path.write_text("[solver]\nhead_start_s = 0.02\n")
+    assert load_config(path).solver.head_start_s == 0.02
+    path.write_text("[solver]\nhead_start_s = 0.02\nfirst_step_s = 0\n")
+    assert load_config(path).solver.first_step_s == 0
 
 
 def test_frozen() -> None:
