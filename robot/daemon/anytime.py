@@ -2,8 +2,10 @@
 search goes on while they turn, from the cube as it will be after moves of the plan.
 
 A longer search finds a plan the robot executes faster, but a fixed budget is paid before the
-first move. Here the head start (``[solver] head_start_s``, 5 ms by default, on both worker
-threads) is the only search the robot waits for; then two tasks share the job:
+first move. Here the head start (on both worker threads: ``[solver] head_start_s``, 5 ms by
+default, lengthened to ``first_step_s`` less the host's measured part of the time to the first
+motor step, :meth:`Anytime.head_start_s`) is the only search the robot waits for; then two
+tasks share the job:
 
 * **The committer** (:func:`~robot.daemon.committer.commit_when_due`, with the timeline and
   the run's state in :mod:`robot.daemon.committer`) hands the plan's next motion group to the
