@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -170,6 +171,22 @@ def test_piped_into_head_prints_no_traceback() -> None:
     assert done.stdout == "U" and done.stderr == ""
 
 
+def _wait_reading_its_stdin(pid: int, timeout_s: float = 30.0) -> None:
+    """Until process ``pid`` blocks reading its stdin pipe (Linux: its wait channel; elsewhere
+    1.5 s): a fixed wait sent the signal while a loaded machine was still importing, and the
+    interrupt was lost there (exit 0 once stdin closed)."""
+    wchan = Path(f"/proc/{pid}/wchan")
+    if not wchan.exists():
+        time.sleep(1.5)
+        return
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if "pipe" in wchan.read_text():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the CLI did not wait for stdin within {timeout_s} s")
+
+
 def test_ctrl_c_exits_130_with_one_line() -> None:
     proc = subprocess.Popen(
         [*CUBEROBOT, "solve", "--engine", "lbl", "--batch", "-"],
@@ -178,7 +195,7 @@ def test_ctrl_c_exits_130_with_one_line() -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        time.sleep(1.5)  # started and waiting for a line on stdin
+        _wait_reading_its_stdin(proc.pid)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -131,43 +131,6 @@ Found = tuple[int, list[int], dict[str, Any]]
 CostTuple = tuple[float, float, float, float, bool]
 
 
-#: a state's (cp, co, ep, eo), as :class:`CubieCube` holds them
-_State = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-
-
-def _state(cube: CubieCube) -> _State:
-    return (cube.cp, cube.co, cube.ep, cube.eo)
-
-
-def _multiply(a: _State, b: _State) -> _State:
-    """``a * b`` as :meth:`CubieCube.__mul__` makes it, without its checks."""
-    acp, aco, aep, aeo = a
-    bcp, bco, bep, beo = b
-    return (
-        tuple(acp[i] for i in bcp),
-        tuple((aco[p] + o) % 3 for p, o in zip(bcp, bco, strict=True)),
-        tuple(aep[i] for i in bep),
-        tuple((aeo[p] + o) % 2 for p, o in zip(bep, beo, strict=True)),
-    )
-
-
-def _inverse(a: _State) -> _State:
-    """:meth:`CubieCube.inverse`, without its checks."""
-    acp, aco, aep, aeo = a
-    cp = [0] * 8
-    ep = [0] * 12
-    for i, p in enumerate(acp):
-        cp[p] = i
-    for i, p in enumerate(aep):
-        ep[p] = i
-    return (
-        tuple(cp),
-        tuple(-aco[p] % 3 for p in cp),
-        tuple(ep),
-        tuple(aeo[p] for p in ep),
-    )
-
-
 def _sym_cube(s: int) -> CubieCube:
     cp, co, ep, eo = C.sym_arrays()
     return CubieCube(
@@ -238,7 +201,7 @@ class TwoPhaseSolver:
         self._conj = tables.conj_move.astype(int)
         self._urf3 = _sym_cube(C.SYM_URF3)
         self._urf3_inv = _sym_cube(C.SYM_URF3_INV)
-        self._urf3_state = (_state(self._urf3), _state(self._urf3_inv))
+        self._urf3_state = (C.state_of(self._urf3), C.state_of(self._urf3_inv))
         #: the moves allowed along each direction for a set of faces (:meth:`_allowed`)
         self._allowed_masks: dict[tuple[int, frozenset[Face]], int] = {}
         self._axial: AxialTables | None = None
@@ -303,19 +266,22 @@ class TwoPhaseSolver:
         invs = (False, True) if count in (2, 6) else (False,)
         out: list[Direction] = []
         seen: set[Start] = set()
-        state: _State = (cube.cp, cube.co, cube.ep, cube.eo)
+        state = C.state_of(cube)
         urf3, urf3_inv = self._urf3_state
         for rot in rots:
             # (plain tuples, not CubieCube: this is on the way to a robot's first move)
             if rot == 0:
                 base = state
             elif rot == 1:
-                base = _multiply(_multiply(urf3_inv, state), urf3)
+                base = C.multiply_state(C.multiply_state(urf3_inv, state), urf3)
             else:
-                base = _multiply(_multiply(urf3, state), urf3_inv)
+                base = C.multiply_state(C.multiply_state(urf3, state), urf3_inv)
             allowed = self._allowed(rot, faces)
             for inv in invs:
-                start: Start = (*C.start_coordinates(*(_inverse(base) if inv else base)), allowed)
+                start: Start = (
+                    *C.start_coordinates(*(C.inverse_state(base) if inv else base)),
+                    allowed,
+                )
                 if start not in seen:
                     seen.add(start)
                     out.append((rot, inv, start))
