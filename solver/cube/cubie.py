@@ -40,7 +40,10 @@ __all__ = [
     "CubieCube",
     "CubieLayout",
     "Edge",
+    "State",
     "cubie_layout",
+    "inverse_state",
+    "multiply_states",
     "permutation_parity",
 ]
 
@@ -148,6 +151,35 @@ def permutation_parity(perm: Sequence[int]) -> int:
     return parity
 
 
+#: a state's (cp, co, ep, eo) as plain tuples
+State = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def multiply_states(a: State, b: State) -> State:
+    """``a * b`` (:meth:`CubieCube.__mul__`) on plain tuples, without a state's checks: where
+    states are combined on the way to a robot's first move (a search's directions)."""
+    acp, aco, aep, aeo = a
+    bcp, bco, bep, beo = b
+    return (
+        tuple(acp[i] for i in bcp),
+        tuple((aco[p] + o) % 3 for p, o in zip(bcp, bco, strict=True)),
+        tuple(aep[i] for i in bep),
+        tuple((aeo[p] + o) % 2 for p, o in zip(bep, beo, strict=True)),
+    )
+
+
+def inverse_state(a: State) -> State:
+    """:meth:`CubieCube.inverse` on plain tuples, without a state's checks."""
+    acp, aco, aep, aeo = a
+    cp = [0] * 8
+    ep = [0] * 12
+    for i, p in enumerate(acp):
+        cp[p] = i
+    for i, p in enumerate(aep):
+        ep[p] = i
+    return tuple(cp), tuple(-aco[p] % 3 for p in cp), tuple(ep), tuple(aeo[p] for p in ep)
+
+
 @dataclass(frozen=True, slots=True)
 class CubieCube:
     """A 3x3 state as (cp, co, ep, eo) in the replaced-by convention (module docstring)."""
@@ -166,27 +198,16 @@ class CubieCube:
             raise ValueError("co entries are 0..2 and eo entries 0..1")
 
     # group operations ----------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        """``(cp, co, ep, eo)``, for :func:`multiply_states` and :func:`inverse_state`."""
+        return (self.cp, self.co, self.ep, self.eo)
+
     def __mul__(self, other: CubieCube) -> CubieCube:
-        cp = tuple(self.cp[other.cp[i]] for i in range(8))
-        co = tuple((self.co[other.cp[i]] + other.co[i]) % 3 for i in range(8))
-        ep = tuple(self.ep[other.ep[i]] for i in range(12))
-        eo = tuple((self.eo[other.ep[i]] + other.eo[i]) % 2 for i in range(12))
-        return CubieCube(cp, co, ep, eo)
+        return CubieCube(*multiply_states(self.state, other.state))
 
     def inverse(self) -> CubieCube:
-        cp = [0] * 8
-        co = [0] * 8
-        ep = [0] * 12
-        eo = [0] * 12
-        for i in range(8):
-            cp[self.cp[i]] = i
-        for i in range(8):
-            co[i] = (-self.co[cp[i]]) % 3
-        for i in range(12):
-            ep[self.ep[i]] = i
-        for i in range(12):
-            eo[i] = self.eo[ep[i]]
-        return CubieCube(tuple(cp), tuple(co), tuple(ep), tuple(eo))
+        return CubieCube(*inverse_state(self.state))
 
     def apply(self, moves: str | Iterable[Move]) -> CubieCube:
         """The state after face turns (U R F D L B with any suffix)."""

@@ -71,7 +71,6 @@ __all__ = [
     "SYM_URF3_INV",
     "U_EDGES",
     "IntArray",
-    "State",
     "coordinates",
     "coordinates_many",
     "corner_multiply",
@@ -79,11 +78,9 @@ __all__ = [
     "edge_multiply",
     "flip_of",
     "four_edges_of",
-    "inverse_state",
     "move_arrays",
     "move_index",
     "move_of_index",
-    "multiply_state",
     "perm_rank",
     "perm_unrank",
     "set_corners",
@@ -92,7 +89,6 @@ __all__ = [
     "set_twist",
     "set_ud_edges",
     "start_coordinates",
-    "state_of",
     "sym_arrays",
     "sym_inverse",
     "twist_of",
@@ -539,44 +535,6 @@ def start_coordinates(
         _four_edges(ep, U_EDGES[0]),
         _four_edges(ep, D_EDGES[0]),
         _rank(cp),
-    )
-
-
-#: a state's (cp, co, ep, eo), as :class:`CubieCube` holds them
-State = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
-
-
-def state_of(cube: CubieCube) -> State:
-    """``cube``'s (cp, co, ep, eo)."""
-    return (cube.cp, cube.co, cube.ep, cube.eo)
-
-
-def multiply_state(a: State, b: State) -> State:
-    """``a * b`` as :meth:`CubieCube.__mul__` makes it, without its checks."""
-    acp, aco, aep, aeo = a
-    bcp, bco, bep, beo = b
-    return (
-        tuple(acp[i] for i in bcp),
-        tuple((aco[p] + o) % 3 for p, o in zip(bcp, bco, strict=True)),
-        tuple(aep[i] for i in bep),
-        tuple((aeo[p] + o) % 2 for p, o in zip(bep, beo, strict=True)),
-    )
-
-
-def inverse_state(a: State) -> State:
-    """:meth:`CubieCube.inverse`, without its checks."""
-    acp, aco, aep, aeo = a
-    cp = [0] * 8
-    ep = [0] * 12
-    for i, p in enumerate(acp):
-        cp[p] = i
-    for i, p in enumerate(aep):
-        ep[p] = i
-    return (
-        tuple(cp),
-        tuple(-aco[p] % 3 for p in cp),
-        tuple(ep),
-        tuple(aeo[p] for p in ep),
     )
 
 

@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.cost import DEFAULT_COST_MODEL, CostModel
-from solver.cube.cubie import CubieCube
+from solver.cube.cubie import CubieCube, inverse_state, multiply_states
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, invert
@@ -201,7 +201,7 @@ class TwoPhaseSolver:
         self._conj = tables.conj_move.astype(int)
         self._urf3 = _sym_cube(C.SYM_URF3)
         self._urf3_inv = _sym_cube(C.SYM_URF3_INV)
-        self._urf3_state = (C.state_of(self._urf3), C.state_of(self._urf3_inv))
+        self._urf3_state = (self._urf3.state, self._urf3_inv.state)
         #: the moves allowed along each direction for a set of faces (:meth:`_allowed`)
         self._allowed_masks: dict[tuple[int, frozenset[Face]], int] = {}
         self._axial: AxialTables | None = None
@@ -266,20 +266,20 @@ class TwoPhaseSolver:
         invs = (False, True) if count in (2, 6) else (False,)
         out: list[Direction] = []
         seen: set[Start] = set()
-        state = C.state_of(cube)
+        state = cube.state
         urf3, urf3_inv = self._urf3_state
         for rot in rots:
             # (plain tuples, not CubieCube: this is on the way to a robot's first move)
             if rot == 0:
                 base = state
             elif rot == 1:
-                base = C.multiply_state(C.multiply_state(urf3_inv, state), urf3)
+                base = multiply_states(multiply_states(urf3_inv, state), urf3)
             else:
-                base = C.multiply_state(C.multiply_state(urf3, state), urf3_inv)
+                base = multiply_states(multiply_states(urf3, state), urf3_inv)
             allowed = self._allowed(rot, faces)
             for inv in invs:
                 start: Start = (
-                    *C.start_coordinates(*(C.inverse_state(base) if inv else base)),
+                    *C.start_coordinates(*(inverse_state(base) if inv else base)),
                     allowed,
                 )
                 if start not in seen:
