@@ -521,7 +521,8 @@ def start_coordinates(
     """``(twist, flip, slice_sorted, u_edges, d_edges, corners)`` of one state, as
     :func:`coordinates` gives them, in plain integers: a search's start is prepared on the way
     to the robot's first move, where numpy's per-call cost for a handful of states is most of
-    the time (a state's six directions: 0.07 against 0.2 ms)."""
+    the time (a state's six directions, with their products and inverses: 0.10 against
+    0.32 ms)."""
     twist = 0
     for x in co[:7]:
         twist = 3 * twist + x

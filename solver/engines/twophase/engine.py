@@ -201,7 +201,6 @@ class TwoPhaseSolver:
         self._conj = tables.conj_move.astype(int)
         self._urf3 = _sym_cube(C.SYM_URF3)
         self._urf3_inv = _sym_cube(C.SYM_URF3_INV)
-        self._urf3_state = (self._urf3.state, self._urf3_inv.state)
         #: the moves allowed along each direction for a set of faces (:meth:`_allowed`)
         self._allowed_masks: dict[tuple[int, frozenset[Face]], int] = {}
         self._axial: AxialTables | None = None
@@ -267,7 +266,7 @@ class TwoPhaseSolver:
         out: list[Direction] = []
         seen: set[Start] = set()
         state = cube.state
-        urf3, urf3_inv = self._urf3_state
+        urf3, urf3_inv = self._urf3.state, self._urf3_inv.state
         for rot in rots:
             # (plain tuples, not CubieCube: this is on the way to a robot's first move)
             if rot == 0:
