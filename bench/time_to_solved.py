@@ -367,12 +367,37 @@ def label(mode: str) -> str:
     return mode if mode == "anytime" else f"budget {float(mode) * 1000:g} ms"
 
 
+def parse_modes(text: str) -> list[str]:
+    """``--modes``: comma-separated budgets in seconds (0 = first solution within 20) or
+    ``anytime``; anything else is refused by name."""
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    for mode in modes:
+        if mode == "anytime":
+            continue
+        try:
+            budget = float(mode)
+        except ValueError:
+            budget = -1.0
+        if not 0 <= budget <= 60 or budget != budget:
+            raise argparse.ArgumentTypeError(
+                f"{mode!r} is not a mode: give budgets in seconds (0..60, e.g. 0.1) or 'anytime'"
+            )
+    if not modes:
+        raise argparse.ArgumentTypeError("no mode given: e.g. --modes 0.1,anytime")
+    return modes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--states", type=int, default=100)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--profile", default="simulated", help="bundled profile name or TOML path")
-    ap.add_argument("--modes", default="0,0.01,0.1,1,anytime")
+    ap.add_argument(
+        "--modes",
+        type=parse_modes,
+        default="0,0.01,0.1,1,anytime",
+        help="comma-separated budgets in seconds, or anytime (default: 0,0.01,0.1,1,anytime)",
+    )
     ap.add_argument(
         "--head-start",
         type=float,
@@ -394,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     base = load_profile(bundled_path(profile) if "/" not in profile else Path(profile))
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
-    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    modes: list[str] = args.modes
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="cuberobot-bench-") as tmp:
         for mode in modes:

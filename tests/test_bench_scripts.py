@@ -31,3 +31,17 @@ def test_a_benchmark_starts_as_a_script(script: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage" in done.stdout.lower()
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("modes", ["100ms", "0.1,fast", "-1", "nan", ","])
+def test_time_to_solved_refuses_a_bad_mode_by_name(modes: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "time_to_solved.py"), "--modes", modes, "--states", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "--modes" in done.stderr
+    assert "Traceback" not in done.stderr
