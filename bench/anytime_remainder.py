@@ -38,19 +38,30 @@ from typing import Any
 # vision package (robot.config reads files with vision.imagefile): the checkout's root first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from robot.bundled import bundled_path, load_profile
 from robot.planner import Planner
 from solver.api import solve
 from solver.cube.cubie import CubieCube
 from solver.engines.twophase.engine import get_solver
+from solver.engines.twophase.settings import MAX_LENGTH_LIMIT, MAX_THREADS
+
+#: the longest head start a profile may give (``[solver] head_start_s``), in seconds
+MAX_HEAD_START_S = 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--states", type=int, default=20)
+    ap.add_argument("--states", type=_args.count(1), default=20)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--head-start", type=float, default=0.003)
-    ap.add_argument("--head-threads", type=int, default=1, help="the head start's threads")
+    ap.add_argument("--head-start", type=_args.seconds(0.0, MAX_HEAD_START_S), default=0.003)
+    ap.add_argument(
+        "--head-threads",
+        type=_args.count(1, MAX_THREADS),
+        default=1,
+        help=f"the head start's threads (1..{MAX_THREADS})",
+    )
     ap.add_argument(
         "--head-directions",
         type=int,
@@ -58,8 +69,14 @@ def main(argv: list[str] | None = None) -> int:
         choices=(1, 2, 3, 6),
         help="the head start's search directions (the daemon: 6)",
     )
-    ap.add_argument("--after", default="1,2,3", help="committed groups")
-    ap.add_argument("--budgets", default="0.05,0.15,0.3", help="seconds")
+    # a plan has no more motion groups than moves (at most MAX_LENGTH_LIMIT)
+    ap.add_argument(
+        "--after",
+        type=_args.int_list(1, MAX_LENGTH_LIMIT),
+        default="1,2,3",
+        help="committed groups",
+    )
+    ap.add_argument("--budgets", type=_args.seconds_list(), default="0.05,0.15,0.3", help="seconds")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     config = load_profile(bundled_path("simulated"))
@@ -71,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
-    afters = [int(a) for a in args.after.split(",")]
-    budgets = [float(b) for b in args.budgets.split(",")]
+    afters: list[int] = args.after
+    budgets: list[float] = args.budgets
     solve(cubes[0], "twophase", budget_s=0.01, cost_model=cost)  # the tables load
     samples: dict[tuple[int, float], list[dict[str, float]]] = {}
     for cube in cubes:

@@ -46,6 +46,8 @@ from typing import Any
 # vision package (robot.config reads files with vision.imagefile): the checkout's root first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from robot.bundled import bundled_path, load_profile
 from robot.planner import MotorProgram, Planner
 from solver.cost import CostModel
@@ -54,6 +56,10 @@ from solver.cube.facelets import Cube
 from solver.cube.notation import Move, parse
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.session import SearchSession
+from solver.engines.twophase.settings import DIRECTIONS
+
+#: the longest head start a profile may give (``[solver] head_start_s``), in seconds
+MAX_HEAD_START_S = 1.0
 
 #: The 45 motion groups of the robot: one face or both faces of an axis, each 0-3 quarter turns.
 AXES = (("U", "D"), ("R", "L"), ("F", "B"))
@@ -119,12 +125,24 @@ def _robot_s(planner: Planner, moves: Sequence[Move]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--states", type=int, default=200)
+    ap.add_argument("--states", type=_args.count(1), default=200)
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--heads", default="0.005", help="head-start lengths, seconds")
-    ap.add_argument("--head-directions", default="6", help="search directions: 1, 2, 3 or 6")
-    ap.add_argument("--remainder", type=float, default=0.08, help="seconds")
-    ap.add_argument("--every-group", type=int, default=0, help="states with all 45 tried")
+    ap.add_argument(
+        "--heads",
+        type=_args.seconds_list(0.0, MAX_HEAD_START_S, unique=True),
+        default="0.005",
+        help="head-start lengths, seconds",
+    )
+    ap.add_argument(
+        "--head-directions",
+        type=_args.int_list(1, what="search directions", choices=DIRECTIONS, unique=True),
+        default="6",
+        help="search directions: 1, 2, 3 or 6",
+    )
+    ap.add_argument("--remainder", type=_args.seconds(), default=0.08, help="seconds")
+    ap.add_argument(
+        "--every-group", type=_args.count(0), default=0, help="states with all 45 tried"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     config = load_profile(bundled_path("simulated"))
@@ -132,11 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     planner = Planner(config.motors, cost)
     solver = get_solver()
     refine = solver.session(cost_model=cost, threads=2)
-    variants = [
-        Variant(float(h), int(d))
-        for h in args.heads.split(",")
-        for d in args.head_directions.split(",")
-    ]
+    variants = [Variant(h, d) for h in args.heads for d in args.head_directions]
     sessions = {
         d: solver.session(cost_model=cost, threads=2, directions=d)
         for d in {v.directions for v in variants}

@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
+import _args
+
 from solver.api import solve
 from solver.cube.cubie import CubieCube
 
@@ -110,11 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--states", type=int, default=200)
+    ap.add_argument("--states", type=_args.count(1), default=200)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     ap.add_argument("--only", nargs="*", metavar="NAME", choices=list(ROWS), help="rows to run")
-    ap.add_argument("--row", help=argparse.SUPPRESS)  # child process: run one row, print JSON
+    # child process: run one row, print JSON
+    ap.add_argument("--row", choices=list(ROWS), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.row:
         print(json.dumps(run_row(args.row, args.states, args.seed)))

@@ -31,13 +31,20 @@ from typing import Any
 # vision package (robot.config reads files with vision.imagefile): the checkout's root first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from robot.config import MotorConfig, MotorsConfig
 from robot.errors import PlanError
 from robot.planner import Planner
 from solver.api import solve
 from solver.cost import CostModel
-from solver.cube.facelets import Cube
+from solver.cube.facelets import MAX_N, Cube
 from solver.scramble import random_state_nxn
+
+#: the most layers ``[motors.X] max_depth`` lets a gripper hold (its field's upper bound)
+MAX_DEPTH: int = next(
+    bound.le for bound in MotorConfig.model_fields["max_depth"].metadata if hasattr(bound, "le")
+)
 
 FIELDS = (
     "n",
@@ -95,15 +102,23 @@ def _row(n: int, depth: int, cases: list[tuple[Cube, list[Any]]]) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="4,5,6,7")
-    parser.add_argument("--states", type=int, default=3)
-    parser.add_argument("--depths", default="1,2,3")
+    parser.add_argument(
+        "--sizes",
+        type=_args.int_list(4, MAX_N, what="a big cube's size"),
+        default="4,5,6,7",
+        help=f"big cubes only (4..{MAX_N}), comma-separated",
+    )
+    parser.add_argument("--states", type=_args.count(1), default=3)
+    parser.add_argument(
+        "--depths",
+        type=_args.int_list(1, MAX_DEPTH, what="a gripper's layers"),
+        default="1,2,3",
+        help=f"layers a gripper holds (1..{MAX_DEPTH}), comma-separated",
+    )
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args(argv)
-    sizes = [int(v) for v in args.sizes.split(",")]
-    if any(n < 4 for n in sizes):
-        parser.error(f"--sizes: big cubes only (N >= 4), got {args.sizes}")
+    sizes: list[int] = args.sizes
     rows = []
     for n in sizes:
         rng = random.Random(args.seed + n)
@@ -111,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.states):
             state = random_state_nxn(n, rng.randrange(2**32))
             cases.append((state, list(solve(state, "auto").moves)))
-        rows += [_row(n, int(d), cases) for d in args.depths.split(",")]
+        rows += [_row(n, d, cases) for d in args.depths]
     if args.json:
         for row in rows:
             print(json.dumps(row))

@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _args
+
 from solver.cost import DEFAULT_COST_MODEL
 from solver.cube.cubie import CubieCube
 from solver.cube.notation import Metric, count, parse
@@ -167,6 +169,10 @@ def run_row(name: str, n: int, seed: int) -> dict[str, Any]:
     }
 
 
+#: every row's name (:func:`available_rows`: those this machine can run)
+ROW_NAMES = (*TWOPHASE_ROWS, "kociemba", "kociemba max20", "RubikTwoPhase 20", "RubikTwoPhase 1s")
+
+
 def available_rows(rubiktwophase: bool) -> list[str]:
     rows = list(TWOPHASE_ROWS)
     if importlib.util.find_spec("kociemba") is not None:
@@ -215,12 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--states", type=int, default=200)
+    ap.add_argument("--states", type=_args.count(1), default=200)
     ap.add_argument("--seed", type=int, default=2024)
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
-    ap.add_argument("--only", nargs="*", metavar="NAME", help="run only these rows")
+    ap.add_argument(
+        "--only", nargs="*", metavar="NAME", choices=ROW_NAMES, help="run only these rows"
+    )
     ap.add_argument("--rubiktwophase", action="store_true", help="include RubikTwoPhase rows")
-    ap.add_argument("--row", help=argparse.SUPPRESS)  # child process: run one row, print JSON
+    # child process: run one row, print JSON
+    ap.add_argument("--row", choices=ROW_NAMES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.row:
         print(json.dumps(run_row(args.row, args.states, args.seed)))

@@ -36,8 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from solver import api
-from solver.cube.facelets import Cube
+from solver.cube.facelets import MAX_N, Cube
 from solver.scramble import random_moves, random_state_nxn
 
 #: the issue's counts per size
@@ -118,8 +120,7 @@ def _check_big(solution: Any) -> bool:
 def _counts(args: argparse.Namespace) -> dict[int, int]:
     base = QUICK_COUNTS if args.quick else DEFAULT_COUNTS
     if args.sizes:
-        sizes = [int(s) for s in args.sizes.split(",")]
-        return {n: args.count or base.get(n, 1) for n in sizes}
+        return {n: args.count or base.get(n, 1) for n in args.sizes}
     return {n: args.count or c for n, c in base.items()}
 
 
@@ -141,8 +142,15 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", help="comma-separated sizes (default: the issue's list)")
-    parser.add_argument("--count", type=int, help="states per size (default: the issue's)")
+    parser.add_argument(
+        "--sizes",
+        # a 1x1 has nothing to solve; MAX_N: the largest cube the library builds
+        type=_args.int_list(2, MAX_N, what="a cube size"),
+        help=f"comma-separated sizes, 2..{MAX_N} (default: the issue's list)",
+    )
+    parser.add_argument(
+        "--count", type=_args.count(1), help="states per size (default: the issue's)"
+    )
     parser.add_argument("--quick", action="store_true", help="a few states per size")
     parser.add_argument("--json", action="store_true", help="one JSON row per size")
     args = parser.parse_args(argv)

@@ -28,10 +28,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from solver.engines.twophase.tables import AXIAL_GROUPS, GROUPS
 
 #: seconds between two samples of the process tree's memory
 SAMPLE_S = 0.02
+#: the most worker processes worth measuring: one per table group (a worker builds one group)
+MAX_WORKERS = len(GROUPS) + len(AXIAL_GROUPS)
 _BUILD = (
     "import sys; from solver.engines.twophase.tables import build_all; "
     "build_all(sys.argv[1], robot=sys.argv[2] == 'robot', workers=int(sys.argv[3]))"
@@ -101,7 +105,10 @@ def measure(workers: int, robot: bool) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--workers", default="1,2,4", help="worker counts to measure, comma-separated"
+        "--workers",
+        type=_args.int_list(1, MAX_WORKERS, what="a count of workers"),
+        default="1,2,4",
+        help=f"worker counts to measure (1..{MAX_WORKERS}), comma-separated",
     )
     parser.add_argument(
         "--face-turn-only",
@@ -110,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON list of the rows")
     args = parser.parse_args(argv)
-    rows = [measure(int(w), not args.face_turn_only) for w in args.workers.split(",")]
+    rows = [measure(w, not args.face_turn_only) for w in args.workers]
     if args.json:
         print(json.dumps(rows))
         return 0

@@ -39,6 +39,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import _args
+
 from solver.cost import DEFAULT_COST_MODEL
 from solver.cube.cubie import CubieCube
 from solver.engines.twophase import _twophase
@@ -50,7 +52,11 @@ from solver.engines.twophase.engine import (
     _cost_tuple,
     get_solver,
 )
+from solver.engines.twophase.settings import MAX_LENGTH_LIMIT
 from solver.engines.twophase.tables.hugepages import huge_page_copy
+
+_LENGTH = _args.count(1, MAX_LENGTH_LIMIT, what="a length in moves")
+_BUDGET = _args.seconds()
 
 
 def load_kernel(path: str, loaded: dict[Path, ModuleType]) -> ModuleType:
@@ -71,17 +77,34 @@ def load_kernel(path: str, loaded: dict[Path, ModuleType]) -> ModuleType:
     return module
 
 
+def parse_mode(text: str) -> tuple[str, float]:
+    """``--mode``: ``first:L`` or ``exhaustive:L`` (L moves, 1..``MAX_LENGTH_LIMIT``: the
+    kernel's longest) or ``budget:S`` (S seconds); the kind and its L or S."""
+    kind, _, value = text.partition(":")
+    try:
+        if kind in ("first", "exhaustive"):
+            return kind, _LENGTH(value)
+        if kind == "budget":
+            return kind, _BUDGET(value)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    raise argparse.ArgumentTypeError(
+        f"expected first:L, exhaustive:L (L 1..{MAX_LENGTH_LIMIT} moves) or budget:S "
+        f"(S 0..{_args.MAX_BUDGET_S:g} seconds), got {text!r}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kernels", nargs="*", help="built _twophase extension files")
-    parser.add_argument("--mode", default="first:19", help="first:L, exhaustive:L or budget:S")
-    parser.add_argument("--states", type=int, default=40)
+    parser.add_argument(
+        "--mode", type=parse_mode, default="first:19", help="first:L, exhaustive:L or budget:S"
+    )
+    parser.add_argument("--states", type=_args.count(1), default=40)
     parser.add_argument("--seed", type=int, default=4)
     parser.add_argument("--robot", action="store_true", help="the robot (group) search")
     args = parser.parse_args()
-    kind, _, value = args.mode.partition(":")
-    if kind not in ("first", "exhaustive", "budget") or not value:
-        parser.error(f"--mode: first:L, exhaustive:L or budget:S, got {args.mode!r}")
+    kind, value = args.mode
     paths = args.kernels or [str(_twophase.__file__)]
     for path in paths:
         if not Path(path).is_file():
@@ -116,7 +139,7 @@ def main() -> None:
             order.reverse()
         for k in order:
             length = most if kind == "budget" else int(value)
-            budget = float(value) if kind == "budget" else 0.0
+            budget = value if kind == "budget" else 0.0
             started = time.thread_time()
             if given[k] is None:
                 for candidate, extra in ((t, e) for e in extras for t in tuples):
