@@ -85,6 +85,9 @@ from typing import Any, TypeVar
 # Run as a script, this file's folder comes first on sys.path and bench/vision.py would shadow
 # the `vision` package: drop that entry, put the checkout's root there.
 _HERE = Path(__file__).resolve().parent
+# (bench/'s own helper module first, while bench/ is still on sys.path)
+import _args  # noqa: E402
+
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 if str(_HERE.parent) not in sys.path:
     sys.path.insert(0, str(_HERE.parent))
@@ -95,6 +98,7 @@ from firmware_protocol.sim import SimulatedFirmware  # noqa: E402
 from robot.bundled import load_profile  # noqa: E402
 from robot.cameras import CameraRig  # noqa: E402
 from robot.config import RobotConfig  # noqa: E402
+from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN  # noqa: E402
 from robot.daemon import Daemon, JobState, link_config  # noqa: E402
 from robot.errors import ConfigError  # noqa: E402
 from robot.journal import AsyncJournal, Journal  # noqa: E402
@@ -896,9 +900,14 @@ async def campaign(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--trials", type=int, default=40)
-    parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--speed", type=float, default=4.0, help="[simulation] speed_factor")
+    parser.add_argument("--trials", type=_args.count(1), default=40)
+    parser.add_argument("--seed", type=_args.count(0, what="a seed"), default=2026)
+    parser.add_argument(
+        "--speed",
+        type=_args.number(SPEED_FACTOR_MIN, SPEED_FACTOR_MAX, what="a speed factor"),
+        default=4.0,
+        help="[simulation] speed_factor",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--verbose", action="store_true", help="a line per trial on stderr")
     parser.add_argument("--logs", type=Path, help="write each trial's log to LOGS/seed-N.log")
@@ -911,8 +920,6 @@ def main(argv: list[str] | None = None) -> int:
         help="the robot: a bundled profile name or a profile file (default: simulated)",
     )
     args = parser.parse_args(argv)
-    if args.trials < 1 or args.seed < 0 or not 0.001 <= args.speed <= 1000:
-        parser.error("--trials >= 1, --seed >= 0, --speed 0.001..1000")
     try:
         campaign_config("", args.speed, args.profile)
     except ConfigError as exc:

@@ -43,17 +43,21 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import _args  # noqa: E402
 import numpy as np  # noqa: E402
 
 from robot.config import load_config  # noqa: E402
 from robot.kinds import Mechanism, Turntable, TwoGripper  # noqa: E402
 from robot.kinds.choreography import choreograph, default_camera  # noqa: E402
 from robot.kinds.kindscan import SimulatedScanRig, simulate_scan  # noqa: E402
-from robot.kinds.profile import build_mechanism  # noqa: E402
+from robot.kinds.profile import MAX_SIZE, build_mechanism  # noqa: E402
 from solver.cube.facelets import Cube  # noqa: E402
 from solver.cube.geometry import Face  # noqa: E402
 from solver.scramble import random_moves  # noqa: E402
 from vision.render import RenderParams  # noqa: E402
+
+#: frame widths (pixels, 4:3): the renderer's least image is 16x16 (16 = 22 * 3 // 4)
+MIN_WIDTH, MAX_WIDTH = 22, 4096
 
 
 def _profile(name: str) -> Callable[[int], tuple[Mechanism, Face]]:
@@ -150,20 +154,36 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--scans", type=int, default=20, help="scans per kind and size (default 20)")
+    ap.add_argument(
+        "--scans", type=_args.count(1), default=20, help="scans per kind and size (default 20)"
+    )
     ap.add_argument(
         "--sizes",
+        # a robot's cube sizes ([robot] cube_size): 2..MAX_SIZE; none: each kind's own
+        type=_args.int_list(2, MAX_SIZE, what="a cube size", skip_blank=True, allow_empty=True),
         default="",
-        help="cube sizes, comma-separated, for every kind (default: each kind's own, "
-        "2..5, the big-cube gripper 2..7)",
+        help=f"cube sizes (2..{MAX_SIZE}), comma-separated, for every kind (default: each "
+        "kind's own, 2..5, the big-cube gripper 2..7)",
     )
-    ap.add_argument("--severity", type=float, default=0.5, help="light and noise, 0..1")
-    ap.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    ap.add_argument("--width", type=int, default=320, help="frame width in pixels (4:3)")
+    ap.add_argument(
+        "--severity",
+        type=_args.number(0.0, 1.0, what="a severity"),
+        default=0.5,
+        help="light and noise, 0..1",
+    )
+    ap.add_argument(
+        "--seed", type=_args.count(0, what="a seed"), default=0, help="random seed (default 0)"
+    )
+    ap.add_argument(
+        "--width",
+        type=_args.count(MIN_WIDTH, MAX_WIDTH, what="a width in pixels"),
+        default=320,
+        help=f"frame width in pixels (4:3, {MIN_WIDTH}..{MAX_WIDTH})",
+    )
     ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     args = ap.parse_args(argv)
-    chosen = [int(s) for s in args.sizes.split(",") if s]
+    chosen: list[int] = args.sizes
     rows = []
     for kind in args.only or list(KINDS):
         for n in chosen or KINDS[kind][1]:

@@ -40,6 +40,7 @@ import sys
 import time
 from typing import Any
 
+import _args
 import numpy as np
 
 from robot.kinds import KindPlanner, Turntable
@@ -54,6 +55,14 @@ BASELINE_BUDGET_S = 0.1
 TARGET = 0.8
 #: bias of the importance sampler towards cheap next moves (per second)
 BETA = 2.5
+#: the deepest scramble (random face turns; past God's number 20 a scramble is as random)
+MAX_DEPTH = 50
+#: the most sequences sampled for ``count``: a step of the sampler holds 18 x 12 x 12 floats
+#: a sequence (the turntable's 12 end states), about 21 kB: 0.8 GB at the default 40,000, 4 GB
+#: at this
+MAX_SAMPLES = 200_000
+#: the longest search a state of ``long`` is given (seconds)
+MAX_LONG_S = 3600.0
 
 
 def _costs() -> tuple[KindPlanner, MechanismCosts]:
@@ -195,12 +204,31 @@ def long_search(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scrambles", type=int, default=10, help="scrambles per depth")
-    ap.add_argument("--depths", default="6,8,10", help="scramble depths (comma separated)")
-    ap.add_argument("--samples", type=int, default=40000, help="sequences sampled for count")
-    ap.add_argument("--states", type=int, default=40, help="random states for the baseline")
-    ap.add_argument("--long-states", type=int, default=0, help="states for the long search")
-    ap.add_argument("--long-s", type=float, default=40.0, help="seconds per long search")
+    ap.add_argument("--scrambles", type=_args.count(1), default=10, help="scrambles per depth")
+    ap.add_argument(
+        "--depths",
+        type=_args.int_list(1, MAX_DEPTH, what="a scramble depth"),
+        default="6,8,10",
+        help=f"scramble depths (1..{MAX_DEPTH}, comma separated)",
+    )
+    ap.add_argument(
+        "--samples",
+        type=_args.count(1, MAX_SAMPLES),
+        default=40000,
+        help=f"sequences sampled for count (1..{MAX_SAMPLES})",
+    )
+    ap.add_argument(
+        "--states", type=_args.count(1), default=40, help="random states for the baseline"
+    )
+    ap.add_argument(
+        "--long-states", type=_args.count(0), default=0, help="states for the long search"
+    )
+    ap.add_argument(
+        "--long-s",
+        type=_args.seconds(0.0, MAX_LONG_S),
+        default=40.0,
+        help=f"seconds per long search (0..{MAX_LONG_S:g})",
+    )
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
     planner, costs = _costs()
@@ -223,9 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     count["best_ratio"] = count["mean_optimum_s"] / baseline
     out: dict[str, Any] = {
         "turn": turn_minima(costs),
-        "short": short_scrambles(
-            planner, costs, [int(d) for d in args.depths.split(",")], args.scrambles
-        ),
+        "short": short_scrambles(planner, costs, args.depths, args.scrambles),
         "count": count,
     }
     if args.long_states > 0:

@@ -43,6 +43,8 @@ import sys
 import time
 from typing import Any
 
+import _args
+
 from firmware_protocol.moves import Face as WireFace
 from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper, replay
 from robot.kinds.cooptimise import fastest_plan
@@ -205,23 +207,27 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--states", type=int, default=200, help="random states (default 200)")
+    ap.add_argument(
+        "--states", type=_args.count(1), default=200, help="random states (default 200)"
+    )
     ap.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     ap.add_argument(
-        "--budgets", default="0.01,0.1,1", help="solver budgets in seconds, comma-separated"
+        "--budgets",
+        type=_args.seconds_list(skip_blank=True),
+        default="0.01,0.1,1",
+        help=f"solver budgets in seconds (0..{_args.MAX_BUDGET_S:g}), comma-separated",
     )
     ap.add_argument("--only", nargs="*", choices=sorted(KINDS), help="kinds to run")
     ap.add_argument(
         "--modes",
+        type=_args.name_list(MODES, skip_blank=True),
         default="baseline,coopt",
         help="baseline, coopt, scored (comma-separated; default baseline,coopt)",
     )
     ap.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     args = ap.parse_args(argv)
-    budgets = [float(b) for b in args.budgets.split(",") if b]
-    modes = [m for m in args.modes.split(",") if m]
-    if any(m not in MODES for m in modes):
-        ap.error(f"--modes takes {' and '.join(MODES)}, got {args.modes!r}")
+    budgets: list[float] = args.budgets
+    modes: list[str] = args.modes
     states = _states(args.states, args.seed)
     rows = []
     for kind in args.only or list(KINDS):

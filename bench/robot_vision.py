@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import _args  # noqa: E402
+
 from robot.assemble import assemble  # noqa: E402
 from robot.cameras import CameraRig, SpotlitCameras  # noqa: E402
 from robot.config import RobotConfig, load_config  # noqa: E402
@@ -171,7 +173,7 @@ def summarise(outcomes: list[JobOutcome]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--jobs", type=int, default=20)
+    parser.add_argument("--jobs", type=_args.count(1), default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

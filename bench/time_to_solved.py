@@ -66,6 +66,8 @@ from typing import Any
 # vision package (robot.config reads files with vision.imagefile): the checkout's root first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _args
+
 from firmware_protocol.link import FirmwareLink
 from firmware_protocol.sim import MoveRecord
 from robot.bundled import bundled_path, load_profile
@@ -73,6 +75,7 @@ from robot.config import RobotConfig
 from robot.daemon import Daemon, EventName, link_config
 from robot.daemon.context import Job
 from robot.daemon.prepare import solver_tables
+from robot.errors import ConfigError
 from robot.journal import AsyncJournal
 from robot.simrobot import SimulatedRobot
 from solver.cube.cubie import CubieCube
@@ -389,7 +392,7 @@ def parse_modes(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--states", type=int, default=100)
+    ap.add_argument("--states", type=_args.count(1), default=100)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--profile", default="simulated", help="bundled profile name or TOML path")
     ap.add_argument(
@@ -398,25 +401,29 @@ def main(argv: list[str] | None = None) -> int:
         default="0,0.01,0.1,1,anytime",
         help="comma-separated budgets in seconds, or anytime (default: 0,0.01,0.1,1,anytime)",
     )
+    # [solver] head_start_s and first_step_s are 0..1 s in a profile
     ap.add_argument(
         "--head-start",
-        type=float,
+        type=_args.seconds(0.0, 1.0),
         default=None,
         metavar="S",
-        help="anytime: [solver] head_start_s (default: the profile's)",
+        help="anytime: [solver] head_start_s, 0..1 (default: the profile's)",
     )
     ap.add_argument(
         "--first-step",
-        type=float,
+        type=_args.seconds(0.0, 1.0),
         default=None,
         metavar="S",
-        help="anytime: [solver] first_step_s (default: the profile's; 0: none)",
+        help="anytime: [solver] first_step_s, 0..1 (default: the profile's; 0: none)",
     )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     profile = args.profile
-    base = load_profile(bundled_path(profile) if "/" not in profile else Path(profile))
+    try:
+        base = load_profile(bundled_path(profile) if "/" not in profile else Path(profile))
+    except ConfigError as exc:
+        ap.error(f"--profile {profile}: {exc}")
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
     modes: list[str] = args.modes
