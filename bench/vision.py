@@ -47,6 +47,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 # Run as a script, this file's folder comes first on sys.path and its name would shadow the
 # `vision` package: drop that entry.
 _HERE = Path(__file__).resolve().parent
+# (bench/'s own helper module first, while bench/ is still on sys.path)
+import _args  # noqa: E402
+
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import cv2  # noqa: E402
@@ -76,6 +79,9 @@ from vision.scan import load_face_images, read_cube, read_rgb  # noqa: E402
 from vision.trust import accepted, choose_margin, cross_validate, measure, tradeoff  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "vision-data"
+#: the largest cube this benchmark renders and reads: ``cuberobot scan --size``'s bound (the
+#: vision library takes more, but its memory grows as the stickers squared: 128 wanted 72 GiB)
+MAX_N = 9
 
 
 def scrambled(n: int, seed: int) -> Cube:
@@ -497,31 +503,47 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--cubes", type=int, default=1000, help="simulated cubes per N (robot mode)"
+        "--cubes", type=_args.count(0), default=1000, help="simulated cubes per N (robot mode)"
     )
-    parser.add_argument("--extra-cubes", type=int, default=100, help="cubes for corner/free runs")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[3, 4, 5])
+    parser.add_argument(
+        "--extra-cubes", type=_args.count(0), default=100, help="cubes for corner/free runs"
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_args.count(2, MAX_N, what="a cube size"),
+        nargs="+",
+        default=[3, 4, 5],
+        help=f"cube sizes of the simulated robot rows (2..{MAX_N})",
+    )
     parser.add_argument(
         "--data", type=Path, default=Path(os.environ.get("CUBEROBOT_VISION_DATA", DEFAULT_DATA))
     )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument(
-        "--set-cubes", type=int, default=12, help="simulated cubes per N in the sim-N sets"
+        "--set-cubes",
+        type=_args.count(0),
+        default=12,
+        help="simulated cubes per N in the sim-N sets",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of perturbations and renders")
+    parser.add_argument(
+        "--seed",
+        type=_args.count(0, what="a seed"),
+        default=0,
+        help="seed of perturbations and renders",
+    )
     parser.add_argument(
         "--sets-only", action="store_true", help="only the sets (right/wrong × accepted/refused)"
     )
     parser.add_argument(
         "--extra-seeds",
-        type=int,
+        type=_args.count(0, what="a seed"),
         nargs="*",
         default=[1, 2],
         help="seeds of the generalisation sets (extra degradations; none: skip them)",
     )
     parser.add_argument(
         "--calibration",
-        type=int,
+        type=_args.count(0),
         metavar="K",
         help="only the confidence calibration, with K perturbations per scan and severity",
     )
@@ -529,6 +551,11 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     rows: list[dict[str, Any]] = []
     if args.calibration is not None:
+        if not (args.data / "rgb-scans" / "MANIFEST.json").is_file():
+            parser.error(
+                f"--calibration reads the labelled scans: no rgb-scans/MANIFEST.json in "
+                f"--data {args.data}"
+            )
         rows = calibration(args.data, args.calibration, args.seed)
         print(json.dumps(rows, indent=1))
         return 0

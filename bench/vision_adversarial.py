@@ -58,6 +58,9 @@ from typing import Any
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 _HERE = Path(__file__).resolve().parent
+# (bench/'s own helper module first, while bench/ is still on sys.path)
+import _args  # noqa: E402
+
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import cv2  # noqa: E402
@@ -405,9 +408,15 @@ def photo_rows(data: Path, seeds: int, first: int = 0) -> list[dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=4, help="cases per real scan and class")
-    parser.add_argument("--photo-seeds", type=int, default=2, help="cases per photo set, class")
-    parser.add_argument("--first-seed", type=int, default=0, help="seeds start here")
+    parser.add_argument(
+        "--seeds", type=_args.count(0), default=4, help="cases per real scan and class"
+    )
+    parser.add_argument(
+        "--photo-seeds", type=_args.count(0), default=2, help="cases per photo set, class"
+    )
+    parser.add_argument(
+        "--first-seed", type=_args.count(0, what="a seed"), default=0, help="seeds start here"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument(
@@ -419,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-sweep", action="store_true", help="skip the turned-face sweep")
     args = parser.parse_args(argv)
+    for folder in ("rgb-scans", "photos"):
+        if not (args.data / folder / "MANIFEST.json").is_file():
+            parser.error(f"--data {args.data}: no {folder}/MANIFEST.json (the labelled sets)")
     rows = rgb_rows(args.data, args.seeds, args.first_seed)
     rows += photo_rows(args.data, args.photo_seeds, args.first_seed)
     if not args.no_sweep:
