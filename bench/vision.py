@@ -559,7 +559,15 @@ def main(argv: list[str] | None = None) -> int:
         rows = calibration(args.data, args.calibration, args.seed)
         print(json.dumps(rows, indent=1))
         return 0
-    if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
+    # the real rows read both the labelled scans and the photos
+    manifests = [args.data / folder / "MANIFEST.json" for folder in ("rgb-scans", "photos")]
+    real = all(m.is_file() for m in manifests)
+    if not real and any(m.is_file() for m in manifests):
+        parser.error(
+            f"--data {args.data}: the real rows need both rgb-scans/ and photos/ with their "
+            f"MANIFEST.json; missing: {', '.join(str(m) for m in manifests if not m.is_file())}"
+        )
+    if real:
         rows.append(set_real_rgb(args.data))
         rows += sets_real_photos(args.data, args.seed)
         if args.extra_seeds:
@@ -570,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += timing()
         print(json.dumps(rows, indent=1) if args.json else render_table(rows))
         return 0
-    if (args.data / "rgb-scans" / "MANIFEST.json").is_file():
+    if real:
         rows += real_rgb(args.data)
         rows += real_photos(args.data)
     else:

@@ -192,3 +192,20 @@ def test_loading_a_benchmark_keeps_the_vision_package_first() -> None:
     spec = importlib.util.find_spec("vision")
     assert spec is not None and spec.origin is not None
     assert Path(spec.origin).parent.name == "vision"  # the package, not bench/vision.py
+
+
+def test_vision_refuses_real_data_with_one_manifest_of_two(tmp_path: Path) -> None:
+    """The real rows read the labelled scans and the photos: a --data folder with only the
+    scans' manifest is refused by name before any work (it crashed in the photo rows)."""
+    (tmp_path / "rgb-scans").mkdir()
+    (tmp_path / "rgb-scans" / "MANIFEST.json").write_text("{}", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "vision.py"), "--data", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "photos" in done.stderr and "--data" in done.stderr
+    assert "Traceback" not in done.stderr
