@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 # run as a script, bench/ comes first on sys.path and bench/vision.py would shadow the
 # vision package (robot.config reads files with vision.imagefile): the checkout's root first
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -171,9 +173,13 @@ def mode_config(
             update["head_start_s"] = head_start_s
         if first_step_s is not None:
             update["first_step_s"] = first_step_s
-        solver = base.solver.model_copy(update=update)
     else:
-        solver = base.solver.model_copy(update={"anytime": False, "budget_s": float(mode)})
+        update = {"anytime": False, "budget_s": float(mode)}
+    # validated as the profile's own [solver] table would be (its ranges, and first_step_s
+    # above head_start_s): what the profile stated, with the mode's values on top
+    solver = type(base.solver).model_validate(
+        {**base.solver.model_dump(exclude_unset=True), **update}
+    )
     return base.model_copy(
         update={
             "solver": solver,
@@ -401,16 +407,17 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated budgets in seconds, or anytime (default: 0,0.01,0.1,1,anytime)",
     )
     # [solver] head_start_s and first_step_s are 0..1 s in a profile
+    # (their ranges, and first_step_s above head_start_s, are the profile's: mode_config)
     ap.add_argument(
         "--head-start",
-        type=_args.seconds(0.0, 1.0),
+        type=_args.seconds(),
         default=None,
         metavar="S",
         help="anytime: [solver] head_start_s, 0..1 (default: the profile's)",
     )
     ap.add_argument(
         "--first-step",
-        type=_args.seconds(0.0, 1.0),
+        type=_args.seconds(),
         default=None,
         metavar="S",
         help="anytime: [solver] first_step_s, 0..1 (default: the profile's; 0: none)",
@@ -423,9 +430,18 @@ def main(argv: list[str] | None = None) -> int:
         base = load_profile(bundled_path(profile) if "/" not in profile else Path(profile))
     except ConfigError as exc:
         ap.error(f"--profile {profile}: {exc}")
+    modes: list[str] = args.modes
+    for mode in modes:  # a contradictory or out-of-range setting, before any job runs
+        try:
+            mode_config(base, mode, Path("."), args.head_start, args.first_step)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"[solver] {'.'.join(str(p) for p in e['loc']) or 'table'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            ap.error(f"--head-start/--first-step with --profile {profile}: {problems}")
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng).to_cube() for _ in range(args.states)]
-    modes: list[str] = args.modes
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="cuberobot-bench-") as tmp:
         for mode in modes:

@@ -209,3 +209,27 @@ def test_vision_refuses_real_data_with_one_manifest_of_two(tmp_path: Path) -> No
     assert done.returncode == 2, done.stderr[-2000:]
     assert "photos" in done.stderr and "--data" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--first-step", "0.004", "--head-start", "0.005"], "first_step_s"),
+        (["--head-start", "2"], "head_start_s"),
+    ],
+)
+def test_time_to_solved_holds_its_settings_to_the_profiles_rules(
+    options: list[str], named: str, tmp_path: Path
+) -> None:
+    """The anytime settings are checked as the profile's [solver] table is (ranges, and
+    first_step_s above head_start_s), before any job runs."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "time_to_solved.py"), *options, "--states", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert named in done.stderr
+    assert "Traceback" not in done.stderr
