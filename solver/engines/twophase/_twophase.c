@@ -197,6 +197,10 @@ typedef struct {
     double ax_t[N_AXIAL];
     int ax_order[N_AXIAL]; /* the groups, cheapest first: phase 1 tries them in this order */
     int ax_rank[N_AXIAL];  /* each group's place in ax_order */
+    /* a mask of groups (bit k: group k) as a mask of their places in ax_order: the OR of
+       rank_of_byte[b][byte b of the mask] (see to_ranks()) */
+    uint64_t rank_of_byte[6][256];
+    uint64_t rank_double; /* the places of the groups of two turns (one on each face) */
     int root_group;        /* >= 0: the only group tried first (see ax_run) */
     /* least robot time of n phase-2 groups (each with its settle): [0] when the group before
        was on the U/D axis (the next one is not), [1] when it was not */
@@ -1248,14 +1252,20 @@ static inline uint64_t group_moves(uint64_t e, int togo) {
    phase-2 groups of solved, and the child's corners within togo groups of such a state.
    Sets ch->glim to the most the child's entry may be (-1: no test, the entry could not be
    larger) and ch->ct to its index, and fetches the entry. */
-static void ax_goal_prepare(const Ctx *c, int g, int togo, Child *ch) {
+static void ax_goal_prepare(const Ctx *c, int g, int togo, Child *ch, int *time_p) {
     int moves = c->gmoves[g] + (AX_M1[ch->m] >= 0) + (AX_M2[ch->m] >= 0);
-    int P = c->phase2_max, slack = 0;
+    int P = c->max_length - moves - togo, slack = 0;
     ch->glim = -1;
-    if (P > c->max_length - moves - togo) P = c->max_length - moves - togo;
     if (c->bounded) {
+        /* the most phase-2 groups the time left allows; *time_p holds the last child's (no
+           fewer: the children come cheapest first), phase2_max for the first */
         double base = ch->total + togo * c->min_group_s;
-        while (P >= 0 && base + c->p2_rest[1][P] >= c->best_time - 1e-12) P--;
+        int t = *time_p;
+        while (t >= 0 && base + c->p2_rest[1][t] >= c->best_time - 1e-12) t--;
+        *time_p = t;
+        if (P > t) P = t;
+    } else if (P > c->phase2_max) {
+        P = c->phase2_max;
     }
     if (P < AX_GOAL_FIRST) P = AX_GOAL_FIRST; /* a weaker bound (none passes below 0) */
     if (P > AX_GOAL_LAST) {
@@ -1277,11 +1287,20 @@ static inline int ax_goal_fails(const Ctx *c, const Child *ch) {
     return (e & 7) + POP8[e >> p] > (ch->glim >> 4);
 }
 
-/* prefetch a row of a 45-column group move table (90 bytes: two or three cache lines) */
+/* mask m of groups as the mask of their places in ax_order (bit r: group ax_order[r]) */
+static inline uint64_t to_ranks(const Ctx *c, uint64_t m) {
+    return c->rank_of_byte[0][m & 255u] | c->rank_of_byte[1][(m >> 8) & 255u] |
+           c->rank_of_byte[2][(m >> 16) & 255u] | c->rank_of_byte[3][(m >> 24) & 255u] |
+           c->rank_of_byte[4][(m >> 32) & 255u] | c->rank_of_byte[5][(m >> 40) & 255u];
+}
+
+/* prefetch a row of a 45-column group move table (90 bytes: two or three cache lines; the
+   third prefetch asks again for the second line when the row ends in it, cheaper than a
+   test) */
 static inline void prefetch_group_row(const uint16_t *r) {
     __builtin_prefetch(r);
     __builtin_prefetch(r + 32);
-    if ((((uintptr_t)r) & 63u) > 64u - 2u * (N_AXIAL - 32)) __builtin_prefetch(r + N_AXIAL - 1);
+    __builtin_prefetch(r + N_AXIAL - 1);
 }
 
 /* A phase-1 node of the robot search at group depth g: twist, flip, slice order ss and
@@ -1294,7 +1313,8 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
                       int g) {
     const Tables *T = c->T;
     const Axial *A = c->A;
-    int togo = c->n1 - g, pa, k, n = 0, i, slice = ss / 24;
+    int togo = c->n1 - g, pa, k, n = 0, i, slice = ss / 24, time_p;
+    int nd_of[4]; /* a child's exact distance by its phase-1 entry's value mod 3 */
     const uint16_t *trow, *frow, *srow, *crow;
     uint64_t moves;
     Child ch[N_AXIAL];
@@ -1319,15 +1339,22 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
     if (g == 0 && c->root_group >= 0) moves &= (uint64_t)1 << c->root_group;
     /* the last group must leave phase 2's group (else a shorter phase 1 covers it) */
     if (togo == 1) moves &= AX_LEAVE_H;
+    /* The children in ax_order's order, cheapest group first: the groups' places in it, so
+       that the time bound ends the loop at the first child that fails it. A child may not
+       take the moves beyond max_length. */
+    moves = to_ranks(c, moves);
+    if (c->gmoves[g] + togo > c->max_length)
+        moves = 0;
+    else if (c->gmoves[g] + togo + 1 > c->max_length)
+        moves &= ~c->rank_double;
     /* As in phase1(): the children's lookups in passes, each pass prefetching what the next
        one reads, so that their cache misses overlap. */
     while (moves) {
         double total;
-        k = __builtin_ctzll(moves);
+        k = c->ax_order[__builtin_ctzll(moves)];
         moves &= moves - 1;
-        if (c->gmoves[g] + (AX_M1[k] >= 0) + (AX_M2[k] >= 0) + togo - 1 > c->max_length) continue;
         total = ax_total(c, g, k);
-        if (c->bounded && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) continue;
+        if (c->bounded && total + (togo - 1) * c->min_group_s >= c->best_time - 1e-12) break;
         ch[n].m = k;
         ch[n].s1 = srow[k];
         ch[n].slice = ch[n].s1 / 24;
@@ -1342,34 +1369,31 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         ch[n].total = total;
         n++;
     }
-    /* the children in ax_order's order, cheapest group first (an insertion sort: few pass) */
-    for (i = 1; i < n; i++) {
-        Child x = ch[i];
-        int j = i;
-        for (; j > 0 && c->ax_rank[ch[j - 1].m] > c->ax_rank[x.m]; j--) ch[j] = ch[j - 1];
-        ch[j] = x;
-    }
     if (togo == 1) {
         ax_phase1_ends(c, ch, n, g);
         return;
     }
     /* as in phase1(): close to the end the small tables (here their masks) alone, and the
        distance unknown */
-    if (togo > SMALL_ONLY_TOGO) fetch_prun(T, A->phase1_axes, 1, ch, n);
+    if (togo > SMALL_ONLY_TOGO) {
+        fetch_prun(T, A->phase1_axes, 1, ch, n);
+        for (i = 0; i < 4; i++) nd_of[i] = next_depth(dist, i);
+    }
+    time_p = c->phase2_max;
     for (i = k = 0; i < n; i++) {
         if (togo <= SMALL_ONLY_TOGO) {
             ch[i].nd = togo - 1;
             ch[i].gtight = ALL_GROUPS;
         } else {
             int v = p1_entry(A->phase1_axes, ch[i].idx);
-            ch[i].nd = next_depth(dist, v & 3);
+            ch[i].nd = nd_of[v & 3];
             ch[i].gtight = tight_groups(v, ch[i].sym);
         }
         if (ch[i].nd >= togo) continue;
         /* what the child reads first: its rows of the group move tables, and its corner
            bound's entry */
         ch[i].c1 = crow[ch[i].m];
-        ax_goal_prepare(c, g, togo - 1, &ch[i]);
+        ax_goal_prepare(c, g, togo - 1, &ch[i], &time_p);
         __builtin_prefetch(&A->slice_twist_mask[ch[i].slice * N_TWIST + ch[i].t1]);
         __builtin_prefetch(&A->slice_flip_mask[ch[i].slice * N_FLIP + ch[i].f1]);
         prefetch_group_row(&A->corners_g[ch[i].c1 * N_AXIAL]);
@@ -1427,6 +1451,16 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
         c->ax_order[j] = k;
     }
     for (int k = 0; k < N_AXIAL; k++) c->ax_rank[c->ax_order[k]] = k;
+    c->rank_double = 0;
+    for (int b = 0; b < 6; b++)
+        for (int v = 0; v < 256; v++) {
+            uint64_t r = 0;
+            for (int j = 0; j < 8 && 8 * b + j < N_AXIAL; j++)
+                if ((v >> j) & 1) r |= (uint64_t)1 << c->ax_rank[8 * b + j];
+            c->rank_of_byte[b][v] = r;
+        }
+    for (int k = 0; k < N_AXIAL; k++)
+        if (AX_M1[k] >= 0 && AX_M2[k] >= 0) c->rank_double |= (uint64_t)1 << c->ax_rank[k];
     {
         /* phase 2: the cheapest group on the U/D axis and on the others; after a U/D group
            comes another axis, after any other group either */

@@ -315,6 +315,39 @@ def test_robot_search_never_loses_a_known_faster_solution(engine: TwoPhaseSolver
             assert sol.robot_time_s <= known + 1e-9, (scramble, sol.moves)
 
 
+@pytest.mark.parametrize(
+    "model",
+    [
+        DEFAULT_COST_MODEL,
+        CostModel(simultaneous=False),
+        CostModel(quarter_turn_s=0.1, half_turn_s=0.12, pair_extra_s=0.09, settle_s=0.0),
+        CostModel(quarter_turn_s=0.2, half_turn_s=0.21, pair_extra_s=0.0, settle_s=0.05),
+    ],
+    ids=["default", "serial", "dear-pairs", "slow-settle"],
+)
+def test_group_and_move_robot_searches_agree_when_searched_to_the_end(
+    engine: TwoPhaseSolver, model: CostModel
+) -> None:
+    # Two searches of their own: the group search (children cheapest first, each node's loop
+    # ending at the first group over the time bound) and the move-by-move search. Searched to
+    # the end (one direction, so another direction cannot make up for a lost path) both find
+    # the fastest solution within their limits: the same robot time.
+    rng = random.Random(3)
+    names = list(C.MOVE_NAMES)
+    for _ in range(6):
+        cube = CubieCube().apply(parse(" ".join(rng.choice(names) for _ in range(7))))
+        runs = [
+            engine.solve(
+                cube, budget_s=60, cost_model=model, robot_search=kind, threads=1, directions=1
+            )
+            for kind in ("groups", "moves")
+        ]
+        for run in runs:
+            assert run.stats["exhausted"] and run.robot_time_s is not None
+            _check(cube, run.moves, 26)
+        assert runs[0].robot_time_s == pytest.approx(runs[1].robot_time_s), cube
+
+
 def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
     # Byte 1 of the shared buffer is the shortest length any worker holds: a search looks only
     # for shorter solutions, and publishes its own.
