@@ -49,7 +49,8 @@ from solver.api import AUTO, engine_for_size, engine_names, solve
 from solver.cost import DEFAULT_COST_MODEL, CostModel
 from solver.cube.facelets import MAX_N, Cube
 from solver.cube.geometry import Face
-from solver.errors import CubeError
+from solver.cube.notation import parse
+from solver.errors import CubeError, FaceletFormatError, NotationError
 from solver.solution import Solution
 
 __all__ = ["MAX_BATCH_LINE", "register"]
@@ -197,13 +198,40 @@ def _solve(args: argparse.Namespace) -> int:
     if args.scramble is not None:
         cube = Cube.solved(args.size or 3).apply(args.scramble)
     else:
-        cube = Cube.from_facelets(args.facelets.strip(), args.size)
+        try:
+            cube = Cube.from_facelets(args.facelets.strip(), args.size)
+        except FaceletFormatError as exc:
+            hint = _facelets_hint(args.facelets)
+            if hint is None:
+                raise
+            raise UsageError(f"not a facelet string: {exc}; {hint}") from exc
     engine = engine_for_size(cube.n, args.engine)
     t0 = time.perf_counter()
     solution = solve(cube, engine, **_options(args, engine))
     ms = 1000 * (time.perf_counter() - t0)
     print(_render(solution, ms, args.format))
     return 0
+
+
+def _facelets_hint(text: str) -> str | None:
+    """What a FACELETS argument that is not a facelet string was likely meant as: a file of
+    states (a path: it names a file or directory, or has a path separator) or a scramble
+    (moves that parse, with a space or a turn's suffix: letters of URFDLB alone are a facelet
+    string of the wrong length); ``None``: neither."""
+    path = Path(text)
+    if path.is_dir():
+        return f"{text} is a directory; --batch FILE solves each line of a file"
+    if "/" in text or "\\" in text or path.exists():
+        return f"to solve each line of a file, give it as --batch {text}"
+    if set(text.strip()) <= set("URFDLB"):
+        return None  # a facelet string of the wrong length, not moves
+    try:
+        moves = parse(text)
+    except NotationError:
+        return None
+    if not moves:
+        return None
+    return f"to solve the state these moves make, give them as --scramble {text!r}"
 
 
 def _solve_batch(args: argparse.Namespace) -> int:

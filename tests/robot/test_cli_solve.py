@@ -96,6 +96,29 @@ def test_errors(
     assert message in err
 
 
+def test_an_argument_meant_as_a_file_or_a_scramble_is_named_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FACELETS that are no facelet string but a path or moves: exit 2 with the option meant
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "states.txt").write_text(SOLVED + "\n")
+    cases = [
+        ("states.txt", "give it as --batch states.txt"),
+        (str(tmp_path / "missing.txt"), f"give it as --batch {tmp_path / 'missing.txt'}"),
+        (str(tmp_path), "is a directory; --batch FILE"),
+        ("R U F'", 'give them as --scramble "R U F\'"'),
+        ("R2", "give them as --scramble 'R2'"),
+    ]
+    for text, hint in cases:
+        code, out, err = run(capsys, "solve", text)
+        assert (code, out) == (2, ""), text
+        assert "not a facelet string" in err and hint in err, err
+    # letters of URFDLB alone are a facelet string of the wrong length, not moves
+    for text in ("UUU", SOLVED[:-1], "hello world"):
+        code, _, err = run(capsys, "solve", text)
+        assert code == 2 and "stickers is not" in err and "--" not in err, err
+
+
 def test_batch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     states = [Cube.solved(3).apply(s).to_facelets() for s in (SCRAMBLE, "R U R' U'", "F2")]
     lines = ["# a comment", states[0], "", states[1], SOLVED[:-1] + "F", states[2]]
