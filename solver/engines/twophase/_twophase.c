@@ -1257,8 +1257,9 @@ static void ax_goal_prepare(const Ctx *c, int g, int togo, Child *ch, int *time_
     int P = c->max_length - moves - togo, slack = 0;
     ch->glim = -1;
     if (c->bounded) {
-        /* the most phase-2 groups the time left allows; *time_p holds the last child's (no
-           fewer: the children come cheapest first), phase2_max for the first */
+        /* the most phase-2 groups the time left allows, searched down from the previous
+           child's (*time_p; phase2_max for a node's first): the children come cheapest
+           first, so this one may take no more than the one before */
         double base = ch->total + togo * c->min_group_s;
         int t = *time_p;
         while (t >= 0 && base + c->p2_rest[1][t] >= c->best_time - 1e-12) t--;
