@@ -1216,11 +1216,12 @@ static void ax_phase1_ends(Ctx *c, Child *ch, int n, int g) {
 
 /* tight_moves() for the robot metric's table (axial1_axes, the same layout): the groups of
    one axis are 15a..15a+14 (init_axial()) */
+static const uint64_t TIGHT_GROUPS[2][4] = {
+    {UINT64_C(0x7FFF), UINT64_C(0x7FFF) << 15, UINT64_C(0x7FFF) << 30, ALL_GROUPS},
+    {UINT64_C(0x7FFF), UINT64_C(0x7FFF) << 30, UINT64_C(0x7FFF) << 15, ALL_GROUPS}};
+
 static inline uint64_t tight_groups(int v, int sym) {
-    int code = v >> 2;
-    if (code == 3) return ALL_GROUPS;
-    if (code != 0 && ((sym >> 1) & 1)) code ^= 3;
-    return (uint64_t)0x7FFF << (15 * code);
+    return TIGHT_GROUPS[(sym >> 1) & 1][(v >> 2) & 3];
 }
 
 /* The groups after which a child can still be within togo - 1 groups of H by one of the
@@ -1230,19 +1231,19 @@ static inline uint64_t tight_groups(int v, int sym) {
    none beyond. An axis's 16 bits: bit 15 set, bits j the groups 15a + j that increase the
    depth; clear, those that decrease it. */
 static inline uint64_t group_moves(uint64_t e, int togo) {
-    int d = (int)(e >> 56), a;
-    uint64_t out = 0;
+    const uint64_t low15 = UINT64_C(0x00007FFF7FFF7FFF);
+    int d = (int)(e >> 56);
+    uint64_t inc, bits, sel;
     if (d <= togo - 2) return ALL_GROUPS;
     if (d > togo) return 0;
-    for (a = 0; a < 3; a++) {
-        uint64_t f = (e >> (16 * a)) & 0xFFFFu, bits = f & 0x7FFFu, sel;
-        if (d == togo - 1)
-            sel = (f & 0x8000u) ? (~bits & 0x7FFFu) : 0x7FFFu;
-        else
-            sel = (f & 0x8000u) ? 0 : bits;
-        out |= sel << (15 * a);
-    }
-    return out;
+    /* the three axes side by side, no branch on their flags: inc has an axis's 15 bits set
+       when its bits are the groups that increase the depth */
+    inc = ((e >> 15) & UINT64_C(0x0000000100010001)) * 0x7FFFu;
+    bits = e & low15;
+    sel = d == togo - 1 ? ~(bits & inc) & low15 : bits & ~inc;
+    /* the axes' 15 bits packed together: axis a's at 15a */
+    return (sel & 0x7FFFu) | ((sel >> 1) & (UINT64_C(0x7FFF) << 15)) |
+           ((sel >> 2) & (UINT64_C(0x7FFF) << 30));
 }
 
 /* The robot search's corner bound on child ch (group ch->m after group depth g, togo groups
