@@ -218,11 +218,14 @@ def _facelets_hint(text: str) -> str | None:
     states (a path: it names a file or directory, or has a path separator) or a scramble
     (moves that parse, with a space or a turn's suffix: letters of URFDLB alone are a facelet
     string of the wrong length); ``None``: neither."""
-    path = Path(text)
-    if path.is_dir():
+    try:
+        is_dir, exists = Path(text).is_dir(), Path(text).exists()
+    except (OSError, ValueError):  # no name the system could look up (too long, ...)
+        is_dir = exists = False
+    if is_dir:
         return f"{text} is a directory; --batch FILE solves each line of a file"
-    if "/" in text or "\\" in text or path.exists():
-        return f"to solve each line of a file, give it as --batch {text}"
+    if "/" in text or "\\" in text or exists:
+        return f"to solve each line of a file, give it as --batch {_shortened(text, 4096)}"
     if set(text.strip()) <= set("URFDLB"):
         return None  # a facelet string of the wrong length, not moves
     try:
@@ -231,7 +234,12 @@ def _facelets_hint(text: str) -> str | None:
         return None
     if not moves:
         return None
-    return f"to solve the state these moves make, give them as --scramble {text!r}"
+    return f"to solve the state these moves make, give them as --scramble {_shortened(text)!r}"
+
+
+def _shortened(text: str, most: int = 60) -> str:
+    """``text`` as a message quotes it: at most ``most`` characters, an ellipsis for the rest."""
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _solve_batch(args: argparse.Namespace) -> int:

@@ -117,6 +117,11 @@ def test_an_argument_meant_as_a_file_or_a_scramble_is_named_so(
     for text in ("UUU", SOLVED[:-1], "hello world"):
         code, _, err = run(capsys, "solve", text)
         assert code == 2 and "stickers is not" in err and "--" not in err, err
+    # too long to be a file name: no OSError from looking it up; a long scramble shortened
+    code, _, err = run(capsys, "solve", "q" * 5000)
+    assert code == 2 and "stickers is not" in err and "--" not in err
+    code, _, err = run(capsys, "solve", "R U " * 3000)
+    assert code == 2 and "--scramble 'R U R U" in err and "…'" in err and len(err) < 400, err
 
 
 def test_batch(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
