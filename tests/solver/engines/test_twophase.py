@@ -348,6 +348,46 @@ def test_group_and_move_robot_searches_agree_when_searched_to_the_end(
         assert runs[0].robot_time_s == pytest.approx(runs[1].robot_time_s), cube
 
 
+@pytest.mark.parametrize(
+    "model",
+    [
+        DEFAULT_COST_MODEL,
+        CostModel(simultaneous=False),
+        CostModel(quarter_turn_s=0.1, half_turn_s=0.12, pair_extra_s=0.09, settle_s=0.0),
+    ],
+    ids=["default", "serial", "dear-pairs"],
+)
+def test_robot_search_bounded_from_the_start_still_finds_the_fastest(
+    engine: TwoPhaseSolver, model: CostModel
+) -> None:
+    # A node's children come cheapest first and the first one over the time bound ends its
+    # loop. With the bound just above the fastest solution from the very start (another
+    # worker's, bytes 8..15 of the shared buffer), every node on that solution's path is
+    # near the bound, so a loop that ended too early (children out of order) would lose it;
+    # searched to the end (one direction), the kernel must still return that time.
+    rng = random.Random(17)
+    names = list(C.MOVE_NAMES)
+    arrays = engine.tables.search_arrays()
+    axial = engine.axial_tables().search_arrays()
+    cost = (model.quarter_turn_s, model.half_turn_s, model.pair_extra_s, model.settle_s)
+    cost += (model.simultaneous,)
+    for _ in range(8):
+        cube = CubieCube().apply(parse(" ".join(rng.choice(names) for _ in range(8))))
+        start = engine._directions(cube, frozenset(Face), 1)[0][2]
+        free = _c_search(arrays, [start], 26, 60.0, 60.0, 10, cost, 99, axial, bytearray(16))
+        assert free[0] == 0 and free[2]["exhausted"], cube
+        fastest = model.estimate([C.move_of_index(m) for m in free[1]])
+        shared = bytearray(16)
+        shared[8:] = struct.pack("d", fastest + 1e-7)
+        index, found, stats = _c_search(
+            arrays, [start], 26, 60.0, 60.0, 10, cost, 99, axial, shared
+        )
+        moves = tuple(C.move_of_index(m) for m in found)
+        assert index == 0 and stats["exhausted"], (cube, fastest)
+        assert model.estimate(moves) == pytest.approx(fastest), cube
+        _check(cube, moves, 26)
+
+
 def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
     # Byte 1 of the shared buffer is the shortest length any worker holds: a search looks only
     # for shorter solutions, and publishes its own.
