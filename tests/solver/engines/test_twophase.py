@@ -388,6 +388,71 @@ def test_robot_search_bounded_from_the_start_still_finds_the_fastest(
         _check(cube, moves, 26)
 
 
+def _near_solved(depth: int) -> dict[CubieCube, int]:
+    """Every state within ``depth`` face turns of solved, with its distance."""
+    seen = {CubieCube(): 0}
+    frontier = [CubieCube()]
+    for d in range(1, depth + 1):
+        nxt = []
+        for cube in frontier:
+            for m in range(18):
+                child = cube.apply([C.move_of_index(m)])
+                if child not in seen:
+                    seen[child] = d
+                    nxt.append(child)
+        frontier = nxt
+    return seen
+
+
+def test_face_search_to_the_end_finds_the_optimal_length(engine: TwoPhaseSolver) -> None:
+    # Searched to the end in one direction, the face-turn search returns the optimum, known
+    # by meeting in the middle (three turns from each side). The first scramble's shortest
+    # solutions all end with a quarter turn of L, so their phase-1 part is the whole
+    # solution, at the phase-1 length one less than the six-move solution found before
+    # it: a search that stopped a phase-1 length short of the best length it held returned
+    # six moves there (1 of 300 random short scrambles does this).
+    near, firsts = _near_solved(3), _sequences(3)
+    rng = random.Random(53)
+    names = list(C.MOVE_NAMES)
+    scrambles = ["L D2 L2 R2 U'"]
+    while len(scrambles) < 13:
+        seq: list[str] = []
+        while len(seq) < rng.randint(4, 6):
+            name = rng.choice(names)
+            if not seq or name[0] != seq[-1][0]:
+                seq.append(name)
+        scrambles.append(" ".join(seq))
+    for scramble in scrambles:
+        cube = CubieCube().apply(parse(scramble))
+        optimal = min(
+            (len(a) + near[cube.apply(a)] for a in firsts if cube.apply(a) in near),
+            default=None,
+        )
+        if optimal is None:
+            continue
+        sol = engine.solve(cube, budget_s=60, threads=1, directions=1)
+        assert sol.stats["exhausted"]
+        _check(cube, sol.moves, optimal)
+        assert len(sol.moves) == optimal, (scramble, sol.moves)
+
+
+def _sequences(depth: int) -> list[tuple[object, ...]]:
+    """Every sequence of at most ``depth`` face turns, no face twice in a row."""
+    out: list[tuple[object, ...]] = [()]
+    frontier: list[tuple[object, ...]] = [()]
+    for _ in range(depth):
+        nxt = []
+        for seq in frontier:
+            for m in range(18):
+                move = C.move_of_index(m)
+                if seq and seq[-1].face == move.face:  # type: ignore[attr-defined]
+                    continue
+                nxt.append((*seq, move))
+        out.extend(nxt)
+        frontier = nxt
+    return out
+
+
 def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
     # Byte 1 of the shared buffer is the shortest length any worker holds: a search looks only
     # for shorter solutions, and publishes its own.
