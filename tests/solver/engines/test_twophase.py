@@ -15,7 +15,7 @@ from solver.cost import DEFAULT_COST_MODEL, CostModel
 from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
 from solver.cube.geometry import Face
-from solver.cube.notation import Metric, MoveKind, count, invert, parse
+from solver.cube.notation import Metric, Move, MoveKind, count, invert, parse
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import phase1_depth, phase2_depth
 from solver.engines.twophase._twophase import search as _c_search
@@ -404,53 +404,52 @@ def _near_solved(depth: int) -> dict[CubieCube, int]:
     return seen
 
 
+def _sequences(depth: int) -> list[tuple[Move, ...]]:
+    """Every sequence of at most ``depth`` face turns, no face twice in a row."""
+    out: list[tuple[Move, ...]] = [()]
+    frontier: list[tuple[Move, ...]] = [()]
+    for _ in range(depth):
+        nxt = []
+        for seq in frontier:
+            for m in range(18):
+                move = C.move_of_index(m)
+                if seq and seq[-1].face == move.face:
+                    continue
+                nxt.append((*seq, move))
+        out.extend(nxt)
+        frontier = nxt
+    return out
+
+
 def test_face_search_to_the_end_finds_the_optimal_length(engine: TwoPhaseSolver) -> None:
     # Searched to the end in one direction, the face-turn search returns the optimum, known
     # by meeting in the middle (three turns from each side). The first scramble's shortest
     # solutions all end with a quarter turn of L, so their phase-1 part is the whole
     # solution, at the phase-1 length one less than the six-move solution found before
     # it: a search that stopped a phase-1 length short of the best length it held returned
-    # six moves there (1 of 300 random short scrambles does this).
+    # six moves there (1 of 900 random short scrambles does this).
     near, firsts = _near_solved(3), _sequences(3)
     rng = random.Random(53)
     names = list(C.MOVE_NAMES)
     scrambles = ["L D2 L2 R2 U'"]
     while len(scrambles) < 13:
         seq: list[str] = []
-        while len(seq) < rng.randint(4, 6):
+        length = rng.randint(4, 6)
+        while len(seq) < length:
             name = rng.choice(names)
             if not seq or name[0] != seq[-1][0]:
                 seq.append(name)
         scrambles.append(" ".join(seq))
     for scramble in scrambles:
         cube = CubieCube().apply(parse(scramble))
-        optimal = min(
-            (len(a) + near[cube.apply(a)] for a in firsts if cube.apply(a) in near),
-            default=None,
-        )
+        ends = ((len(a), cube.apply(a)) for a in firsts)
+        optimal = min((n + near[x] for n, x in ends if x in near), default=None)
         if optimal is None:
             continue
         sol = engine.solve(cube, budget_s=60, threads=1, directions=1)
         assert sol.stats["exhausted"]
         _check(cube, sol.moves, optimal)
         assert len(sol.moves) == optimal, (scramble, sol.moves)
-
-
-def _sequences(depth: int) -> list[tuple[object, ...]]:
-    """Every sequence of at most ``depth`` face turns, no face twice in a row."""
-    out: list[tuple[object, ...]] = [()]
-    frontier: list[tuple[object, ...]] = [()]
-    for _ in range(depth):
-        nxt = []
-        for seq in frontier:
-            for m in range(18):
-                move = C.move_of_index(m)
-                if seq and seq[-1].face == move.face:  # type: ignore[attr-defined]
-                    continue
-                nxt.append((*seq, move))
-        out.extend(nxt)
-        frontier = nxt
-    return out
 
 
 def test_workers_share_the_shortest_length(engine: TwoPhaseSolver) -> None:
