@@ -148,10 +148,16 @@ typedef struct {
        groups is (e & 7) + (the bits set in e >> p) (see ax_goal_fails()); goal_max[p]: the
        largest entry for p (a test against as much or more never prunes) */
     const uint8_t *corner_goal, *goal_max;
+    /* a child's flipslice class and symmetry from its parent's (tables/sets.py
+       flipslice_group_classes()): class_g[class * 45 + k] is class << 4 | sym of the class's
+       representative moved by group k, group_conj[k * 16 + s] the group S k S^-1, sym_mult[a *
+       16 + b] the symmetry S_a S_b */
+    const uint32_t *class_g;
+    const uint8_t *group_conj, *sym_mult;
 } Axial;
 
 #define N_AXIAL 45
-#define N_AX_TABLES 15
+#define N_AX_TABLES 18
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
 /* the phase-2 group counts the robot corner goal has rows for (fewer use the first row: its
@@ -801,6 +807,7 @@ typedef struct {
     uint32_t tight;  /* its moves when it has none to spare (tight_moves()) */
     uint64_t gtight; /* the same for a group (tight_groups()) */
     uint64_t idx;
+    uint32_t cls; /* the robot search: its flipslice class (ax_fetch_prun()) */
     double total;
 } Child;
 
@@ -1289,6 +1296,27 @@ static inline int ax_goal_fails(const Ctx *c, const Child *ch) {
     return (e & 7) + POP8[e >> p] > (ch->glim >> 4);
 }
 
+/* fetch_prun() for the robot search: the children's flipslice class and symmetry from the
+   row of the node's class cls in class_g (fetched when the node was made) at the group
+   conjugated by the node's symmetry sym, instead of from flipslice_classsym (a miss a
+   child); then each child's phase-1 entry is asked for. The class is the one
+   flipslice_classsym gives; the symmetry may be another of the class representative's
+   stabiliser, whose entry is the same (tables/sets.py flipslice_group_classes()). */
+static void ax_fetch_prun(const Ctx *c, uint32_t cls, int sym, Child *ch, int n) {
+    const Axial *A = c->A;
+    const uint32_t *row = &A->class_g[cls * N_AXIAL];
+    const uint8_t *conj = &A->group_conj[0], *mult = &A->sym_mult[0];
+    int i;
+    for (i = 0; i < n; i++) {
+        uint32_t e = row[conj[ch[i].m * 16 + sym]];
+        int s2 = (int)(mult[(e & 15u) * 16 + (uint32_t)sym]);
+        ch[i].cls = e >> 4;
+        ch[i].sym = s2;
+        ch[i].idx = (uint64_t)ch[i].cls * N_TWIST + c->T->twist_conj[ch[i].t1 * N_SYM + s2];
+        __builtin_prefetch(&A->phase1_axes[ch[i].idx >> 1]);
+    }
+}
+
 /* mask m of groups as the mask of their places in ax_order (bit r: group ax_order[r]) */
 static inline uint64_t to_ranks(const Ctx *c, uint64_t m) {
     return c->rank_of_byte[0][m & 255u] | c->rank_of_byte[1][(m >> 8) & 255u] |
@@ -1312,8 +1340,7 @@ static inline void prefetch_group_row(const uint16_t *r) {
    group-mask entries give the groups whose children the small exact tables pass (at togo 1:
    those that reach H), so only those children are computed. */
 static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist, uint64_t tight,
-                      int g) {
-    const Tables *T = c->T;
+                      int g, uint32_t cls, int sym) {
     const Axial *A = c->A;
     int togo = c->n1 - g, pa, k, n = 0, i, slice = ss / 24, time_p;
     int nd_of[4]; /* a child's exact distance by its phase-1 entry's value mod 3 */
@@ -1378,7 +1405,7 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
     /* as in phase1(): close to the end the small tables (here their masks) alone, and the
        distance unknown */
     if (togo > SMALL_ONLY_TOGO) {
-        fetch_prun(T, A->phase1_axes, 1, ch, n);
+        ax_fetch_prun(c, cls, sym, ch, n);
         for (i = 0; i < 4; i++) nd_of[i] = next_depth(dist, i);
     }
     time_p = c->phase2_max;
@@ -1386,6 +1413,8 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         if (togo <= SMALL_ONLY_TOGO) {
             ch[i].nd = togo - 1;
             ch[i].gtight = ALL_GROUPS;
+            ch[i].cls = 0;
+            ch[i].sym = 0;
         } else {
             int v = p1_entry(A->phase1_axes, ch[i].idx);
             ch[i].nd = nd_of[v & 3];
@@ -1402,6 +1431,13 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
         prefetch_group_row(&A->slice_sorted_g[ch[i].s1 * N_AXIAL]);
         prefetch_group_row(&A->twist_g[ch[i].t1 * N_AXIAL]);
         prefetch_group_row(&A->flip_g[ch[i].f1 * N_AXIAL]);
+        if (togo - 1 > SMALL_ONLY_TOGO) { /* its row of class_g (180 bytes), for its children */
+            const uint32_t *r = &A->class_g[ch[i].cls * N_AXIAL];
+            __builtin_prefetch(r);
+            __builtin_prefetch(r + 16);
+            __builtin_prefetch(r + 32);
+            __builtin_prefetch(r + N_AXIAL - 1);
+        }
         ch[k++] = ch[i];
     }
     n = k;
@@ -1411,7 +1447,8 @@ static void ax_phase1(Ctx *c, int twist, int flip, int ss, int corners, int dist
             continue;
         if (ax_goal_fails(c, &ch[i])) continue;
         ax_push(c, g, ch[i].m, ch[i].total);
-        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, ch[i].gtight, g + 1);
+        ax_phase1(c, ch[i].t1, ch[i].f1, ch[i].s1, ch[i].c1, ch[i].nd, ch[i].gtight, g + 1,
+                  ch[i].cls, ch[i].sym);
         if (c->stop) return;
     }
 }
@@ -1510,8 +1547,10 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
                 if (s->dist < 0 || s->dist > c->n1) continue;
                 c->ax_allowed = allowed[i];
                 begin_direction(c, s, i);
+                uint32_t e = c->T->flipslice_classsym[(uint32_t)(s->slice_sorted / 24) * N_FLIP +
+                                                      (uint32_t)s->flip];
                 ax_phase1(c, s->twist, s->flip, s->slice_sorted, s->corners, s->dist, ALL_GROUPS,
-                          0);
+                          0, e >> 4, (int)(e & 15u));
             }
         }
     }
@@ -1870,6 +1909,7 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (Py_ssize_t)N_CORNERS * N_AXIAL * 2, (Py_ssize_t)N_SLICE_SORTED * N_AXIAL * 2,
         (Py_ssize_t)N_SLICE * N_TWIST * 8, (Py_ssize_t)N_SLICE * N_FLIP * 8,
         (Py_ssize_t)N_CORNER_CLASS * N_TWIST, AX_GOAL_LAST + 1,
+        (Py_ssize_t)N_FS_CLASS * N_AXIAL * 4, N_AXIAL * 16, 16 * 16,
     };
     const void **slots[N_AX_TABLES] = {
         (const void **)&A->phase1_axes,       (const void **)&A->phase2_depth,
@@ -1879,7 +1919,8 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (const void **)&A->slice_g,           (const void **)&A->corners_g,
         (const void **)&A->slice_sorted_g,    (const void **)&A->slice_twist_mask,
         (const void **)&A->slice_flip_mask,   (const void **)&A->corner_goal,
-        (const void **)&A->goal_max,
+        (const void **)&A->goal_max,          (const void **)&A->class_g,
+        (const void **)&A->group_conj,        (const void **)&A->sym_mult,
     };
     return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }

@@ -353,6 +353,60 @@ def test_group_move_tables_compose_the_face_turns() -> None:
             assert (grouped[:, k] == expected).all(), name
 
 
+def test_a_childs_flipslice_class_comes_from_its_parents_row() -> None:
+    """The robot search finds a child's class and symmetry from the row of its parent's class
+    (``class_group_move`` at the group conjugated by the parent's symmetry, then the symmetries'
+    product) instead of from ``flipslice_classsym``: on random nodes and groups, the class is
+    the one ``flipslice_classsym`` gives and the phase-1 entry read with the symmetry found
+    (twist conjugated by it) has the same depth and, mapped to the state's frame, the same
+    axis code; the symmetry itself may be another one fixing the class's representative."""
+    solver = get_solver()
+    base, axial = solver.tables, solver.axial_tables()
+    classsym = base.flipslice_classsym.astype(np.int64)
+    twist_conj = base.twist_conj.astype(np.int64)
+    rows = axial.class_group_move.astype(np.int64)
+    assert rows.shape == (C.N_FLIPSLICE_CLASS, C.N_AXIAL)
+    conj = axial.group_conj.astype(np.int64)
+    mult = axial.sym_mult.astype(np.int64)
+    moves = base.conj_move.astype(np.int64)
+    for a in range(C.N_SYM_D4H):  # S_a S_b acts on the turns as S_a after S_b
+        for b in range(C.N_SYM_D4H):
+            assert (moves[mult[a, b]] == moves[a][moves[b]]).all()
+    for k, pair in enumerate(C.AXIAL_MOVES):
+        for s in range(C.N_SYM_D4H):
+            turned = C.AXIAL_MOVES[conj[k, s]]
+            assert {int(moves[s, m]) for m in pair if m >= 0} == {m for m in turned if m >= 0}
+    sg = axial.slice_group_move.astype(np.int64)
+    fg = axial.flip_group_move.astype(np.int64)
+    tg = axial.twist_group_move.astype(np.int64)
+    rng = np.random.default_rng(11)
+    n = 200_000
+    slc, flp = rng.integers(C.N_SLICE, size=n), rng.integers(C.N_FLIP, size=n)
+    twist, k = rng.integers(C.N_TWIST, size=n), rng.integers(C.N_AXIAL, size=n)
+    node = classsym[slc * C.N_FLIP + flp]
+    cls, sym = node >> 4, node & 15
+    direct = classsym[sg[slc, k] * C.N_FLIP + fg[flp, k]]
+    routed = rows[cls, conj[k, sym]]
+    child_sym = mult[routed & 15, sym]
+    assert (routed >> 4 == direct >> 4).all()
+    t1 = tg[twist, k]
+    table = axial.phase1_axes
+
+    def entries(c: np.ndarray, s: np.ndarray) -> np.ndarray:
+        i = (c >> 4) * C.N_TWIST + twist_conj[t1, s]
+        return (table[i >> 1].astype(np.int64) >> (4 * (i & 1))) & 15
+
+    v_direct, v_routed = entries(direct, direct & 15), entries(routed, child_sym)
+    assert (v_direct & 3 == v_routed & 3).all()
+
+    def axis(v: np.ndarray, s: np.ndarray) -> np.ndarray:  # the code in the state's frame
+        code = v >> 2
+        return np.where((code >= 1) & (code <= 2) & (s & 2 != 0), code ^ 3, code)
+
+    assert (axis(v_direct, direct & 15) == axis(v_routed, child_sym)).all()
+    assert (child_sym != direct & 15).any()  # stabilisers: the symmetries do differ
+
+
 def test_table_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     path = T.table_path(tmp_path, "axial2")
     path.parent.mkdir(parents=True)

@@ -19,7 +19,12 @@ from solver.cube.notation import Metric, Move, MoveKind, count, invert, parse
 from solver.engines.twophase import coord as C
 from solver.engines.twophase._twophase import phase1_depth, phase2_depth
 from solver.engines.twophase._twophase import search as _c_search
-from solver.engines.twophase.engine import PHASE2_SLACK_ALL, TwoPhaseSolver, get_solver
+from solver.engines.twophase.engine import (
+    PHASE2_SLACK_ALL,
+    TwoPhaseSolver,
+    _sym_cube,
+    get_solver,
+)
 from solver.errors import InvalidCubeError, NoSolutionError, UnsupportedError
 
 SUPERFLIP = "U R2 F B R B2 R U2 L B2 R U' D' R2 F R' L B2 U2 F2"
@@ -386,6 +391,37 @@ def test_robot_search_bounded_from_the_start_still_finds_the_fastest(
         assert index == 0 and stats["exhausted"], (cube, fastest)
         assert model.estimate(moves) == pytest.approx(fastest), cube
         _check(cube, moves, 26)
+
+
+def test_robot_search_walks_the_same_tree_from_a_turned_cube(engine: TwoPhaseSolver) -> None:
+    # The robot search's pruning depends only on the state: a cube and its copies turned by
+    # the rotations that keep the U/D axis (S * cube * S^-1; the six directions map onto
+    # each other) give the same phase-1 tree. With no phase-2 group allowed (phase2_max 0)
+    # and 11 moves at most the search walks every phase-1 depth to the end without a
+    # solution, so its node and end counts do not depend on the order of the children. A
+    # child's phase-1 entry read in another frame than its own (a wrong symmetry: the class
+    # row's product taken the other way round, say) changes the counts from copy to copy.
+    co = C.sym_arrays()[1]
+    inverse = C.sym_inverse()
+    turns = [s for s in range(C.N_SYM_D4H) if int(co[s].max()) < 3]  # rotations, not mirrors
+    assert len(turns) == 8
+    arrays = engine.tables.search_arrays()
+    axial = engine.axial_tables().search_arrays()
+    model = DEFAULT_COST_MODEL
+    cost = (model.quarter_turn_s, model.half_turn_s, model.pair_extra_s, model.settle_s)
+    cost += (model.simultaneous,)
+    rng = random.Random(5)
+    for _ in range(3):
+        cube = CubieCube.random(rng)
+        counts = set()
+        for s in turns:
+            turned = _sym_cube(s) * cube * _sym_cube(int(inverse[s]))
+            starts = [d[2] for d in engine._directions(turned, frozenset(Face), 6)]
+            index, _, stats = _c_search(arrays, starts, 11, 0.0, 1e4, 0, cost, 99, axial)
+            assert index == -1 and stats["exhausted"]
+            counts.add((stats["nodes_phase1"], stats["phase1_solutions"]))
+        assert len(counts) == 1, counts
+        assert min(counts)[0] > 50_000  # deep enough to read the big table (togo > 4)
 
 
 def _sequences(depth: int) -> list[tuple[Move, ...]]:
