@@ -291,13 +291,13 @@ def flipslice_group_classes(
     symmetries' products, index of ``S_a * S_b``, uint8 (16, 16). A node whose raw coordinate
     c has ``S c S^-1`` = its class's representative r has, for group k, ``S (c k) S^-1 = r
     (S k S^-1)``: the row of r at the conjugated group gives the child's class and a symmetry
-    S2 of ``r (S k S^-1)``, so the child's symmetry is ``S2 * S``. About 0.1 s."""
+    S2 of ``r (S k S^-1)``, so the child's symmetry is ``S2 * S``. About 15 ms."""
     rep = base.flipslice_rep.astype(np.int64)
-    child = (
-        slice_group_move.astype(np.int64)[rep // C.N_FLIP] * C.N_FLIP
-        + flip_group_move.astype(np.int64)[rep % C.N_FLIP]
-    )
-    classes = np.ascontiguousarray(base.flipslice_classsym[child], dtype=np.uint32)
+    rep_slice, rep_flip = rep // C.N_FLIP, rep % C.N_FLIP
+    classes = np.empty((len(rep), C.N_AXIAL), dtype=np.uint32)
+    for k in range(C.N_AXIAL):  # a column at a time: no temporaries of the table's size
+        child = slice_group_move[rep_slice, k].astype(np.int64) * C.N_FLIP
+        classes[:, k] = base.flipslice_classsym[child + flip_group_move[rep_flip, k]]
     conj = base.conj_move.astype(np.int64)[: C.N_SYM_D4H]
     sym_mult = np.empty((C.N_SYM_D4H, C.N_SYM_D4H), dtype=np.uint8)
     for a in range(C.N_SYM_D4H):
