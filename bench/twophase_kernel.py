@@ -114,10 +114,11 @@ def main() -> None:
     solver = get_solver()
     tables = solver.tables
     arrays = tables.search_arrays(huge_pages=True)
-    # the tuple of a kernel from before the corner goal rows (the last two arrays), and of
-    # one from before flipslice_classsym too: class and symmetry apart
+    # the tuple of a kernel from before the children's classes by their parent's row (the
+    # last three arrays), of one from before the corner goal rows (the two before those), and
+    # of one from before flipslice_classsym too: class and symmetry apart
     apart = (huge_page_copy(tables.flipslice_classidx), huge_page_copy(tables.flipslice_sym))
-    tuples = [arrays, arrays[:-2], (*arrays[:10], *apart, *arrays[11:-2])]
+    tuples = [arrays, arrays[:-3], arrays[:-5], (*arrays[:10], *apart, *arrays[11:-5])]
     cost = _cost_tuple(DEFAULT_COST_MODEL) if args.robot else None
     axial = solver.axial_tables().search_arrays() if args.robot else None
     most = DEFAULT_MAX_LENGTH_ROBOT if args.robot else 20

@@ -79,7 +79,7 @@
 #define N_SYM 16
 #define MAX_DEPTH 31
 #define MAX_DIRS 6
-#define N_TABLES 24
+#define N_TABLES 27
 #define COLLECTOR_CAPACITY 16384
 #define ROW (MAX_DEPTH + 1)
 
@@ -118,6 +118,12 @@ typedef struct {
        still (see goal_table()); corner_goal_max[p] is the largest entry of row p
        (corner_goal_max[0]: of corner_twist_depth, which is row 0) */
     const uint8_t *corner_goal_depth, *corner_goal_max;
+    /* a child's flipslice class and symmetry from its parent's (tables/sets.py class_rows()):
+       class_move[class * 18 + m] is class << 4 | sym of the class's representative after
+       turn m, move_conj[m * 16 + s] the turn S m S^-1, sym_mult[a * 16 + b] the symmetry
+       S_a S_b */
+    const uint32_t *class_move;
+    const uint8_t *move_conj, *sym_mult;
 } Tables;
 
 typedef struct {
@@ -1571,10 +1577,10 @@ static int ax_run(Ctx *c, Start *starts, int n_dirs) {
    search; the tree below a job is the one phase1() walks, in the same order. */
 
 #ifndef N_LANES
-#define N_LANES 4
+#define N_LANES 6
 #endif
 
-enum { ST_EXPAND, ST_CLASS, ST_PRUN, ST_ENDS };
+enum { ST_EXPAND, ST_PRUN, ST_ENDS };
 
 typedef struct {
     int twist, flip, ss, corners, dist;
@@ -1583,6 +1589,9 @@ typedef struct {
                     fetched by its parent) */
     int kids_ct; /* its children's ct are computed (see ST_EXPAND) */
     uint32_t ct;
+    uint32_t cls; /* its flipslice class and the symmetry to its representative (the */
+    int sym;      /* children's come from its row of class_move; further than
+                     SMALL_ONLY_TOGO from its end only) */
     int n, next; /* its children that are visited, and the next one */
     Child ch[N_MOVE];
 } Frame;
@@ -1639,6 +1648,8 @@ static void lane_next(Lane *L) {
             g->tight = k->tight;
             g->ct_on = f->kids_ct;
             g->ct = k->ct;
+            g->cls = k->cls;
+            g->sym = k->sym;
             L->depth++;
             L->stage = ST_EXPAND;
             return;
@@ -1740,6 +1751,8 @@ static void lane_step(Ctx *c, Lane *L) {
             for (i = 0; i < n; i++) {
                 f->ch[i].nd = togo - 1;
                 f->ch[i].tight = ALL_MOVES;
+                f->ch[i].cls = 0; /* (not read: its children are screened by the small */
+                f->ch[i].sym = 0; /* tables alone) */
                 prefetch_node(T, f->ch[i].t1, f->ch[i].f1, f->ch[i].s1, f->ch[i].c1);
             }
             lane_next(L);
@@ -1749,28 +1762,23 @@ static void lane_step(Ctx *c, Lane *L) {
            (what it reads first if it is visited, two rounds of the lanes from now: fetched
            only once it passed, in ST_PRUN, they were still missing when it was visited; its
            move-table rows, mostly cached, still wait for ST_PRUN) */
-        for (i = 0; i < n; i++) {
-            Child *k = &f->ch[i];
-            k->fs = (uint32_t)k->slice * N_FLIP + (uint32_t)k->f1;
-            __builtin_prefetch(&T->flipslice_classsym[k->fs]);
-            __builtin_prefetch(&T->slice_twist_mask[k->slice * N_TWIST + k->t1]);
-            __builtin_prefetch(&T->slice_flip_mask[k->fs]);
-        }
-        L->stage = ST_CLASS;
-        return;
-    }
-    case ST_CLASS:
-        for (i = 0; i < f->n; i++) {
-            Child *k = &f->ch[i];
-            uint32_t e = T->flipslice_classsym[k->fs];
-            uint64_t cls = e >> 4;
-            int sym = (int)(e & 15u);
-            k->sym = sym;
-            k->idx = cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + sym];
-            __builtin_prefetch(&T->phase1_axes[k->idx >> 1]);
+        {
+            /* the children's classes from the node's row (asked for when it was made) */
+            const uint32_t *row = &T->class_move[f->cls * N_MOVE];
+            for (i = 0; i < n; i++) {
+                Child *k = &f->ch[i];
+                uint32_t e = row[T->move_conj[k->m * 16 + f->sym]];
+                k->sym = (int)T->sym_mult[(e & 15u) * 16 + (uint32_t)f->sym];
+                k->cls = e >> 4;
+                k->idx = (uint64_t)k->cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + k->sym];
+                __builtin_prefetch(&T->phase1_axes[k->idx >> 1]);
+                __builtin_prefetch(&T->slice_twist_mask[k->slice * N_TWIST + k->t1]);
+                __builtin_prefetch(&T->slice_flip_mask[k->slice * N_FLIP + k->f1]);
+            }
         }
         L->stage = ST_PRUN;
         return;
+    }
     case ST_PRUN: {
         /* the moves a child may still take in phase 1 (its corners may need more) */
         int slack, most, left;
@@ -1784,6 +1792,10 @@ static void lane_step(Ctx *c, Lane *L) {
             k->tight = tight_moves(v, k->sym);
             if (f->kids_ct && nibble(goal, k->ct) > left) continue;
             prefetch_node(T, k->t1, k->f1, k->s1, k->c1);
+            if (togo - 1 > SMALL_ONLY_TOGO) { /* its row of class_move (72 bytes) */
+                __builtin_prefetch(&T->class_move[k->cls * N_MOVE]);
+                __builtin_prefetch(&T->class_move[k->cls * N_MOVE + N_MOVE - 1]);
+            }
             f->ch[m++] = *k;
         }
         f->n = m;
@@ -1842,6 +1854,13 @@ static int lanes_search(Ctx *c, Start *starts, int n_dirs, int min_dist) {
                     L->fr[0].dist = s->dist;
                     L->fr[0].tight = ALL_MOVES;
                     L->fr[0].ct_on = 0;
+                    {
+                        uint32_t fs =
+                            (uint32_t)(s->slice_sorted / 24) * N_FLIP + (uint32_t)s->flip;
+                        uint32_t e = c->T->flipslice_classsym[fs];
+                        L->fr[0].cls = e >> 4;
+                        L->fr[0].sym = (int)(e & 15u);
+                    }
                     if (n1 > c->max_n1) c->max_n1 = n1;
                     c->n1 = n1;
                 }
@@ -1940,6 +1959,7 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (Py_ssize_t)N_SLICE * N_TWIST * 4, (Py_ssize_t)N_SLICE * N_FLIP * 4,
         ((Py_ssize_t)N_CORNER_CLASS * N_TWIST + 1) / 2,
         (Py_ssize_t)(GOAL_ROWS * GOAL_ROW_BYTES), GOAL_ROWS + 1,
+        (Py_ssize_t)N_FS_CLASS * N_MOVE * 4, N_MOVE * 16, 16 * 16,
     };
     const void **slots[N_TABLES] = {
         (const void **)&T->twist_move, (const void **)&T->flip_move,
@@ -1955,6 +1975,8 @@ static int get_tables(PyObject *seq, Py_buffer *views, Tables *T) {
         (const void **)&T->slice_twist_mask, (const void **)&T->slice_flip_mask,
         (const void **)&T->corner_twist_depth,
         (const void **)&T->corner_goal_depth, (const void **)&T->corner_goal_max,
+        (const void **)&T->class_move, (const void **)&T->move_conj,
+        (const void **)&T->sym_mult,
     };
     return get_buffers(seq, views, sizes, slots, N_TABLES, "table");
 }

@@ -395,12 +395,14 @@ def test_robot_search_bounded_from_the_start_still_finds_the_fastest(
 
 def test_robot_search_walks_the_same_tree_from_a_turned_cube(engine: TwoPhaseSolver) -> None:
     # The robot search's pruning depends only on the state: a cube and its copies turned by
-    # the rotations that keep the U/D axis (S * cube * S^-1; the six directions map onto
-    # each other) give the same phase-1 tree. With no phase-2 group allowed (phase2_max 0)
-    # and 11 moves at most the search walks every phase-1 depth to the end without a
-    # solution, so its node and end counts do not depend on the order of the children. A
-    # child's phase-1 entry read in another frame than its own (a wrong symmetry: the class
-    # row's product taken the other way round, say) changes the counts from copy to copy.
+    # the rotations that keep the U/D axis (S * cube * S^-1; the six directions map onto each
+    # other) give the same phase-1 tree (its groups are sets of turns of one axis: a turned
+    # copy takes the same ones; the face-turn search is not so, as it takes two turns of one
+    # axis in one order only). With no phase-2 group allowed (phase2_max 0) and 11 moves at
+    # most the search walks every phase-1 depth to the end without a solution, so its node
+    # and end counts do not depend on the order of the children. A child's phase-1 entry read
+    # in another frame than its own (a wrong symmetry: the class row's product taken the
+    # other way round, say) changes the counts from copy to copy.
     co = C.sym_arrays()[1]
     inverse = C.sym_inverse()
     turns = [s for s in range(C.N_SYM_D4H) if int(co[s].max()) < 3]  # rotations, not mirrors

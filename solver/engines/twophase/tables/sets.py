@@ -93,6 +93,35 @@ class TwoPhaseTables:
         return sum(arr.nbytes for arr in self.arrays().values())
 
     @cached_property
+    def flipslice_class_move(self) -> Array:
+        """uint32 (64430, 18): each flipslice class representative's class and symmetry after
+        each face turn (:func:`class_rows`: the face-turn search reads its children's classes
+        from their parent's row; 4.6 MB, derived on first use in a few ms)."""
+        return class_rows(self, slice_move(self.slice_sorted_move), self.flip_move)
+
+    @cached_property
+    def move_conj(self) -> Array:
+        """uint8 (18, 16): ``S * m * S^-1`` for each face turn m and UD symmetry S."""
+        out = np.ascontiguousarray(self.conj_move[: C.N_SYM_D4H].T, dtype=np.uint8)
+        out.flags.writeable = False
+        return out
+
+    @cached_property
+    def sym_mult(self) -> Array:
+        """uint8 (16, 16): the index of ``S_a * S_b`` for UD symmetries a and b (found by
+        their action on the 18 face turns, which is faithful)."""
+        conj = self.conj_move.astype(np.int64)[: C.N_SYM_D4H]
+        out = np.empty((C.N_SYM_D4H, C.N_SYM_D4H), dtype=np.uint8)
+        for a in range(C.N_SYM_D4H):
+            for b in range(C.N_SYM_D4H):
+                same = np.nonzero((conj == conj[a][conj[b]]).all(axis=1))[0]
+                if len(same) != 1:
+                    raise ValueError(f"no unique product of UD symmetries {a} and {b}: {same}")
+                out[a, b] = same[0]
+        out.flags.writeable = False
+        return out
+
+    @cached_property
     def flipslice_classsym(self) -> Array:
         """uint32 (1013760,), index slice * 2048 + flip: ``flipslice_classidx << 4 |
         flipslice_sym``, derived on first use (4 MB, not cached on disk): the phase-1 search
@@ -137,6 +166,9 @@ class TwoPhaseTables:
             self.corner_twist_depth,
             self.corner_goal_depth,
             self.corner_goal_max,
+            self.flipslice_class_move,
+            self.move_conj,
+            self.sym_mult,
         )
 
 
@@ -149,6 +181,7 @@ _HOT = (
     "slice_twist_mask",
     "slice_flip_mask",
     "flipslice_classsym",
+    "flipslice_class_move",
     "corners_move",
     "cornslice_depth",
     "corner_twist_depth",
@@ -247,10 +280,10 @@ class AxialTables:
     # holding the rows p = 3..8, and each row's largest entry (9,)
     corner_goal: Array  # uint8 (2768 * 2187,)
     corner_goal_max: Array  # uint8 (9,)
-    # a phase-1 node's children's flipslice class and symmetry from one row of its own class
-    # (flipslice_group_classes(), derived when loaded): uint32 (64430, 45) class << 4 | sym of
-    # the representative moved by each group, uint8 (45, 16) the group S * k * S^-1, uint8
-    # (16, 16) the symmetry S_a * S_b
+    # a phase-1 node's children's flipslice class and symmetry from one row of its own class,
+    # derived when loaded: uint32 (64430, 45) class << 4 | sym of the representative moved by
+    # each group (class_rows()), uint8 (45, 16) the group S * k * S^-1 (group_conjugates()),
+    # uint8 (16, 16) the symmetry S_a * S_b (TwoPhaseTables.sym_mult)
     class_group_move: Array
     group_conj: Array
     sym_mult: Array
@@ -280,40 +313,38 @@ class AxialTables:
         )
 
 
-def flipslice_group_classes(
-    base: TwoPhaseTables, slice_group_move: Array, flip_group_move: Array
-) -> tuple[Array, Array, Array]:
-    """What the robot search needs to find a child's flipslice class and symmetry from its
-    parent's instead of from the 4 MB ``flipslice_classsym`` (a miss a child): the class and
-    symmetry (``class << 4 | sym``, as ``flipslice_classsym``) of each class representative
-    moved by each group, uint32 (64430, 45), one row of three cache lines a node; each group
-    conjugated by each of the 16 UD symmetries, ``S * k * S^-1``, uint8 (45, 16); and the
-    symmetries' products, index of ``S_a * S_b``, uint8 (16, 16). A node whose raw coordinate
-    c has ``S c S^-1`` = its class's representative r has, for group k, ``S (c k) S^-1 = r
-    (S k S^-1)``: the row of r at the conjugated group gives the child's class and a symmetry
-    S2 of ``r (S k S^-1)``, so the child's symmetry is ``S2 * S``. About 15 ms."""
+def class_rows(base: TwoPhaseTables, slice_table: Array, flip_table: Array) -> Array:
+    """A search's children's flipslice class and symmetry from their parent's class instead of
+    from the 4 MB ``flipslice_classsym`` (a miss a child): for each class representative and
+    each column of the move tables (the slice position's and the flip's: face turns or robot
+    groups), the class and symmetry (``class << 4 | sym``, as ``flipslice_classsym``) of the
+    representative so moved, uint32 (64430, columns): a node's children read one row. A node
+    whose raw coordinate c has ``S c S^-1`` = its class's representative r has, for a move m,
+    ``S (c m) S^-1 = r (S m S^-1)``: the row of r at the conjugated move gives the child's
+    class and a symmetry S2 of ``r (S m S^-1)``, so the child's symmetry is ``S2 * S``
+    (:meth:`TwoPhaseTables.sym_mult`). Derived a column at a time (no temporaries of the
+    table's size): about 15 ms for the 45 robot groups."""
     rep = base.flipslice_rep.astype(np.int64)
     rep_slice, rep_flip = rep // C.N_FLIP, rep % C.N_FLIP
-    classes = np.empty((len(rep), C.N_AXIAL), dtype=np.uint32)
-    for k in range(C.N_AXIAL):  # a column at a time: no temporaries of the table's size
-        child = slice_group_move[rep_slice, k].astype(np.int64) * C.N_FLIP
-        classes[:, k] = base.flipslice_classsym[child + flip_group_move[rep_flip, k]]
-    conj = base.conj_move.astype(np.int64)[: C.N_SYM_D4H]
-    sym_mult = np.empty((C.N_SYM_D4H, C.N_SYM_D4H), dtype=np.uint8)
-    for a in range(C.N_SYM_D4H):
-        for b in range(C.N_SYM_D4H):
-            same = np.nonzero((conj == conj[a][conj[b]]).all(axis=1))[0]
-            if len(same) != 1:  # the symmetries act on the 18 turns faithfully
-                raise ValueError(f"no unique product of UD symmetries {a} and {b}: {same}")
-            sym_mult[a, b] = same[0]
+    classes = np.empty((len(rep), slice_table.shape[1]), dtype=np.uint32)
+    for k in range(slice_table.shape[1]):
+        child = slice_table[rep_slice, k].astype(np.int64) * C.N_FLIP
+        classes[:, k] = base.flipslice_classsym[child + flip_table[rep_flip, k]]
+    classes.flags.writeable = False
+    return classes
+
+
+def group_conjugates(conj_move: Array) -> Array:
+    """Each robot group conjugated by each of the 16 UD symmetries, ``S * k * S^-1``, uint8
+    (45, 16) (the groups' turns conjugated one by one)."""
+    conj = conj_move.astype(np.int64)
     index = {frozenset(m for m in pair if m >= 0): k for k, pair in enumerate(C.AXIAL_MOVES)}
-    group_conj = np.empty((C.N_AXIAL, C.N_SYM_D4H), dtype=np.uint8)
+    out = np.empty((C.N_AXIAL, C.N_SYM_D4H), dtype=np.uint8)
     for k, pair in enumerate(C.AXIAL_MOVES):
         for s in range(C.N_SYM_D4H):
-            group_conj[k, s] = index[frozenset(int(conj[s][m]) for m in pair if m >= 0)]
-    for arr in (classes, group_conj, sym_mult):
-        arr.flags.writeable = False
-    return classes, group_conj, sym_mult
+            out[k, s] = index[frozenset(int(conj[s][m]) for m in pair if m >= 0)]
+    out.flags.writeable = False
+    return out
 
 
 def load_axial_tables(
@@ -350,6 +381,8 @@ def load_axial_tables(
         a1["axial_slice_flip_mask"],
         goal["axial_corner_goal"],
         goal["axial_corner_goal_max"],
-        *flipslice_group_classes(base, slice_g, flip_g),
+        class_rows(base, slice_g, flip_g),
+        group_conjugates(base.conj_move),
+        base.sym_mult,
         build_s,
     )
