@@ -1758,12 +1758,13 @@ static void lane_step(Ctx *c, Lane *L) {
             lane_next(L);
             return;
         }
-        /* with the entries the big table's test reads, every child's two move-mask entries
-           (what it reads first if it is visited, two rounds of the lanes from now: fetched
-           only once it passed, in ST_PRUN, they were still missing when it was visited; its
-           move-table rows, mostly cached, still wait for ST_PRUN) */
+        /* The children's classes from the node's row of class_move (asked for when the node
+           was made, so that no lane step waits for a class a child; their phase-1 entries are
+           read in ST_PRUN, a round of the lanes from now), and with those entries every
+           child's two move-mask entries (what it reads first if it is visited, two rounds
+           from now: fetched only once it passed, in ST_PRUN, they were still missing when it
+           was visited; its move-table rows, mostly cached, still wait for ST_PRUN). */
         {
-            /* the children's classes from the node's row (asked for when it was made) */
             const uint32_t *row = &T->class_move[f->cls * N_MOVE];
             for (i = 0; i < n; i++) {
                 Child *k = &f->ch[i];
