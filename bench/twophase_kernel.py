@@ -123,11 +123,11 @@ def main() -> None:
     axial = solver.axial_tables().search_arrays() if args.robot else None
     most = DEFAULT_MAX_LENGTH_ROBOT if args.robot else 20
     phase2_max = DEFAULT_PHASE2_MAX_GROUPS if args.robot else 10
-    # a robot kernel from before the children's classes by their parent's (the last three
+    # a robot kernel from before the children's classes by their parent's (the last two
     # axial arrays) is given the axial tables without them, one from before the robot corner
     # goal (the two before those) without it too
     extras = [(cost, 99, axial)] + (
-        [(cost, 99, axial[:-3]), (cost, 99, axial[:-5])] if axial is not None else []
+        [(cost, 99, axial[:-2]), (cost, 99, axial[:-4])] if axial is not None else []
     )
     rng = random.Random(args.seed)
     cubes = [CubieCube.random(rng) for _ in range(args.states)]

@@ -154,16 +154,15 @@ typedef struct {
        groups is (e & 7) + (the bits set in e >> p) (see ax_goal_fails()); goal_max[p]: the
        largest entry for p (a test against as much or more never prunes) */
     const uint8_t *corner_goal, *goal_max;
-    /* a child's flipslice class and symmetry from its parent's (tables/sets.py
-       flipslice_group_classes()): class_g[class * 45 + k] is class << 4 | sym of the class's
-       representative moved by group k, group_conj[k * 16 + s] the group S k S^-1, sym_mult[a *
-       16 + b] the symmetry S_a S_b */
+    /* a child's flipslice class and symmetry from its parent's (tables/sets.py class_rows(),
+       as Tables' class_move): class_g[class * 45 + k] is class << 4 | sym of the class's
+       representative moved by group k, group_conj[k * 16 + s] the group S k S^-1 */
     const uint32_t *class_g;
-    const uint8_t *group_conj, *sym_mult;
+    const uint8_t *group_conj;
 } Axial;
 
 #define N_AXIAL 45
-#define N_AX_TABLES 18
+#define N_AX_TABLES 17
 #define N_AXIAL2 21
 static int AX_M1[N_AXIAL], AX_M2[N_AXIAL], AX_P2[N_AXIAL2], AX_IS_P2[N_AXIAL];
 /* the phase-2 group counts the robot corner goal has rows for (fewer use the first row: its
@@ -819,6 +818,16 @@ typedef struct {
 
 static void mech_order(Ctx *c, int depth, Child *ch, int n, int togo);
 
+/* Child k's flipslice class, symmetry and phase-1 table index (its twist t1 set) from e, its
+   parent's class row at the turn or group conjugated by the parent's symmetry sym: e holds
+   the class and a symmetry S2 of the representative so moved, and the child's symmetry is
+   S2 * sym (tables/sets.py class_rows()) */
+static inline void child_class(const Tables *T, uint32_t e, int sym, Child *k) {
+    k->sym = (int)T->sym_mult[(e & 15u) * 16 + (uint32_t)sym];
+    k->cls = e >> 4;
+    k->idx = (uint64_t)k->cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + k->sym];
+}
+
 /* Phase-1 nodes at most this close to their end screen their children with the small exact
    slice x twist and slice x flip tables only, not the big table, and do not know their exact
    distance (measured on random states: at 4 moves from the end the big table rejects 0.1 %
@@ -1311,14 +1320,9 @@ static inline int ax_goal_fails(const Ctx *c, const Child *ch) {
 static void ax_fetch_prun(const Ctx *c, uint32_t cls, int sym, Child *ch, int n) {
     const Axial *A = c->A;
     const uint32_t *row = &A->class_g[cls * N_AXIAL];
-    const uint8_t *conj = &A->group_conj[0], *mult = &A->sym_mult[0];
     int i;
     for (i = 0; i < n; i++) {
-        uint32_t e = row[conj[ch[i].m * 16 + sym]];
-        int s2 = (int)(mult[(e & 15u) * 16 + (uint32_t)sym]);
-        ch[i].cls = e >> 4;
-        ch[i].sym = s2;
-        ch[i].idx = (uint64_t)ch[i].cls * N_TWIST + c->T->twist_conj[ch[i].t1 * N_SYM + s2];
+        child_class(c->T, row[A->group_conj[ch[i].m * 16 + sym]], sym, &ch[i]);
         __builtin_prefetch(&A->phase1_axes[ch[i].idx >> 1]);
     }
 }
@@ -1768,10 +1772,7 @@ static void lane_step(Ctx *c, Lane *L) {
             const uint32_t *row = &T->class_move[f->cls * N_MOVE];
             for (i = 0; i < n; i++) {
                 Child *k = &f->ch[i];
-                uint32_t e = row[T->move_conj[k->m * 16 + f->sym]];
-                k->sym = (int)T->sym_mult[(e & 15u) * 16 + (uint32_t)f->sym];
-                k->cls = e >> 4;
-                k->idx = (uint64_t)k->cls * N_TWIST + T->twist_conj[k->t1 * N_SYM + k->sym];
+                child_class(T, row[T->move_conj[k->m * 16 + f->sym]], f->sym, k);
                 __builtin_prefetch(&T->phase1_axes[k->idx >> 1]);
                 __builtin_prefetch(&T->slice_twist_mask[k->slice * N_TWIST + k->t1]);
                 __builtin_prefetch(&T->slice_flip_mask[k->slice * N_FLIP + k->f1]);
@@ -1929,7 +1930,7 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (Py_ssize_t)N_CORNERS * N_AXIAL * 2, (Py_ssize_t)N_SLICE_SORTED * N_AXIAL * 2,
         (Py_ssize_t)N_SLICE * N_TWIST * 8, (Py_ssize_t)N_SLICE * N_FLIP * 8,
         (Py_ssize_t)N_CORNER_CLASS * N_TWIST, AX_GOAL_LAST + 1,
-        (Py_ssize_t)N_FS_CLASS * N_AXIAL * 4, N_AXIAL * 16, 16 * 16,
+        (Py_ssize_t)N_FS_CLASS * N_AXIAL * 4, N_AXIAL * 16,
     };
     const void **slots[N_AX_TABLES] = {
         (const void **)&A->phase1_axes,       (const void **)&A->phase2_depth,
@@ -1940,7 +1941,7 @@ static int get_axial(PyObject *seq, Py_buffer *views, Axial *A) {
         (const void **)&A->slice_sorted_g,    (const void **)&A->slice_twist_mask,
         (const void **)&A->slice_flip_mask,   (const void **)&A->corner_goal,
         (const void **)&A->goal_max,          (const void **)&A->class_g,
-        (const void **)&A->group_conj,        (const void **)&A->sym_mult,
+        (const void **)&A->group_conj,
     };
     return get_buffers(seq, views, sizes, slots, N_AX_TABLES, "axial table");
 }

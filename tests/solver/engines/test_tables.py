@@ -367,7 +367,7 @@ def test_a_childs_flipslice_class_comes_from_its_parents_row() -> None:
     rows = axial.class_group_move.astype(np.int64)
     assert rows.shape == (C.N_FLIPSLICE_CLASS, C.N_AXIAL)
     conj = axial.group_conj.astype(np.int64)
-    mult = axial.sym_mult.astype(np.int64)
+    mult = base.sym_mult.astype(np.int64)
     moves = base.conj_move.astype(np.int64)
     for a in range(C.N_SYM_D4H):  # S_a S_b acts on the turns as S_a after S_b
         for b in range(C.N_SYM_D4H):

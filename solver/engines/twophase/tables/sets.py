@@ -280,13 +280,12 @@ class AxialTables:
     # holding the rows p = 3..8, and each row's largest entry (9,)
     corner_goal: Array  # uint8 (2768 * 2187,)
     corner_goal_max: Array  # uint8 (9,)
-    # a phase-1 node's children's flipslice class and symmetry from one row of its own class,
-    # derived when loaded: uint32 (64430, 45) class << 4 | sym of the representative moved by
-    # each group (class_rows()), uint8 (45, 16) the group S * k * S^-1 (group_conjugates()),
-    # uint8 (16, 16) the symmetry S_a * S_b (TwoPhaseTables.sym_mult)
+    # a phase-1 node's children's flipslice class and symmetry from one row of its own class
+    # (with TwoPhaseTables.sym_mult), derived when loaded: uint32 (64430, 45) class << 4 | sym
+    # of the representative moved by each group (class_rows()), uint8 (45, 16) the group
+    # S * k * S^-1 (group_conjugates())
     class_group_move: Array
     group_conj: Array
-    sym_mult: Array
     build_s: dict[str, float] = field(default_factory=dict)
 
     def search_arrays(self) -> tuple[Array, ...]:
@@ -309,7 +308,6 @@ class AxialTables:
             self.corner_goal_max,
             self.class_group_move,
             self.group_conj,
-            self.sym_mult,
         )
 
 
@@ -383,6 +381,5 @@ def load_axial_tables(
         goal["axial_corner_goal_max"],
         class_rows(base, slice_g, flip_g),
         group_conjugates(base.conj_move),
-        base.sym_mult,
         build_s,
     )
