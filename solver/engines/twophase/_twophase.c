@@ -812,7 +812,8 @@ typedef struct {
     uint32_t tight;  /* its moves when it has none to spare (tight_moves()) */
     uint64_t gtight; /* the same for a group (tight_groups()) */
     uint64_t idx;
-    uint32_t cls; /* the robot search: its flipslice class (ax_fetch_prun()) */
+    uint32_t cls; /* its flipslice class (child_class(); sym is the symmetry to its
+                     representative) */
     double total;
 } Child;
 
@@ -1316,7 +1317,7 @@ static inline int ax_goal_fails(const Ctx *c, const Child *ch) {
    conjugated by the node's symmetry sym, instead of from flipslice_classsym (a miss a
    child); then each child's phase-1 entry is asked for. The class is the one
    flipslice_classsym gives; the symmetry may be another of the class representative's
-   stabiliser, whose entry is the same (tables/sets.py flipslice_group_classes()). */
+   stabiliser, whose entry is the same (tables/sets.py class_rows()). */
 static void ax_fetch_prun(const Ctx *c, uint32_t cls, int sym, Child *ch, int n) {
     const Axial *A = c->A;
     const uint32_t *row = &A->class_g[cls * N_AXIAL];
