@@ -16,7 +16,7 @@ from solver.engines.twophase import coord as C
 from solver.engines.twophase import tables as T
 from solver.engines.twophase.engine import get_solver
 from solver.engines.twophase.tables.bfs import exact_bfs
-from solver.engines.twophase.tables.builders import compose
+from solver.engines.twophase.tables.builders import compose, slice_move
 from solver.engines.twophase.tables.cache import MAGIC, Corrupt, read_bundle, write_bundle
 from solver.engines.twophase.tables.loader import load_or_build
 from solver.engines.twophase.tables.worker import build_parallel, main
@@ -353,36 +353,48 @@ def test_group_move_tables_compose_the_face_turns() -> None:
             assert (grouped[:, k] == expected).all(), name
 
 
-def test_a_childs_flipslice_class_comes_from_its_parents_row() -> None:
-    """The robot search finds a child's class and symmetry from the row of its parent's class
-    (``class_group_move`` at the group conjugated by the parent's symmetry, then the symmetries'
-    product) instead of from ``flipslice_classsym``: on random nodes and groups, the class is
+@pytest.mark.parametrize("metric", ["face turns", "robot groups"])
+def test_a_childs_flipslice_class_comes_from_its_parents_row(metric: str) -> None:
+    """Both searches find a child's class and symmetry from the row of its parent's class (the
+    class rows at the turn or group conjugated by the parent's symmetry, then the symmetries'
+    product) instead of from ``flipslice_classsym``: on random nodes and moves, the class is
     the one ``flipslice_classsym`` gives and the phase-1 entry read with the symmetry found
     (twist conjugated by it) has the same depth and, mapped to the state's frame, the same
     axis code; the symmetry itself may be another one fixing the class's representative."""
     solver = get_solver()
-    base, axial = solver.tables, solver.axial_tables()
+    base = solver.tables
     classsym = base.flipslice_classsym.astype(np.int64)
     twist_conj = base.twist_conj.astype(np.int64)
-    rows = axial.class_group_move.astype(np.int64)
-    assert rows.shape == (C.N_FLIPSLICE_CLASS, C.N_AXIAL)
-    conj = axial.group_conj.astype(np.int64)
     mult = base.sym_mult.astype(np.int64)
-    moves = base.conj_move.astype(np.int64)
+    turns = base.conj_move.astype(np.int64)
     for a in range(C.N_SYM_D4H):  # S_a S_b acts on the turns as S_a after S_b
         for b in range(C.N_SYM_D4H):
-            assert (moves[mult[a, b]] == moves[a][moves[b]]).all()
-    for k, pair in enumerate(C.AXIAL_MOVES):
+            assert (turns[mult[a, b]] == turns[a][turns[b]]).all()
+    if metric == "face turns":
+        n_moves, table = C.N_MOVE, base.phase1_axes
+        rows = base.flipslice_class_move.astype(np.int64)
+        conj = base.move_conj.astype(np.int64)
+        sg = slice_move(base.slice_sorted_move)
+        fg, tg = base.flip_move.astype(np.int64), base.twist_move.astype(np.int64)
+        pairs: list[tuple[int, int]] = [(m, -1) for m in range(C.N_MOVE)]
+    else:
+        axial = solver.axial_tables()
+        n_moves, table = C.N_AXIAL, axial.phase1_axes
+        rows = axial.class_group_move.astype(np.int64)
+        conj = axial.group_conj.astype(np.int64)
+        sg = axial.slice_group_move.astype(np.int64)
+        fg = axial.flip_group_move.astype(np.int64)
+        tg = axial.twist_group_move.astype(np.int64)
+        pairs = list(C.AXIAL_MOVES)
+    assert rows.shape == (C.N_FLIPSLICE_CLASS, n_moves)
+    for j, pair in enumerate(pairs):  # the conjugated move: its turns conjugated
         for s in range(C.N_SYM_D4H):
-            turned = C.AXIAL_MOVES[conj[k, s]]
-            assert {int(moves[s, m]) for m in pair if m >= 0} == {m for m in turned if m >= 0}
-    sg = axial.slice_group_move.astype(np.int64)
-    fg = axial.flip_group_move.astype(np.int64)
-    tg = axial.twist_group_move.astype(np.int64)
+            turned = pairs[conj[j, s]]
+            assert {int(turns[s, m]) for m in pair if m >= 0} == {m for m in turned if m >= 0}
     rng = np.random.default_rng(11)
     n = 200_000
     slc, flp = rng.integers(C.N_SLICE, size=n), rng.integers(C.N_FLIP, size=n)
-    twist, k = rng.integers(C.N_TWIST, size=n), rng.integers(C.N_AXIAL, size=n)
+    twist, k = rng.integers(C.N_TWIST, size=n), rng.integers(n_moves, size=n)
     node = classsym[slc * C.N_FLIP + flp]
     cls, sym = node >> 4, node & 15
     direct = classsym[sg[slc, k] * C.N_FLIP + fg[flp, k]]
@@ -390,7 +402,6 @@ def test_a_childs_flipslice_class_comes_from_its_parents_row() -> None:
     child_sym = mult[routed & 15, sym]
     assert (routed >> 4 == direct >> 4).all()
     t1 = tg[twist, k]
-    table = axial.phase1_axes
 
     def entries(c: np.ndarray, s: np.ndarray) -> np.ndarray:
         i = (c >> 4) * C.N_TWIST + twist_conj[t1, s]
