@@ -89,6 +89,7 @@ from solver.engines.twophase.tables import (
     load_axial_tables,
     load_tables,
 )
+from solver.engines.twophase.tables.loader import RESERVE_MB, available_mb
 from solver.errors import NoSolutionError, OptionError, UnsupportedError
 from solver.options import SolveOptions
 from solver.solution import Solution
@@ -220,7 +221,20 @@ class TwoPhaseSolver:
 
     def _copy_hot_tables(self) -> None:
         """Switch the search to private huge-page copies of its hottest tables
-        (:mod:`~solver.engines.twophase.tables.hugepages`)."""
+        (:mod:`~solver.engines.twophase.tables.hugepages`), unless the machine's available
+        memory would keep less than :data:`~.tables.loader.RESERVE_MB` beside them (a Pi with
+        little memory: the copies would push the mapped tables' own pages out, and every
+        search would read them from the card again)."""
+        need, free = self.tables.hot_mb, available_mb()
+        if free is not None and free < need + RESERVE_MB:
+            log.warning(
+                "two-phase tables stay in ordinary pages: %d MB of memory available, the "
+                "huge-page copies take %d MB and %d MB are kept for the rest",
+                free,
+                need,
+                RESERVE_MB,
+            )
+            return
         try:
             arrays = self.tables.search_arrays(huge_pages=True)
         except (OSError, MemoryError) as exc:

@@ -539,6 +539,31 @@ def test_only_a_budgeted_search_makes_the_huge_page_copies() -> None:
     assert np.array_equal(solver._arrays[prun], tables.phase1_axes)
 
 
+def test_huge_page_copies_wait_for_memory_to_spare(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A machine whose available memory would keep less than the reserve beside the copies
+    (a small Pi) keeps searching the mapped tables, and says so; with room it copies."""
+    from solver.engines.twophase import engine as E
+
+    tables = get_solver().tables
+    assert 80 <= tables.hot_mb <= 120
+    prun = [id(a) for a in tables.search_arrays()].index(id(tables.phase1_axes))
+    solver = E.TwoPhaseSolver(tables)
+    monkeypatch.setattr(E, "available_mb", lambda: tables.hot_mb + E.RESERVE_MB - 1)
+    with caplog.at_level("WARNING", logger=E.__name__):
+        solver._copy_hot_tables()
+    assert solver._arrays[prun] is tables.phase1_axes
+    assert f"the huge-page copies take {tables.hot_mb} MB" in caplog.text
+    monkeypatch.setattr(E, "available_mb", lambda: tables.hot_mb + E.RESERVE_MB)
+    solver._copy_hot_tables()
+    assert solver._arrays[prun] is not tables.phase1_axes
+    monkeypatch.setattr(E, "available_mb", lambda: None)  # no /proc/meminfo: copies as before
+    solver = E.TwoPhaseSolver(tables)
+    solver._copy_hot_tables()
+    assert solver._arrays[prun] is not tables.phase1_axes
+
+
 def test_flipslice_classsym_holds_the_class_and_the_symmetry() -> None:
     tables = get_solver().tables
     classsym = tables.flipslice_classsym

@@ -130,6 +130,12 @@ class TwoPhaseTables:
         classsym.flags.writeable = False
         return classsym
 
+    @property
+    def hot_mb(self) -> int:
+        """What the huge-page copies of :meth:`search_arrays` take, in MB (rounded up)."""
+        total = sum(int(getattr(self, name).nbytes) for name in _HOT)
+        return -(-total // (1 << 20))
+
     def search_arrays(self, *, huge_pages: bool = False) -> tuple[Array, ...]:
         """The arrays in the order the C search takes them (see ``_twophase.c``); with
         ``huge_pages`` the ones the phase-1 search reads at random are private copies in huge
