@@ -63,14 +63,17 @@ LATE_DECAY = 0.8
 #: went to the second group).
 FIRST_SEARCH_S = 0.008
 #: A search whose window (from its start to its deadline) is at least twice
-#: :data:`FIRST_SEARCH_S` first runs for this share of it: a faster remainder it finds is
-#: journaled with the rest of the window to spare, then a second search from the same state
-#: (bounded by the new remainder) takes the rest, if at least :data:`FIRST_SEARCH_S` of it is
-#: left. One search over the whole window lost what
-#: it found whenever it handed back late or the commit came due sooner than foreseen (the
-#: lead grows while the searches take both cores): the first search's result was dropped in
-#: about a third of the jobs on a quiet machine (32 of 100), and most of what a search saves
-#: it finds in its first tens of milliseconds (offline: 15 of 20 states in 50 ms, 17 in 300).
+#: :data:`FIRST_SEARCH_S` is read after this share of it (:meth:`Pending.peek`, its threads
+#: going on): a faster remainder it holds then is journaled with the rest of the window to
+#: spare, and the search, bounded by it, goes on from the same state for the rest. Only
+#: read at its end, a search lost what it found whenever it handed back late or the commit
+#: came due sooner than foreseen (the lead grows while the searches take both cores): the
+#: first search's result was dropped in about a third of the jobs on a quiet machine (32 of
+#: 100), and most of what a search saves it finds in its first tens of milliseconds
+#: (offline: 15 of 20 states in 50 ms, 17 in 300). Ended at that point and started again
+#: for the rest (as before), it walked its shallow depths again: one search read halfway
+#: ends 6-8 ms of robot time faster a job (offline, the first search after a 7 ms head
+#: start, 3 x 60-100 states).
 FIRST_PART = 0.5
 #: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
@@ -121,17 +124,20 @@ class Searcher:
         search, started before the first commit."""
         loop = asyncio.get_running_loop()
         committer = asyncio.create_task(commit_when_due(run), name=f"anytime-commit {run.job.id}")
+        #: the latest search (ended with the refinement: the job is over, or stopped)
+        latest = early
         try:
             session = (await self._warm()).refine
-            #: a search whose first part landed: the rest of its window from the same state
-            again: Started | None = None
+            #: a search read after the first part of its window, its threads going on from the
+            #: same state for the rest
+            going: Started | None = None
             if early is not None:
                 early.release(1)  # (prepared while the plan was journaled) one thread now,
                 await asyncio.sleep(self.ctx.link.latency_s / 2)  # the other as below
                 early.release()
-                searched, outcome = await self._improve(run, early)
+                searched, _ = await self._improve(run, early)
                 wanted, after = self._grown(early, searched), early.target
-                again = early if self._again(run, early, outcome) else None
+                going = self._going_on(run, early)
             else:
                 # the first moves reach the firmware before the searches take both cores:
                 # 2.5 against 7.2 ms from the write to the (simulated) firmware's read, 30
@@ -140,32 +146,25 @@ class Searcher:
                 wanted, after = FIRST_SEARCH_S, -1
             while not committer.done():
                 run.timeline.observe(run.feed.last_group)
+                if going is not None:  # the rest of its window
+                    started, going = going, None
+                    searched, _ = await self._improve(run, started, rest=True)
+                    wanted, after = self._grown(started, searched), started.target
+                    continue
                 now = loop.time()
-                before, again = again, None
-                if before is not None and run.committed <= before.target:
-                    target: int | None = before.target  # (the rest of its window)
-                else:
-                    before = None
-                    target = self._target(run, wanted, after, now)
+                target = self._target(run, wanted, after, now)
                 if target is None:
                     break
                 deadline = run.timeline.deadline(target) - run.overhead_s
-                if before is not None and deadline - now < FIRST_SEARCH_S:
-                    continue  # (too little left of its window to find more than its first part)
                 if deadline - now < MIN_SEARCH_S:
                     if run.first is not None and not run.first.start_groups:
                         run.first.outcome = SearchOutcome.TOO_SHORT
                     await run.wait_commit()
                     continue
-                first = before is not None and before.first
-                started = self._start_search(
-                    run, session, deadline, target, split=before is None, first=first
-                )
-                searched, outcome = await self._improve(run, started)
-                if self._again(run, started, outcome):
-                    again = started
-                if before is None or outcome is SearchOutcome.LANDED:
-                    wanted, after = self._grown(started, searched), target
+                started = latest = self._start_search(run, session, deadline, target, split=True)
+                searched, _ = await self._improve(run, started)
+                wanted, after = self._grown(started, searched), target
+                going = self._going_on(run, started)
             await committer
         except asyncio.CancelledError:
             raise
@@ -176,6 +175,8 @@ class Searcher:
             run.release_fence()
             await committer
         finally:
+            if latest is not None and not latest.task.done():
+                latest.stop()
             await cancel_and_wait(committer)
 
     def _target(self, run: AnytimeRun, wanted_s: float, after: int, now: float) -> int | None:
@@ -192,29 +193,32 @@ class Searcher:
         return ends[-1]
 
     @staticmethod
-    def _again(run: AnytimeRun, started: Started, outcome: SearchOutcome) -> bool:
-        """Whether the rest of ``started``'s window searches its state again: its first part
-        landed, and its state is still a group end of the plan (a remainder joined with the
-        moves before it, :meth:`_joined`, may have moved the group ends)."""
+    def _going_on(run: AnytimeRun, started: Started) -> Started | None:
+        """``started`` when it was read after the first part of its window and its threads go
+        on from a state that is still the plan's after its ``target`` moves, a group end not
+        committed past (a remainder joined with the moves before it, :meth:`_joined`, may
+        have changed the plan there); else ``None``, and a search still running is ended."""
+        if not started.part or started.task.done():
+            return None
         target = started.target
-        return (
-            started.part
-            and outcome is SearchOutcome.LANDED
-            and 0 < target < len(run.plan)
-            and not run.plan[target - 1].simultaneous_with_next
-        )
+        if (
+            run.committed <= target < len(run.plan)
+            and (target == 0 or not run.plan[target - 1].simultaneous_with_next)
+            and run.cube_after(target) == started.cube
+        ):
+            return started
+        started.stop()
+        return None
 
     @staticmethod
     def _grown(started: Started, searched: float) -> float:
         """How long the next search may run after ``started`` searched ``searched`` seconds:
-        twice as long if it used its window (one that ended sooner covered its state; a first
-        part that used its share counts as the whole window used)."""
+        twice as long if it used its window (one that ended sooner covered its state; one
+        read after the first part of its window that ran that long counts as the whole window
+        used)."""
         window = started.deadline - started.began
-        ran = min(searched, window)
-        if searched >= 0.9 * window:
-            grown = GROWTH * (started.full_deadline - started.began if started.part else ran)
-        else:
-            grown = ran
+        whole = started.full_deadline - started.began
+        grown = GROWTH * whole if searched >= 0.9 * window else min(searched, whole)
         return min(MAX_SEARCH_S, max(FIRST_SEARCH_S, grown))
 
     def _start_search(
@@ -232,9 +236,9 @@ class Searcher:
         """Start one search from the plan's state after ``target`` moves until ``deadline``
         (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
         threads wait for :meth:`Started.release`, ``None``: all). With ``split`` a window of
-        at least twice :data:`FIRST_SEARCH_S` is searched in two parts, this one the first
-        (:data:`FIRST_PART` of it). ``first``: the rest of the job's first search.
-        ``committed``: the moves committed by the time it runs (default: now)."""
+        at least twice :data:`FIRST_SEARCH_S` is read after its first part
+        (:data:`FIRST_PART` of it; the threads go on to ``deadline``). ``first``: the job's
+        first search. ``committed``: the moves committed by the time it runs (default: now)."""
         began = asyncio.get_running_loop().time()
         current = self._remainder_s(run.plan[target:])
         run.searches += 1
@@ -252,29 +256,49 @@ class Searcher:
         # is worth more than its own time says: the search is bounded that much later
         done = run.committed if committed is None else committed
         bound = current + (self._join_s() if target > done else 0.0)
-        pending, task = self._search(session, run.cube_after(target), deadline, bound, target, held)
-        return Started(target, deadline, began, current, task, first, pending, part, whole)
+        cube = run.cube_after(target)
+        pending, task = self._search(session, cube, whole, bound, target, held)
+        return Started(target, deadline, began, current, task, first, pending, part, whole, cube)
 
-    async def _improve(self, run: AnytimeRun, started: Started) -> tuple[float, SearchOutcome]:
-        """Wait for a search (:meth:`_start_search`); a faster remainder it found replaces the
-        moves after its start (journaled, then announced) if that is still in time. Nothing
-        past its start is committed while its result is journaled. Returns how long it
-        searched and what became of its result."""
+    async def _improve(
+        self, run: AnytimeRun, started: Started, *, rest: bool = False
+    ) -> tuple[float, SearchOutcome]:
+        """Wait for a search (:meth:`_start_search`), or for the first part of its window
+        (then read what it holds, :meth:`Pending.peek`, its threads going on), or with
+        ``rest`` for the end of its window after that (then read it and end its threads: its
+        result does not wait for their hand-back, and its window ends sooner if the moves
+        after its state came due sooner than foreseen); a faster remainder it found replaces
+        the moves after its start (journaled, then announced) if that is still in time.
+        Nothing past its start is committed while its result is journaled. Returns how long
+        it searched and what became of its result."""
         loop = asyncio.get_running_loop()
-        target, deadline, began = started.target, started.deadline, started.began
+        target, began = started.target, started.began
+        deadline = started.deadline
+        if rest:  # (when its moves are due now: the timeline may have moved since it started)
+            due = run.timeline.deadline(target) - run.overhead_s
+            deadline = min(started.full_deadline, due)
         first = run.first if started.first else None
+        run.fence = target
         try:
-            found = await started.task
+            if started.part:
+                # what it holds then, not waiting for its threads to hand back
+                await asyncio.wait({started.task}, timeout=max(0.0, deadline - loop.time()))
+                found = started.task.result() if started.task.done() else started.peek()
+                if rest:
+                    started.stop()
+            else:
+                found = await started.task
             searched = loop.time() - began
             if searched >= deadline - began:  # (one that covered its state ends sooner)
                 run.searched_late(loop.time() - deadline, LATE_DECAY)
+            # (after the first part the plan's remainder may be one it found)
+            current = self._remainder_s(run.plan[target:]) if rest else started.bound_s
             saved = run.saved_s
-            outcome = await self._apply(run, target, found, started.bound_s, deadline, searched)
+            outcome = await self._apply(run, target, found, current, deadline, searched)
             if first is not None:
-                if first.outcome is SearchOutcome.LANDED:  # (its first part)
-                    first.searched_ms += 1000 * searched
-                else:
-                    first.searched_ms, first.outcome = 1000 * searched, outcome
+                first.searched_ms = 1000 * searched  # (from its start)
+                if first.outcome is not SearchOutcome.LANDED:  # (a first part's stays)
+                    first.outcome = outcome
                 first.saved_s += run.saved_s - saved
         finally:
             run.release_fence()
@@ -502,10 +526,21 @@ class Started:
     #: the job's first search during the motion (:attr:`AnytimeRun.first` records it)
     first: bool = False
     pending: Pending | None = None
-    #: the first part of a window searched in two (:data:`FIRST_PART`), which ends at
-    #: ``full_deadline``
+    #: read after the first part of its window (:data:`FIRST_PART`; ``deadline``), its
+    #: threads going on to ``full_deadline``
     part: bool = False
     full_deadline: float = 0.0
+    #: the state it searches from (the plan's after ``target`` moves when it started)
+    cube: Cube | None = None
+
+    def peek(self) -> Solution | None:
+        """The best remainder the search holds so far (its threads may still run)."""
+        return None if self.pending is None else self.pending.peek()
+
+    def stop(self) -> None:
+        """End the search's threads soon, finding nothing more."""
+        if self.pending is not None:
+            self.pending.stop()
 
     def release(self, threads: int | None = None) -> None:
         """Start the threads held back (:meth:`SearchSession.start`), or ``threads`` of

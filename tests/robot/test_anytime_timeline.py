@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import replace
+from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import cast
 
@@ -180,7 +180,7 @@ def _searcher() -> Searcher:
     return Searcher(cast(Context, SimpleNamespace(config=config)), cast(Planner, None), warm)
 
 
-def test_a_long_window_is_searched_first_for_a_part_of_it_a_short_one_whole() -> None:
+def test_a_long_window_is_read_after_a_part_of_it_its_search_going_on() -> None:
     async def scenario() -> None:
         session = _RecordingSession()
         searcher = _searcher()
@@ -190,7 +190,8 @@ def test_a_long_window_is_searched_first_for_a_part_of_it_a_short_one_whole() ->
         long = searcher._start_search(run, cast(SearchSession, session), now + 0.1, 1, split=True)
         assert long.part and long.full_deadline == pytest.approx(now + 0.1)
         assert long.deadline - long.began == pytest.approx(FIRST_PART * (0.1 - (long.began - now)))
-        assert session.deadlines[-1] == long.deadline
+        # the threads search the whole window; the searcher reads what they hold at the part
+        assert session.deadlines[-1] == long.full_deadline
         # the job's first search, recorded with its whole window
         assert long.first and run.first.start_groups == 1
         assert run.first.window_ms == pytest.approx(100, abs=5)
@@ -278,10 +279,127 @@ def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_
     assert journal.written == [(1, 1, True)]
     assert events[0]["kept"] == 1 and events[0]["saved_s"] == pytest.approx(0.155)
     assert run.timeline.durations == move_durations(run.plan, COST)
-    # a search whose state now falls inside the pair does not search it again
-    started = Started(2, 0.0, 0.0, 0.0, cast(asyncio.Future[Solution | None], None), part=True)
-    assert not Searcher._again(run, started, SearchOutcome.LANDED)
-    assert Searcher._again(run, replace(started, target=3), SearchOutcome.LANDED)
+    # a search read after its first part goes on only from a state the plan still has at a
+    # group end: one whose state now falls inside the pair is ended
+    assert _going_on(run, 2, run.cube_after(2)) == (False, True)
+    assert _going_on(run, 3, run.cube_after(3)) == (True, False)
+    assert _going_on(run, 3, Cube.solved(3)) == (False, True)
+
+
+class _Stoppable:
+    """Stands in for a running search's pending: notes that it was ended."""
+
+    stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def _going_on(run: AnytimeRun, target: int, cube: Cube) -> tuple[bool, bool]:
+    """Whether a search from ``cube`` after ``target`` moves, read after its first part and
+    still running, goes on; and whether it was ended."""
+
+    async def scenario() -> tuple[bool, bool]:
+        running: asyncio.Future[Solution | None] = asyncio.get_running_loop().create_future()
+        pending = _Stoppable()
+        started = Started(
+            target, 0.0, 0.0, 0.0, running, pending=cast(Pending, pending), part=True, cube=cube
+        )
+        going = Searcher._going_on(run, started) is started
+        running.cancel()
+        return going, pending.stopped
+
+    return asyncio.run(scenario())
+
+
+class _Running:
+    """Stands in for a search's pending while its threads run: ``held`` is what a read finds;
+    it ends only when stopped."""
+
+    def __init__(self) -> None:
+        self.done: Future[None] = Future()
+        self.held: Solution | None = None
+        self.stopped = False
+
+    def peek(self) -> Solution | None:
+        return self.held
+
+    def result(self) -> Solution | None:
+        return self.held
+
+    def stop(self) -> None:
+        self.stopped = True
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def release(self, threads: int | None = None) -> None:
+        pass
+
+
+class _RunningSession:
+    """Stands in for the refinement session: each search keeps running until stopped."""
+
+    def __init__(self) -> None:
+        self.started: list[_Running] = []
+
+    def start(self, cube: Cube, deadline: float, **options: object) -> _Running:
+        self.started.append(_Running())
+        return self.started[-1]
+
+
+def test_a_search_read_halfway_lands_what_it_holds_and_goes_on_for_the_rest() -> None:
+    """A window searched by one search: after its first part the remainder the threads hold
+    lands (journaled, announced) while they go on from the same state; at the window's end
+    what they hold then lands too, without waiting for their hand-back, and they are ended.
+    No second search is started for the rest (a restart walked its shallow depths again)."""
+    plan = [PlannedMove(Face.R, 1, 1)] + [PlannedMove(f, 2, 2) for f in (Face.U, Face.F, Face.L)]
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        durations = [0.3, 0.165, 0.165, 0.165]
+        run = AnytimeRun(
+            Job("job", "solve", None, 0.0),
+            0,
+            Cube.solved(3),
+            list(plan),
+            Timeline(lambda: 0.001, durations, started_at=loop.time()),
+        )
+        run.commit(1)
+        journal = _Journal(run)
+        events: list[dict[str, object]] = []
+        ctx = SimpleNamespace(
+            config=SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None)),
+            journal=journal,
+            out=SimpleNamespace(event=lambda name, payload: events.append(payload)),
+            publish_status=lambda: None,
+        )
+
+        async def warm() -> Sessions:
+            raise AssertionError("not wanted here")
+
+        searcher = Searcher(cast(Context, ctx), Planner(fast_config().motors, COST), warm)
+        session = _RunningSession()
+        began = loop.time()
+        started = searcher._start_search(
+            run, cast(SearchSession, session), began + 0.08, 1, split=True
+        )
+        running = session.started[0]
+        running.held = Solution(tuple(parse("F2 L2")), "twophase", 3, 0.325, ())
+        searched, outcome = await searcher._improve(run, started)
+        assert outcome is SearchOutcome.LANDED and not running.stopped
+        assert searched < 0.07  # read after its first part, not at its end
+        assert [str(m) for m in run.plan] == ["R", "F2", "L2"]
+        assert Searcher._going_on(run, started) is started
+        running.held = Solution(tuple(parse("L2 R2")), "twophase", 3, 0.17, ())
+        searched, outcome = await searcher._improve(run, started, rest=True)
+        assert outcome is SearchOutcome.LANDED and running.stopped
+        assert searched == pytest.approx(0.08, abs=0.03)
+        assert [str(m) for m in run.plan][1:] in (["L2+", "R2"], ["R2+", "L2"])
+        assert len(session.started) == 1 and [w[0] for w in journal.written] == [1, 1]
+        assert [e["refinement"] for e in events] == [1, 2]
+        run.release_fence()
+
+    asyncio.run(scenario())
 
 
 def _no_solution(*args: object, **kwargs: object) -> Solution:

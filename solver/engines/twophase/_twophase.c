@@ -33,13 +33,17 @@
  *              workers never search again for what another one already holds. With
  *              16 bytes or more (8-byte aligned), bytes 8..15 (a double, 0 at the start: none)
  *              are the least robot time any robot search (with a cost) holds: each prunes
- *              with it as with its own best, and keeps only solutions faster than it
+ *              with it as with its own best, and keeps only solutions faster than it. With
+ *              SHARED_PEEK_END bytes or more and a cost, bytes 16.. hold the best solution
+ *              any of them has found so far (see publish_best()): peek(shared) reads it
+ *              while they run
  *   collector  None, or (without a cost) a Collector shared by the workers of one solve: the
  *              search then keeps every solution of at most min(max_length, shortest found by
  *              any worker + the collector's slack) moves (all phase-2 completions up to
  *              phase2_slack beyond their shortest) and pushes each into the collector under
  *              its mutex, never taking the GIL; the caller drains it meanwhile
- *   chunk      with a collector: this worker's number, stored with its candidates
+ *   chunk      with a collector: this worker's number, stored with its candidates; with a
+ *              cost, stored with the solution it publishes for peek()
  *
  *   With descent_s > 0 a collecting search first runs as the plain one (shortest solution
  *   wins, each improvement still pushed) for descent_s seconds once it holds a solution, then
@@ -52,6 +56,12 @@
  *   returns [(chunk, direction, [moves]), ...] (waiting, GIL released, up to timeout_s for
  *   one), stop() ends every search pushing to it, stats() -> {received, dropped, shortest}.
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
+ *
+ * peek(shared) the best solution the robot searches sharing the buffer have found so far
+ *   (they may still run): None, or (chunk, direction, [moves in its frame], robot time).
+ *
+ * stop(shared) makes the robot searches sharing the buffer end soon (their bound becomes the
+ *   least positive time: nothing more is found).
  *
  * bfs_level(...) one level of a pruning table's breadth-first build (tables/bfs.py; see the
  *   function below): the only table code here, it fills an array Python owns.
@@ -242,6 +252,8 @@ typedef struct {
     unsigned char *shared_best;
     /* bytes 8..15 of the shared buffer (see the header), or NULL */
     uint64_t *shared_time;
+    /* bytes 16..SHARED_PEEK_END of the shared buffer (publish_best()), or NULL */
+    unsigned char *shared_peek;
     double quarter_s, half_s, pair_s, settle_s, min_group_s;
     /* candidate collection: the collector, this worker's chunk number */
     Collector *collector;
@@ -504,6 +516,45 @@ static inline void adopt_time(Ctx *c) {
     }
 }
 
+/* The best solution so far, for peek() while the searches run: at byte 16 of the shared
+   buffer a sequence number (odd while a search writes; 0: nothing yet), then the chunk, the
+   direction and the length (int32 each), the robot time (a double) and the moves (a byte
+   each). A writer takes the even number to the next odd one, writes, and stores the next
+   even one; a reader copies between two equal even readings (a sequence lock: the searches
+   never wait on a reader, and improvements are rare enough that writers seldom meet). */
+#define PEEK_SEQ 0
+#define PEEK_CHUNK 4
+#define PEEK_DIR 8
+#define PEEK_LEN 12
+#define PEEK_TIME 16
+#define PEEK_MOVES 24
+#define SHARED_PEEK_END (16 + PEEK_MOVES + MAX_DEPTH + 1)
+
+static void publish_best(const Ctx *c, double t, const int *path, int len) {
+    unsigned char *p = c->shared_peek;
+    uint32_t *seq, s;
+    int32_t fields[3];
+    double held;
+    if (p == NULL) return;
+    seq = (uint32_t *)(p + PEEK_SEQ);
+    for (;;) {
+        s = __atomic_load_n(seq, __ATOMIC_RELAXED);
+        if (!(s & 1u) && __atomic_compare_exchange_n(seq, &s, s + 1u, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED))
+            break;
+    }
+    memcpy(&held, p + PEEK_TIME, sizeof held);
+    if (s == 0 || t < held) {
+        fields[0] = c->chunk;
+        fields[1] = c->dir;
+        fields[2] = len;
+        memcpy(p + PEEK_CHUNK, fields, sizeof fields);
+        memcpy(p + PEEK_TIME, &t, sizeof t);
+        for (int i = 0; i < len; i++) p[PEEK_MOVES + i] = (unsigned char)path[i];
+    }
+    __atomic_store_n(seq, s + 2u, __ATOMIC_RELEASE);
+}
+
 /* publish a solution of len moves to the searches sharing the bound */
 static inline void share_len(const Ctx *c, int len) {
     unsigned char old;
@@ -589,6 +640,7 @@ static void record(Ctx *c, int len) {
             c->best_time = t;
             c->bounded = 1;
             share_time(c, t);
+            publish_best(c, t, c->path, len);
         }
     } else {
         better = !c->found || len < c->best_len;
@@ -1119,6 +1171,7 @@ static void ax_record(Ctx *c, int g) {
     if (c->shared_found != NULL) *c->shared_found = 1;
     c->best_time = t;
     share_time(c, t);
+    publish_best(c, t, c->path, len);
     c->best_len = len;
     c->best_dir = c->dir;
     memcpy(c->best_path, c->path, sizeof(int) * (size_t)len);
@@ -2305,6 +2358,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         if (shared_view.len >= 16 && cost_obj != Py_None &&
             (uintptr_t)((char *)shared_view.buf + 8) % sizeof(uint64_t) == 0)
             c->shared_time = (uint64_t *)((char *)shared_view.buf + 8);
+        if (c->shared_time != NULL && shared_view.len >= SHARED_PEEK_END)
+            c->shared_peek = (unsigned char *)shared_view.buf + 16;
         adopt_time(c);
     }
     c->T = &T;
@@ -2312,10 +2367,10 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     c->phase2_max = phase2_max;
     c->phase2_slack = phase2_slack < 0 ? 0 : phase2_slack;
     c->stop_at_first = budget_s <= 0.0;
+    c->chunk = chunk;
     if (collector_obj != Py_None) {
         c->collect = 1;
         c->collector = (Collector *)collector_obj;
-        c->chunk = chunk;
         c->descending = c->collector->descent_s > 0.0;
     }
 
@@ -2349,6 +2404,65 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
     result = starts_consistent(starts, n_dirs) ? search_result(c, min_dist, 0) : NULL;
     PyMem_Free(c);
     return result;
+}
+
+static PyObject *py_peek(PyObject *self, PyObject *args) {
+    PyObject *shared_obj, *moves;
+    Py_buffer view;
+    const unsigned char *p;
+    unsigned char copy[SHARED_PEEK_END - 16];
+    uint32_t s1, s2;
+    int32_t fields[3];
+    double t;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O", &shared_obj)) return NULL;
+    if (PyObject_GetBuffer(shared_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len < SHARED_PEEK_END || (uintptr_t)((const char *)view.buf + 16) % 8 != 0) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "peek needs the 8-byte aligned shared buffer of %d bytes",
+                     SHARED_PEEK_END);
+        return NULL;
+    }
+    p = (const unsigned char *)view.buf + 16;
+    for (;;) {
+        s1 = __atomic_load_n((const uint32_t *)(p + PEEK_SEQ), __ATOMIC_ACQUIRE);
+        if (s1 & 1u) continue; /* a search is writing (a few stores) */
+        memcpy(copy, p, sizeof copy);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        s2 = __atomic_load_n((const uint32_t *)(p + PEEK_SEQ), __ATOMIC_RELAXED);
+        if (s1 == s2) break;
+    }
+    PyBuffer_Release(&view);
+    if (s1 == 0) Py_RETURN_NONE;
+    memcpy(fields, copy + PEEK_CHUNK, sizeof fields);
+    memcpy(&t, copy + PEEK_TIME, sizeof t);
+    if (fields[2] < 0 || fields[2] > MAX_DEPTH + 1) {
+        PyErr_SetString(PyExc_ValueError, "peek: the shared buffer holds no solution");
+        return NULL;
+    }
+    moves = PyList_New(fields[2]);
+    if (moves == NULL) return NULL;
+    for (int i = 0; i < fields[2]; i++)
+        PyList_SET_ITEM(moves, i, PyLong_FromLong(copy[PEEK_MOVES + i]));
+    return Py_BuildValue("(iiNd)", (int)fields[0], (int)fields[1], moves, t);
+}
+
+static PyObject *py_stop(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *shared_obj;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O", &shared_obj)) return NULL;
+    if (PyObject_GetBuffer(shared_obj, &view, PyBUF_WRITABLE) < 0) return NULL;
+    if (view.len < 16 || (uintptr_t)((char *)view.buf + 8) % 8 != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "stop needs the 8-byte aligned shared buffer");
+        return NULL;
+    }
+    /* the least positive double as the bound: nothing is faster, and the searches' next
+       look at the shared time (every few thousand nodes) ends them */
+    __atomic_store_n((uint64_t *)((char *)view.buf + 8), (uint64_t)1, __ATOMIC_RELAXED);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
 }
 
 static PyObject *py_phase1_depth(PyObject *self, PyObject *args) {
@@ -3104,6 +3218,11 @@ static PyMethodDef methods[] = {
     {"search", py_search, METH_VARARGS, "Two-phase search (see the module source header)."},
     {"mech_search", py_mech_search, METH_VARARGS,
      "Two-phase search for the least planned time of a mechanism (see mech_search's block)."},
+    {"peek", py_peek, METH_VARARGS,
+     "peek(shared) -> None or (chunk, direction, [moves], robot time): the best solution the "
+     "robot searches sharing the buffer hold so far"},
+    {"stop", py_stop, METH_VARARGS,
+     "stop(shared): the robot searches sharing the buffer end soon, finding nothing more"},
     {"phase1_depth", py_phase1_depth, METH_VARARGS,
      "phase1_depth(tables, twist, flip, slice_sorted) -> exact phase-1 distance"},
     {"phase2_depth", py_phase2_depth, METH_VARARGS,

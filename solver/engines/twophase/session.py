@@ -5,7 +5,9 @@ What a restart must not pay again is prepared once: the options are checked, the
 tables loaded and the worker threads kept (a session of lower priority gets threads of its
 own). Each :meth:`SearchSession.search` restarts from a new state until an absolute deadline;
 with ``bound_s`` the kernel prunes with that robot time from its first node, so only a strictly
-faster solution comes back (anytime solving, :mod:`robot.daemon.anytime`).
+faster solution comes back (anytime solving, :mod:`robot.daemon.anytime`). A robot search's
+best solution so far can be read while its threads run (:meth:`Pending.peek`), so a caller
+that must act before the deadline takes what the search holds without ending it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from typing import Any
 from solver.cost import DEFAULT_COST_MODEL
 from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube
+from solver.cube.notation import Move
+from solver.engines.twophase._twophase import peek as _c_peek
 from solver.engines.twophase._twophase import search as _c_search
+from solver.engines.twophase._twophase import stop as _c_stop
 from solver.engines.twophase.engine import (
     _AXES,
     _MIN_SEARCH_S,
@@ -43,6 +48,10 @@ from solver.solution import Solution
 __all__ = ["Pending", "SearchSession"]
 
 log = logging.getLogger(__name__)
+
+#: The buffer a search's threads share (the kernel's header): the found flag, the least
+#: robot time, and the best solution so far for :meth:`Pending.peek` (16 + 24 + 32 bytes).
+_SHARED_BYTES = 72
 
 
 class SearchSession:
@@ -224,7 +233,7 @@ class SearchSession:
         if cubie.is_solved():
             solved = Solution((), "twophase", 3, 0.0, (), {"objective": "robot_time"})
             return None if bound_s is not None and not bound_s > 0 else solved
-        shared = bytearray(16)
+        shared = bytearray(_SHARED_BYTES)
         if bound_s is not None and self.cost is not None:
             if not bound_s > 0:
                 return None  # nothing takes less than no time
@@ -266,6 +275,20 @@ class Pending:
             now, self._held = self._held[:count], self._held[count:]
         for submit in now:
             submit()
+
+    def peek(self) -> Solution | None:
+        """The best solution the search holds so far, while its threads may still run (a robot
+        search; ``None``: none yet, or none faster than its bound). Once :attr:`done`, the
+        result's time or a slower one (:meth:`result` picks among the threads' own bests)."""
+        if self._search is None:
+            return self._answer
+        return self._search.peek()
+
+    def stop(self) -> None:
+        """End a robot search's threads soon (within a few thousand nodes), finding nothing
+        more; a thread not started yet ends as it starts."""
+        if self._search is not None and self._search.session.cost is not None:
+            _c_stop(self._search.shared)
 
     def result(self) -> Solution | None:
         """The search's answer, as :meth:`SearchSession.search` gives it (once :attr:`done`)."""
@@ -333,12 +356,40 @@ class _Search:
         stats = _merge_stats([r[2] for r in results])
         if best is None:
             return None
-        moves, rot, inv, first_length = best
+        return self._solution(*best, stats)
+
+    def peek(self) -> Solution | None:
+        """The best solution the threads have published so far (a robot search), or
+        ``None``."""
+        if self.session.cost is None:
+            return None
+        held = _c_peek(self.shared)
+        if held is None:
+            return None
+        chunk, index, raw, robot_s = held
+        direction = self.chunks[chunk][index]
+        moves = self.session.solver._map_back(direction, raw)
+        stats = {"peeked": True, "robot_time_s": robot_s}
+        return self._solution(moves, direction[0], direction[1], len(moves), stats, peeked=True)
+
+    def _solution(
+        self,
+        moves: tuple[Move, ...],
+        rot: int,
+        inv: bool,
+        first_length: int,
+        stats: dict[str, Any],
+        *,
+        peeked: bool = False,
+    ) -> Solution | None:
+        """A found solution as the search's answer (``None``: not faster than its bound;
+        ``peeked``: read while the search runs, not counted as a search's answer)."""
+        session = self.session
         estimate = session.model.estimate(moves)
         bound_s = self.bound_s
         if bound_s is not None and session.cost is not None and not estimate < bound_s:
             return None  # (the kernel keeps only faster ones; its rounding may differ)
-        session.found += 1
+        session.found += not peeked
         info: dict[str, Any] = dict(stats)
         info.update(
             {

@@ -147,3 +147,52 @@ def test_held_threads_start_on_release_and_the_search_ends_after_them(
     alone = engine.session(cost_model=COST, threads=1).start(cube, deadline, held=1)
     alone.done.result(timeout=10)
     assert alone.result() is not None
+
+
+def test_a_running_search_is_read_without_ending_it(engine: TwoPhaseSolver) -> None:
+    """What anytime solving reads after the first part of a window: the best solution the
+    threads hold so far, each one read solving the cube and none slower than one read before;
+    at the end what the search returns is no slower than the last one read."""
+    session = engine.session(cost_model=COST, threads=2)
+    for cube in _cubes(3, 21):
+        pending = session.start(cube, time.monotonic() + 0.25)
+        read: list[float] = []
+        while not pending.done.done():
+            held = pending.peek()
+            if held is not None:
+                assert cube.apply(held.moves).is_solved() and held.stats["peeked"]
+                assert held.robot_time_s == pytest.approx(COST.estimate(held.moves))
+                assert held.robot_time_s is not None
+                assert not read or held.robot_time_s <= read[-1] + 1e-9
+                read.append(held.robot_time_s)
+            time.sleep(0.01)
+        assert pending.done.result(timeout=SLACK_S) is None
+        result, last = pending.result(), pending.peek()
+        assert read and result is not None and last is not None
+        assert result.robot_time_s is not None and last.robot_time_s is not None
+        assert result.robot_time_s <= read[-1] + 1e-9
+        assert last.robot_time_s == pytest.approx(result.robot_time_s)
+    # read answers are not counted as the searches' answers
+    assert session.searches == session.found == 3
+
+
+def test_a_read_holds_nothing_slower_than_the_bound_and_a_stopped_search_ends(
+    engine: TwoPhaseSolver,
+) -> None:
+    session = engine.session(cost_model=COST, threads=2)
+    cube = _cubes(1, 23)[0]
+    # nothing takes less than 0.2 s: nothing to read, ever
+    bounded = session.start(cube, time.monotonic() + 0.05, bound_s=0.2)
+    assert bounded.peek() is None
+    bounded.done.result(timeout=0.05 + SLACK_S)
+    assert bounded.peek() is None and bounded.result() is None
+    # a search of ten seconds, stopped once it holds a solution, ends long before
+    began = time.monotonic()
+    long = session.start(cube, began + 10.0)
+    while long.peek() is None:
+        time.sleep(0.002)
+    long.stop()
+    long.done.result(timeout=2.0)
+    assert time.monotonic() - began < 2.0
+    held = long.peek()
+    assert held is not None and cube.apply(held.moves).is_solved()
