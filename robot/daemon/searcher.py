@@ -72,8 +72,9 @@ FIRST_SEARCH_S = 0.008
 #: 100), and most of what a search saves it finds in its first tens of milliseconds
 #: (offline: 15 of 20 states in 50 ms, 17 in 300). Ended at that point and started again
 #: for the rest (as before), it walked its shallow depths again: one search read halfway
-#: ends 6-8 ms of robot time faster a job (offline, the first search after a 7 ms head
-#: start, 3 x 60-100 states).
+#: gives 4-8 ms less robot time after the first search (offline, a 7 ms head start's first
+#: group, 3 x 60-100 states) and 8 ms less wall time a job on the bench (1.9584 s over nine
+#: runs of 100 jobs against 1.9665 over two).
 FIRST_PART = 0.5
 #: Each search may run this many times as long as the one before (from further ahead)...
 GROWTH = 2.0
@@ -134,8 +135,8 @@ class Searcher:
             if early is not None:
                 # (prepared while the plan was journaled) its threads once the first moves
                 # are on their way, as below: one thread at once left the (simulated) firmware
-                # less of the machine while they arrived (two runs of 100 jobs each way:
-                # 1.9537 against 1.9588 s wall, head start 7.7 against 7.3 ms)
+                # less of the machine while they arrived (the first step 12.6-13.1 ms against
+                # 13.1-13.3 at the median, 100-job runs; the wall time the same within them)
                 await asyncio.sleep(self.ctx.link.latency_s / 2)
                 early.release()
                 searched, _ = await self._improve(run, early)

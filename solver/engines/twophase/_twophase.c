@@ -58,7 +58,8 @@
  * returns (direction or -1, [move indices in that direction's frame], stats dict)
  *
  * peek(shared) the best solution the robot searches sharing the buffer have found so far
- *   (they may still run): None, or (chunk, direction, [moves in its frame], robot time).
+ *   (they may still run): None (none yet, or one being written past a few thousand tries),
+ *   or (chunk, direction, [moves in its frame], robot time).
  *
  * stop(shared) makes the robot searches sharing the buffer end soon (their bound becomes the
  *   least positive time: nothing more is found).
@@ -76,6 +77,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <sched.h>
 
 #define N_MOVE 18
 #define N_TWIST 2187
@@ -521,7 +523,9 @@ static inline void adopt_time(Ctx *c) {
    direction and the length (int32 each), the robot time (a double) and the moves (a byte
    each). A writer takes the even number to the next odd one, writes, and stores the next
    even one; a reader copies between two equal even readings (a sequence lock: the searches
-   never wait on a reader, and improvements are rare enough that writers seldom meet). */
+   never wait on a reader, and improvements are rare enough that writers seldom meet). A
+   writer the system preempts between the two numbers must not be waited for on a busy core:
+   the others yield theirs while they wait, and a reader gives up after PEEK_TRIES. */
 #define PEEK_SEQ 0
 #define PEEK_CHUNK 4
 #define PEEK_DIR 8
@@ -529,6 +533,8 @@ static inline void adopt_time(Ctx *c) {
 #define PEEK_TIME 16
 #define PEEK_MOVES 24
 #define SHARED_PEEK_END (16 + PEEK_MOVES + MAX_DEPTH + 1)
+#define PEEK_SPIN 64
+#define PEEK_TRIES 4096
 
 static void publish_best(const Ctx *c, double t, const int *path, int len) {
     unsigned char *p = c->shared_peek;
@@ -537,12 +543,16 @@ static void publish_best(const Ctx *c, double t, const int *path, int len) {
     double held;
     if (p == NULL) return;
     seq = (uint32_t *)(p + PEEK_SEQ);
-    for (;;) {
+    for (int tries = 1;; tries++) {
         s = __atomic_load_n(seq, __ATOMIC_RELAXED);
         if (!(s & 1u) && __atomic_compare_exchange_n(seq, &s, s + 1u, 0, __ATOMIC_ACQUIRE,
                                                      __ATOMIC_RELAXED))
             break;
+        if (tries % PEEK_SPIN == 0) sched_yield();
     }
+    /* the odd number visible before any of the stores below (a reader seeing one of them
+       then sees the number change) */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     memcpy(&held, p + PEEK_TIME, sizeof held);
     if (s == 0 || t < held) {
         fields[0] = c->chunk;
@@ -2411,9 +2421,10 @@ static PyObject *py_peek(PyObject *self, PyObject *args) {
     Py_buffer view;
     const unsigned char *p;
     unsigned char copy[SHARED_PEEK_END - 16];
-    uint32_t s1, s2;
+    uint32_t s1 = 0, s2;
     int32_t fields[3];
     double t;
+    int read;
     (void)self;
     if (!PyArg_ParseTuple(args, "O", &shared_obj)) return NULL;
     if (PyObject_GetBuffer(shared_obj, &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -2424,16 +2435,25 @@ static PyObject *py_peek(PyObject *self, PyObject *args) {
         return NULL;
     }
     p = (const unsigned char *)view.buf + 16;
-    for (;;) {
+    read = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int tries = 1; tries <= PEEK_TRIES; tries++) {
         s1 = __atomic_load_n((const uint32_t *)(p + PEEK_SEQ), __ATOMIC_ACQUIRE);
-        if (s1 & 1u) continue; /* a search is writing (a few stores) */
-        memcpy(copy, p, sizeof copy);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        s2 = __atomic_load_n((const uint32_t *)(p + PEEK_SEQ), __ATOMIC_RELAXED);
-        if (s1 == s2) break;
+        if (!(s1 & 1u)) { /* (odd: a search is writing, a few stores) */
+            memcpy(copy, p, sizeof copy);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            s2 = __atomic_load_n((const uint32_t *)(p + PEEK_SEQ), __ATOMIC_RELAXED);
+            if (s1 == s2) {
+                read = 1;
+                break;
+            }
+        }
+        if (tries % PEEK_SPIN == 0) sched_yield();
     }
+    Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
-    if (s1 == 0) Py_RETURN_NONE;
+    /* nothing yet, or a writer held up past PEEK_TRIES (none read: the caller's plan stays) */
+    if (!read || s1 == 0) Py_RETURN_NONE;
     memcpy(fields, copy + PEEK_CHUNK, sizeof fields);
     memcpy(&t, copy + PEEK_TIME, sizeof t);
     if (fields[2] < 0 || fields[2] > MAX_DEPTH + 1) {
