@@ -226,6 +226,35 @@ class _Journal:
         fn(*args)
 
 
+def _refining(
+    plan: list[PlannedMove], durations: list[float]
+) -> tuple[AnytimeRun, _Journal, list[dict[str, object]], Searcher]:
+    """A run of ``plan`` (``durations`` a move) with its first move committed now, the journal
+    and the events it writes, and a searcher with a real planner (in a running loop)."""
+    run = AnytimeRun(
+        Job("job", "solve", None, 0.0),
+        0,
+        Cube.solved(3),
+        list(plan),
+        Timeline(lambda: 0.001, durations, started_at=asyncio.get_running_loop().time()),
+    )
+    run.commit(1)
+    journal = _Journal(run)
+    events: list[dict[str, object]] = []
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None)),
+        journal=journal,
+        out=SimpleNamespace(event=lambda name, payload: events.append(payload)),
+        publish_status=lambda: None,
+    )
+
+    async def warm() -> Sessions:
+        raise AssertionError("not wanted here")
+
+    searcher = Searcher(cast(Context, ctx), Planner(fast_config().motors, COST), warm)
+    return run, journal, events, searcher
+
+
 def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_it() -> None:
     # R is committed; U is not yet: a search from after U finds D F2 (0.265 s against the
     # plan's F2 L2, 0.325 s). Planned apart D costs a group of its own; planned with U it runs
@@ -239,29 +268,7 @@ def test_a_remainder_whose_first_turn_joins_the_group_before_it_is_planned_with_
 
     async def scenario() -> tuple[AnytimeRun, _Journal, SearchOutcome, list[dict[str, object]]]:
         loop = asyncio.get_running_loop()
-        durations = move_durations(plan, COST)
-        run = AnytimeRun(
-            Job("job", "solve", None, 0.0),
-            0,
-            Cube.solved(3),
-            list(plan),
-            Timeline(lambda: 0.001, durations, started_at=loop.time()),
-        )
-        run.commit(1)
-        journal = _Journal(run)
-        events: list[dict[str, object]] = []
-        config = fast_config()
-        ctx = SimpleNamespace(
-            config=SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None)),
-            journal=journal,
-            out=SimpleNamespace(event=lambda name, payload: events.append(payload)),
-            publish_status=lambda: None,
-        )
-
-        async def warm() -> Sessions:
-            raise AssertionError("not wanted here")
-
-        searcher = Searcher(cast(Context, ctx), Planner(config.motors, COST), warm)
+        run, journal, events, searcher = _refining(plan, move_durations(plan, COST))
         # the search from after U is bounded by a group's worth more than the plan's F2 L2
         session = _RecordingSession()
         searcher._start_search(run, cast(SearchSession, session), loop.time() + 0.05, 2)
@@ -356,28 +363,7 @@ def test_a_search_read_halfway_lands_what_it_holds_and_goes_on_for_the_rest() ->
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
-        durations = [0.3, 0.165, 0.165, 0.165]
-        run = AnytimeRun(
-            Job("job", "solve", None, 0.0),
-            0,
-            Cube.solved(3),
-            list(plan),
-            Timeline(lambda: 0.001, durations, started_at=loop.time()),
-        )
-        run.commit(1)
-        journal = _Journal(run)
-        events: list[dict[str, object]] = []
-        ctx = SimpleNamespace(
-            config=SimpleNamespace(cost_model=COST, solver=SimpleNamespace(max_length=None)),
-            journal=journal,
-            out=SimpleNamespace(event=lambda name, payload: events.append(payload)),
-            publish_status=lambda: None,
-        )
-
-        async def warm() -> Sessions:
-            raise AssertionError("not wanted here")
-
-        searcher = Searcher(cast(Context, ctx), Planner(fast_config().motors, COST), warm)
+        run, journal, events, searcher = _refining(plan, [0.3, 0.165, 0.165, 0.165])
         session = _RunningSession()
         began = loop.time()
         started = searcher._start_search(
