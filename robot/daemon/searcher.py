@@ -234,15 +234,15 @@ class Searcher:
         held: int | None = 0,
         *,
         split: bool = False,
-        first: bool = False,
         committed: int | None = None,
     ) -> Started:
         """Start one search from the plan's state after ``target`` moves until ``deadline``
         (loop time) for a remainder faster than the plan's (see :meth:`_improve`; ``held``
         threads wait for :meth:`Started.release`, ``None``: all). With ``split`` a window of
         at least twice :data:`FIRST_SEARCH_S` is read after its first part
-        (:data:`FIRST_PART` of it; the threads go on to ``deadline``). ``first``: the job's
-        first search. ``committed``: the moves committed by the time it runs (default: now)."""
+        (:data:`FIRST_PART` of it; the threads go on to ``deadline``). The job's first search
+        is recorded (:attr:`AnytimeRun.first`). ``committed``: the moves committed by the time
+        it runs (default: now)."""
         began = asyncio.get_running_loop().time()
         current = self._remainder_s(run.plan[target:])
         run.searches += 1
@@ -251,8 +251,8 @@ class Searcher:
         part = split and deadline - began >= 2 * FIRST_SEARCH_S
         if part:
             deadline = began + FIRST_PART * (whole - began)
-        if run.first is not None and not run.first.start_groups:
-            first = True
+        first = run.first is not None and not run.first.start_groups
+        if run.first is not None and first:
             run.first.start_groups = group_count(run.plan, target)
             run.first.window_ms = 1000 * (whole - began)
             run.first.outcome = SearchOutcome.NOT_STARTED
