@@ -15,9 +15,7 @@ So after a crash the cube's exact physical state is ``physical`` of the last job
 that never executed a move, its scanned state), and an unfinished job's remaining moves are the
 rows with ``executed_at IS NULL``. Commits use WAL with ``synchronous=FULL``: a move recorded is a
 move that survives a power cut. The WAL is copied into the file when a job ends
-(:meth:`Journal.finish`), not by whichever commit makes it long: such a checkpoint inside a
-commit made it take tens of milliseconds (73 ms seen), and an anytime refinement's commit is
-waited for before the next moves go out (:data:`AUTOCHECKPOINT_PAGES` is only a backstop).
+(:data:`AUTOCHECKPOINT_PAGES`).
 
 Commands seen (id, verb, reply) are kept too, so a duplicate command id is recognised across a
 restart.
@@ -70,10 +68,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: SQLite copies the WAL into the file inside the commit that makes it this many pages long;
-#: the default (1000 pages, some ten jobs here) put that copy into commits during the motion
-#: (a refinement's write took 73 ms). The journal copies it when each job ends instead
-#: (:meth:`Journal.finish`); this is the backstop for a daemon that never ends a job.
+#: SQLite copies the WAL into the file inside the commit that makes it this long (pages); at
+#: the default 1000 (ten jobs) an anytime refinement's write took 73 ms and held the next
+#: commit. :meth:`Journal.finish` copies it at each job's end; this is only a backstop.
 AUTOCHECKPOINT_PAGES = 20000
 
 
@@ -425,8 +422,7 @@ class Journal:
         self.checkpoint()
 
     def checkpoint(self) -> None:
-        """Copy the WAL into the file now (between jobs: see the module docstring); a reader
-        still on an old snapshot only leaves the rest to the next one."""
+        """Copy the WAL into the file now (between jobs: :data:`AUTOCHECKPOINT_PAGES`)."""
         with self._lock:
             try:
                 self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
