@@ -101,7 +101,8 @@ from robot.config import RobotConfig  # noqa: E402
 from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN  # noqa: E402
 from robot.daemon import Daemon, JobState, link_config  # noqa: E402
 from robot.errors import ConfigError  # noqa: E402
-from robot.journal import AsyncJournal, Journal  # noqa: E402
+from robot.journal import Journal  # noqa: E402
+from robot.journal_async import AsyncJournal  # noqa: E402
 from robot.journal_guard import open_journal  # noqa: E402
 from robot.kinds.simulated import MechanismCube  # noqa: E402
 from robot.simrobot import SimulatedRobot  # noqa: E402

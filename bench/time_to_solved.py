@@ -78,7 +78,7 @@ from robot.daemon import Daemon, EventName, link_config
 from robot.daemon.context import Job
 from robot.daemon.prepare import solver_tables
 from robot.errors import ConfigError
-from robot.journal import AsyncJournal
+from robot.journal_async import AsyncJournal
 from robot.simrobot import SimulatedRobot
 from solver.cube.cubie import CubieCube
 from solver.cube.facelets import Cube

@@ -20,7 +20,7 @@ from robot.config import RobotConfig
 from robot.daemon import Daemon, link_config
 from robot.daemon.prepare import solver_tables
 from robot.errors import ConfigError
-from robot.journal import AsyncJournal
+from robot.journal_async import AsyncJournal
 from robot.journal_guard import open_journal
 from robot.simrobot import EmulatedRobot, SimulatedRobot
 from solver.cube.facelets import Cube

@@ -31,7 +31,6 @@ newer one is refused.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sqlite3
@@ -39,9 +38,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from robot.daemon.events import ErrorCode, JobState
 from robot.errors import JournalError
@@ -59,7 +57,6 @@ from robot.journal_records import (
 __all__ = [
     "FINISHED",
     "SCHEMA_VERSION",
-    "AsyncJournal",
     "JobRecord",
     "Journal",
     "LookRecord",
@@ -75,7 +72,8 @@ AUTOCHECKPOINT_PAGES = 20000
 
 
 class Journal:
-    """Synchronous SQLite journal (one connection; use :class:`AsyncJournal` from the loop)."""
+    """Synchronous SQLite journal (one connection; from the event loop use
+    :class:`~robot.journal_async.AsyncJournal`)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -582,30 +580,3 @@ class Journal:
             )
 
         self._tx(run)
-
-
-T = TypeVar("T")
-P = ParamSpec("P")
-
-
-class AsyncJournal:
-    """The journal for the event loop: every call runs on one dedicated worker thread, in the
-    order made, so the loop never waits on a disk sync."""
-
-    def __init__(self, journal: Journal) -> None:
-        self.sync = journal
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal")
-
-    @classmethod
-    def open(cls, path: str | Path) -> AsyncJournal:
-        return cls(Journal(path))
-
-    async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        """``await call(journal.sync.op, ...)`` runs ``op`` on the journal's thread; the
-        arguments are checked against ``op``'s own signature."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, lambda: fn(*args, **kwargs))
-
-    async def close(self) -> None:
-        await self.call(self.sync.close)
-        self._pool.shutdown(wait=True)

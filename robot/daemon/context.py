@@ -25,7 +25,8 @@ from robot.daemon.events import (
     StatusPayload,
 )
 from robot.daemon.ports import EventSink, FirmwarePort, Listener
-from robot.journal import AsyncJournal, JobRecord, MoveRecord
+from robot.journal import JobRecord, MoveRecord
+from robot.journal_async import AsyncJournal
 from robot.kinds.wire import WireAction
 from robot.planner import MotorProgram
 from solver.cube.facelets import Cube

@@ -27,7 +27,8 @@ from robot.daemon.pipeline import Pipeline
 from robot.daemon.ports import Cameras, EventSink, FirmwarePort, Listener, Solver
 from robot.daemon.prepare import Prepare
 from robot.daemon.recovery import Recovery
-from robot.journal import AsyncJournal, JobRecord
+from robot.journal import JobRecord
+from robot.journal_async import AsyncJournal
 from robot.journal_guard import JournalProblem
 from solver.api import solve as solver_solve
 

@@ -44,7 +44,7 @@ from firmware_protocol.moves import Move as WireMove
 from robot.cameras import CameraRig
 from robot.config import RobotConfig
 from robot.daemon import Daemon, EventName, JobState, Solver
-from robot.journal import AsyncJournal
+from robot.journal_async import AsyncJournal
 from robot.journal_guard import open_journal
 from solver.api import solve
 from solver.cube.facelets import Cube

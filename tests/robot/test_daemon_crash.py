@@ -13,7 +13,7 @@ import pytest
 
 from firmware_protocol.link import FirmwareInfo
 from robot.daemon import Daemon
-from robot.journal import AsyncJournal
+from robot.journal_async import AsyncJournal
 from tests.conftest import Broker
 from tests.robot.daemon_fakes import FakeFirmware, FakeLink, fast_config, scrambled
 from tests.robot.helpers import run

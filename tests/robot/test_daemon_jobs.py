@@ -15,7 +15,8 @@ import pytest
 
 from robot.daemon import Daemon, EventName, JobState
 from robot.daemon.events import ErrorCode
-from robot.journal import AsyncJournal, Journal
+from robot.journal import Journal
+from robot.journal_async import AsyncJournal
 from solver.api import solve
 from solver.cube.facelets import Cube
 from solver.solution import Solution

@@ -62,7 +62,7 @@ def test_jobs_wait_for_the_tables(fast_tmp: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_a_failed_preparation_does_not_block_the_daemon(fast_tmp: Path) -> None:
     from robot.daemon import Daemon
-    from robot.journal import AsyncJournal
+    from robot.journal_async import AsyncJournal
     from tests.robot.daemon_fakes import FakeLink, fast_config
 
     def broken(progress: Callable[[str, int, int], None]) -> None:

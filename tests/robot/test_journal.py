@@ -10,7 +10,8 @@ import pytest
 
 from robot.daemon.events import JobState
 from robot.errors import JournalError
-from robot.journal import AUTOCHECKPOINT_PAGES, SCHEMA_VERSION, AsyncJournal, Journal
+from robot.journal import AUTOCHECKPOINT_PAGES, SCHEMA_VERSION, Journal
+from robot.journal_async import AsyncJournal
 
 SOLVED = "U" * 9 + "R" * 9 + "F" * 9 + "D" * 9 + "L" * 9 + "B" * 9
 MOVES = [("R", 1, 1, False), ("U", 1, 0, True), ("D", -1, 3, False)]
