@@ -241,7 +241,7 @@ class SearchSession:
         dirs = self.solver._directions(cubie, self.plan.faces, self.settings.directions)
         workers = max(1, min(self.settings.threads, len(dirs)))
         chunks = [dirs[i::workers] for i in range(workers)]
-        search = _Search(self, chunks, length, deadline, shared, called, bound_s)
+        search = _Search(self, chunks, length, deadline, shared, called, bound_s, cubie)
         if timeout_at is not None:
             search.timeout_at = max(deadline, timeout_at)
         return search
@@ -310,8 +310,11 @@ class _Search:
         shared: bytearray,
         called: float,
         bound_s: float | None,
+        cubie: CubieCube | None = None,
     ) -> None:
         self.session = session
+        #: the state searched from (a solution read while the threads run is checked on it)
+        self.cubie = cubie
         self.chunks = chunks
         self.length = length
         self.deadline = deadline
@@ -367,8 +370,15 @@ class _Search:
         if held is None:
             return None
         chunk, index, raw, robot_s = held
+        if not (0 <= chunk < len(self.chunks) and 0 <= index < len(self.chunks[chunk])):
+            log.warning("a search's published solution names no direction of it; not read")
+            return None
         direction = self.chunks[chunk][index]
         moves = self.session.solver._map_back(direction, raw)
+        if self.cubie is not None and not self.cubie.apply(moves).is_solved():
+            # (the kernel's sequence lock keeps a read whole: this is a bug, not a race)
+            log.warning("a search's published solution does not solve its cube; not read")
+            return None
         stats = {"peeked": True, "robot_time_s": robot_s}
         return self._solution(moves, direction[0], direction[1], len(moves), stats, peeked=True)
 

@@ -196,3 +196,24 @@ def test_a_read_holds_nothing_slower_than_the_bound_and_a_stopped_search_ends(
     assert time.monotonic() - began < 2.0
     held = long.peek()
     assert held is not None and cube.apply(held.moves).is_solved()
+
+
+def test_a_published_solution_that_does_not_solve_the_cube_is_not_read(
+    engine: TwoPhaseSolver, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the threads publish is checked on the searched cube before it is handed out: a
+    damaged buffer gives ``None`` and a warning, never a wrong plan or a traceback."""
+    session = engine.session(cost_model=COST, threads=2)
+    pending = session.start(_cubes(1, 25)[0], time.monotonic() + 0.05)
+    pending.done.result(timeout=0.05 + SLACK_S)
+    assert pending.peek() is not None
+    search = pending._search
+    assert search is not None
+    shared = search.shared
+    moves = 16 + 24  # (the kernel's layout: sequence, chunk, direction, length, time, moves)
+    shared[moves] = (shared[moves] + 1) % 18  # another first move
+    with caplog.at_level("WARNING"):
+        assert pending.peek() is None
+    assert "does not solve its cube" in caplog.text
+    shared[16 + 4 : 16 + 8] = (7).to_bytes(4, "little")  # a chunk the search does not have
+    assert pending.peek() is None and "names no direction" in caplog.text
