@@ -305,8 +305,8 @@ class SolverConfig(Section):
     #: anytime: the time from SOLVING to the first motor step to aim at: the head start is
     #: lengthened to this less the host's own part of it (planning, journaling, sending: as the
     #: last jobs measured it), never below ``head_start_s`` (0: always ``head_start_s``).
-    #: 14 ms: the 15 ms that time should stay under at the median, less a margin (the
-    #: median lands 0.7-1 ms under the aim: the host's part is sized by its worst quarter)
+    #: 14 ms: the 15 ms that time should stay under at the median, less a margin (the host's
+    #: part is sized by its worst quarter: the median lands at the aim or a little under it)
     first_step_s: Annotated[float, Field(ge=0, le=1)] = 0.014
 
     @field_validator("engine")

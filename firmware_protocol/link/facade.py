@@ -158,6 +158,13 @@ class FirmwareLink:
         return rtt + 4 * self.stats.ack_rtt_var_s
 
     @property
+    def round_trip_s(self) -> float:
+        """The smoothed ACK round trip (what a frame and its answer typically take, not a
+        bound: :attr:`latency_s` is that); before any was measured, :attr:`latency_s`."""
+        rtt = self.stats.ack_rtt_s
+        return self.latency_s if rtt is None else rtt
+
+    @property
     def execution(self) -> Execution | None:
         """The execution in progress (or the last one)."""
         return self._execution

@@ -309,15 +309,17 @@ class Anytime:
         """Note the host's part of ``job``'s time to the first motor step: from the deadline of
         the head start begun at ``started`` (:func:`time.perf_counter`) to the first moves
         written (a hand-back later than :data:`OVERHEAD_LATE_CAP_S` counted as that: the search
-        went on for its first solution), and half the link's latency for their way to the
-        firmware. Not when the job's marks are an earlier attempt's (a job solved again keeps
-        its first marks)."""
+        went on for its first solution), and half the link's smoothed round trip for their way
+        to the firmware (its typical time, not its bound :attr:`FirmwareLink.latency_s`: the
+        quantile over the jobs is the margin, and the bound's deviations counted it twice, the
+        first step landing 1-1.5 ms under the aim at the median). Not when the job's marks are
+        an earlier attempt's (a job solved again keeps its first marks)."""
         marks = job.marks
         if "searched" not in marks or "sending" not in marks or marks["searched"] < started * 1e9:
             return
         late = min(max(marks["searched"] / 1e9 - started - head_start, 0.0), OVERHEAD_LATE_CAP_S)
         host = (marks["sending"] - marks["searched"]) / 1e9
-        self._overheads.append(late + host + self.ctx.link.latency_s / 2)
+        self._overheads.append(late + host + self.ctx.link.round_trip_s / 2)
 
     async def _head_start(self, cube: Cube, started: float, head_start: float) -> Solution:
         """The first solution: the warm session's search until ``head_start`` after

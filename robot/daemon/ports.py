@@ -32,7 +32,8 @@ class FirmwarePort(Protocol):
     :class:`~firmware_protocol.errors.LinkError` at once when it refuses to start. ``extend``
     appends moves to the running execution
     (:class:`~firmware_protocol.errors.ExecutionEndedError` when it has ended); ``latency_s``
-    bounds how long they take to reach the firmware.
+    bounds how long they take to reach the firmware, ``round_trip_s`` is the typical round
+    trip of a frame and its answer.
     """
 
     info: FirmwareInfo | None
@@ -53,6 +54,9 @@ class FirmwarePort(Protocol):
 
     @property
     def latency_s(self) -> float: ...
+
+    @property
+    def round_trip_s(self) -> float: ...
 
 
 class Cameras(Protocol):

@@ -216,6 +216,10 @@ class FakeLink:
     def latency_s(self) -> float:
         return 0.002
 
+    @property
+    def round_trip_s(self) -> float:
+        return 0.0015
+
     async def connect(self) -> FirmwareInfo:
         fw = self.fw
         if self._closed:

@@ -427,7 +427,7 @@ def test_the_delays_a_job_measured_are_slowly_forgotten() -> None:
 def _anytime(head_start_s: float, first_step_s: float) -> Anytime:
     solver = SimpleNamespace(max_length=None, head_start_s=head_start_s, first_step_s=first_step_s)
     config = SimpleNamespace(cost_model=COST, solver=solver)
-    ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.004))
+    ctx = SimpleNamespace(config=config, link=SimpleNamespace(latency_s=0.006, round_trip_s=0.004))
     return Anytime(cast(Context, ctx), cast(Executor, None), cast(Planner, None), _no_solution)
 
 
@@ -444,8 +444,9 @@ def _overhead_of(anytime: Anytime, searched_after_s: float, sending_after_s: flo
 def test_the_head_start_takes_what_the_host_leaves_under_the_first_step_aim() -> None:
     """With ``first_step_s`` the head start is the aim less the host's part of the time to the
     first motor step (from the head start's deadline to the first moves written, plus half the
-    link's latency), as the worst quarter of the last jobs measured it; never shorter than
-    ``head_start_s``, never longer than the aim, and ``head_start_s`` until 3 jobs measured."""
+    link's smoothed round trip, not its latency bound), as the worst quarter of the last jobs
+    measured it; never shorter than ``head_start_s``, never longer than the aim, and
+    ``head_start_s`` until 3 jobs measured."""
     anytime = _anytime(0.005, 0.013)
     for _ in range(2):
         _overhead_of(anytime, 0.0005, 0.004)  # 0.5 ms late, 3.5 ms of host: 6 ms with the link
@@ -468,7 +469,7 @@ def test_the_head_start_takes_what_the_host_leaves_under_the_first_step_aim() ->
         _overhead_of(slow, 0.001, 0.02)
     assert slow.head_start_s() == 0.005
     fast = _anytime(0.005, 0.013)
-    fast.ctx.link.latency_s = 0.0  # type: ignore[misc]
+    fast.ctx.link.round_trip_s = 0.0  # type: ignore[misc]
     for _ in range(16):
         _overhead_of(fast, 0.0, 0.0)
     assert fast.head_start_s() == pytest.approx(0.013)
