@@ -611,6 +611,24 @@ def test_moves_appended_while_executing_run_without_a_pause() -> None:
     assert 0 < latency < 0.5
 
 
+def test_the_round_trip_is_the_smoothed_ack_time_and_the_latency_its_bound() -> None:
+    """``round_trip_s`` (what the daemon sizes the head start by) is the smoothed ACK round
+    trip, under ``latency_s`` (that plus four deviations, what the commits are timed by); with
+    no ACK timed yet both are the wire's bound for a full frame."""
+
+    async def scenario() -> tuple[float, float, float | None, float, float]:
+        async with simulated_link(config=FirmwareConfig(boot_time_s=0.01)) as (_, _, link):
+            await link.execute(parse_moves("R U")).wait()
+            measured = (link.round_trip_s, link.latency_s, link.stats.ack_rtt_s)
+            link.stats.ack_rtt_s = None
+            return (*measured, link.round_trip_s, link.latency_s)
+
+    round_trip, latency, smoothed, unmeasured, bound = run(scenario())
+    assert smoothed is not None and round_trip == smoothed
+    assert 0 < round_trip <= latency < 0.5
+    assert unmeasured == bound > 0
+
+
 def test_a_storm_of_stops_shares_one_stop_in_flight() -> None:
     """Hundreds of stop calls at once (an MQTT flood) keep one ESTOP on the wire, and each
     caller gets the STATUS confirming it; a caller that gives up does not end the stop."""
