@@ -159,8 +159,7 @@ class FirmwareLink:
 
     @property
     def round_trip_s(self) -> float:
-        """The smoothed ACK round trip (what a frame and its answer typically take, not a
-        bound: :attr:`latency_s` is that); before any was measured, :attr:`latency_s`."""
+        """The smoothed ACK round trip, typical and not a bound (before one: :attr:`latency_s`)."""
         rtt = self.stats.ack_rtt_s
         return self.latency_s if rtt is None else rtt
 
