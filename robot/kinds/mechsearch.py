@@ -37,7 +37,7 @@ import time
 import weakref
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -60,6 +60,7 @@ __all__ = [
     "DEFAULT_PHASE2_SLACK",
     "MechanismCosts",
     "costs_for",
+    "costs_from_state",
     "least_time",
     "mechanism_costs",
     "search_fastest",
@@ -202,7 +203,6 @@ def _rest(
     allowed = list(moves)
     k = first.shape[1]
     rest = np.zeros((ROWS, 6, k))
-    start = np.zeros(ROWS)
     for n in range(1, ROWS):
         # after[b][j]: move b into end state j, then n - 1 more moves
         after = np.array([rest[n - 1, m // 3] for m in range(C.N_MOVE)])
@@ -212,11 +212,23 @@ def _rest(
                 if b // 3 != a:
                     np.minimum(best, (trans[a, b] + after[b][None, :]).min(axis=1), out=best)
             rest[n, a] = best
-        start[n] = min(float((first[b] + after[b]).min()) for b in allowed)
-    if not np.isfinite(start).all():
-        raise PlanError("the mechanism cannot make some face turns")
+    start = _start_times(first, rest, allowed)
     rest[~np.isfinite(rest)] = _IMPOSSIBLE
     return rest, start
+
+
+def _start_times(
+    first: npt.NDArray[np.float64], rest: npt.NDArray[np.float64], moves: Iterable[int]
+) -> npt.NDArray[np.float64]:
+    """``[n]``: the least time of n moves among ``moves`` from the start (``first``), given
+    ``rest`` (:func:`_rest`'s, of n moves from each end state of each face)."""
+    allowed = list(moves)
+    start = np.zeros(ROWS)
+    for n in range(1, ROWS):
+        start[n] = min(float((first[b] + rest[n - 1, b // 3]).min()) for b in allowed)
+    if not np.isfinite(start).all() or (start >= _IMPOSSIBLE).any():
+        raise PlanError("the mechanism cannot make some face turns from its start")
+    return start
 
 
 _COSTS: weakref.WeakKeyDictionary[KindPlanner, MechanismCosts | None] = weakref.WeakKeyDictionary()
@@ -234,6 +246,47 @@ def costs_for(planner: KindPlanner) -> MechanismCosts | None:
                 log.info("no mechanism search: %s", exc)
                 _COSTS[planner] = None
         return _COSTS[planner]
+
+
+def costs_from_state(planner: KindPlanner, state: int) -> MechanismCosts:
+    """:func:`costs_for` ``planner`` with the search starting in the planner's ``state`` (an
+    orientation of the cube in the machine and the parts' state, numbered as
+    :meth:`KindPlanner.way_matrix` numbers them) instead of the mechanism's start: the cube
+    part-way through a plan (:attr:`robot.kinds.planner.ActionPlan.move_ends`), its moves
+    still in the plan's frame. Only the tables that depend on the start are made again
+    (:class:`PlanError` when the search cannot take the mechanism, or ``state`` is none of
+    its states)."""
+    base = costs_for(planner)
+    if base is None:
+        raise PlanError(
+            f"no mechanism search for this {type(planner.mechanism).__name__} (see the log)"
+        )
+    states = planner.way_matrix(C.move_of_index(0))
+    assert states is not None  # costs_for made every move's matrix
+    if not 0 <= state < states.shape[0]:
+        raise PlanError(f"no planner state {state} (0..{states.shape[0] - 1})")
+    if state == planner.start_state():
+        return base
+    first = np.full((C.N_MOVE, base.k), np.inf)
+    for m in range(C.N_MOVE):
+        matrix = planner.way_matrix(C.move_of_index(m))
+        assert matrix is not None
+        cols = np.array(base.ends[m // 3], dtype=np.intp)
+        first[m, : len(cols)] = matrix[state, cols]
+    trans = np.where(base.trans >= _IMPOSSIBLE, np.inf, base.trans)
+    start1 = _start_times(first, base.rest1, range(C.N_MOVE))
+    solver = get_solver()
+    phase2 = [[solver._conj_move(rot, m) for m in PHASE2_MOVES] for rot in range(3)]
+    brest1 = _before(trans, first, range(C.N_MOVE))
+    brest2 = np.array([_before(trans, first, moves) for moves in phase2])
+    first[~np.isfinite(first)] = _IMPOSSIBLE
+    return replace(
+        base,
+        first=np.ascontiguousarray(first),
+        start1=np.ascontiguousarray(start1),
+        brest1=np.ascontiguousarray(brest1),
+        brest2=np.ascontiguousarray(brest2),
+    )
 
 
 @cache

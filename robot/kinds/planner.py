@@ -20,7 +20,7 @@ turned the other way round).
    can end in take part (12 x 12 for a CUBOTino-like turntable after the first move; the
    blocks are cached), and the actions are spelled out afterwards along the chosen path only.
    Exact: the optimum over every interleaving of free steps and turns (tested against an
-   exhaustive search and the first version, :mod:`robot.kinds.layered`).
+   exhaustive search and the first version, :func:`robot.kinds.layered.plan_layered`).
 4. **Time only** (:meth:`KindPlanner.seconds`, for scoring many candidate solutions): the same
    vector steps with nothing kept.
 """
@@ -40,13 +40,7 @@ import numpy.typing as npt
 from robot.errors import PlanError
 from robot.kinds.frames import N_ORIENTATIONS, frames, key, notation_effect
 from robot.kinds.mechanism import Action, Mechanism, PartsState, Step
-from robot.kinds.moveruns import (
-    MAX_RUN_ORDERS,
-    commuting_runs,
-    merge_repeats,
-    min_plus,
-    ways,
-)
+from robot.kinds.moveruns import MAX_RUN_ORDERS, commuting_runs, merge_repeats, min_plus, ways
 from solver.cube.facelets import move_permutation
 from solver.cube.geometry import Face
 from solver.cube.notation import Move, MoveKind
@@ -84,6 +78,9 @@ class ActionPlan:
     seconds: float
     orientation: int
     parts: PartsState
+    #: per solution move, in the order made (turns of opposite faces may swap): the move, how
+    #: many of ``actions`` end with it, the state after it (:meth:`KindPlanner.way_matrix`)
+    move_ends: tuple[tuple[Move, int, int], ...] = ()
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -272,19 +269,25 @@ class KindPlanner:
         """Whether some turn step of this mechanism makes ``move``."""
         return key(move_permutation(move, self.mechanism.n)) in self._turns
 
-    def plan(self, moves: Iterable[Move], start: PartsState | None = None) -> ActionPlan:
+    def plan(
+        self, moves: Iterable[Move], start: PartsState | None = None, *, state: int | None = None
+    ) -> ActionPlan:
         """The fastest actions for ``moves`` (outer, wide or block turns and rotations in the
         notation frame), starting in the identity orientation with the parts at ``start``
-        (the mechanism's start by default). A half turn may be made as two quarter turns the
-        same way when that is faster or the only way. :class:`PlanError` names a move that
-        cannot be made.
+        (the mechanism's start by default), or in ``state`` (:meth:`way_matrix`'s numbering,
+        e.g. from :attr:`ActionPlan.move_ends`). A half turn may be made as two quarter turns
+        the same way when that is faster or the only way. :class:`PlanError` names a move
+        that cannot be made.
 
         :meth:`seconds`'s shortest path, keeping where each state's best came from."""
         moves = list(moves)
         runs = commuting_runs(merge_repeats(moves))
-        parts0 = self._index[self.mechanism.start if start is None else start]
         costs = np.full(N_ORIENTATIONS * len(self.parts), _INF)
-        costs[self._state(0, parts0)] = 0.0
+        if state is None:
+            state = self._state(0, self._index[self.mechanism.start if start is None else start])
+        elif not 0 <= state < len(costs):
+            raise PlanError(f"no planner state {state} (0..{len(costs) - 1})")
+        costs[state] = 0.0
         # per run: the chosen order per state after it, and per order the hops' back arrays
         history: list[tuple[list[tuple[Move, ...]], npt.NDArray[np.intp], list[list[_Hop]]]] = []
         for run in runs:
@@ -402,11 +405,13 @@ class KindPlanner:
                 hops.append((before, move, state))
                 state = before
         actions: list[PlannedAction] = []
+        move_ends: list[tuple[Move, int, int]] = []
         for before, made, after in reversed(hops):
             if made is not None:
                 actions.extend(self._way_actions(before, made, after))
+                move_ends.append((made, len(actions), after))
         o, p = self._split(end)
-        return ActionPlan(tuple(actions), seconds, o, self.parts[p])
+        return ActionPlan(tuple(actions), seconds, o, self.parts[p], tuple(move_ends))
 
     def _way_actions(self, before: int, move: Move, after: int) -> list[PlannedAction]:
         """The fastest free steps and turn(s) from ``before`` making ``move`` into ``after``
@@ -460,12 +465,6 @@ class KindPlanner:
         actions.append(PlannedAction(turn.step.action, turn.step.seconds, move))
         return actions
 
-    def plan_layered(self, moves: Iterable[Move], start: PartsState | None = None) -> ActionPlan:
-        """:meth:`plan` by the first version (:mod:`robot.kinds.layered`, a cross-check)."""
-        from robot.kinds.layered import plan_layered
-
-        return plan_layered(self, moves, start)
-
     def cannot_make(self, run: Iterable[Move]) -> PlanError:
         """The error naming the moves of ``run`` no turn of this mechanism makes."""
         run = list(run)
@@ -495,7 +494,9 @@ class KindPlanner:
         steps = self._free_path(source, self._state(orientation, start))
         extra = tuple(PlannedAction(s.action, s.seconds) for s in steps)
         seconds = plan.seconds + sum(s.seconds for s in steps)
-        return ActionPlan(plan.actions + extra, seconds, orientation, self.mechanism.start)
+        return ActionPlan(
+            plan.actions + extra, seconds, orientation, self.mechanism.start, plan.move_ends
+        )
 
     def prepare_seconds(self) -> None:
         """Build the time-only tables of the outer face turns now (:meth:`seconds` otherwise

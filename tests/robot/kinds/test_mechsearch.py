@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 
 from robot.errors import PlanError
-from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper
+from robot.kinds import KindPlanner, Mechanism, Turntable, TwoGripper, replay
+from robot.kinds.frames import N_ORIENTATIONS
 from robot.kinds.mechsearch import (
     PHASE2_MOVES,
     MechanismCosts,
     costs_for,
+    costs_from_state,
     least_time,
     mechanism_costs,
     search_fastest,
@@ -141,6 +143,55 @@ def test_search_only_returns_what_beats_the_bound() -> None:
     assert search_fastest(cubie, costs, 0.05, 24, beat=(1.0, 20)) is None
     found = search_fastest(cubie, costs, 0.05, 24, beat=(1000.0, 24))
     assert found is not None and found.robot_time_s is not None and found.robot_time_s < 1000.0
+
+
+def test_a_search_from_part_way_through_a_plan_is_timed_from_there(
+    planned: tuple[KindPlanner, MechanismCosts],
+) -> None:
+    """``costs_from_state``: the search starts where a plan's first moves left the machine
+    (:attr:`ActionPlan.move_ends`); its tables are the planner's times from there, what it
+    returns is planned from there at the time it says, and the first moves' actions, the
+    remainder's and the way home, replayed from the scrambled cube, solve it."""
+    planner, costs = planned
+    rng = random.Random(12)
+    cubie = CubieCube.random(rng)
+    cube = cubie.to_cube()
+    solution = search_fastest(cubie, costs, 0.0, 24)
+    assert solution is not None
+    plan = planner.plan(solution.moves)
+    made = [m for m, _, _ in plan.move_ends]
+    counts = [count for _, count, _ in plan.move_ends]
+    assert cube.apply(made).is_solved()
+    assert counts == sorted(set(counts)) and counts[-1] == len(plan.actions)
+    for j in (1, 3):
+        _, count, state = plan.move_ends[j - 1]
+        done = plan.actions[:count]
+        _, parts = replay(planner.mechanism, cube, [a.action for a in done])
+        assert parts == planner.parts[state % len(planner.parts)]
+        # the rest of the plan, planned from its state, takes what the plan has left
+        rest = planner.plan(made[j:], state=state)
+        assert rest.seconds == pytest.approx(plan.seconds - sum(a.seconds for a in done))
+        here = costs_from_state(planner, state)
+        assert here.first.shape == costs.first.shape and not np.array_equal(here.first, costs.first)
+        for length in (1, 4, 9):
+            moves = _sequence(rng, length, same_axis=False)
+            expected = planner.plan([C.move_of_index(m) for m in moves], state=state).seconds
+            assert _dp(here, moves) == pytest.approx(expected, abs=1e-9)
+            assert here.start1[length] <= _dp(here, moves) + 1e-9
+        found = search_fastest(cubie.apply(made[:j]), here, 0.05, 24)
+        assert found is not None and found.robot_time_s is not None
+        remainder = planner.plan(found.moves, state=state)
+        assert remainder.seconds == pytest.approx(found.robot_time_s, abs=1e-9)
+        home = planner.home(remainder)
+        final, parts = replay(planner.mechanism, cube, [a.action for a in (*done, *home.actions)])
+        assert final.is_solved() and parts == planner.mechanism.start
+    assert costs_from_state(planner, planner.start_state()) is costs_for(planner)
+    states = len(planner.parts) * N_ORIENTATIONS
+    for bad in (-1, states):
+        with pytest.raises(PlanError, match="no planner state"):
+            costs_from_state(planner, bad)
+        with pytest.raises(PlanError, match="no planner state"):
+            planner.plan(made, state=bad)
 
 
 def test_costs_need_a_3x3_that_makes_every_face_turn() -> None:
