@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from robot.daemon.context import Context, Job
+from robot.daemon.context import Context, Job, face_move
 from robot.daemon.events import ErrorCode, EventName, RescanPayload
 from robot.daemon.execution import Executor
 from robot.errors import JobError, PlanError
@@ -197,9 +197,19 @@ class Rescanner:
     async def _journal(
         self, job: Job, offset: int, face_moves: tuple[Move, ...], *programs: MotorProgram
     ) -> None:
-        """Plan the turn and its undo in the journal; the job's own solution text stays."""
+        """Plan the turn and its undo in the journal; the job's own solution text stays.
+
+        The job's executed moves come first in :attr:`Job.face_moves` (an executed move's index
+        says which turned the cube); a resumed job's, read from the journal: a resume with
+        rescan keeps none in memory, and its first turn landed past the end (found by the
+        chaos campaign on the five-motor robot, seed 14451: an internal error, the turn ran
+        and was never journaled)."""
         journal = self.ctx.journal
         record = await journal.call(journal.sync.job, job.id)
+        done = job.face_moves[:offset]
+        if len(done) < offset:
+            executed = await journal.call(journal.sync.moves, job.id)
+            done = tuple(face_move(m.face, m.turns, m.depth) for m in executed[:offset])
         solution = record.solution if record is not None and record.solution else ""
         detail = dict(record.solution_detail) if record is not None else {}
         moves = [
@@ -216,7 +226,7 @@ class Rescanner:
             " ".join(str(p) for p in programs),
             moves,
         )
-        job.face_moves = job.face_moves[:offset] + face_moves
+        job.face_moves = done + face_moves
         job.moves_total = offset + len(moves)
 
 

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from robot.daemon.events import EventName, JobState
+from robot.daemon.events import ErrorCode, EventName, JobState
 from robot.daemon.rescan import choose_turn
 from robot.journal import Journal
 from solver.cube.facelets import Cube, move_permutation
 from solver.cube.geometry import Face
 from solver.cube.notation import Move
 from solver.scramble import random_moves
-from tests.robot.daemon_fakes import FakeFirmware, Rig, running
+from tests.robot.daemon_fakes import FakeFirmware, Fault, Rig, running
 from tests.robot.helpers import run
 from vision.spotlight import AMBIGUOUS
 
@@ -186,3 +186,42 @@ def test_a_daemon_dying_mid_rescan_leaves_the_undo_in_the_journal(fast_tmp: Path
     assert fw.executed[1].motor == fw.executed[0].motor  # the undo ran first
     assert rig.state() is JobState.DONE and fw.cube.is_solved()
     assert rig.sink.of(EventName.VERIFY) and rig.sink.of(EventName.DONE)[0]["verified"] is True
+
+
+#: scrambles (random_moves(3, 25, seed)) whose cube, after the first three moves of its
+#: solution, reads refused under AMBIGUOUS (measured; the test checks it)
+RESUMED_REFUSED = 0
+
+
+def test_a_resume_with_rescan_turns_faces_after_the_moves_that_ran(fast_tmp: Path) -> None:
+    """The link drops after three moves; resume with rescan reads the cube under ambiguous
+    light, is refused and turns a face to look again. The resumed job keeps no executed
+    moves in memory: the turn landed past the end of them (IndexError, an internal error,
+    the turn run and never journaled: the chaos campaign on the five-motor robot, seed
+    14451). Now the turns are journaled after the three moves and the job ends solved."""
+    path = fast_tmp / "j.sqlite"
+    fw = FakeFirmware(_cube(RESUMED_REFUSED), faults=[Fault("link_lost", 3)])
+
+    async def body() -> Rig:
+        async with running(path, firmware=fw) as rig:
+            await rig.job("start")
+            assert rig.sink.of(EventName.ERROR)[-1]["code"] == ErrorCode.LINK_LOST
+            rig.cameras.spotlight = AMBIGUOUS
+            await rig.job("resume", {"rescan": True})
+            return rig
+
+    rig = run(body(), 120)
+    assert [e["code"] for e in rig.sink.of(EventName.ERROR)] == [ErrorCode.LINK_LOST]
+    rescans = rig.sink.of(EventName.RESCAN)
+    assert rescans and all(r["stage"] == "scan" for r in rescans)  # the path under test ran
+    assert rig.state() is JobState.DONE and fw.cube.is_solved()
+    done = rig.sink.of(EventName.DONE)[-1]
+    journal = Journal(path)
+    record = journal.job(done["job_id"])
+    moves = journal.moves(done["job_id"])
+    journal.close()
+    assert record is not None and record.executed == record.total_moves == len(moves)
+    assert len(moves) == len(fw.executed)  # every move the firmware ran is journaled
+    for k, rescan in enumerate(rescans):  # each turn, then its undo, after the three moves
+        turn, undo = moves[3 + 2 * k], moves[4 + 2 * k]
+        assert turn.face == undo.face == rescan["turn"][0] and turn.turns == -undo.turns
