@@ -36,7 +36,10 @@ Invariants checked on every trial (a violation is printed with the trial's seed)
 
 * ``done_unsolved``: a ``done`` event with ``solved: true`` while the virtual cube is not solved;
 * ``journal``: the journal's executed moves (every job, by firmware index) are not exactly the
-  moves the simulated firmware executed (its own record);
+  moves the simulated firmware executed (its own record), but for the last moves run before a
+  reset that lost the firmware's counters (``wipe``) whose reports reached no live daemon (the
+  port gone, the daemon killed): those are unknowable, and left out when a scan began after
+  the wipe before the motors moved again;
 * ``no_guidance``: a job ended without ``done`` and the status has neither a resumable job nor
   an error code of docs/daemon.md;
 * ``stuck``: following the status did not end with a solved cube or a clear refusal within
@@ -69,6 +72,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import random
 import re
 import statistics
@@ -95,6 +99,7 @@ if str(_HERE.parent) not in sys.path:
 from firmware_protocol.link import FirmwareLink  # noqa: E402
 from firmware_protocol.messages import Executed, FirmwareState  # noqa: E402
 from firmware_protocol.sim import SimulatedFirmware  # noqa: E402
+from firmware_protocol.sim.board import MoveRecord as FirmwareMove  # noqa: E402
 from robot.bundled import load_profile  # noqa: E402
 from robot.cameras import CameraRig  # noqa: E402
 from robot.config import RobotConfig  # noqa: E402
@@ -246,9 +251,13 @@ class Sink:
         self._cube = cube
         self.events: list[tuple[str, dict[str, Any], bool]] = []
         self.statuses = 0
+        #: when (the loop's clock) each status saying ``scanning`` was published
+        self.scans: list[float] = []
 
     def publish_status(self, status: dict[str, Any]) -> None:
         self.statuses += 1
+        if status.get("state") == JobState.SCANNING:
+            self.scans.append(asyncio.get_running_loop().time())
 
     def publish_event(
         self, name: str, payload: dict[str, Any], on_delivered: Callable[[], None] | None = None
@@ -328,6 +337,9 @@ class Trial:
         self.estop_seen: float | None = None
         self.estop_link_up = False
         self.resets_at: list[float] = []
+        #: when (the loop's clock, as the firmware's records) each reset that lost the
+        #: firmware's counters (``wipe``) struck
+        self.wipes_at: list[float] = []
         self.port = ""
         self.restarting = False
         self.generation = 0
@@ -475,6 +487,8 @@ class Trial:
 
         def reset_at(wipe: bool = False) -> None:
             self.resets_at.append(time.perf_counter())
+            if wipe:
+                self.wipes_at.append(asyncio.get_running_loop().time())
             reset(wipe)
 
         self.fw.reset = reset_at  # type: ignore[method-assign]
@@ -622,7 +636,10 @@ class Trial:
             (r for r in self.fw.records if r.outcome == "executed"),
             key=lambda r: r.finished_at or 0.0,
         )
-        executed = _by_epoch([(r.index, (r.motor, r.quarter_turns % 4, r.depth)) for r in records])
+        moves = [(r.index, (r.motor, r.quarter_turns % 4, r.depth)) for r in records]
+        executed = _by_epoch(moves)
+        if journaled != executed:
+            executed = self._lost_with_the_counters(records, moves, journaled) or executed
         if journaled != executed:
             only_j = sorted(set(journaled) - set(executed))
             only_f = sorted(set(executed) - set(journaled))
@@ -633,6 +650,44 @@ class Trial:
                 f"journal: journaled not executed {only_j[:8]}, executed not journaled "
                 f"{only_f[:8]}, different {differ[:8]}"
             )
+
+    def _lost_with_the_counters(
+        self,
+        records: list[FirmwareMove],
+        moves: list[tuple[int, tuple[int, int, int]]],
+        journaled: dict[tuple[int, int], tuple[int, int, int]],
+    ) -> dict[tuple[int, int], tuple[int, int, int]] | None:
+        """The firmware's executed moves (``records``, ``moves``: in execution order) without
+        those no daemon could journal: the last ones it ran before a reset that lost its
+        counters (``wipe``) whose reports never reached a live daemon (the port was gone, the
+        daemon was killed). After the wipe the firmware cannot say whether they ran, so they
+        are left out only when the daemon did not trust its count either: a scan began after
+        the wipe and before the motors moved again. The fewest such moves that make both
+        sides agree; None when no count does (or no wipe was followed by a scan)."""
+        earlier = -math.inf
+        for wiped in self.wipes_at:
+            before = [
+                i
+                for i, r in enumerate(records)
+                if r.finished_at is not None and earlier < r.finished_at <= wiped
+            ]
+            next_start = min(
+                (
+                    r.started_at if r.started_at is not None else r.finished_at
+                    for r in records
+                    if r.finished_at is not None and r.finished_at > wiped
+                ),
+                default=math.inf,
+            )
+            earlier = wiped
+            if not any(wiped < scan <= next_start for scan in self.sink.scans):
+                continue
+            for count in range(1, len(before) + 1):
+                lost = set(before[-count:])
+                kept = _by_epoch([m for i, m in enumerate(moves) if i not in lost])
+                if kept == journaled:
+                    return kept
+        return None
 
     def check_events(self) -> None:
         for name, payload, solved in self.sink.events:

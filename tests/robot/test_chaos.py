@@ -77,6 +77,41 @@ def test_the_journal_check_finds_a_move_the_firmware_never_ran(tmp_path: Path) -
     assert trial.violations and trial.violations[0].startswith("journal:"), trial.violations
 
 
+def test_the_journal_check_leaves_out_only_moves_a_wipe_made_unknowable(tmp_path: Path) -> None:
+    """The firmware ran R and U, U's report reached no daemon, then a reset lost its counters
+    (a wipe at 2.5 s): whether U ran is unknowable, and the check leaves it out only when a
+    scan began after the wipe and before the motors moved again (then F, index 1 again)."""
+    bench = _bench()
+    journal = Journal(tmp_path / "journal.sqlite")
+    first = journal.create_job("start", 3)
+    journal.record_plan(first, "R U", {}, "R U", [("R", 1, 1, False), ("U", 1, 0, False)])
+    journal.record_executed(first, 0, None, fw_index=1)
+    second = journal.create_job("start", 3)
+    journal.record_plan(second, "F", {}, "F", [("F", 1, 2, False)])
+    journal.record_executed(second, 0, None, fw_index=1)
+    journal.close()
+
+    def check(scans: list[float], extra: tuple[FwRecord, ...] = ()) -> list[str]:
+        trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
+        trial.fw.records += [
+            FwRecord(1, 1, 1, 0, 0.0, started_at=0.0, finished_at=1.0, outcome="executed"),
+            FwRecord(2, 0, 1, 0, 0.0, started_at=1.0, finished_at=2.0, outcome="executed"),
+            FwRecord(1, 2, 1, 1, 3.0, started_at=4.0, finished_at=5.0, outcome="executed"),
+            *extra,
+        ]
+        trial.wipes_at.append(2.5)
+        trial.sink.scans += scans
+        run(trial.check_journal())
+        return list(trial.violations)
+
+    assert check([3.5]) == []
+    assert check([]) != []  # no scan: the daemon went on from a count it could not know
+    assert check([4.5]) != []  # the scan began after the motors moved again
+    assert check([1.5]) != []  # a scan before the wipe does not count
+    after = FwRecord(2, 0, 1, 1, 3.0, started_at=5.0, finished_at=6.0, outcome="executed")
+    assert check([3.5], (after,)) != []  # a move after the wipe is never left out
+
+
 def test_a_done_solved_on_an_unsolved_cube_is_a_violation(tmp_path: Path) -> None:
     bench = _bench()
     trial = bench.Trial(bench.draw(1), tmp_path, 4.0, frozenset())
