@@ -298,6 +298,14 @@ class Recovery:
                 f"journal (move index {record.first_index + in_dispatch - 1} executed): this is "
                 "not the firmware that ran the job, or it lost its counters (a power cut)",
             )
+        if in_dispatch < dispatched and self._lost_counters(record, status):
+            first = record.dispatch_offset + in_dispatch + 1
+            raise JobError(
+                ErrorCode.FIRMWARE_COUNTER,
+                f"the firmware reset and lost its move counters (boot {record.boot_id or 0:08x} "
+                f"→ {status.boot_id:08x}) while job moves {first}-{record.total_moves} were sent "
+                "and not reported executed: whether they ran is unknown",
+            )
         fw_done = min(fw_done, dispatched)
         if fw_done == in_dispatch:
             return record
@@ -311,6 +319,23 @@ class Recovery:
         updated = await journal.call(journal.sync.job, record.id)
         assert updated is not None
         return updated
+
+    def _lost_counters(self, record: JobRecord, status: Status) -> bool:
+        """Whether the firmware is a boot after the one the job's moves were sent to, whose
+        counters came back at zero because its memory was lost (IDENT's boot flags): then a
+        counter of zero says nothing of the moves sent before. Without this, a job none of
+        whose moves had been reported (its first dispatch from index 1) read as "none ran",
+        and a plain resume sent them all again on a cube that had turned (the chaos campaign,
+        six-motor robot, seed 14204: the port gone and the memory lost meanwhile)."""
+        info = self.ctx.link.info
+        return (
+            status.boot_id != record.boot_id
+            and status.last_executed == 0
+            and status.started_upto == 0
+            and info is not None
+            and info.boot_id == status.boot_id
+            and info.counters_lost
+        )
 
     async def _denied(self, record: JobRecord, status: Status, fw_done: int) -> JobRecord:
         """The firmware that ran the job (the same boot) says, twice in a row, it completed
