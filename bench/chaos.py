@@ -22,8 +22,9 @@ draws a schedule of faults from what the simulated robot can do:
 
 Then it drives the job to its end as an operator would: ``home`` when the motors are stopped or
 faulted, ``resume`` (with or without ``rescan``, at random; with it when the status asks) when
-the status has a resumable job, ``start`` again after an abort or a refusal, until the daemon
-says ``done`` or refuses twice in a row with a code of docs/daemon.md.
+the status has a resumable job, ``start`` again after an abort or a refusal (after
+``parts_unknown``, with the parts set to their start pose by hand and ``"start_pose": true``),
+until the daemon says ``done`` or refuses twice in a row with a code of docs/daemon.md.
 
 Everything is real but the motors and the process boundary: the daemon with its journal (in a
 RAM folder), the firmware link over a pseudo-terminal, the simulated firmware turning a virtual
@@ -105,6 +106,7 @@ from robot.cameras import CameraRig  # noqa: E402
 from robot.config import RobotConfig  # noqa: E402
 from robot.config_sections import SPEED_FACTOR_MAX, SPEED_FACTOR_MIN  # noqa: E402
 from robot.daemon import Daemon, JobState, link_config  # noqa: E402
+from robot.daemon.events import ErrorCode  # noqa: E402
 from robot.errors import ConfigError  # noqa: E402
 from robot.journal import Journal  # noqa: E402
 from robot.journal_async import AsyncJournal  # noqa: E402
@@ -591,6 +593,10 @@ class Trial:
                 reply = await self.submit("home", {})
                 if reply is None or not reply.get("ok"):
                     continue
+            if code == ErrorCode.PARTS_UNKNOWN and isinstance(self.robot.cube, MechanismCube):
+                self.robot.cube.set_start_pose()  # by hand, as the refusal says
+                await self.submit("start", {"start_pose": True})
+                continue
             if resumable is not None:
                 rescan = (
                     bool(resumable.get("needs_rescan")) or self.rng.random() < self.s.rescan_bias

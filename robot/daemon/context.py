@@ -226,6 +226,9 @@ class Context:
         self.resumable: JobRecord | None = None
         #: the resumable job's firmware does not match the journal: resume only with rescan
         self.rescan_required = False
+        #: ... because it lost its counters: moves were sent whose fate no one knows (a
+        #: mechanism's parts are unknown too, :meth:`KindMechanism.parts_lost`)
+        self.moves_unknown = False
         #: the journal was not trusted at start (cleared once a job has scanned the cube)
         self.journal_problem: JournalStatus | None = None
         #: the solver tables being prepared at start (None once ready)

@@ -309,7 +309,7 @@ class Executor:
             "unknown": unknown,
         }
         self.ctx.out.event(EventName.FIRMWARE_RESET, payload)
-        self.ctx.rescan_required = True
+        self.ctx.rescan_required = self.ctx.moves_unknown = True
         logger.error(
             "job %s: the firmware reset and lost its move counters; whether job %s ran is unknown",
             job.id,

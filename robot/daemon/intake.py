@@ -405,15 +405,14 @@ class Intake:
         await self._quiet_firmware(command, stops)
         if self.ctx.resumable is not None:
             # a new job on purpose: the interrupted one is closed, its cube state carried over
-            await journal.call(
-                journal.sync.finish,
-                self.ctx.resumable.id,
-                JobState.ABORTED,
-                ErrorCode.SUPERSEDED,
-                f"superseded by a new {command.verb} job",
-            )
+            record = self.ctx.resumable
+            code, why = ErrorCode.SUPERSEDED, f"superseded by a new {command.verb} job"
+            if self.ctx.moves_unknown and self.pipeline.mechanism is not None:
+                lost = self.pipeline.mechanism.parts_lost(command.verb, record)
+                code, why = lost.code, f"{why}; {lost}"
+            await journal.call(journal.sync.finish, record.id, JobState.ABORTED, code, why)
             self.ctx.resumable = None
-            self.ctx.rescan_required = False
+            self.ctx.rescan_required = self.ctx.moves_unknown = False
         anytime = self.pipeline.anytime if given is not None else None
         if anytime is not None:  # the firmware's STATUS while the job and its state are journaled
             anytime.prefetch_status()

@@ -201,13 +201,18 @@ class KindMechanism:
         record = await journal.call(journal.sync.last_moved_job, job.id)
         if record is None and self.ctx.journal_problem is not None:
             # the journal that knew was moved aside at start (robot.journal_guard)
-            raise self._unknown(job, "the job journal was not trusted at start and a new one began")
+            raise self._unknown(
+                job.kind, "the job journal was not trusted at start and a new one began"
+            )
         if record is None:
             return self.mechanism.start
+        if record.error_code is ErrorCode.PARTS_UNKNOWN:
+            why = "sent actions whose fate the firmware lost with its counters"
+            raise self._unknown(job.kind, f"the last job that moved, {record.id}, {why}")
         rows = await journal.call(journal.sync.moves, record.id)
         parts = self._left_by(rows, record.executed)
         if isinstance(parts, str):
-            raise self._unknown(job, f"the last job that moved, {record.id}, {parts}")
+            raise self._unknown(job.kind, f"the last job that moved, {record.id}, {parts}")
         if parts != self.mechanism.start:
             logger.warning(
                 "job %s: the previous job %s left the parts at %s; going on from there",
@@ -227,17 +232,31 @@ class KindMechanism:
             rows = await journal.call(journal.sync.moves, job.id)
             if len(rows) < offset:  # a damaged journal
                 raise self._unknown(
-                    job, f"job {job.id} journaled {len(rows)} moves but {offset} executed"
+                    job.kind, f"job {job.id} journaled {len(rows)} moves but {offset} executed"
                 )
             job.actions = self.actions_of(rows[:offset])
         return job.actions[offset - 1].parts
 
-    def _unknown(self, job: Job, why: str) -> JobError:
+    def parts_lost(self, verb: str, record: JobRecord) -> JobError:
+        """The error that ends ``job`` (resumed, or superseded by a new one) when some of its
+        moves were sent and whether they ran is unknown (the firmware's counters lost or
+        contradicting the journal): the parts may be anywhere those actions took them. A
+        job ended with it leaves them unknown to the next job too (:meth:`parts_before`),
+        until the operator sets the start pose by hand (found by the chaos campaign on the
+        turntable, seed 14713: the scan planned from the journal's last row pushed the flipper
+        against the closed cover)."""
+        return self._unknown(
+            verb,
+            f"job {record.id} sent actions after its {record.executed} executed one(s) and "
+            "whether they ran is unknown",
+        )
+
+    def _unknown(self, verb: str, why: str) -> JobError:
         return JobError(
             ErrorCode.PARTS_UNKNOWN,
             f"where the {self.kind}'s parts are is unknown: {why}; set the start pose by hand "
             f"({_START_POSE.get(self.kind, 'the parts at their start')}), then send "
-            f'{job.kind} again with {{"start_pose": true}}',
+            f'{verb} again with {{"start_pose": true}}',
         )
 
     def _left_by(self, rows: list[MoveRecord], executed: int) -> PartsState | str:

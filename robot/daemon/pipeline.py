@@ -138,6 +138,9 @@ class Pipeline:
         await self._check(job)
 
     async def _resume_body(self, job: Job, record: JobRecord, rescan: bool) -> None:
+        # moves of the job sent and not known to have run or not: a cube is read again, but a
+        # mechanism's parts cannot be (its scan would plan from the journal's last row)
+        unknown = self.ctx.moves_unknown
         try:
             record = await self.recovery.settle(job, record)
         except LinkError as exc:  # the link went again: the job stays as it was, resumable
@@ -145,9 +148,10 @@ class Pipeline:
         except JobError as exc:
             if exc.code is not ErrorCode.FIRMWARE_COUNTER:
                 raise
+            unknown = True
             if not rescan:
                 # the job stays open (a resumable code), but only a rescan can finish it
-                self.ctx.rescan_required = True
+                self.ctx.rescan_required = self.ctx.moves_unknown = True
                 raise JobError(
                     ErrorCode.FIRMWARE_COUNTER,
                     f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',
@@ -170,8 +174,10 @@ class Pipeline:
                 record.executed,
             )
             rescan = True
-        if rescan:
-            self.ctx.rescan_required = False
+        if rescan or (unknown and self.mechanism is not None):
+            self.ctx.rescan_required = self.ctx.moves_unknown = False
+        if unknown and self.mechanism is not None:  # the job ends so, for the next to see
+            raise self.mechanism.parts_lost(job.kind, record)
         job.moves_done = record.executed
         self.evidence = None
         if rescan:

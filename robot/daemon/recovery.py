@@ -83,6 +83,7 @@ class Recovery:
             if exc.code is not ErrorCode.FIRMWARE_COUNTER:
                 raise
             self._needs_rescan(record, str(exc))
+            self.ctx.moves_unknown = True
             return
         if self.denial is not None:
             self._needs_rescan(record, self.denial)

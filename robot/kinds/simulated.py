@@ -84,6 +84,13 @@ class MechanismCube:
             self.angles[1],
         )
 
+    def set_start_pose(self) -> None:
+        """The operator puts the parts at their start pose by hand (the answer to
+        ``parts_unknown``): the cover open and the table at its start angle, or both arms
+        closed at their start angles; the cube lifted meanwhile, so not turned."""
+        self.cover, self.table_angle = 0, 0
+        self.closed, self.angles = [True, True], [0, 0]
+
     def facelets(self) -> str:
         """The facelet string, faces U R F D L B (the physical cube as it sits)."""
         return self.cube.to_facelets(self.facelets_by)

@@ -489,6 +489,69 @@ def test_a_previous_job_without_its_move_rows_is_refused_until_the_start_pose_is
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
 
 
+def _open_job_of_unknown_fate(path: Path) -> str:
+    """A journal with a turntable job open mid-execution: two spins sent to a firmware of
+    another boot (``0x0999``), the first reported executed (the table a quarter turn round),
+    the second not. The firmware the daemon meets (the fake's boot ``0x1000``, its counters at
+    zero: a new board, or one whose memory was wiped) cannot say whether either ran."""
+    journal = Journal(path)
+    old = journal.create_job("start", 3)
+    out = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    back = WireAction("spin(-1)", 3, -1, (), 0.35, 0, (0, 0))
+    journal.record_plan(
+        old,
+        "",
+        {},
+        "",
+        [(out.token(), 1, 3, False), (back.token(), -1, 3, False)],
+        state=JobState.EXECUTING,
+        dispatch=(0x0999, 1, 0),
+    )
+    journal.record_executed(old, 0, None)
+    journal.close()
+    return old
+
+
+@pytest.mark.parametrize("verb", ["resume", "start"])
+def test_actions_of_unknown_fate_leave_the_parts_unknown_until_the_start_pose_is_set(
+    tmp_path: Path, verb: str
+) -> None:
+    """Actions sent and not known to have run (the firmware lost its counters while the port
+    was gone: the chaos campaign on the turntable, seed 14713) leave the parts anywhere they
+    took them. A resume with rescan used to plan its one-camera scan from the journal's last
+    executed row, and so did a new job superseding the open one: the flipper pushed against
+    the closed cover and the table was sent past its reach. Both are refused now, naming the
+    job (nothing moves), and so is every job after them until one says ``start_pose``."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("F2 U R' D B")
+    path = tmp_path / "journal.sqlite"
+    old = _open_job_of_unknown_fate(path)
+    firmware = _firmware(config, cube)
+    payload: dict[str, object] = {"rescan": True} if verb == "resume" else {}
+
+    async def scenario() -> tuple[list[dict[str, object]], dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            await rig.job(verb, payload)
+            await rig.job("start", {})
+            assert not firmware.executed  # refused before any motion, twice
+            errors = rig.sink.of(EventName.ERROR)
+            await rig.job("start", {"start_pose": True})
+            return errors, rig.sink.of(EventName.DONE)[-1]
+
+    errors, done = run(scenario(), 90)
+    refused = [e for e in errors if e["code"] == "parts_unknown"]
+    assert len(refused) == 2
+    for error in refused:
+        message = str(error["message"])
+        assert old in message and "sent actions" in message
+        assert 'send start again with {"start_pose": true}' in message
+    assert done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+    (record,) = _records(path, old)
+    assert record.finished and record.error_code == "parts_unknown"
+    assert f"job {old} sent actions after its 1 executed one(s)" in str(record.error_message)
+
+
 def test_a_previous_job_of_another_profile_is_refused_until_the_start_pose_is_set(
     tmp_path: Path,
 ) -> None:
