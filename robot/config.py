@@ -145,8 +145,8 @@ class RobotConfig(Section):
         if self.solver.anytime and self.robot.kind != "six-face":
             raise ValueError(
                 f"@solver.anytime: anytime solving streams face turns to face motors; a "
-                f"{self.robot.kind} robot plans its actions from the whole solution (set "
-                "anytime = false)"
+                f"{self.robot.kind} robot plans its actions from the whole solution, and "
+                "searching while it moves gained nothing (docs/kinds.md); set anytime = false"
             )
         simulated = self.serial.url == "sim"
         if simulated and self.simulation is None:

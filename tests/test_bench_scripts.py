@@ -54,6 +54,12 @@ def test_time_to_solved_refuses_a_bad_mode_by_name(modes: str, tmp_path: Path) -
 #: (script, arguments, the option the error must name): bad values of every kind of option,
 #: each refused by argparse (exit 2) before the benchmark starts
 BAD_VALUES = [
+    ("anytime_kinds.py", ["--states", "0"], "--states"),
+    ("anytime_kinds.py", ["--budgets", "abc"], "--budgets"),
+    ("anytime_kinds.py", ["--head-starts", "nan"], "--head-starts"),
+    ("anytime_kinds.py", ["--window-cap", "-1"], "--window-cap"),
+    ("anytime_kinds.py", ["--length-slack", "-1"], "--length-slack"),
+    ("anytime_kinds.py", ["--only", "six-face"], "--only"),
     ("anytime_remainder.py", ["--states", "0"], "--states"),
     ("anytime_remainder.py", ["--states", "-1"], "--states"),
     ("anytime_remainder.py", ["--budgets", "abc"], "--budgets"),
