@@ -148,10 +148,11 @@ class Pipeline:
         except JobError as exc:
             if exc.code is not ErrorCode.FIRMWARE_COUNTER:
                 raise
-            unknown = True
+            unknown = unknown or self.recovery.denial is None  # not a denial: lost counters
             if not rescan:
                 # the job stays open (a resumable code), but only a rescan can finish it
-                self.ctx.rescan_required = self.ctx.moves_unknown = True
+                self.ctx.rescan_required = True
+                self.ctx.moves_unknown = unknown
                 raise JobError(
                     ErrorCode.FIRMWARE_COUNTER,
                     f'{exc}: send resume with {{"rescan": true}} to finish from a fresh scan',

@@ -552,6 +552,48 @@ def test_actions_of_unknown_fate_leave_the_parts_unknown_until_the_start_pose_is
     assert f"job {old} sent actions after its 1 executed one(s)" in str(record.error_message)
 
 
+def test_an_action_the_same_firmware_denies_leaves_the_parts_known(tmp_path: Path) -> None:
+    """The firmware of the boot that ran the job says it executed one of its actions, where
+    the journal has two (a forged report met before the daemon died): a denial, not lost
+    counters. The second row is withdrawn, the parts are where the first left them (the
+    table a quarter turn round), and a resume with rescan scans from there and solves: no
+    ``parts_unknown``."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("L' B2 U F R")
+    path = tmp_path / "journal.sqlite"
+    journal = Journal(path)
+    old = journal.create_job("start", 3)
+    out = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
+    back = WireAction("spin(-1)", 3, -1, (), 0.35, 0, (0, 0))
+    journal.record_plan(
+        old,
+        "",
+        {},
+        "",
+        [(a.token(), a.turns, 3, False) for a in (out, back, out)],
+        state=JobState.EXECUTING,
+        dispatch=(0x1000, 1, 0),  # the fake firmware's boot
+    )
+    journal.record_executed(old, 0, None, fw_index=1)
+    journal.record_executed(old, 1, None, fw_index=2)
+    journal.close()
+    firmware = _firmware(config, cube, angle=1)
+    firmware.last_executed = firmware.started_upto = firmware.last_received = 1
+
+    async def scenario() -> tuple[dict[str, object], dict[str, object]]:
+        async with running(path, config=config, firmware=firmware) as rig:
+            error = rig.sink.of(EventName.ERROR)[-1]
+            await rig.job("resume", {"rescan": True})
+            return error, rig.sink.of(EventName.DONE)[-1]
+
+    error, done = run(scenario(), 90)
+    assert error["code"] == "firmware_counter" and "denies" in str(error["message"])
+    assert done["job_id"] == old and done["solved"] is True
+    (record,) = _records(path, old)
+    assert _rows(path, old)[0].parts == (0, 1) and record.error_code is None
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
+
+
 def test_a_previous_job_of_another_profile_is_refused_until_the_start_pose_is_set(
     tmp_path: Path,
 ) -> None:
