@@ -489,11 +489,10 @@ def test_a_previous_job_without_its_move_rows_is_refused_until_the_start_pose_is
     assert firmware.mechanism is not None and firmware.mechanism.faults == 0
 
 
-def _open_job_of_unknown_fate(path: Path) -> str:
-    """A journal with a turntable job open mid-execution: two spins sent to a firmware of
-    another boot (``0x0999``), the first reported executed (the table a quarter turn round),
-    the second not. The firmware the daemon meets (the fake's boot ``0x1000``, its counters at
-    zero: a new board, or one whose memory was wiped) cannot say whether either ran."""
+def _open_spins_job(path: Path, boot: int, spins: int, executed: int) -> str:
+    """A journal with a turntable job open mid-execution: ``spins`` spins of the table (out a
+    quarter turn and back in turn) sent to the firmware of boot ``boot``, the first
+    ``executed`` of them reported executed; the job's id."""
     journal = Journal(path)
     old = journal.create_job("start", 3)
     out = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
@@ -503,11 +502,12 @@ def _open_job_of_unknown_fate(path: Path) -> str:
         "",
         {},
         "",
-        [(out.token(), 1, 3, False), (back.token(), -1, 3, False)],
+        [(a.token(), a.turns, 3, False) for a in [(out, back)[i % 2] for i in range(spins)]],
         state=JobState.EXECUTING,
-        dispatch=(0x0999, 1, 0),
+        dispatch=(boot, 1, 0),
     )
-    journal.record_executed(old, 0, None)
+    for i in range(executed):
+        journal.record_executed(old, i, None, fw_index=i + 1)
     journal.close()
     return old
 
@@ -525,7 +525,10 @@ def test_actions_of_unknown_fate_leave_the_parts_unknown_until_the_start_pose_is
     config = _turntable()
     cube = Cube.solved(3).apply("F2 U R' D B")
     path = tmp_path / "journal.sqlite"
-    old = _open_job_of_unknown_fate(path)
+    # two spins sent to a firmware of another boot, the first reported executed: the firmware
+    # the daemon meets (the fake's boot, its counters at zero: a new board, or one whose
+    # memory was wiped) cannot say whether either ran
+    old = _open_spins_job(path, 0x0999, spins=2, executed=1)
     firmware = _firmware(config, cube)
     payload: dict[str, object] = {"rescan": True} if verb == "resume" else {}
 
@@ -561,22 +564,7 @@ def test_an_action_the_same_firmware_denies_leaves_the_parts_known(tmp_path: Pat
     config = _turntable()
     cube = Cube.solved(3).apply("L' B2 U F R")
     path = tmp_path / "journal.sqlite"
-    journal = Journal(path)
-    old = journal.create_job("start", 3)
-    out = WireAction("spin(+1)", 3, 1, (), 0.35, 0, (0, 1))
-    back = WireAction("spin(-1)", 3, -1, (), 0.35, 0, (0, 0))
-    journal.record_plan(
-        old,
-        "",
-        {},
-        "",
-        [(a.token(), a.turns, 3, False) for a in (out, back, out)],
-        state=JobState.EXECUTING,
-        dispatch=(0x1000, 1, 0),  # the fake firmware's boot
-    )
-    journal.record_executed(old, 0, None, fw_index=1)
-    journal.record_executed(old, 1, None, fw_index=2)
-    journal.close()
+    old = _open_spins_job(path, 0x1000, spins=3, executed=2)  # the fake firmware's boot
     firmware = _firmware(config, cube, angle=1)
     firmware.last_executed = firmware.started_upto = firmware.last_received = 1
 
