@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from firmware_protocol.messages import Status
+from firmware_protocol.errors import LinkError
+from firmware_protocol.messages import FirmwareState, Status
 from robot.config import RobotConfig
 from robot.daemon.events import (
     STATUS,
@@ -121,6 +122,19 @@ def unapply_journaled(cube: Cube, moves: Sequence[Move | WireAction]) -> Cube:
     """``cube`` as it was before the journaled ``moves`` (in order) were made."""
     made = [m for move in moves for m in (move.effect if isinstance(move, WireAction) else [move])]
     return cube.apply(invert(made))
+
+
+async def still_running(link: FirmwarePort) -> bool:
+    """Whether the firmware is running or holding queued moves (a link that cannot say: no;
+    what follows reports its error). Such a firmware has no stop to clear: HOME would be
+    refused (BUSY), and a resume waits for its queue (:meth:`Recovery.settle`), as one with
+    rescan now does too (the chaos campaign, big-cube gripper, seed 14804: a killed daemon's
+    queue still running, every resume with rescan refused at once)."""
+    try:
+        status = await link.status()
+    except LinkError:
+        return False
+    return status.state in (FirmwareState.RUNNING, FirmwareState.HOLD)
 
 
 async def counter_denies(

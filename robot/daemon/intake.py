@@ -40,7 +40,7 @@ from robot.commands import (
     ok_reply,
     parse_command,
 )
-from robot.daemon.context import Context, Job
+from robot.daemon.context import Context, Job, still_running
 from robot.daemon.events import ErrorCode, JobState
 from robot.daemon.pipeline import Pipeline
 from robot.daemon.ports import FirmwarePort
@@ -380,7 +380,7 @@ class Intake:
                 "counters do not match the journal, or contradicted what was sent): send "
                 'resume with {"rescan": true}',
             )
-        if self.ctx.rescan_required:
+        if self.ctx.rescan_required and not await still_running(self.ctx.link):
             # the motors were stopped when the firmware could not be trusted: clear the stop
             await self._rehome("resume", stops)
         elif self.ctx.last_error is not None and (
