@@ -238,10 +238,10 @@ class KindMechanism:
         return job.actions[offset - 1].parts
 
     def parts_lost(self, verb: str, record: JobRecord) -> JobError:
-        """The error that ends ``job`` (resumed, or superseded by a new one) when some of its
-        moves were sent and whether they ran is unknown (the firmware's counters lost or
-        contradicting the journal): the parts may be anywhere those actions took them. A
-        job ended with it leaves them unknown to the next job too (:meth:`parts_before`),
+        """The error that ends job ``record`` (resumed, or superseded by a new ``verb`` job)
+        when some of its moves were sent and whether they ran is unknown (the firmware lost
+        its counters): the parts may be anywhere those actions took them. A job ended with
+        it leaves them unknown to the next job too (:meth:`parts_before`),
         until the operator sets the start pose by hand (found by the chaos campaign on the
         turntable, seed 14713: the scan planned from the journal's last row pushed the flipper
         against the closed cover)."""

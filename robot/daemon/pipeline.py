@@ -175,10 +175,11 @@ class Pipeline:
                 record.executed,
             )
             rescan = True
-        if rescan or (unknown and self.mechanism is not None):
-            self.ctx.rescan_required = self.ctx.moves_unknown = False
         if unknown and self.mechanism is not None:  # the job ends so, for the next to see
+            self.ctx.rescan_required = self.ctx.moves_unknown = False
             raise self.mechanism.parts_lost(job.kind, record)
+        if rescan:
+            self.ctx.rescan_required = self.ctx.moves_unknown = False
         job.moves_done = record.executed
         self.evidence = None
         if rescan:
