@@ -452,11 +452,14 @@ class Journal:
 
     def last_moved_job(self, before: str | None = None) -> JobRecord | None:
         """The latest job with an executed move (other than ``before``): the one whose last
-        move left the machine as it is (jobs refused before their first move do not count)."""
+        move left the machine as it is (jobs refused before their first move do not count),
+        or one that sent moves and ended ``parts_unknown`` (whether any ran is unknown, so none
+        may be reported executed)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT * FROM jobs WHERE executed > 0 AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
-                (before,),
+                "SELECT * FROM jobs WHERE (executed > 0 OR (error_code = ? AND first_index IS "
+                "NOT NULL)) AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
+                (ErrorCode.PARTS_UNKNOWN.value, before),
             ).fetchone()
         return None if row is None else job_from_row(row)
 

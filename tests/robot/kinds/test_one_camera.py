@@ -17,7 +17,7 @@ from firmware_protocol.moves import Face as WireFace
 from firmware_protocol.moves import Move as WireMove
 from robot.config import RobotConfig, load_config
 from robot.daemon import EventName
-from robot.daemon.events import JobState
+from robot.daemon.events import ErrorCode, JobState
 from robot.daemon.onecamera import held_read
 from robot.errors import ConfigError
 from robot.journal import JobRecord, Journal
@@ -553,6 +553,31 @@ def test_actions_of_unknown_fate_leave_the_parts_unknown_until_the_start_pose_is
     (record,) = _records(path, old)
     assert record.finished and record.error_code == "parts_unknown"
     assert f"job {old} sent actions after its 1 executed one(s)" in str(record.error_message)
+
+
+def test_a_job_whose_actions_were_all_of_unknown_fate_leaves_the_parts_unknown(
+    tmp_path: Path,
+) -> None:
+    """A job that sent actions and ended ``parts_unknown`` with none reported executed (the
+    port gone before the first report, then the counters lost) is the last job that moved for
+    the next one: it used not to count (no executed move), and the next job planned from the
+    job before it. Refused, naming it, until ``start_pose``."""
+    config = _turntable()
+    cube = Cube.solved(3).apply("D' F2 R U L2")
+    path = tmp_path / "journal.sqlite"
+    old = _open_spins_job(path, 0x0999, spins=2, executed=0)
+    journal = Journal(path)
+    journal.finish(old, JobState.ABORTED, ErrorCode.PARTS_UNKNOWN, "its actions' fate was lost")
+    refused = journal.create_job("start", 3)  # refused before moving: not a job that moved
+    journal.finish(refused, JobState.ERROR, ErrorCode.PARTS_UNKNOWN, "refused")
+    assert journal.last_moved_job() is not None and journal.last_moved_job().id == old
+    journal.close()
+    firmware = _firmware(config, cube)
+
+    error, done = _refused_then_start_pose(path, config, firmware, "start", {})
+    assert error["code"] == "parts_unknown" and old in str(error["message"])
+    assert done["solved"] is True
+    assert firmware.mechanism is not None and firmware.mechanism.faults == 0
 
 
 def test_an_action_the_same_firmware_denies_leaves_the_parts_known(tmp_path: Path) -> None:
