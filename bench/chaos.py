@@ -143,8 +143,12 @@ BEHIND_SHARE = 0.15
 #: apart from the seed's own stream, as :data:`BEHIND_SHARE` (from a stream that leaves the
 #: seeds of tests/robot/test_chaos.py with their recorded resets)
 WIPE_SHARE = 0.3
-#: codes after which the cube is left as it is and the operator may try again (a refusal)
-REFUSALS = frozenset({"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved"})
+#: codes after which the cube is left as it is and the operator may try again (a refusal); and
+#: ``no_calibration``, which names the profile, not the cube (a camera with no sticker map):
+#: every start meets it again, so it is a clear refusal too, not a trial that is stuck
+REFUSALS = frozenset(
+    {"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved", "no_calibration"}
+)
 
 logger = logging.getLogger("bench.chaos")
 

@@ -134,6 +134,27 @@ def test_a_motion_the_mechanism_refuses_is_a_violation(tmp_path: Path) -> None:
     ]
 
 
+def test_a_refusal_no_start_can_change_ends_the_trial_as_refused(tmp_path: Path) -> None:
+    """A camera with no sticker calibration refuses every start with ``no_calibration``: the
+    operator sees a clear refusal, not a trial that is stuck (it started ten times before)."""
+    bench = _bench()
+    text = (ROOT / "robot" / "profiles" / "simulated.toml").read_text(encoding="utf-8")
+    first_camera = 'name = "upper"\nsource = "simulated"'
+    assert first_camera in text
+    profile = tmp_path / "uncalibrated.toml"
+    profile.write_text(
+        text.replace(first_camera, 'name = "upper"\nsource = "/dev/no-such-camera"'),
+        encoding="utf-8",
+    )
+    schedule = bench.Schedule(seed=1, scramble="R U F", spec="", kinds=[])
+    codes = bench.documented_codes(ROOT / "docs" / "daemon.md")
+    trial = bench.Trial(schedule, tmp_path, 4.0, codes, str(profile))
+    result = run(trial.run())
+    assert (result.outcome, result.final_code) == ("refused", "no_calibration"), result.steps
+    assert result.violations == []
+    assert result.steps == ["start", "start"]
+
+
 def _profile(kind: str) -> str:
     """The chaos campaign's ``--profile`` for a robot kind: the bundled simulated six-motor
     robot, or the kind's file in configs/."""
