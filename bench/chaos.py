@@ -147,7 +147,14 @@ WIPE_SHARE = 0.3
 #: ``no_calibration``, which names the profile, not the cube (a camera with no sticker map):
 #: every start meets it again, so it is a clear refusal too, not a trial that is stuck
 REFUSALS = frozenset(
-    {"scan_invalid", "scan_failed", "scan_refused", "solve_failed", "not_solved", "no_calibration"}
+    {
+        ErrorCode.SCAN_INVALID,
+        ErrorCode.SCAN_FAILED,
+        ErrorCode.SCAN_REFUSED,
+        ErrorCode.SOLVE_FAILED,
+        ErrorCode.NOT_SOLVED,
+        ErrorCode.NO_CALIBRATION,
+    }
 )
 
 logger = logging.getLogger("bench.chaos")
