@@ -9,8 +9,10 @@ quarantined file is there for inspection.
 Untrusted means: SQLite cannot open it or its quick check fails (bytes overwritten, a torn
 page); it was written by a newer cuberobot; its unfinished job contradicts itself (a state
 that is no state, more moves executed than planned, a physical cube that is not a cube of its
-size, move rows missing); or any job row holds a value the code cannot use (the history on the
-web page reads them all). A journal emptied to 0 bytes is told apart from a new file by a
+size, move rows missing or out of order, a move row the firmware cannot be sent, a dispatch
+that is no firmware index or starts past the moves executed); or any job row holds a value the
+code cannot use (a text where a number goes, a time before 1970 or after 9999: the history on
+the web page reads them all). A journal emptied to 0 bytes is told apart from a new file by a
 marker file written beside it the first time (``<name>.marker``): the history and any
 unfinished job are lost, and that is reported rather than silently started afresh.
 
@@ -26,8 +28,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from firmware_protocol.moves import Move as WireMove
+from robot.daemon.context import journaled
 from robot.errors import JournalError
 from robot.journal import JobRecord, Journal
+from robot.kinds.wire import WireAction
 from solver.cube.facelets import Cube
 
 __all__ = ["JournalProblem", "open_journal"]
@@ -134,8 +139,8 @@ def _check_job(journal: Journal, record: JobRecord) -> None:
         )
     if not 0 <= record.reported <= record.executed:
         raise _Untrusted(f"{where}: {record.reported} moves reported of {record.executed}")
-    if record.total_moves and len(journal.moves(record.id)) != record.total_moves:
-        raise _Untrusted(f"{where}: move rows do not match the {record.total_moves} planned")
+    _check_dispatch(record)
+    _check_moves(journal, record)
     for name, facelets in (("physical", record.physical), ("scanned", record.scanned)):
         if facelets is None:
             continue
@@ -143,6 +148,48 @@ def _check_job(journal: Journal, record: JobRecord) -> None:
             Cube.from_facelets(facelets, record.size)
         except Exception as exc:
             raise _Untrusted(f"{where}: the {name} cube is not a cube: {exc}") from exc
+
+
+#: the firmware's move counters and boot id are 32-bit (PROTOCOL.md: IDENT, STATUS)
+_COUNTER_LIMIT = 1 << 32
+
+
+def _check_dispatch(record: JobRecord) -> None:
+    """Where the job's moves went to the firmware: the recovery counts with these."""
+    where = f"job {record.id}"
+    if record.boot_id is not None and not 0 <= record.boot_id < _COUNTER_LIMIT:
+        raise _Untrusted(f"{where}: boot_id {record.boot_id} is no firmware boot id")
+    if record.first_index is not None and not 1 <= record.first_index <= _COUNTER_LIMIT:
+        raise _Untrusted(f"{where}: first_index {record.first_index} is no firmware move index")
+    offset = record.dispatch_offset
+    if offset is not None and not 0 <= offset <= record.executed:
+        raise _Untrusted(
+            f"{where}: dispatch from move {offset} of {record.executed} executed (a dispatch "
+            "starts at the moves executed)"
+        )
+
+
+def _check_moves(journal: Journal, record: JobRecord) -> None:
+    """The job's move rows: one for each index from 0, each a move the firmware can be sent
+    (what a resume does with them)."""
+    where = f"job {record.id}"
+    rows = journal.moves(record.id)
+    if record.total_moves and len(rows) != record.total_moves:
+        raise _Untrusted(f"{where}: move rows do not match the {record.total_moves} planned")
+    for position, row in enumerate(rows):
+        if row.idx != position:
+            raise _Untrusted(f"{where}: move row {position + 1} has index {row.idx}")
+        try:
+            move = journaled(row)
+            if isinstance(move, WireAction):
+                _ = move.wire  # its motor and turns checked
+            else:
+                WireMove(row.motor, row.turns, row.simultaneous, row.depth)
+        except Exception as exc:
+            raise _Untrusted(
+                f"{where}: move {position + 1} ({row.face!r}, {row.turns} quarter turns, motor "
+                f"{row.motor}, depth {row.depth}) is no move: {exc}"
+            ) from exc
 
 
 def _quarantine(path: Path) -> Path | None:

@@ -169,8 +169,38 @@ def loads_object(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: the latest time a journal row may hold (the year 9999: ``time.localtime`` formats it)
+LATEST_TIME = 253402214400.0
+
+
+def _optional_int(row: sqlite3.Row, name: str) -> int | None:
+    """A nullable integer column (SQLite keeps whatever type was written: ``'abc'``, 1.5)."""
+    value = row[name]
+    if value is None or type(value) is int:
+        return value
+    raise ValueError(f"{name} is {value!r}, not a whole number")
+
+
+def _time(row: sqlite3.Row, name: str) -> float | None:
+    """A nullable time column: seconds since the epoch, from 1970 to the year 9999."""
+    value = row[name]
+    if value is None:
+        return None
+    if type(value) not in (int, float) or not 0 <= value < LATEST_TIME:
+        raise ValueError(f"{name} is {value!r}, not a time")
+    return float(value)
+
+
+def _required_time(row: sqlite3.Row, name: str) -> float:
+    value = _time(row, name)
+    if value is None:
+        raise ValueError(f"{name} is empty")
+    return value
+
+
 def job_from_row(row: sqlite3.Row) -> JobRecord:
-    """The :class:`JobRecord` of a ``jobs`` row."""
+    """The :class:`JobRecord` of a ``jobs`` row (ValueError, TypeError or KeyError for a value
+    of a type or range the code cannot use)."""
     return JobRecord(
         id=row["id"],
         seq=int(row["seq"]),
@@ -178,9 +208,9 @@ def job_from_row(row: sqlite3.Row) -> JobRecord:
         command_id=row["command_id"],
         size=int(row["size"]),
         state=JobState(row["state"]),
-        created_at=float(row["created_at"]),
-        updated_at=float(row["updated_at"]),
-        finished_at=row["finished_at"],
+        created_at=_required_time(row, "created_at"),
+        updated_at=_required_time(row, "updated_at"),
+        finished_at=_time(row, "finished_at"),
         scanned=row["scanned"],
         scan_detail=loads_object(row["scan_detail"]),
         solution=row["solution"],
@@ -190,9 +220,9 @@ def job_from_row(row: sqlite3.Row) -> JobRecord:
         executed=int(row["executed"]),
         reported=int(row["reported"]),
         physical=row["physical"],
-        boot_id=row["boot_id"],
-        first_index=row["first_index"],
-        dispatch_offset=row["dispatch_offset"],
+        boot_id=_optional_int(row, "boot_id"),
+        first_index=_optional_int(row, "first_index"),
+        dispatch_offset=_optional_int(row, "dispatch_offset"),
         error_code=None if row["error_code"] is None else ErrorCode(row["error_code"]),
         error_message=row["error_message"],
         stage_times={k: float(v) for k, v in loads_object(row["stage_times"]).items()},

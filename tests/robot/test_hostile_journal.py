@@ -1,0 +1,105 @@
+"""Journal rows that SQLite stores (its columns take any type) but the daemon cannot use (the
+2026-11-29 sweep). A text ``first_index`` or a negative ``dispatch_offset`` in the unfinished
+job ended the daemon at start (TypeError / JournalError in the recovery); a move row that is
+no move (a face ``Q``, 99 quarter turns, motor -5, depth 0, a gap in the indexes) was resumed
+and failed as an internal error with a traceback; ``dispatch_offset`` past the executed moves
+made the recovery count the firmware's moves wrong (the resumed job ended unsolved). Now each
+is found when the journal is opened: moved aside with the reason, a new journal started.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robot.daemon.events import ErrorCode
+from robot.journal_guard import open_journal
+from solver.cube.facelets import Cube
+from tests.robot.daemon_fakes import FakeFirmware, running
+from tests.robot.helpers import run
+from tests.robot.test_journal_guard import _journal_with_unfinished_job, _sql
+
+JOB = "WHERE seq = (SELECT MAX(seq) FROM jobs)"
+
+UNUSABLE = [
+    pytest.param(f"UPDATE jobs SET first_index = 'abc' {JOB}", "first_index", id="index-text"),
+    pytest.param(f"UPDATE jobs SET first_index = 1.5 {JOB}", "first_index", id="index-real"),
+    pytest.param(f"UPDATE jobs SET first_index = -1 {JOB}", "first_index", id="index-negative"),
+    pytest.param(f"UPDATE jobs SET dispatch_offset = -7 {JOB}", "dispatch", id="offset-negative"),
+    pytest.param(f"UPDATE jobs SET dispatch_offset = 3 {JOB}", "dispatch", id="offset-ahead"),
+    pytest.param(f"UPDATE jobs SET boot_id = 'x' {JOB}", "boot_id", id="boot-text"),
+    pytest.param(f"UPDATE jobs SET boot_id = {1 << 40} {JOB}", "boot", id="boot-too-big"),
+    pytest.param("UPDATE moves SET face = 'Q' WHERE idx = 2", "move 3", id="face-Q"),
+    pytest.param("UPDATE moves SET turns = 99 WHERE idx = 2", "move 3", id="turns-99"),
+    pytest.param("UPDATE moves SET motor = -5 WHERE idx = 2", "move 3", id="motor-negative"),
+    pytest.param("UPDATE moves SET depth = 0 WHERE idx = 2", "move 3", id="depth-0"),
+    pytest.param("UPDATE moves SET face = 'x;;;;' WHERE idx = 2", "move 3", id="bad-action"),
+    pytest.param("UPDATE moves SET idx = 7 WHERE idx = 2", "index", id="index-gap"),
+]
+
+
+@pytest.mark.parametrize(("damage", "words"), UNUSABLE)
+def test_an_unfinished_job_the_daemon_cannot_use_is_untrusted(
+    tmp_path: Path, damage: str, words: str
+) -> None:
+    path = tmp_path / "journal.sqlite"
+    _journal_with_unfinished_job(path)
+    _sql(path, damage)
+    journal, problem = open_journal(path)
+    try:
+        assert problem is not None, "the row went unnoticed"
+        assert words in problem.reason, problem.reason
+        assert journal.unfinished_job() is None
+    finally:
+        journal.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param("UPDATE jobs SET finished_at = 'soon'", id="finished-text"),
+        pytest.param("UPDATE jobs SET created_at = 'nan'", id="created-nan"),
+        pytest.param("UPDATE jobs SET created_at = 1e300", id="created-far-future"),
+    ],
+)
+def test_a_finished_job_whose_times_are_no_times_is_untrusted(tmp_path: Path, damage: str) -> None:
+    """The web page's history computes with them (a TypeError or OverflowError: HTTP 500)."""
+    path = tmp_path / "journal.sqlite"
+    journal, _ = open_journal(path)
+    journal.create_job("start", 3)
+    journal.close()
+    _sql(path, damage)
+    journal, problem = open_journal(path)
+    try:
+        assert problem is not None, "the row went unnoticed"
+        assert "cannot be read" in problem.reason
+    finally:
+        journal.close()
+
+
+def test_a_sound_unfinished_job_of_each_kind_of_row_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    _journal_with_unfinished_job(path)
+    journal, problem = open_journal(path)
+    journal.close()
+    assert problem is None
+
+
+def test_the_daemon_starts_on_a_journal_with_a_text_first_index(fast_tmp: Path) -> None:
+    """It used to stop at start: ``TypeError: unsupported operand type(s) for -``."""
+    path = fast_tmp / "journal.sqlite"
+    _journal_with_unfinished_job(path)
+    _sql(path, "UPDATE jobs SET first_index = 'abc'")
+    start = Cube.solved(3).apply("R U F").apply("F' U'")
+    firmware = FakeFirmware(start, boot_id=0x1234, last_received=2, started_upto=2, last_executed=2)
+
+    async def scenario() -> None:
+        async with running(path, start, firmware=firmware) as rig:
+            status = rig.daemon.status()
+            journal = status["journal"]
+            assert journal is not None and "first_index" in journal["problem"]
+            reply = await rig.daemon.submit("resume", b"{}")
+            assert reply["error"]["code"] == ErrorCode.NOT_RESUMABLE
+
+    run(scenario(), 60)
