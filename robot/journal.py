@@ -562,7 +562,17 @@ class Journal:
             ).fetchone()
         if row is None:
             return None
-        return loads_object(row["reply"])
+        try:
+            return loads_object(row["reply"])
+        except (ValueError, TypeError) as exc:  # a row written by hand, or a torn one
+            logger.warning(
+                "journal %s: the reply to command %r cannot be read (%s); it is answered as a "
+                "duplicate without it",
+                self.path,
+                command_id,
+                exc,
+            )
+            return {}
 
     def record_command(self, command_id: str, verb: str) -> bool:
         """Remember a command id; False if it was already known (a duplicate)."""

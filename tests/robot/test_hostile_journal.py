@@ -9,6 +9,7 @@ is found when the journal is opened: moved aside with the reason, a new journal 
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -101,5 +102,27 @@ def test_the_daemon_starts_on_a_journal_with_a_text_first_index(fast_tmp: Path) 
             assert journal is not None and "first_index" in journal["problem"]
             reply = await rig.daemon.submit("resume", b"{}")
             assert reply["error"]["code"] == ErrorCode.NOT_RESUMABLE
+
+    run(scenario(), 60)
+
+
+@pytest.mark.parametrize("reply", ["{bad", "\x00", "[1, 2]"], ids=["not-json", "nul", "array"])
+def test_a_repeated_command_whose_journaled_reply_is_garbage_is_a_duplicate(
+    fast_tmp: Path, reply: str
+) -> None:
+    """The commands table is not read at start; a reply row that is no JSON object ended a
+    repeated command as ``internal error in intake`` with a traceback."""
+    path = fast_tmp / "journal.sqlite"
+    journal, _ = open_journal(path)
+    journal.close()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO commands VALUES ('c1', 'home', 0, ?)", (reply,))
+    db.commit()
+    db.close()
+
+    async def scenario() -> None:
+        async with running(path) as rig:
+            answer = await rig.daemon.submit("home", b'{"id": "c1"}')
+            assert answer["duplicate"] is True and answer["id"] == "c1", answer
 
     run(scenario(), 60)
