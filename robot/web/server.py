@@ -41,6 +41,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from robot.web.guard import ConnectionGuard
 
@@ -94,12 +95,15 @@ class WebServer:
         self._server: asyncio.Server | None = None
         self._live: dict[str, bytes] = {}
         self.guard = ConnectionGuard()  # bounded connections; silent ones closed
+        self._server_log = _ServerLog()
         self.body_timeout_s = BODY_TIMEOUT_S
         self.app = self._build()
 
     # --- life cycle ---------------------------------------------------------------------------
     async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, handle_signals=False, access_log=None)
+        self._runner = web.AppRunner(
+            self.app, handle_signals=False, access_log=None, logger=self._server_log
+        )
         await self._runner.setup()
         assert self._runner.server is not None
         loop = asyncio.get_running_loop()
@@ -124,6 +128,11 @@ class WebServer:
             "this computer only" if self.host in ("127.0.0.1", "::1", "localhost") else "network",
             "commands need the token" if self._token else "read-only: no token configured",
         )
+
+    @property
+    def malformed(self) -> int:
+        """Requests refused since start because they were no HTTP aiohttp could parse."""
+        return self._server_log.malformed
 
     async def stop(self) -> None:
         for queue in list(self._queues):
@@ -286,6 +295,39 @@ class WebServer:
         finally:
             self._queues.discard(queue)
         return response
+
+
+class _ServerLog:
+    """The logger aiohttp's request handler is given. A request it cannot parse (a bad
+    request line, both Content-Length and chunked, an unknown Content-Encoding, a line past
+    8 kB) is the client's fault and already answered 400 with the reason: one warning line
+    without a traceback, the first and then every 1000th (aiohttp logged each as an ERROR
+    with a traceback, so any reader of the page could fill the daemon's log). Anything else
+    (a fault of a handler) is logged as aiohttp logs it."""
+
+    def __init__(self) -> None:
+        self._aiohttp = logging.getLogger("aiohttp.server")
+        self.malformed = 0
+
+    def exception(self, msg: str, *args: object, exc_info: object = True, **kw: Any) -> None:
+        if not isinstance(exc_info, HttpProcessingError):
+            self._aiohttp.exception(msg, *args, exc_info=exc_info, **kw)  # type: ignore[arg-type]
+            return
+        self.malformed += 1
+        level = logging.WARNING if self.malformed % 1000 == 1 else logging.DEBUG
+        peer = args[0] if args else "?"
+        reason = exc_info.message.strip().splitlines()[0] if exc_info.message.strip() else ""
+        logger.log(
+            level,
+            "web: malformed request from %s, refused (HTTP %d: %s); %d so far",
+            peer,
+            exc_info.code,
+            reason[:200],
+            self.malformed,
+        )
+
+    def __getattr__(self, name: str) -> Any:  # debug() and anything else aiohttp asks for
+        return getattr(self._aiohttp, name)
 
 
 async def _drain(

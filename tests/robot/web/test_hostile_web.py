@@ -6,6 +6,9 @@ them were all open after 130 s). Now connections are bounded and the silent ones
 from __future__ import annotations
 
 import asyncio
+import logging
+
+import pytest
 
 from robot.web.server import WebServer
 from tests.robot.helpers import run
@@ -131,3 +134,68 @@ def test_an_event_stream_is_not_cut_by_the_header_clock() -> None:
             await server.stop()
 
     run(scenario(), 30)
+
+
+MALFORMED = [
+    pytest.param(b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", id="bad-version"),
+    pytest.param(
+        b"POST /api/cmd/status HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        id="length-and-chunked",
+    ),
+    pytest.param(b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", id="negative-length"),
+    pytest.param(
+        b"POST /api/cmd/status HTTP/1.1\r\nHost: x\r\nContent-Encoding: br\r\n"
+        b"Content-Length: 2\r\n\r\n{}",
+        id="unknown-encoding",
+    ),
+    pytest.param(b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", id="long-line"),
+    pytest.param(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", id="http2-preface"),
+]
+
+
+@pytest.mark.parametrize("request_bytes", MALFORMED)
+def test_a_malformed_request_is_a_400_and_one_log_line_not_a_traceback(
+    request_bytes: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    """aiohttp logged each request it could not parse as an ERROR with a traceback (from the
+    'aiohttp.server' logger): any reader of the page could fill the daemon's log with them."""
+
+    async def scenario() -> None:
+        server = await _server()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(request_bytes)
+            await writer.drain()
+            assert (await _closed_within(reader, 5)).startswith((b"HTTP/1.0 4", b"HTTP/1.1 4"))
+            writer.close()
+            assert (await _status(server.port)).startswith(b"HTTP/1.1 200")
+        finally:
+            await server.stop()
+
+    with caplog.at_level(logging.DEBUG):
+        run(scenario(), 30)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+    said = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(said) == 1 and "malformed request from 127.0.0.1" in said[0], said
+
+
+def test_a_flood_of_malformed_requests_is_counted_not_logged_line_by_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> int:
+        server = await _server()
+        try:
+            for _ in range(30):
+                reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+                writer.write(b"GET / HTTP/9.9\r\n\r\n")
+                await writer.drain()
+                await _closed_within(reader, 5)
+                writer.close()
+            return server.malformed
+        finally:
+            await server.stop()
+
+    with caplog.at_level(logging.WARNING):
+        assert run(scenario(), 30) == 30
+    assert len(caplog.records) == 1
