@@ -12,6 +12,8 @@ every limit is checked *before* or *while* parsing, and every failure is one
 * numbers: at most ``max_number_chars`` characters each, finite (``NaN``, ``Infinity`` and
   ``1e999`` refused);
 * text: no lone UTF-16 surrogate (``"\\ud800"``) in a key or a string;
+* keys: each at most once in an object (``json.loads`` keeps the last without a word, where
+  another reader of the same payload may take the first);
 * shape: the top level must be a JSON object (or the payload empty, meaning ``{}``).
 
 Every check runs in time linear in the payload's size.
@@ -66,6 +68,7 @@ def parse_object(payload: bytes | str, limits: JsonLimits = DEFAULT_LIMITS) -> d
             parse_int=lambda s: _number(s, int, limits),
             parse_float=lambda s: _number(s, float, limits),
             parse_constant=_no_constant,
+            object_pairs_hook=_unique_keys,
         )
     except json.JSONDecodeError as exc:
         raise PayloadError(
@@ -127,6 +130,18 @@ def _number(text: str, kind: type[int] | type[float], limits: JsonLimits) -> int
     if not math.isfinite(value):
         raise PayloadError(f"the number {text} is out of range")
     return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                shown = key if len(key) <= 40 else key[:40] + "…"
+                raise PayloadError(f"payload gives the key {shown!r} twice; give each once")
+            seen.add(key)
+    return data
 
 
 def _no_constant(name: str) -> Any:

@@ -90,3 +90,19 @@ def test_a_command_id_with_a_lone_surrogate_is_malformed_not_internal(fast_tmp: 
     error = reply["error"]
     assert isinstance(error, dict) and error["code"] == ErrorCode.MALFORMED
     assert "surrogate" in str(error["message"]) and reply["id"] is None
+
+
+@pytest.mark.parametrize(
+    ("payload", "key"),
+    [
+        pytest.param(b'{"start_pose": false, "start_pose": true}', "start_pose", id="flag"),
+        pytest.param(b'{"id": "a", "source": "x", "id": "b"}', "id", id="id"),
+        pytest.param(b'{"x": {"k": 1, "k": 2}}', "k", id="nested"),
+    ],
+)
+def test_a_key_given_twice_is_refused_not_taken_from_the_last(payload: bytes, key: str) -> None:
+    """``json.loads`` keeps the last of two equal keys, without a word: ``start_pose`` false
+    then true started a job as if the operator had set the parts by hand, and a dashboard or
+    proxy that reads the first one sees another command than the daemon runs."""
+    with pytest.raises(PayloadError, match=f"'{key}' twice"):
+        parse_object(payload)
