@@ -49,6 +49,7 @@ __all__ = [
     "error_reply",
     "ok_reply",
     "parse_command",
+    "shown",
 ]
 
 _Id = Annotated[str, Field(min_length=1, max_length=64)]
@@ -131,15 +132,25 @@ VERBS: dict[str, type[Command]] = {
 }
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """A sender's text (a verb, a field name, an id) as a message or a log line shows it: as
+    it is when short and printable, else quoted with its escapes and cut at ``limit``
+    characters (a newline in it must not start a line of the daemon's log)."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    cut = text if len(text) <= limit else text[:limit] + "…"
+    return repr(cut)
+
+
 def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
     """Validate a command; :class:`CommandError` (code ``unknown_command`` or ``malformed``)
     says what is wrong, naming the field."""
     cls = VERBS.get(verb)
     if cls is None:
-        shown = verb if len(verb) <= 40 else verb[:40] + "…"
+        cut = verb if len(verb) <= 40 else verb[:40] + "…"
         raise CommandError(
             ErrorCode.UNKNOWN_COMMAND,
-            f"unknown command {shown!r}; the commands are {', '.join(VERBS)}",
+            f"unknown command {cut!r}; the commands are {', '.join(VERBS)}",
         )
     if isinstance(payload, dict):
         data: Any = payload
@@ -164,7 +175,7 @@ def parse_command(verb: str, payload: bytes | str | dict[str, Any]) -> Command:
     except ValidationError as exc:
         parts = []
         for item in exc.errors():
-            field = ".".join(str(p) for p in item["loc"]) or "payload"
+            field = shown(".".join(str(p) for p in item["loc"])) or "payload"
             msg = str(item["msg"]).removeprefix("Value error, ")
             if item["type"] == "extra_forbidden":
                 allowed = [k for k in cls.model_fields if k != "verb"]

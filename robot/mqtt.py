@@ -44,6 +44,7 @@ from typing import Any
 import aiomqtt
 
 from firmware_protocol.tasks import cancel_and_wait, raise_if_cancelling
+from robot.commands import shown as shown_text
 from robot.config import RobotConfig
 from robot.discovery import discovery_configs, discovery_topics
 
@@ -311,7 +312,7 @@ class MqttBridge:
         """A command the broker kept (published with retain) and replays at every (re)connect:
         run, it would start or home the robot after each network hiccup. Never run."""
         self.ignored_retained += 1
-        shown = topic if len(topic) <= 80 else topic[:80] + "…"
+        shown = shown_text(topic, 80)  # (a newline in a topic must not start a log line)
         logger.warning(
             "MQTT: ignored a retained command on %s (commands are never retained: the broker "
             "replays it at every connect); clear it while the daemon is stopped: "
@@ -324,7 +325,7 @@ class MqttBridge:
         if self._queue and self._queue[0] is message:
             self._queue.popleft()
         self.dropped += 1
-        shown = message.topic if len(message.topic) <= 80 else message.topic[:80] + "…"
+        shown = shown_text(message.topic, 80)
         logger.error(
             "MQTT: cannot publish on %s (%d bytes): %s; dropped",
             shown,

@@ -39,6 +39,7 @@ from robot.commands import (
     error_reply,
     ok_reply,
     parse_command,
+    shown,
 )
 from robot.daemon.context import Context, Job, still_running
 from robot.daemon.events import ErrorCode, JobState
@@ -170,8 +171,7 @@ class Intake:
         except CommandError as exc:
             raw = payload if isinstance(payload, bytes | str) else b""
             if self._refusal_logs.take():  # a flood is not logged line by line
-                shown = verb if len(verb) <= 40 else verb[:40] + "…"
-                logger.warning("command %s refused: %s", shown, exc)
+                logger.warning("command %s refused: %s", shown(verb), exc)
             self._count(exc.code)
             if verb == "estop" and self.group is not None:
                 self._spawn(self._estop_anyway(), "cmd-estop")  # safety over form
@@ -269,7 +269,7 @@ class Intake:
                 del self._seen_ids[next(iter(self._seen_ids))]
             if await journal.call(journal.sync.record_command, command_id, verb):
                 return None
-            logger.info("command %s %s is a duplicate: ignored", verb, command_id)
+            logger.info("command %s %s is a duplicate: ignored", verb, shown(command_id, 64))
         previous = await journal.call(journal.sync.seen_command, command_id)
         return {**(previous or {}), "duplicate": True, "id": command_id, "verb": verb}
 

@@ -4,15 +4,19 @@ hold the event loop for a second or end as an internal error; now it is refused 
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import time
 from pathlib import Path
 
 import pytest
 
 from robot.daemon.events import ErrorCode
+from robot.mqtt import MqttBridge
 from robot.safejson import PayloadError, parse_object
 from tests.robot.daemon_fakes import running
-from tests.robot.helpers import run
+from tests.robot.helpers import run, sim_config
 
 #: far above what a linear scan of 16 kB takes (~2 ms), far below the quadratic one (1.1 s here)
 PARSE_BOUND_S = 0.2
@@ -106,3 +110,46 @@ def test_a_key_given_twice_is_refused_not_taken_from_the_last(payload: bytes, ke
     proxy that reads the first one sees another command than the daemon runs."""
     with pytest.raises(PayloadError, match=f"'{key}' twice"):
         parse_object(payload)
+
+
+FORGED = "x\n2026-11-29 17:00:00,000 ERROR robot.daemon.core: daemon stops"
+
+
+def test_a_refused_verb_or_field_cannot_write_a_line_of_its_own_into_the_log(
+    fast_tmp: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A verb (an MQTT topic level, a web path's %0A) and a payload's field names are the
+    sender's text: logged as they came, a newline in them forged a line of the daemon's log."""
+
+    async def scenario() -> list[object]:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            intake = rig.daemon.intake
+            replies = [await intake.accept(FORGED, b"{}")]
+            replies.append(await intake.accept("start", json.dumps({FORGED: 1}).encode()))
+            replies.append(await intake.accept("home", json.dumps({"id": FORGED}).encode()))
+            await asyncio.sleep(0.2)
+            replies.append(await rig.daemon.submit("home", json.dumps({"id": FORGED}).encode()))
+            return replies
+
+    with caplog.at_level(logging.INFO):
+        replies = run(scenario(), 30)
+    assert replies[-1] is not None and replies[-1]["duplicate"] is True  # type: ignore[index]
+    lines = [r.getMessage() for r in caplog.records]
+    assert not [line for line in lines if "\n" in line], lines
+    refused = [r for r in replies[:2] if isinstance(r, dict)]
+    assert len(refused) == 2 and all("\n" not in r["error"]["message"] for r in refused)
+
+
+def test_a_retained_command_on_a_topic_with_a_newline_is_logged_on_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def ignore() -> None:
+        async def handler(verb: str, payload: bytes) -> None:
+            raise AssertionError("a retained command must not run")
+
+        bridge = MqttBridge(sim_config(), handler, host="127.0.0.1", port=1)
+        bridge._ignore_retained(f"cuberobot/sim/cmd/{FORGED}")
+
+    with caplog.at_level(logging.WARNING):
+        run(ignore(), 10)
+    assert len(caplog.records) == 1 and "\n" not in caplog.records[0].getMessage()
