@@ -46,7 +46,10 @@ class DaemonBackend:
         except PayloadError:
             return await self.daemon.submit(verb, payload)  # the daemon's own malformed reply
         data["source"] = "web"
-        return await self.daemon.submit(verb, json.dumps(data).encode())
+        # compact and UTF-8 as it came: ASCII escapes made a body of 6 kB one of 18 kB, refused
+        # for a size the page never sent
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return await self.daemon.submit(verb, text.encode())
 
     async def history(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
         journal = self.daemon.journal

@@ -6,11 +6,16 @@ them were all open after 130 s). Now connections are bounded and the silent ones
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from robot.web.backend import DaemonBackend
 from robot.web.server import WebServer
+from tests.robot.daemon_fakes import running
 from tests.robot.helpers import run
 from tests.robot.web.test_server import TOKEN, Backend
 
@@ -199,3 +204,19 @@ def test_a_flood_of_malformed_requests_is_counted_not_logged_line_by_line(
     with caplog.at_level(logging.WARNING):
         assert run(scenario(), 30) == 30
     assert len(caplog.records) == 1
+
+
+def test_a_command_from_the_page_is_refused_for_what_it_holds_not_a_size_never_sent(
+    fast_tmp: Path,
+) -> None:
+    """The backend stamps ``source: "web"`` and encodes the command again: with ASCII escapes
+    a 6 kB body of "é" became 18 kB and was refused as "payload is 18024 bytes"."""
+    body = json.dumps({"é" * 3000: 1}, ensure_ascii=False).encode()
+    assert len(body) < 16 * 1024
+
+    async def scenario() -> dict[str, Any]:
+        async with running(fast_tmp / "j.sqlite") as rig:
+            return await DaemonBackend(rig.daemon).submit("status", body)
+
+    reply = run(scenario(), 30)
+    assert "unknown field" in reply["error"]["message"], reply
