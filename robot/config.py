@@ -25,6 +25,7 @@ are rejected; relative paths are resolved against the profile's folder.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import logging
 import tomllib
@@ -388,10 +389,17 @@ def load_config(path: str | Path, *, base_dir: Path | None = None) -> RobotConfi
         raw = read_regular(p, MAX_PROFILE_BYTES)
     except OSError as exc:
         raise ConfigError(f"cannot read the profile: {exc.strerror}", file=str(p)) from exc
+    # a byte-order mark (Windows editors write one) is no statement
+    skip = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw[skip:].decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason})", file=str(p)) from exc
+        start = skip + exc.start
+        line = raw.count(b"\n", 0, start) + 1
+        raise ConfigError(
+            f"not UTF-8 text ({exc.reason} at line {line}, byte {start + 1}); save it as UTF-8",
+            file=str(p),
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(p)) from exc
     except RecursionError as exc:  # tomllib parses nested arrays and tables recursively

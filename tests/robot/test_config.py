@@ -226,6 +226,29 @@ def test_not_toml(tmp_path: Path) -> None:
     assert "not valid TOML" in str(error)
 
 
+def test_a_profile_saved_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    """Windows editors start UTF-8 files with U+FEFF; tomllib called it "Invalid statement
+    (at line 1, column 1)", where the operator sees nothing wrong."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + (CONFIGS / "simulated.toml").read_bytes())
+    assert load_config(path).robot.id == load_config(CONFIGS / "simulated.toml").robot.id
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        pytest.param(b'[robot]\nid = "caf\xe9"\n', "line 2, byte 18", id="latin-1"),
+        pytest.param(b'\xef\xbb\xbf[robot]\nid = "\xe9"\n', "line 2, byte 18", id="marked-latin-1"),
+        pytest.param("[robot]\n".encode("utf-16"), "line 1", id="utf-16"),
+    ],
+)
+def test_a_profile_that_is_not_utf8_says_where(tmp_path: Path, data: bytes, where: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_bytes(data)
+    with pytest.raises(ConfigError, match=f"not UTF-8 text .*{where}.*save it as UTF-8"):
+        load_config(path)
+
+
 def test_deeply_nested_toml_is_a_config_error(tmp_path: Path) -> None:
     error = _error(tmp_path, "a = " + "[" * 5000 + "]" * 5000 + "\n")
     assert "nested too deeply" in str(error)
