@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from robot.daemon.events import ErrorCode, JobState
 from robot.errors import JournalError
@@ -69,6 +70,26 @@ logger = logging.getLogger(__name__)
 #: the default 1000 (ten jobs) an anytime refinement's write took 73 ms and held the next
 #: commit. :meth:`Journal.finish` copies it at each job's end; this is only a backstop.
 AUTOCHECKPOINT_PAGES = 20000
+
+
+_T = TypeVar("_T")
+
+
+def _samples(text: str) -> tuple[tuple[float, float, float], ...]:
+    """A look's samples as :meth:`Journal.record_look` wrote them: a JSON list of L*a*b*
+    triples (ValueError for anything else)."""
+    cells = json.loads(text)
+    if not isinstance(cells, list):
+        raise ValueError("a look's samples are no list")
+    out = []
+    for cell in cells:
+        if not (isinstance(cell, list) and len(cell) == 3):
+            raise ValueError(f"a look's sample {cell!r} is no L*a*b* triple")
+        values = tuple(float(v) for v in cell)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"a look's sample {cell!r} is not finite")
+        out.append((values[0], values[1], values[2]))
+    return tuple(out)
 
 
 class Journal:
@@ -160,6 +181,23 @@ class Journal:
                 return result
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: {exc}") from exc
+
+    def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        """A read under the lock: what SQLite cannot read (a file damaged while the daemon
+        runs, a disk gone) and a row of a type or range the code cannot use (written by hand
+        since the journal was checked at start) are a :class:`JournalError` naming the
+        journal, not an exception of the layer below."""
+        with self._lock:
+            try:
+                return fn(self._db)
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: {exc}") from exc
+            except (ValueError, TypeError, KeyError, IndexError) as exc:
+                raise JournalError(
+                    f"journal {self.path}: a row the daemon cannot use ({exc}); stop the "
+                    "daemon and start it again: the journal is checked at start and set aside "
+                    "when it cannot be trusted"
+                ) from exc
 
     # --- jobs ---------------------------------------------------------------------------------
     def create_job(self, kind: str, size: int, command_id: str | None = None) -> str:
@@ -428,14 +466,18 @@ class Journal:
                 logger.warning("journal %s: checkpoint failed: %s", self.path, exc)
 
     def job(self, job_id: str) -> JobRecord | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        return None if row is None else job_from_row(row)
+        def run(db: sqlite3.Connection) -> JobRecord | None:
+            row = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            return None if row is None else job_from_row(row)
+
+        return self._read(run)
 
     def latest_job(self) -> JobRecord | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1").fetchone()
-        return None if row is None else job_from_row(row)
+        def run(db: sqlite3.Connection) -> JobRecord | None:
+            row = db.execute("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1").fetchone()
+            return None if row is None else job_from_row(row)
+
+        return self._read(run)
 
     def unfinished_job(self) -> JobRecord | None:
         """The latest job if it did not finish (the daemon died during it)."""
@@ -444,47 +486,54 @@ class Journal:
 
     def jobs(self, limit: int = 20, offset: int = 0) -> list[JobRecord]:
         """Jobs, newest first (``offset`` skips that many)."""
-        with self._lock:
-            rows = self._db.execute(
+
+        def run(db: sqlite3.Connection) -> list[JobRecord]:
+            rows = db.execute(
                 "SELECT * FROM jobs ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
             ).fetchall()
-        return [job_from_row(r) for r in rows]
+            return [job_from_row(r) for r in rows]
+
+        return self._read(run)
 
     def last_moved_job(self, before: str | None = None) -> JobRecord | None:
         """The latest job with an executed move (other than ``before``): the one whose last
         move left the machine as it is (jobs refused before their first move do not count),
         or one that sent moves and ended ``parts_unknown`` (whether any ran is unknown, so none
         may be reported executed)."""
-        with self._lock:
-            row = self._db.execute(
+
+        def run(db: sqlite3.Connection) -> JobRecord | None:
+            row = db.execute(
                 "SELECT * FROM jobs WHERE (executed > 0 OR (error_code = ? AND first_index IS "
                 "NOT NULL)) AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
                 (ErrorCode.PARTS_UNKNOWN.value, before),
             ).fetchone()
-        return None if row is None else job_from_row(row)
+            return None if row is None else job_from_row(row)
+
+        return self._read(run)
 
     def job_count(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0])
+        return self._read(lambda db: int(db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]))
 
     def moves(self, job_id: str) -> list[MoveRecord]:
-        with self._lock:
-            rows = self._db.execute(
+        def run(db: sqlite3.Connection) -> list[MoveRecord]:
+            rows = db.execute(
                 "SELECT * FROM moves WHERE job_id = ? ORDER BY idx", (job_id,)
             ).fetchall()
-        return [
-            MoveRecord(
-                int(r["idx"]),
-                str(r["face"]),
-                int(r["turns"]),
-                int(r["motor"]),
-                bool(r["simultaneous"]),
-                r["fw_index"],
-                r["executed_at"],
-                int(r["depth"]),
-            )
-            for r in rows
-        ]
+            return [
+                MoveRecord(
+                    int(r["idx"]),
+                    str(r["face"]),
+                    int(r["turns"]),
+                    int(r["motor"]),
+                    bool(r["simultaneous"]),
+                    r["fw_index"],
+                    r["executed_at"],
+                    int(r["depth"]),
+                )
+                for r in rows
+            ]
+
+        return self._read(run)
 
     def record_look(
         self,
@@ -528,38 +577,45 @@ class Journal:
 
     def looks(self, job_id: str) -> list[LookRecord]:
         """The frames the job's one-camera scans took, in order."""
-        with self._lock:
-            rows = self._db.execute(
+
+        def run(db: sqlite3.Connection) -> list[LookRecord]:
+            rows = db.execute(
                 "SELECT * FROM scan_looks WHERE job_id = ? ORDER BY seq", (job_id,)
             ).fetchall()
-        return [
-            LookRecord(
-                int(r["seq"]),
-                int(r["after"]),
-                int(r["orientation"]),
-                str(r["face"]),
-                int(r["turn"]),
-                tuple((float(c[0]), float(c[1]), float(c[2])) for c in json.loads(r["samples"])),
-                float(r["taken_at"]),
-            )
-            for r in rows
-        ]
+            return [
+                LookRecord(
+                    int(r["seq"]),
+                    int(r["after"]),
+                    int(r["orientation"]),
+                    str(r["face"]),
+                    int(r["turn"]),
+                    _samples(r["samples"]),
+                    float(r["taken_at"]),
+                )
+                for r in rows
+            ]
+
+        return self._read(run)
 
     def last_physical(self) -> str | None:
         """The cube's physical state as last known (latest job with a state)."""
-        with self._lock:
-            row = self._db.execute(
+
+        def run(db: sqlite3.Connection) -> str | None:
+            row = db.execute(
                 "SELECT physical FROM jobs WHERE physical IS NOT NULL ORDER BY seq DESC LIMIT 1"
             ).fetchone()
-        return None if row is None else str(row["physical"])
+            return None if row is None else str(row["physical"])
+
+        return self._read(run)
 
     # --- commands -----------------------------------------------------------------------------
     def seen_command(self, command_id: str) -> dict[str, Any] | None:
         """The reply given to ``command_id`` (``{}`` if it is in progress), or None if new."""
-        with self._lock:
-            row = self._db.execute(
+        row = self._read(
+            lambda db: db.execute(
                 "SELECT reply FROM commands WHERE id = ?", (command_id,)
             ).fetchone()
+        )
         if row is None:
             return None
         try:

@@ -10,7 +10,8 @@ Untrusted means: SQLite cannot open it or its quick check fails (bytes overwritt
 page); it was written by a newer cuberobot; its unfinished job contradicts itself (a state
 that is no state, more moves executed than planned, a physical cube that is not a cube of its
 size, move rows missing or out of order, a move row the firmware cannot be sent, a dispatch
-that is no firmware index or starts past the moves executed); or any job row holds a value the
+that is no firmware index or starts past the moves executed, a one-camera scan's look whose
+samples are no L*a*b* triples); or any job row holds a value the
 code cannot use (a text where a number goes, a time before 1970 or after 9999: the history on
 the web page reads them all). A journal emptied to 0 bytes is told apart from a new file by a
 marker file written beside it the first time (``<name>.marker``): the history and any
@@ -141,6 +142,10 @@ def _check_job(journal: Journal, record: JobRecord) -> None:
         raise _Untrusted(f"{where}: {record.reported} moves reported of {record.executed}")
     _check_dispatch(record)
     _check_moves(journal, record)
+    try:
+        journal.looks(record.id)  # a one-camera resume reads them
+    except JournalError as exc:
+        raise _Untrusted(f"{where}: its scan's looks cannot be read: {exc.__cause__}") from exc
     for name, facelets in (("physical", record.physical), ("scanned", record.scanned)):
         if facelets is None:
             continue

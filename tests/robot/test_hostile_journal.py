@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from robot.daemon.events import ErrorCode
+from robot.errors import JournalError
 from robot.journal_guard import open_journal
 from solver.cube.facelets import Cube
 from tests.robot.daemon_fakes import FakeFirmware, running
@@ -126,3 +127,74 @@ def test_a_repeated_command_whose_journaled_reply_is_garbage_is_a_duplicate(
             assert answer["duplicate"] is True and answer["id"] == "c1", answer
 
     run(scenario(), 60)
+
+
+def test_a_journal_damaged_while_the_daemon_runs_is_a_journal_error_on_read(
+    tmp_path: Path,
+) -> None:
+    """The reads (the history, a resume's moves and looks) raised the layer below's exception
+    (sqlite3.OperationalError, ValueError from a row): the web page's history was a 500 with a
+    traceback. Each is a JournalError naming the journal."""
+    path = tmp_path / "journal.sqlite"
+    journal, _ = open_journal(path)
+    try:
+        job = journal.create_job("start", 3)
+        _sql(path, "UPDATE jobs SET created_at = 'soon'")  # another hand, while it runs
+        with pytest.raises(JournalError, match="a row the daemon cannot use") as caught:
+            journal.jobs()
+        assert str(path) in str(caught.value)
+        with pytest.raises(JournalError):
+            journal.job(job)
+        _sql(path, "DROP TABLE moves")
+        with pytest.raises(JournalError, match="no such table"):
+            journal.moves(job)
+    finally:
+        journal.close()
+
+
+@pytest.mark.parametrize(
+    "samples",
+    [
+        pytest.param("[[1, 2]]", id="a-pair"),
+        pytest.param("{bad", id="no-json"),
+        pytest.param('{"a": 1}', id="no-list"),
+        pytest.param('[[1, 2, "x"]]', id="a-text"),
+        pytest.param("[[1, 2, 1e999]]", id="infinite"),
+    ],
+)
+def test_an_unfinished_job_whose_scan_looks_are_no_samples_is_untrusted(
+    tmp_path: Path, samples: str
+) -> None:
+    """A one-camera resume reads the job's looks: a look that is no list of L*a*b* triples
+    failed there (IndexError, JSONDecodeError) instead of at start."""
+    path = tmp_path / "journal.sqlite"
+    job = _journal_with_unfinished_job(path)
+    db = sqlite3.connect(path)
+    db.execute(
+        "INSERT INTO scan_looks (job_id, seq, after, orientation, face, turn, samples, taken_at) "
+        "VALUES (?, 0, 0, 0, 'U', 0, ?, 1.0)",
+        (job, samples),
+    )
+    db.commit()
+    db.close()
+    journal, problem = open_journal(path)
+    try:
+        assert problem is not None, "the look went unnoticed"
+        assert "looks cannot be read" in problem.reason, problem.reason
+        assert journal.unfinished_job() is None
+    finally:
+        journal.close()
+
+
+def test_an_unfinished_job_with_sound_looks_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    job = _journal_with_unfinished_job(path)
+    journal, problem = open_journal(path)
+    journal.record_look(job, 0, 0, "U", 0, [(50.0, 1.5, -2.0)] * 9)
+    journal.close()
+    journal, problem = open_journal(path)
+    try:
+        assert problem is None
+        assert journal.looks(job)[0].samples == ((50.0, 1.5, -2.0),) * 9
+    finally:
+        journal.close()
