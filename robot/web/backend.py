@@ -63,9 +63,7 @@ class DaemonBackend:
                 "error": None if r.error_code is None else str(r.error_code),
                 "moves": f"{r.executed}/{r.total_moves}",
                 "started": _clock(r.created_at),
-                "seconds": None
-                if r.finished_at is None
-                else round(r.finished_at - r.created_at, 1),
+                "seconds": _seconds(r.created_at, r.finished_at),
             }
             for r in records
         ]

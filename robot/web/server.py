@@ -21,7 +21,8 @@ Routes::
     GET  /static/<file>          its script and style (package data)
     GET  /api/status             the daemon's status (JSON)
     GET  /api/events             server-sent events: status, scan_complete, solution, ...
-    GET  /api/history?page=&size=  jobs from the journal, newest first
+    GET  /api/history?page=&size=  jobs from the journal, newest first (503 and {"error": ...}
+                                 when the journal cannot be read)
     GET  /api/frames             names of the last camera frames; /api/frames/<name>.png each
     POST /api/cmd/<verb>         a command (JSON body as on MQTT), token required
     GET  /api/calibration        live frames captured now (names); /api/calibration/<name>.png
@@ -43,6 +44,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from robot.errors import JournalError
 from robot.web.guard import ConnectionGuard
 
 __all__ = ["WebBackend", "WebServer"]
@@ -194,7 +196,11 @@ class WebServer:
     async def _history(self, request: web.Request) -> web.Response:
         page = _int_query(request, "page", 1, 1, 1_000_000)
         size = _int_query(request, "size", 20, 1, MAX_PAGE_SIZE)
-        jobs, total = await self.backend.history((page - 1) * size, size)
+        try:
+            jobs, total = await self.backend.history((page - 1) * size, size)
+        except JournalError as exc:  # damaged while the daemon runs: say so, no traceback
+            logger.warning("web: history: %s", exc)
+            return _json({"error": f"the job history cannot be read: {exc}"}, status=503)
         return _json({"page": page, "size": size, "total": total, "jobs": jobs})
 
     async def _frame_list(self, request: web.Request) -> web.Response:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from robot.errors import JournalError
 from robot.web.backend import DaemonBackend
 from robot.web.server import WebServer
 from tests.robot.daemon_fakes import running
@@ -220,3 +221,34 @@ def test_a_command_from_the_page_is_refused_for_what_it_holds_not_a_size_never_s
 
     reply = run(scenario(), 30)
     assert "unknown field" in reply["error"]["message"], reply
+
+
+class _DamagedJournal(Backend):
+    async def history(self, offset: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+        raise JournalError("journal /tmp/j.sqlite: database disk image is malformed")
+
+
+def test_a_history_the_journal_cannot_give_is_a_503_that_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A journal damaged while the daemon runs made /api/history a 500 with a traceback."""
+
+    async def scenario() -> bytes:
+        server = WebServer(_DamagedJournal(), port=0, token=TOKEN)
+        await server.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /api/history HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+            data = await _closed_within(reader, 5)
+            writer.close()
+            return data
+        finally:
+            await server.stop()
+
+    with caplog.at_level(logging.DEBUG):
+        data = run(scenario(), 30)
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503"), head
+    assert "history cannot be read" in json.loads(body)["error"]
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
