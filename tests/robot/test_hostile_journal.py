@@ -48,9 +48,14 @@ def test_an_unfinished_job_the_daemon_cannot_use_is_untrusted(
     path = tmp_path / "journal.sqlite"
     _journal_with_unfinished_job(path)
     _sql(path, damage)
+    _assert_untrusted(path, words)
+
+
+def _assert_untrusted(path: Path, words: str) -> None:
+    """Opening the journal sets it aside for a reason with ``words``, and starts afresh."""
     journal, problem = open_journal(path)
     try:
-        assert problem is not None, "the row went unnoticed"
+        assert problem is not None, "the damage went unnoticed"
         assert words in problem.reason, problem.reason
         assert journal.unfinished_job() is None
     finally:
@@ -177,13 +182,7 @@ def test_an_unfinished_job_whose_scan_looks_are_no_samples_is_untrusted(
     )
     db.commit()
     db.close()
-    journal, problem = open_journal(path)
-    try:
-        assert problem is not None, "the look went unnoticed"
-        assert "looks cannot be read" in problem.reason, problem.reason
-        assert journal.unfinished_job() is None
-    finally:
-        journal.close()
+    _assert_untrusted(path, "looks cannot be read")
 
 
 def test_an_unfinished_job_with_sound_looks_is_kept(tmp_path: Path) -> None:
