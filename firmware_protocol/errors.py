@@ -20,6 +20,9 @@
         ├── ExecutionEndedError           ``extend()`` with no execution running (it ended)
         ├── ResetNotAcknowledgedError     ``execute()`` after a firmware reset, before
         │                                 ``acknowledge_reset()``
+        ├── MoveIndexError                ``execute()`` / ``extend()`` with moves that would need
+        │                                 a move index past 0xFFFFFFFF (the firmware's counters
+        │                                 are at the end of their range)
         ├── PortError                     the outside failed (cause chained)
         │   ├── PortOpenError             the port cannot be opened at ``connect()``
         │   └── PortLostError             the port vanished and did not come back in time
@@ -76,6 +79,7 @@ __all__ = [
     "LinkTimeoutError",
     "MalformedMessage",
     "MotorFaultError",
+    "MoveIndexError",
     "PortError",
     "PortLostError",
     "PortOpenError",
@@ -183,6 +187,12 @@ class ExecutionEndedError(LinkError):
 class ResetNotAcknowledgedError(LinkError):
     """The firmware reset mid-sequence; the owner must reconcile the cube state and call
     ``acknowledge_reset()`` before the link executes more moves."""
+
+
+class MoveIndexError(LinkError):
+    """The moves would need a move index past 0xFFFFFFFF, the last the protocol has: the
+    firmware's move counters are at the end of their range (or were never initialised, as an
+    erased EEPROM reads 0xFF). Raised before anything is sent."""
 
 
 class PortError(LinkError):

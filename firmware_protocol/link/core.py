@@ -319,6 +319,9 @@ class LinkCore:
             return
         if execution.base is None:
             execution.base = self.fw.last_received + 1
+            if execution.last_index > failures.MAX_MOVE_INDEX:
+                self.executions.fail_exhausted(now)
+                return
         batch = min(self.config.batch_moves, self.fw.max_batch, MAX_MOVES_PER_FRAME)
         while not self.window.full:
             frame = next_moves_frame(execution, self._send_upto, self.fw, batch)

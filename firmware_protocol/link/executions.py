@@ -64,6 +64,7 @@ class ExecutionTracker:
                 execution.moves, (), not_executed=execution.planned(range(len(moves)))
             )
             raise failures.refused_while_stopped(self.port, self.fw.state, self.fw.error, report)
+        self._check_indices(self.fw.last_received + 1, len(moves))
         self.current = execution
         if not moves:
             self._finish(execution, None, now)
@@ -79,8 +80,32 @@ class ExecutionTracker:
                 self.port,
             )
         validate_moves(moves, motor_count)
+        base = execution.base if execution.base is not None else self.fw.last_received + 1
+        self._check_indices(base, len(execution.moves) + len(moves), extra=len(moves))
         execution.extend(moves)
         return execution
+
+    def _check_indices(self, first: int, count: int, extra: int | None = None) -> None:
+        """Raise :class:`MoveIndexError` if ``count`` moves from index ``first`` on would pass
+        the last move index (``extra``: how many of them are new, for the message)."""
+        if count and first + count - 1 > failures.MAX_MOVE_INDEX:
+            new = count if extra is None else extra
+            raise failures.indices_exhausted(self.port, first - 1 + count - new, new)
+
+    def fail_exhausted(self, now: float) -> None:
+        """The running execution's indices, fixed only now (the firmware's counters moved on
+        since :meth:`start`), would pass the last move index: it fails, nothing of it sent."""
+        execution = self.current
+        if execution is None or execution.done:
+            return
+        cause = failures.indices_exhausted(self.port, self.fw.last_received, len(execution.moves))
+        report = ExecutionReport(
+            execution.moves, (), not_executed=execution.planned(range(len(execution.moves)))
+        )
+        error = ExecutionError(str(cause), self.port, report)
+        error.__cause__ = cause
+        logger.error("%s", error)
+        self._finish(execution, error, now)
 
     def acknowledge_reset(self) -> None:
         if self.reset_pending is not None:

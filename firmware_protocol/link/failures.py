@@ -12,13 +12,16 @@ from firmware_protocol.errors import (
     FirmwareStoppedError,
     LinkError,
     MotorFaultError,
+    MoveIndexError,
 )
 from firmware_protocol.link.data import ExecutionReport
 from firmware_protocol.messages import ErrorCode, FirmwareState, Nak, NakReason
 from firmware_protocol.moves import Face
 
 __all__ = [
+    "MAX_MOVE_INDEX",
     "contradiction",
+    "indices_exhausted",
     "link_failure",
     "nak_hint",
     "refused_while_stopped",
@@ -27,6 +30,8 @@ __all__ = [
     "stopped",
 ]
 
+#: The last move index the protocol has (u32); index 0 means "no move".
+MAX_MOVE_INDEX = 0xFFFF_FFFF
 _MOTOR_ERRORS = (ErrorCode.STALL, ErrorCode.DRIVER_FAULT, ErrorCode.LIMIT)
 _NAK_HINTS = {
     NakReason.BUSY: "wait until the moves in progress have finished",
@@ -89,6 +94,19 @@ def refused_while_stopped(
         "then run `cuberobot home`",
         port,
         report,
+    )
+
+
+def indices_exhausted(port: str, last: int, count: int) -> MoveIndexError:
+    """``count`` moves after index ``last`` would need an index past :data:`MAX_MOVE_INDEX`."""
+    left = max(MAX_MOVE_INDEX - last, 0)
+    return MoveIndexError(
+        f"firmware on {port} cannot take {count} more moves after move index {last}: move "
+        f"indices end at {MAX_MOVE_INDEX} ({left} left); nothing was sent; the firmware's "
+        "non-volatile move counters are at the end of their range or were never "
+        "initialised (an erased EEPROM reads 0xFF): reset them (re-flash the firmware), then "
+        "run `cuberobot home`",
+        port,
     )
 
 
