@@ -425,6 +425,9 @@ class LinkCore:
     def _open_session(self, ident: Ident, now: float) -> None:
         self.stats.sessions += 1
         self.session_opened_at = now
+        beyond = self.guard.announced(ident)
+        if beyond is not None:  # before its counters report any move executed
+            self._on_violation(beyond, now, taken=True)
         if self._boot_id is not None and ident.boot_id != self._boot_id:
             self.stats.resets_detected += 1
             if self.executions.on_reset(ident, self._boot_id, now):
@@ -564,10 +567,11 @@ class LinkCore:
             self._out.append(WaiterDone(waiter_id, status, None))
         self._pump(now)
 
-    def _on_violation(self, violation: Violation, now: float) -> None:
+    def _on_violation(self, violation: Violation, now: float, *, taken: bool = False) -> None:
         """A report that cannot be true: count and log it; if it is about move counters, the
-        running execution can no longer trust them and fails."""
-        self.guard.reject(str(violation), now)
+        running execution can no longer trust them and fails. ``taken``: the report is acted
+        on all the same (an IDENT: the firmware goes on from its counters)."""
+        self.guard.reject(str(violation), now, taken=taken)
         if violation.counter:
             self.executions.fail_contradiction(
                 violation.field, violation.value, violation.why, self.fw.executed, now

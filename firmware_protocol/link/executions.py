@@ -163,7 +163,7 @@ class ExecutionTracker:
         execution = self.current
         if execution is None or execution.done:
             logger.warning(
-                "%s: firmware reset while idle (boot %08x → %08x); nothing was in flight",
+                "%s: firmware reset (boot %08x → %08x) with no execution running",
                 self.port,
                 old_boot,
                 ident.boot_id,

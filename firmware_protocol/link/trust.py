@@ -5,9 +5,10 @@ middle can forge one, and a confused firmware can send nonsense. :class:`LineGua
 firmware report against what the host knows before the core lets it change any state:
 
 - a counter (``last_received``, ``started_upto``, ``last_executed``) above the highest move
-  index the firmware can hold — the most any trusted IDENT announced, or the highest index the
+  index the firmware can hold — the most the first IDENT announced, or the highest index the
   host has transmitted since — is a violation: the firmware cannot have moves the host never
-  sent;
+  sent; so is such a counter in the IDENT answering a later HELLO (:meth:`LineGuard.announced`),
+  of the same boot or after a reset;
 - within one report, ``last_executed ≤ started_upto ≤ last_received`` must hold;
 - a motor index past the motor count, queue space past the queue depth, an unknown type, an
   enum value that does not exist, or a host-direction type is a violation.
@@ -71,6 +72,13 @@ class LineGuard:
         """A trusted IDENT (it answered our HELLO) announced the firmware's counters."""
         self.bound = max(self.bound or 0, ident.last_received, ident.started_upto)
         self.motor_count = ident.motor_count
+
+    def announced(self, ident: Ident) -> Violation | None:
+        """Why the counters of an IDENT answering a HELLO cannot be true: past the highest move
+        index the firmware can hold, once an earlier session set it (a reset keeps the
+        counters, never adds moves; the first IDENT may announce any, from an earlier host).
+        Checked before the IDENT is taken; the session opens all the same."""
+        return self._bounded("last_received", ident.last_received)
 
     def sent(self, last_index: int) -> None:
         """The host transmitted moves up to ``last_index``."""
@@ -139,8 +147,9 @@ class LineGuard:
 
     # === reporting =============================================================================
 
-    def reject(self, what: str, now: float) -> None:
-        """Count a protocol violation and log it (at most one warning per interval)."""
+    def reject(self, what: str, now: float, *, taken: bool = False) -> None:
+        """Count a protocol violation and log it (at most one warning per interval);
+        ``taken``: the report is acted on all the same (an IDENT opening a session)."""
         self.stats.protocol_errors += 1
         due = self._logged_at is None or now - self._logged_at >= LOG_INTERVAL_S
         if not due:
@@ -149,8 +158,9 @@ class LineGuard:
             return
         more = f" ({self._suppressed} more since the last warning)" if self._suppressed else ""
         logger.warning(
-            "%s: protocol violation from the firmware, report ignored: %s%s; %d so far",
+            "%s: protocol violation from the firmware, %s: %s%s; %d so far",
             self.port,
+            "its counters taken for the next moves" if taken else "report ignored",
             what,
             more,
             self.stats.protocol_errors,

@@ -6,11 +6,17 @@ report, never a ``ValueError`` from the encoder, a false success or a loop witho
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from firmware_protocol.errors import ExecutionError, MoveIndexError
+from firmware_protocol.errors import (
+    ExecutionError,
+    FirmwareContradictionError,
+    MoveIndexError,
+)
 from firmware_protocol.link.actions import Write
-from firmware_protocol.messages import Message, Moves
+from firmware_protocol.messages import Ident, Message, Moves, Nak, NakReason
 from firmware_protocol.moves import parse_moves
 
 from .memfirmware import Driver, MemoryFirmware
@@ -64,17 +70,71 @@ def _sent(driver: Driver) -> list[Message]:
 
 
 def test_indices_fixed_after_the_counters_moved_on_fail_the_execution_with_nothing_sent() -> None:
-    """``execute()`` while the session is down checks the counters known then; the IDENT of the
-    next session may announce more (another host drove the firmware meanwhile)."""
-    driver = at_the_end(10)
-    driver.apply(driver.core.connection_lost())
+    """``execute()`` before the first session checks the counters known then (none); the
+    first IDENT announces where they stand."""
+    firmware = MemoryFirmware(queue_depth=16)
+    firmware.last_received = firmware.started = firmware.executed = LAST_INDEX - 2
+    driver = Driver(firmware)
     execution = driver.execute(MOVES)
-    driver.firmware.last_received = driver.firmware.started = LAST_INDEX - 2
-    driver.firmware.executed = LAST_INDEX - 2
-    driver.firmware.nonce = None
-    driver.apply(driver.core.connection_made(driver.now))
     driver.run_until(lambda: execution.done)
     assert isinstance(execution.error, ExecutionError)
     assert isinstance(execution.error.__cause__, MoveIndexError)
     assert len(execution.error.report.not_executed) == len(MOVES)
     assert not [m for m in _sent(driver) if isinstance(m, Moves)]
+
+
+class LyingIdent(MemoryFirmware):
+    """Once ``lie`` is set, its IDENT claims every counter at ``claim``."""
+
+    lie = False
+    claim = 1000
+
+    def _ident(self, nonce: int) -> Ident:
+        ident = super()._ident(nonce)
+        if not self.lie:
+            return ident
+        return dataclasses.replace(
+            ident, last_received=self.claim, started_upto=self.claim, last_executed=self.claim
+        )
+
+
+@pytest.mark.parametrize("new_boot", [False, True], ids=["same-boot", "new-boot"])
+def test_an_ident_answering_a_later_hello_with_moves_never_sent_is_a_contradiction(
+    new_boot: bool,
+) -> None:
+    """Two of 8 moves executed, then the firmware drops the session and the IDENT answering the
+    new HELLO says 1000 moves executed: the host had reported all 8 executed and the execution
+    a success."""
+    firmware = LyingIdent(queue_depth=16)
+    driver = Driver(firmware)
+    driver.open()
+    execution = driver.execute(MOVES)
+    for _ in range(1000):
+        if firmware.executed >= 2 and firmware.last_received == len(MOVES):
+            break
+        driver.step(execute=firmware.executed < 2)
+    firmware.lie, firmware.nonce = True, None
+    firmware.queue.clear()
+    if new_boot:
+        firmware.boot_id += 1
+    driver.wire.to_host.append(firmware._send(Nak(0, NakReason.NO_SESSION)))
+    for _ in range(300):
+        if execution.done:
+            break
+        driver.step(execute=False)
+    assert execution.done and isinstance(execution.error, FirmwareContradictionError)
+    report = execution.error.report
+    assert [e.index for e in report.executed] == [1, 2]
+    assert [p.index for p in report.unknown] == list(range(3, len(MOVES) + 1))
+    assert execution.error.field == "last_received" and execution.error.value == 1000
+    assert len(driver.events) == 2
+    assert driver.core.stats.protocol_errors >= 1
+    assert driver.core.session_open  # the session opens all the same (the firmware's counters)
+
+
+def test_the_first_ident_may_announce_any_counters() -> None:
+    driver = at_the_end(123_456)
+    assert driver.core.stats.protocol_errors == 0
+    execution = driver.execute(MOVES[:2])
+    driver.run_until(lambda: execution.done)
+    assert execution.error is None and execution.events[0].index == 123_457
