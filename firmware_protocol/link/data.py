@@ -27,7 +27,9 @@ class LinkConfig:
     #: window's bytes take on the wire at ``baudrate`` is added.
     ack_timeout_s: float = 0.08
     max_backoff_s: float = 1.0
-    #: Retransmissions of one frame before the session is re-opened with HELLO.
+    #: Retransmissions of one frame before the session is re-opened with HELLO; also MOVES
+    #: frames refused in a row (STOPPED, MOVE_GAP, BUSY, each after a new session) before the
+    #: execution fails as a contradiction.
     max_retries: int = 8
     window_frames: int = 4
     batch_moves: int = 8

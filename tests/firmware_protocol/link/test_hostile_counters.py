@@ -138,3 +138,55 @@ def test_the_first_ident_may_announce_any_counters() -> None:
     execution = driver.execute(MOVES[:2])
     driver.run_until(lambda: execution.done)
     assert execution.error is None and execution.events[0].index == 123_457
+
+
+@pytest.mark.parametrize(
+    "reason", [NakReason.MOVE_GAP, NakReason.STOPPED, NakReason.BUSY], ids=lambda r: r.name
+)
+def test_moves_refused_for_ever_despite_the_ident_end_the_execution(reason: NakReason) -> None:
+    """A firmware that refuses every MOVES frame with a reason a new session should cure, while
+    the IDENT of each new session says it takes moves: the host re-opened the session about 33
+    times a second for ever and the execution never ended."""
+
+    class Refusing(MemoryFirmware):
+        def _accept(self, message: Message) -> tuple[NakReason, int] | None:
+            if isinstance(message, Moves):
+                return reason, self.last_received + 1
+            return super()._accept(message)
+
+    driver = Driver(Refusing(queue_depth=16))
+    driver.open()
+    execution = driver.execute(MOVES[:2])
+    for _ in range(2000):
+        if execution.done:
+            break
+        driver.step()
+    assert execution.done, f"still running after {driver.sessions} sessions"
+    assert driver.sessions <= 10
+    error = execution.error
+    assert isinstance(error, FirmwareContradictionError)
+    assert reason.name in str(error) and "mem0" in str(error) and "re-scan" in str(error)
+    assert not error.report.executed and error.report.unknown  # they were sent
+    assert driver.core.stats.protocol_errors == 1
+
+
+def test_a_refusal_the_new_session_cures_does_not_count_against_the_next() -> None:
+    """MOVE_GAP once in a while (the firmware lost its queue), each time cured by the IDENT:
+    an execution as long as the host likes runs to the end."""
+
+    class Forgetful(MemoryFirmware):
+        frames = 0
+
+        def _accept(self, message: Message) -> tuple[NakReason, int] | None:
+            if isinstance(message, Moves):
+                self.frames += 1
+                if self.frames % 2:  # every other frame refused, the next one taken
+                    return NakReason.MOVE_GAP, self.last_received + 1
+            return super()._accept(message)
+
+    driver = Driver(Forgetful(queue_depth=16))
+    driver.open()
+    execution = driver.execute(MOVES * 4)
+    driver.run_until(lambda: execution.done)
+    assert execution.error is None and len(execution.events) == len(MOVES) * 4
+    assert driver.sessions > driver.config.max_retries
