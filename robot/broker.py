@@ -18,7 +18,8 @@ may only bind it to a loopback address (``config check`` refuses anything else).
 ``[mqtt] username`` and a password configured, every client must present exactly those
 credentials (compared in constant time); anonymous clients and wrong passwords are refused at
 CONNECT. A second, read-only login (``[mqtt] viewer_username`` and its password) may subscribe
-but never publish: a dashboard that should watch but not command the robot uses it. With an
+but never publish (nor leave a last will: it is dropped at CONNECT): a dashboard that should
+watch but not command the robot uses it. With an
 external broker (Mosquitto), the same split is its ACL file: see docs/security.md.
 
 The listening socket is ours, not amqtt's (an amqtt "external" listener): a client must send its
@@ -114,13 +115,12 @@ def _auth_plugins(credentials: Credentials | None, viewer: Credentials | None) -
     users = {credentials.username: credentials.password}
     if viewer is not None:
         users[viewer.username] = viewer.password
+    read_only = [viewer.username] if viewer is not None else []
     # amqtt imports the plugins by name (robot/broker_auth.py), so amqtt stays unimported until
     # a broker starts
     return {
-        "robot.broker_auth.CredentialsAuthPlugin": {"users": users},
-        "robot.broker_auth.ReadOnlyUsersPlugin": {
-            "read_only": [viewer.username] if viewer is not None else []
-        },
+        "robot.broker_auth.CredentialsAuthPlugin": {"users": users, "read_only": read_only},
+        "robot.broker_auth.ReadOnlyUsersPlugin": {"read_only": read_only},
     }
 
 

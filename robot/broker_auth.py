@@ -7,6 +7,10 @@ import time.
   password (compared in constant time); anonymous clients and wrong passwords are refused.
 * :class:`ReadOnlyUsersPlugin`: the configured read-only users (a dashboard's "viewer" login) may
   subscribe but never publish, so they cannot send commands to the robot.
+* A read-only user's last will is dropped at CONNECT (:class:`CredentialsAuthPlugin`, which
+  is given the same users): amqtt publishes a will when its client goes without a DISCONNECT,
+  without the topic check its publishes get, so a will on ``<base>/<id>/cmd/home`` was a
+  command from a login that may not send one.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class CredentialsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]  # amqtt is u
     @dataclass
     class Config:
         users: dict[str, str] = field(default_factory=dict)
+        #: users whose last will is dropped (they may not publish)
+        read_only: list[str] = field(default_factory=list)
 
     async def authenticate(self, *, session: Session) -> bool | None:
         users: dict[str, str] = dict(self._get_config_option("users", {}) or {})
@@ -47,6 +53,16 @@ class CredentialsAuthPlugin(BaseAuthPlugin):  # type: ignore[misc]  # amqtt is u
                 session.client_id,
                 given_user or None,
             )
+        elif session.will_flag and given_user in (self._get_config_option("read_only", []) or []):
+            logger.warning(
+                "embedded MQTT broker: read-only user %r may not publish, so the last will of "
+                "its client %r (topic %r) is dropped",
+                given_user,
+                session.client_id,
+                session.will_topic,
+            )
+            session.will_flag = session.will_retain = False
+            session.will_topic = session.will_message = None
         return ok
 
 

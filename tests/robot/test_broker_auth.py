@@ -98,6 +98,55 @@ def test_viewer_login_reads_but_cannot_command() -> None:
     assert not viewer_sends and owner_sends and wrong.startswith("refused")
 
 
+def _connect_with_will(login: Credentials, topic: str, payload: bytes) -> bytes:
+    """An MQTT 3.1.1 CONNECT from ``login`` whose last will publishes ``payload`` on ``topic``."""
+
+    def field(data: bytes) -> bytes:
+        return len(data).to_bytes(2, "big") + data
+
+    flags = 0x80 | 0x40 | 0x08 | 0x04 | 0x02  # username, password, will QoS 1, will, clean
+    body = field(b"MQTT") + bytes([4, flags]) + (60).to_bytes(2, "big")
+    body += field(b"wall-display") + field(topic.encode()) + field(payload)
+    body += field(login.username.encode()) + field(login.password.encode())
+    assert len(body) < 128
+    return bytes([0x10, len(body)]) + body
+
+
+async def _will_reaches(port: int, login: Credentials) -> bool:
+    """Whether the will of a client logged in as ``login`` that drops its connection (no
+    DISCONNECT) reaches a subscriber to the robot's command topics."""
+    async with aiomqtt.Client(
+        "127.0.0.1", port, username=GOOD.username, password=GOOD.password, timeout=5
+    ) as sub:
+        await sub.subscribe("cuberobot/sim/cmd/#", qos=1)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(_connect_with_will(login, "cuberobot/sim/cmd/home", b"{}"))
+        connack = await asyncio.wait_for(reader.readexactly(4), 5)
+        assert connack == b"\x20\x02\x00\x00"  # accepted
+        writer.transport.abort()  # gone without a DISCONNECT: the broker sends the will
+        try:
+            async with asyncio.timeout(1.0):
+                async for _ in sub.messages:
+                    return True
+        except TimeoutError:
+            return False
+    return False
+
+
+def test_a_viewer_cannot_command_through_its_last_will() -> None:
+    """The broker published a read-only login's last will without the check its publishes
+    get: a viewer could home or start the robot by connecting with a will on a command topic
+    and dropping the connection. Its will is now dropped at CONNECT (the login still works)."""
+
+    async def scenario() -> tuple[bool, bool]:
+        async with EmbeddedBroker("127.0.0.1", 0, credentials=GOOD, viewer=VIEWER) as broker:
+            return await _will_reaches(broker.port, VIEWER), await _will_reaches(broker.port, GOOD)
+
+    viewer_will, owner_will = run(scenario())
+    assert not viewer_will
+    assert owner_will  # a login that may command may leave a will like any publish
+
+
 def test_viewer_needs_the_main_login() -> None:
     with pytest.raises(ValueError, match="main credentials"):
         EmbeddedBroker("127.0.0.1", 0, viewer=VIEWER)
