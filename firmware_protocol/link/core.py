@@ -557,6 +557,8 @@ class LinkCore:
         on, or that the firmware is stopped): refused again and again, each time after an
         IDENT that said they would be taken, the firmware contradicts itself (the host
         re-opened the session ~30 times a second for ever)."""
+        if self.fw.state is FirmwareState.HOMING:  # BUSY while it homes: it said so, wait
+            return
         self._refusals += 1
         if self._refusals < self.config.max_retries:
             return

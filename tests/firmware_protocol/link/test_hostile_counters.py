@@ -16,7 +16,7 @@ from firmware_protocol.errors import (
     MoveIndexError,
 )
 from firmware_protocol.link.actions import Write
-from firmware_protocol.messages import Ident, Message, Moves, Nak, NakReason
+from firmware_protocol.messages import FirmwareState, Ident, Message, Moves, Nak, NakReason
 from firmware_protocol.moves import parse_moves
 
 from .memfirmware import Driver, MemoryFirmware
@@ -190,3 +190,28 @@ def test_a_refusal_the_new_session_cures_does_not_count_against_the_next() -> No
     driver.run_until(lambda: execution.done)
     assert execution.error is None and len(execution.events) == len(MOVES) * 4
     assert driver.sessions > driver.config.max_retries
+
+
+def test_moves_refused_while_the_firmware_says_it_homes_wait_for_the_homing() -> None:
+    """BUSY from a firmware whose IDENT says HOMING is no contradiction: the moves wait, however
+    many sessions the homing takes, and run once it is done."""
+
+    class Homing(MemoryFirmware):
+        refused = 0
+
+        def _accept(self, message: Message) -> tuple[NakReason, int] | None:
+            if isinstance(message, Moves) and self.refused < 30:
+                self.refused += 1
+                return NakReason.BUSY, self.last_received + 1
+            if self.refused >= 30:
+                self.state = FirmwareState.IDLE
+            return super()._accept(message)
+
+    firmware = Homing(queue_depth=16)
+    firmware.state = FirmwareState.HOMING
+    driver = Driver(firmware)
+    driver.open()
+    execution = driver.execute(MOVES[:2])
+    driver.run_until(lambda: execution.done)
+    assert execution.error is None and len(execution.events) == 2
+    assert firmware.refused == 30 > driver.config.max_retries
