@@ -67,6 +67,17 @@ def test_embedded_broker_without_credentials_is_anonymous() -> None:
 VIEWER = Credentials("dashboard", "look-only-pass")
 
 
+async def _any_message(sub: aiomqtt.Client) -> bool:
+    """Whether a message reaches ``sub`` within a second."""
+    try:
+        async with asyncio.timeout(1.0):
+            async for _ in sub.messages:
+                return True
+    except TimeoutError:
+        return False
+    return False
+
+
 async def _publish_reaches(port: int, login: Credentials, reader: Credentials) -> bool:
     """Whether a message ``login`` publishes reaches a subscriber logged in as ``reader``."""
     async with aiomqtt.Client(
@@ -77,13 +88,7 @@ async def _publish_reaches(port: int, login: Credentials, reader: Credentials) -
             "127.0.0.1", port, username=login.username, password=login.password, timeout=5
         ) as pub:
             await pub.publish("cuberobot/sim/cmd/start", b"{}", qos=1)
-        try:
-            async with asyncio.timeout(1.0):
-                async for _ in sub.messages:
-                    return True
-        except TimeoutError:
-            return False
-    return False
+        return await _any_message(sub)
 
 
 def test_viewer_login_reads_but_cannot_command() -> None:
@@ -124,13 +129,7 @@ async def _will_reaches(port: int, login: Credentials) -> bool:
         connack = await asyncio.wait_for(reader.readexactly(4), 5)
         assert connack == b"\x20\x02\x00\x00"  # accepted
         writer.transport.abort()  # gone without a DISCONNECT: the broker sends the will
-        try:
-            async with asyncio.timeout(1.0):
-                async for _ in sub.messages:
-                    return True
-        except TimeoutError:
-            return False
-    return False
+        return await _any_message(sub)
 
 
 def test_a_viewer_cannot_command_through_its_last_will() -> None:
