@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sqlite3
 import threading
 import time
@@ -53,6 +52,8 @@ from robot.journal_records import (
     MoveRecord,
     job_from_row,
     loads_object,
+    look_from_row,
+    move_from_row,
 )
 
 __all__ = [
@@ -73,23 +74,6 @@ AUTOCHECKPOINT_PAGES = 20000
 
 
 _T = TypeVar("_T")
-
-
-def _samples(text: str) -> tuple[tuple[float, float, float], ...]:
-    """A look's samples as :meth:`Journal.record_look` wrote them: a JSON list of L*a*b*
-    triples (ValueError for anything else)."""
-    cells = json.loads(text)
-    if not isinstance(cells, list):
-        raise ValueError("a look's samples are no list")
-    out = []
-    for cell in cells:
-        if not (isinstance(cell, list) and len(cell) == 3):
-            raise ValueError(f"a look's sample {cell!r} is no L*a*b* triple")
-        values = tuple(float(v) for v in cell)
-        if not all(math.isfinite(v) for v in values):
-            raise ValueError(f"a look's sample {cell!r} is not finite")
-        out.append((values[0], values[1], values[2]))
-    return tuple(out)
 
 
 class Journal:
@@ -198,6 +182,23 @@ class Journal:
                     "daemon and start it again: the journal is checked at start and set aside "
                     "when it cannot be trusted"
                 ) from exc
+
+    def _all(
+        self, sql: str, params: tuple[Any, ...], convert: Callable[[sqlite3.Row], _T]
+    ) -> list[_T]:
+        """The rows of a query, each converted (both checked as :meth:`_read` does)."""
+        return self._read(lambda db: [convert(r) for r in db.execute(sql, params).fetchall()])
+
+    def _first(
+        self, sql: str, params: tuple[Any, ...], convert: Callable[[sqlite3.Row], _T]
+    ) -> _T | None:
+        """The first row of a query, converted, or None."""
+
+        def run(db: sqlite3.Connection) -> _T | None:
+            row = db.execute(sql, params).fetchone()
+            return None if row is None else convert(row)
+
+        return self._read(run)
 
     # --- jobs ---------------------------------------------------------------------------------
     def create_job(self, kind: str, size: int, command_id: str | None = None) -> str:
@@ -466,18 +467,10 @@ class Journal:
                 logger.warning("journal %s: checkpoint failed: %s", self.path, exc)
 
     def job(self, job_id: str) -> JobRecord | None:
-        def run(db: sqlite3.Connection) -> JobRecord | None:
-            row = db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-            return None if row is None else job_from_row(row)
-
-        return self._read(run)
+        return self._first("SELECT * FROM jobs WHERE id = ?", (job_id,), job_from_row)
 
     def latest_job(self) -> JobRecord | None:
-        def run(db: sqlite3.Connection) -> JobRecord | None:
-            row = db.execute("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1").fetchone()
-            return None if row is None else job_from_row(row)
-
-        return self._read(run)
+        return self._first("SELECT * FROM jobs ORDER BY seq DESC LIMIT 1", (), job_from_row)
 
     def unfinished_job(self) -> JobRecord | None:
         """The latest job if it did not finish (the daemon died during it)."""
@@ -486,54 +479,27 @@ class Journal:
 
     def jobs(self, limit: int = 20, offset: int = 0) -> list[JobRecord]:
         """Jobs, newest first (``offset`` skips that many)."""
-
-        def run(db: sqlite3.Connection) -> list[JobRecord]:
-            rows = db.execute(
-                "SELECT * FROM jobs ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
-            ).fetchall()
-            return [job_from_row(r) for r in rows]
-
-        return self._read(run)
+        sql = "SELECT * FROM jobs ORDER BY seq DESC LIMIT ? OFFSET ?"
+        return self._all(sql, (limit, offset), job_from_row)
 
     def last_moved_job(self, before: str | None = None) -> JobRecord | None:
         """The latest job with an executed move (other than ``before``): the one whose last
         move left the machine as it is (jobs refused before their first move do not count),
         or one that sent moves and ended ``parts_unknown`` (whether any ran is unknown, so none
         may be reported executed)."""
-
-        def run(db: sqlite3.Connection) -> JobRecord | None:
-            row = db.execute(
-                "SELECT * FROM jobs WHERE (executed > 0 OR (error_code = ? AND first_index IS "
-                "NOT NULL)) AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
-                (ErrorCode.PARTS_UNKNOWN.value, before),
-            ).fetchone()
-            return None if row is None else job_from_row(row)
-
-        return self._read(run)
+        return self._first(
+            "SELECT * FROM jobs WHERE (executed > 0 OR (error_code = ? AND first_index IS "
+            "NOT NULL)) AND id IS NOT ? ORDER BY seq DESC LIMIT 1",
+            (ErrorCode.PARTS_UNKNOWN.value, before),
+            job_from_row,
+        )
 
     def job_count(self) -> int:
         return self._read(lambda db: int(db.execute("SELECT COUNT(*) FROM jobs").fetchone()[0]))
 
     def moves(self, job_id: str) -> list[MoveRecord]:
-        def run(db: sqlite3.Connection) -> list[MoveRecord]:
-            rows = db.execute(
-                "SELECT * FROM moves WHERE job_id = ? ORDER BY idx", (job_id,)
-            ).fetchall()
-            return [
-                MoveRecord(
-                    int(r["idx"]),
-                    str(r["face"]),
-                    int(r["turns"]),
-                    int(r["motor"]),
-                    bool(r["simultaneous"]),
-                    r["fw_index"],
-                    r["executed_at"],
-                    int(r["depth"]),
-                )
-                for r in rows
-            ]
-
-        return self._read(run)
+        sql = "SELECT * FROM moves WHERE job_id = ? ORDER BY idx"
+        return self._all(sql, (job_id,), move_from_row)
 
     def record_look(
         self,
@@ -577,49 +543,25 @@ class Journal:
 
     def looks(self, job_id: str) -> list[LookRecord]:
         """The frames the job's one-camera scans took, in order."""
-
-        def run(db: sqlite3.Connection) -> list[LookRecord]:
-            rows = db.execute(
-                "SELECT * FROM scan_looks WHERE job_id = ? ORDER BY seq", (job_id,)
-            ).fetchall()
-            return [
-                LookRecord(
-                    int(r["seq"]),
-                    int(r["after"]),
-                    int(r["orientation"]),
-                    str(r["face"]),
-                    int(r["turn"]),
-                    _samples(r["samples"]),
-                    float(r["taken_at"]),
-                )
-                for r in rows
-            ]
-
-        return self._read(run)
+        sql = "SELECT * FROM scan_looks WHERE job_id = ? ORDER BY seq"
+        return self._all(sql, (job_id,), look_from_row)
 
     def last_physical(self) -> str | None:
         """The cube's physical state as last known (latest job with a state)."""
-
-        def run(db: sqlite3.Connection) -> str | None:
-            row = db.execute(
-                "SELECT physical FROM jobs WHERE physical IS NOT NULL ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            return None if row is None else str(row["physical"])
-
-        return self._read(run)
+        return self._first(
+            "SELECT physical FROM jobs WHERE physical IS NOT NULL ORDER BY seq DESC LIMIT 1",
+            (),
+            lambda row: str(row["physical"]),
+        )
 
     # --- commands -----------------------------------------------------------------------------
     def seen_command(self, command_id: str) -> dict[str, Any] | None:
         """The reply given to ``command_id`` (``{}`` if it is in progress), or None if new."""
-        row = self._read(
-            lambda db: db.execute(
-                "SELECT reply FROM commands WHERE id = ?", (command_id,)
-            ).fetchone()
-        )
-        if row is None:
+        reply = self._first("SELECT reply FROM commands WHERE id = ?", (command_id,), tuple)
+        if reply is None:
             return None
         try:
-            return loads_object(row["reply"])
+            return loads_object(reply[0])
         except (ValueError, TypeError) as exc:  # a row written by hand, or a torn one
             logger.warning(
                 "journal %s: the reply to command %r cannot be read (%s); it is answered as a "

@@ -5,6 +5,7 @@ its moves, one look of a one-camera scan; and the conversion of a ``jobs`` row i
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ __all__ = [
     "MoveRecord",
     "job_from_row",
     "loads_object",
+    "look_from_row",
+    "move_from_row",
 ]
 
 #: the journal's schema version (``PRAGMA user_version``): an older file is migrated, a newer
@@ -227,3 +230,48 @@ def job_from_row(row: sqlite3.Row) -> JobRecord:
         error_message=row["error_message"],
         stage_times={k: float(v) for k, v in loads_object(row["stage_times"]).items()},
     )
+
+
+def move_from_row(r: sqlite3.Row) -> MoveRecord:
+    """The :class:`MoveRecord` of a ``moves`` row."""
+    return MoveRecord(
+        int(r["idx"]),
+        str(r["face"]),
+        int(r["turns"]),
+        int(r["motor"]),
+        bool(r["simultaneous"]),
+        r["fw_index"],
+        r["executed_at"],
+        int(r["depth"]),
+    )
+
+
+def look_from_row(r: sqlite3.Row) -> LookRecord:
+    """The :class:`LookRecord` of a ``scan_looks`` row (ValueError for samples that are no
+    list of finite L*a*b* triples)."""
+    return LookRecord(
+        int(r["seq"]),
+        int(r["after"]),
+        int(r["orientation"]),
+        str(r["face"]),
+        int(r["turn"]),
+        _samples(r["samples"]),
+        float(r["taken_at"]),
+    )
+
+
+def _samples(text: str) -> tuple[tuple[float, float, float], ...]:
+    """A look's samples as :meth:`Journal.record_look` wrote them: a JSON list of L*a*b*
+    triples (ValueError for anything else)."""
+    cells = json.loads(text)
+    if not isinstance(cells, list):
+        raise ValueError("a look's samples are no list")
+    out = []
+    for cell in cells:
+        if not (isinstance(cell, list) and len(cell) == 3):
+            raise ValueError(f"a look's sample {cell!r} is no L*a*b* triple")
+        values = tuple(float(v) for v in cell)
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"a look's sample {cell!r} is not finite")
+        out.append((values[0], values[1], values[2]))
+    return tuple(out)
