@@ -431,13 +431,15 @@ class LinkCore:
         beyond = self.guard.announced(ident)
         if beyond is not None:  # before its counters report any move executed
             self._on_violation(beyond, now, taken=True)
-        if self._boot_id is not None and ident.boot_id != self._boot_id:
+        old_boot = self._boot_id
+        reset = old_boot is not None and ident.boot_id != old_boot
+        if old_boot is not None and reset:
             self.stats.resets_detected += 1
-            if self.executions.on_reset(ident, self._boot_id, now):
+            if self.executions.on_reset(ident, old_boot, now):
                 why = f"firmware on {self.port} reset before acknowledging; retry"
                 self._out += self._commands.drop_all(LinkError(why, self.port))
         self._boot_id = ident.boot_id
-        self.guard.session_opened(ident)
+        self.guard.session_opened(ident, reset=reset)
         self.executions.advance(ident.last_executed, now, confirmed=True)
         self.fw.take_ident(ident)
         self._send_upto = ident.last_received

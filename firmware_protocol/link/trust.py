@@ -5,10 +5,10 @@ middle can forge one, and a confused firmware can send nonsense. :class:`LineGua
 firmware report against what the host knows before the core lets it change any state:
 
 - a counter (``last_received``, ``started_upto``, ``last_executed``) above the highest move
-  index the firmware can hold — the most the first IDENT announced, or the highest index the
-  host has transmitted since — is a violation: the firmware cannot have moves the host never
-  sent; so is such a counter in the IDENT answering a later HELLO (:meth:`LineGuard.announced`),
-  of the same boot or after a reset;
+  index the firmware can hold — the most the first IDENT (or, after a reset, the new boot's
+  IDENT) announced, or the highest index the host has transmitted since — is a violation: the
+  firmware cannot have moves the host never sent; so is such a counter in the IDENT answering
+  a later HELLO (:meth:`LineGuard.announced`), of the same boot or after a reset;
 - within one report, ``last_executed ≤ started_upto ≤ last_received`` must hold;
 - a motor index past the motor count, queue space past the queue depth, an unknown type, an
   enum value that does not exist, or a host-direction type is a violation.
@@ -68,9 +68,12 @@ class LineGuard:
 
     # === what the host knows ===================================================================
 
-    def session_opened(self, ident: Ident) -> None:
-        """A trusted IDENT (it answered our HELLO) announced the firmware's counters."""
-        self.bound = max(self.bound or 0, ident.last_received, ident.started_upto)
+    def session_opened(self, ident: Ident, *, reset: bool = False) -> None:
+        """A trusted IDENT (it answered our HELLO) announced the firmware's counters. After a
+        ``reset`` (another boot) they are all it holds: a reset that lost them (back to 0)
+        lowers the bound, so a report of a move the new boot never received is a violation."""
+        held = max(ident.last_received, ident.started_upto)
+        self.bound = held if reset else max(self.bound or 0, held)
         self.motor_count = ident.motor_count
 
     def announced(self, ident: Ident) -> Violation | None:

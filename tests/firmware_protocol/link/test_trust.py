@@ -193,3 +193,25 @@ def test_a_status_sent_before_the_last_executed_is_no_evidence() -> None:
     assert not (execution.done and execution.error is not None)
     driver.run_until(lambda: execution.done)
     assert execution.error is None
+
+
+def test_after_a_reset_that_lost_the_counters_the_bound_is_what_the_firmware_holds() -> None:
+    """The bound reports are held to stayed at the old boot's highest index: after a reset
+    that lost the counters (back to 0), a forged EXECUTED under that old index passed the check
+    and moved the host's counters on to moves the new boot never had."""
+    driver = running(3)  # 8 moves sent: the bound is 8
+    driver.firmware.reboot()
+    driver.firmware.last_received = driver.firmware.started = driver.firmware.executed = 0
+    driver.wire.to_host += [driver.firmware._send(driver.firmware._ident(0))]  # boot announcement
+    driver.run_until(
+        lambda: (
+            driver.core.session_open
+            and driver.core.info is not None
+            and driver.core.info.boot_id == driver.firmware.boot_id
+        )
+    )
+    assert driver.core.fw.executed == 0
+    errors = driver.core.stats.protocol_errors
+    firmware_frame(driver, Executed(5, 5, 0))  # under the old bound, past anything it holds
+    assert driver.core.stats.protocol_errors == errors + 1
+    assert driver.core.fw.executed == 0 and driver.core.fw.started == 0
