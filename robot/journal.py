@@ -557,6 +557,7 @@ class Journal:
     # --- commands -----------------------------------------------------------------------------
     def seen_command(self, command_id: str) -> dict[str, Any] | None:
         """The reply given to ``command_id`` (``{}`` if it is in progress), or None if new."""
+        # the row as a tuple: no row (a new command) is None, a NULL reply (in progress) is (None,)
         reply = self._first("SELECT reply FROM commands WHERE id = ?", (command_id,), tuple)
         if reply is None:
             return None
