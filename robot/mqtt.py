@@ -15,7 +15,8 @@ Home Assistant discovery (``[mqtt.discovery]``, :mod:`robot.discovery`): a devic
 progress, time-left, last-error, last-reply and firmware sensors, job events and command
 buttons, published retained under
 ``<prefix>/<component>/<node>/<object>/config`` and again whenever ``<prefix>/status`` says
-``online`` (Home Assistant restarted), until :meth:`MqttBridge.withdraw_discovery` removes them.
+``online`` (Home Assistant restarted; at most once every :data:`HA_REANNOUNCE_S`, more are folded
+into one), until :meth:`MqttBridge.withdraw_discovery` removes them.
 
 The bridge never blocks the daemon: publishing only queues. One task keeps the connection:
 connect, subscribe, announce (availability, discovery, current status), then send the queue and
@@ -51,6 +52,10 @@ from robot.discovery import discovery_configs, discovery_topics
 __all__ = ["MqttBridge", "OutMessage", "discovery_messages", "timestamp"]
 
 logger = logging.getLogger(__name__)
+
+#: The least time between two re-announcements of discovery that Home Assistant's ``online``
+#: asks for (it says it once when it starts; more within this are folded into one).
+HA_REANNOUNCE_S = 10.0
 
 CommandHandler = Callable[[str, bytes], Awaitable[None]]
 
@@ -105,6 +110,11 @@ class MqttBridge:
         self._status: bytes | None = None
         self._status_dirty = False
         self._announce = False
+        #: when Home Assistant's ``online`` next re-announces discovery (monotonic; None: not
+        #: asked), when it last did, and the ``online`` messages folded into one announcement
+        self._announce_at: float | None = None
+        self._ha_announced_at: float | None = None
+        self.ha_online_coalesced = 0
         self.connected = asyncio.Event()
         self.connections = 0
         self.dropped = 0
@@ -268,11 +278,47 @@ class MqttBridge:
             "Home Assistant discovery published under %s", self.config.mqtt.discovery.prefix
         )
 
+    def _ha_online(self) -> None:
+        """Home Assistant said ``online``: re-announce discovery now, or, within
+        :data:`HA_REANNOUNCE_S` of the last re-announcement, once at its end (a client that
+        floods the status topic gets one burst of discovery an interval, not one a message)."""
+        if self._announce_at is not None:  # one is already due: this one adds nothing
+            self.ha_online_coalesced += 1
+            return
+        now = time.monotonic()
+        last = self._ha_announced_at
+        self._announce_at = now if last is None else max(now, last + HA_REANNOUNCE_S)
+        if self._announce_at > now:
+            self.ha_online_coalesced += 1
+        self._wake.set()
+
+    async def _wait_for_work(self) -> None:
+        """Until something is to be sent, or a re-announcement Home Assistant asked for is
+        due (then it is marked to be sent)."""
+        due = self._announce_at
+        if due is None or due > time.monotonic():
+            wait = None if due is None else due - time.monotonic()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
+            self._wake.clear()
+        due = self._announce_at
+        if due is not None and time.monotonic() >= due:
+            folded, self.ha_online_coalesced = self.ha_online_coalesced, 0
+            logger.info(
+                "Home Assistant came online: re-announcing discovery%s",
+                f" ({folded} more 'online' within {HA_REANNOUNCE_S:g} s folded into it)"
+                if folded
+                else "",
+            )
+            self._announce_at = None
+            self._ha_announced_at = time.monotonic()
+            self._announce = True
+
     async def _sender(self, client: aiomqtt.Client) -> None:
         while True:
             raise_if_cancelling()  # (aiomqtt waits with wait_for: see firmware_protocol.tasks)
-            await self._wake.wait()
-            self._wake.clear()
+            await self._wait_for_work()
             while self._queue or self._status_dirty or self._announce:
                 raise_if_cancelling()
                 if self._announce:
@@ -341,9 +387,7 @@ class MqttBridge:
             payload = message.payload if isinstance(message.payload, bytes) else b""
             if topic == ha_status:
                 if payload.strip().lower() == b"online":
-                    logger.info("Home Assistant came online: re-announcing discovery")
-                    self._announce = True
-                    self._wake.set()
+                    self._ha_online()
                 continue
             if topic.startswith(cmd_prefix):
                 verb = topic[len(cmd_prefix) :]

@@ -314,3 +314,46 @@ def test_a_full_queue_is_logged_once_per_thousand_drops(caplog: pytest.LogCaptur
     assert bridge.dropped == 2000 and bridge.pending == 10
     lines = [r.getMessage() for r in caplog.records if "queue full" in r.getMessage()]
     assert len(lines) == 2 and lines[-1].endswith("(1001 dropped so far)")
+
+
+def test_a_flood_of_home_assistant_online_reannounces_once_an_interval(
+    mqtt_broker: Broker, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that floods ``homeassistant/status`` with ``online`` gets one burst of
+    discovery at once and one at the interval's end, not one a message (each burst is some
+    twenty retained messages and a log line)."""
+    import robot.mqtt
+
+    monkeypatch.setattr(robot.mqtt, "HA_REANNOUNCE_S", 0.5)
+
+    def bursts(rec: Recorder) -> int:
+        return len([t for t, _, _ in rec.messages if t.endswith("/state/config")])
+
+    async def scenario() -> tuple[int, int, int]:
+        bridge = MqttBridge(config_with(), _noop, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, "homeassistant/#", client_id="flood"
+        ) as rec:
+            await rec.wait(lambda: bursts(rec) >= 1)  # the retained one of the connection
+            at_connect = bursts(rec)
+            for _ in range(100):
+                await rec.publish("homeassistant/status", b"online")
+            await rec.wait(lambda: bursts(rec) > at_connect)
+            await asyncio.sleep(1.2)  # past the interval: the folded ones' burst, no more
+            after_flood = bursts(rec)
+            folded = bridge.ha_online_coalesced
+            await bridge.close()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return at_connect, after_flood, folded
+
+    with caplog.at_level("INFO", logger="robot.mqtt"):
+        at_connect, after_flood, folded = run(scenario())
+    reannounced = after_flood - at_connect
+    assert 1 <= reannounced <= 2, reannounced
+    lines = [r.getMessage() for r in caplog.records if "re-announcing" in r.getMessage()]
+    assert len(lines) == reannounced
+    assert folded == 0  # every folded one was announced (and counted in a line)
+    assert "folded into it" in lines[-1]
