@@ -110,8 +110,6 @@ class LinkCore:
         self._last_tx = 0.0
         self._probed = False
         self._last_frame_key: tuple[int, int, bytes] | None = None
-        #: MOVES frames refused in a row with a reason a new session should cure (no ACK since)
-        self._refusals = 0
 
     # === events from the driver ================================================================
 
@@ -201,7 +199,6 @@ class LinkCore:
         :class:`FirmwareStoppedError` (nothing sent)."""
         motor_count = self.info.motor_count if self.info else len(Face)
         execution = self.executions.start(moves, motor_count, now)
-        self._refusals = 0
         if moves:
             logger.debug("%s: executing %d moves", self.port, len(moves))
             self._pump(now)
@@ -458,15 +455,7 @@ class LinkCore:
                 self._commands.add_first(Op(self._new_id(), Clear(), None))
             else:
                 self.executions.fail_for_state(ident.state, ident.error, _NO_MOTOR, ident, now)
-        execution = self.execution
-        if (
-            execution is not None
-            and not execution.done
-            and execution.base is not None
-            and ident.last_received < execution.base
-        ):
-            # None of this execution's moves reached the firmware: index them from its count.
-            execution.base = ident.last_received + 1
+        self.executions.rebase(ident.last_received)
         self._pump(now)
 
     # === receiving =============================================================================
@@ -499,7 +488,7 @@ class LinkCore:
             return
         acknowledged = self.window.acknowledge(ack.seq)
         if acknowledged:
-            self._refusals = 0
+            self.executions.refusals = 0
         for out in acknowledged:
             if out.retries == 0:
                 self.stats.note_rtt(now - out.sent_at)
@@ -550,29 +539,9 @@ class LinkCore:
             self._op_done(refused.op, error)
         elif nak.reason not in _TRANSIENT_MOVE_NAKS:
             self.executions.fail_rejected(nak, now)
-        else:
-            self._refused_again(nak, now)
+        elif self.executions.refused(nak, self.config.max_retries, now):
+            self.stats.protocol_errors += 1
         self._restart_session(f"firmware refused frame {nak.seq}: {nak.reason.name}", now)
-
-    def _refused_again(self, nak: Nak, now: float) -> None:
-        """Moves refused with a reason the new session should cure (its IDENT says where to go
-        on, or that the firmware is stopped): refused again and again, each time after an
-        IDENT that said they would be taken, the firmware contradicts itself (the host
-        re-opened the session ~30 times a second for ever)."""
-        if self.fw.state is FirmwareState.HOMING:  # BUSY while it homes: it said so, wait
-            return
-        self._refusals += 1
-        if self._refusals < self.config.max_retries:
-            return
-        self.stats.protocol_errors += 1
-        self.executions.fail_contradiction(
-            "detail",
-            nak.detail,
-            f"of NAK {nak.reason.name}: the firmware refused the moves {self._refusals} times "
-            "in a row, each time after the IDENT of a new session said it would take them",
-            self.fw.executed,
-            now,
-        )
 
     def _on_status(self, status: Status, now: float) -> None:
         self.last_status = status

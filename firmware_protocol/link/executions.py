@@ -36,6 +36,9 @@ class ExecutionTracker:
         self.fw = fw
         self.current: ExecutionState | None = None
         self.reset_pending: ExecutionReport | None = None
+        #: MOVES frames refused in a row with a reason a new session should cure (no ACK since:
+        #: the core sets it back to 0 on an ACK)
+        self.refusals = 0
         self._out = out
 
     @property
@@ -66,6 +69,7 @@ class ExecutionTracker:
             raise failures.refused_while_stopped(self.port, self.fw.state, self.fw.error, report)
         self._check_indices(self.fw.last_received + 1, len(moves))
         self.current = execution
+        self.refusals = 0
         if not moves:
             self._finish(execution, None, now)
         return execution
@@ -187,6 +191,36 @@ class ExecutionTracker:
         err = failures.stopped(self.port, state, error, motor, report)
         logger.warning("%s", err)
         self._finish(execution, err, now)
+
+    def rebase(self, last_received: int) -> None:
+        """A new session's IDENT says the firmware received moves up to ``last_received``:
+        if none of the running execution's moves reached it, index them from its count."""
+        execution = self.current
+        if execution is None or execution.done or execution.base is None:
+            return
+        if last_received < execution.base:
+            execution.base = last_received + 1
+
+    def refused(self, nak: Nak, limit: int, now: float) -> bool:
+        """Moves refused with a reason the new session should cure (its IDENT says where to
+        go on, or that the firmware is stopped). Refused ``limit`` times in a row, each time
+        after an IDENT that said they would be taken, the firmware contradicts itself (the
+        host re-opened the session ~30 times a second for ever): the execution fails
+        (``True``). BUSY while the firmware says it homes is waited out."""
+        if self.fw.state is FirmwareState.HOMING:  # it said so: wait
+            return False
+        self.refusals += 1
+        if self.refusals < limit:
+            return False
+        self.fail_contradiction(
+            "detail",
+            nak.detail,
+            f"of NAK {nak.reason.name}: the firmware refused the moves {self.refusals} times "
+            "in a row, each time after the IDENT of a new session said it would take them",
+            self.fw.executed,
+            now,
+        )
+        return True
 
     def fail_rejected(self, nak: Nak, now: float) -> None:
         """The firmware refused moves for good."""
