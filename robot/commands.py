@@ -205,6 +205,11 @@ def ok_reply(command: Command, **result: Any) -> dict[str, Any]:
     }
 
 
+#: The longest verb a reply echoes whole: an unknown verb may be a topic level of some 65,000
+#: characters, which a reply (on ``reply``, every verb's topic) would otherwise carry back.
+VERB_ECHO_LIMIT = 64
+
+
 def error_reply(
     verb: str,
     command_id: str | None,
@@ -212,6 +217,10 @@ def error_reply(
     message: str,
     source: str | None = None,
 ) -> dict[str, Any]:
+    """A command's refusal; ``verb`` is echoed as sent, cut at :data:`VERB_ECHO_LIMIT`
+    characters (with ``…``) when longer (only an unknown verb can be)."""
+    if len(verb) > VERB_ECHO_LIMIT:
+        verb = verb[:VERB_ECHO_LIMIT] + "…"
     return {
         "ok": False,
         "id": command_id,

@@ -118,6 +118,8 @@ class MqttBridge:
         self.connected = asyncio.Event()
         self.connections = 0
         self.dropped = 0
+        #: messages MQTT cannot carry, dropped (see :meth:`_drop_unsendable`)
+        self.unsendable = 0
         #: retained commands ignored (see :meth:`_ignore_retained`)
         self.ignored_retained = 0
         self._stopping = False
@@ -371,12 +373,16 @@ class MqttBridge:
         if self._queue and self._queue[0] is message:
             self._queue.popleft()
         self.dropped += 1
+        self.unsendable += 1
+        if self.unsendable % 100 != 1:  # the first and every 100th: a flood is not a line each
+            return
         shown = shown_text(message.topic, 80)
         logger.error(
-            "MQTT: cannot publish on %s (%d bytes): %s; dropped",
+            "MQTT: cannot publish on %s (%d bytes): %s; dropped (%d such so far)",
             shown,
             len(message.topic.encode("utf-8", errors="surrogatepass")),
             exc,
+            self.unsendable,
         )
 
     async def _receiver(self, client: aiomqtt.Client) -> None:

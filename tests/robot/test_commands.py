@@ -80,6 +80,18 @@ def test_replies() -> None:
     assert error_reply("start", "8", ErrorCode.BUSY, "wait", "web")["source"] == "web"
 
 
+def test_a_refusal_echoes_a_long_unknown_verb_cut() -> None:
+    """An unknown verb may be a topic level of some 65,000 characters: the reply (published on
+    every verb's ``reply`` topic too) carries its first 64, not all of it."""
+    long_verb = "v" * 65_000
+    with pytest.raises(CommandError) as refused:
+        parse_command(long_verb, b"{}")
+    reply = error_reply(long_verb, None, refused.value.code, str(refused.value))
+    assert reply["verb"] == "v" * 64 + "…"
+    assert len(str(reply)) < 500
+    assert error_reply("x" * 64, None, ErrorCode.UNKNOWN_COMMAND, "")["verb"] == "x" * 64
+
+
 def test_command_id_of_malformed_payloads() -> None:
     assert command_id_of(b'{"id": "x", "bad": 1}') == "x"
     assert command_id_of(b"garbage") is None

@@ -357,3 +357,37 @@ def test_a_flood_of_home_assistant_online_reannounces_once_an_interval(
     assert len(lines) == reannounced
     assert folded == 0  # every folded one was announced (and counted in a line)
     assert "folded into it" in lines[-1]
+
+
+def test_replies_mqtt_cannot_carry_are_logged_once_a_hundred(
+    mqtt_broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A flood of commands whose reply topics are too long for MQTT: each reply is dropped
+    and counted, but the log gets the first and every 100th, not a line each."""
+    bridge: MqttBridge
+
+    async def on_command(verb: str, payload: bytes) -> None:
+        bridge.reply(verb, {"ok": False})
+
+    async def scenario() -> None:
+        nonlocal bridge
+        bridge = MqttBridge(config_with(), on_command, host=mqtt_broker.host, port=mqtt_broker.port)
+        task = asyncio.create_task(bridge.run())
+        await asyncio.wait_for(bridge.connected.wait(), 10)
+        prefix = f"{TOPIC}/cmd/"
+        async with Recorder(
+            mqtt_broker.host, mqtt_broker.port, f"{TOPIC}/reply", client_id="r1"
+        ) as rec:
+            for k in range(101):
+                level = f"{k:03d}" + "v" * (65535 - len(prefix) - 3)
+                await rec.publish(prefix + level, b"{}")
+            await rec.wait(lambda: len(rec.on(f"{TOPIC}/reply")) == 101, 60)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    with caplog.at_level("ERROR", logger="robot.mqtt"):
+        run(scenario(), 90)
+    assert bridge.unsendable == 101 and bridge.dropped == 101
+    lines = [r.getMessage() for r in caplog.records if "cannot publish" in r.getMessage()]
+    assert len(lines) == 2, lines
+    assert lines[1].endswith("(101 such so far)")
