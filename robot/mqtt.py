@@ -111,10 +111,11 @@ class MqttBridge:
         self._status_dirty = False
         self._announce = False
         #: when Home Assistant's ``online`` next re-announces discovery (monotonic; None: not
-        #: asked), when it last did, and the ``online`` messages folded into one announcement
+        #: asked), when it last did, and the ``online`` messages since that one asked for it
+        #: (folded into it)
         self._announce_at: float | None = None
         self._ha_announced_at: float | None = None
-        self.ha_online_coalesced = 0
+        self.ha_online_folded = 0
         self.connected = asyncio.Event()
         self.connections = 0
         self.dropped = 0
@@ -285,13 +286,11 @@ class MqttBridge:
         :data:`HA_REANNOUNCE_S` of the last re-announcement, once at its end (a client that
         floods the status topic gets one burst of discovery an interval, not one a message)."""
         if self._announce_at is not None:  # one is already due: this one adds nothing
-            self.ha_online_coalesced += 1
+            self.ha_online_folded += 1
             return
         now = time.monotonic()
         last = self._ha_announced_at
         self._announce_at = now if last is None else max(now, last + HA_REANNOUNCE_S)
-        if self._announce_at > now:
-            self.ha_online_coalesced += 1
         self._wake.set()
 
     async def _wait_for_work(self) -> None:
@@ -306,7 +305,7 @@ class MqttBridge:
             self._wake.clear()
         due = self._announce_at
         if due is not None and time.monotonic() >= due:
-            folded, self.ha_online_coalesced = self.ha_online_coalesced, 0
+            folded, self.ha_online_folded = self.ha_online_folded, 0
             logger.info(
                 "Home Assistant came online: re-announcing discovery%s",
                 f" ({folded} more 'online' within {HA_REANNOUNCE_S:g} s folded into it)"
