@@ -88,7 +88,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--max-length", type=_length, default=None, metavar="N", help="default 20")
     p.add_argument("--faces", type=_faces, default=None, metavar="FACES", help="e.g. URFLB")
-    p.add_argument("--robot-time", action="store_true", help="minimise the robot's time")
+    p.add_argument(
+        "--robot-time",
+        action="store_true",
+        help="minimise the robot's time (give a --budget: 0 returns the first solution found)",
+    )
     p.add_argument(
         "--cost",
         type=_cost,
