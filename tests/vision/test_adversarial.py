@@ -19,12 +19,16 @@ from solver.cube.geometry import Face
 from solver.cube.notation import parse
 from vision.classify import (
     CONTRADICTION_COST,
+    FULL_LINE_OBJECTION,
     TURNED_LINE_COST,
+    TURNED_LINE_OBJECTION,
+    TURNED_LINE_TYPICAL_SPREAD,
     StickerRef,
     _left_to_constraints,
     classify,
     contradicted,
     repeated_faces,
+    turned_lines,
 )
 from vision.colour import rgb_to_lab
 from vision.evidence import Evidence
@@ -284,3 +288,107 @@ def test_a_lightest_looking_sticker_is_left_to_the_constraints_unless_its_line_o
     cost[face + 6, 2] = 60.0  # F[2,0] objects, on F[0,0]'s edge column
     assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
     assert not _left_to_constraints(cost, refs, labels, n)[face + 4]  # (its best is colour 5)
+
+
+@pytest.mark.parametrize(
+    ("case", "move", "face"),
+    [
+        ("3x3x3-checkerboard", "R'", Face.U),
+        ("3x3x3-cross", "F", Face.R),
+        ("2x2x2-random-04", "F", Face.R),
+        ("4x4x4-random-01", "L'", Face.D),
+        ("5x5x5-random-01", "R'", Face.D),
+    ],
+)
+def test_a_turned_line_lit_by_another_face_is_refused(
+    vision_data: Path, case: str, move: str, face: Face
+) -> None:
+    """Accepted before at margins 25.8, 27.6, 55.0, 51.0 and 29.8: the turned line's stickers
+    object to the answer by 36 or more under the robust model, but carry the light of the face
+    they came from, so they are no *typical* members of their colour and contradicted() let
+    them pass. Two of them on one edge line are a turn: refused, turned stickers named."""
+    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert set(result.in_doubt) & turned
+    assert read_rgb(rgb).accepted
+
+
+def test_two_stickers_of_an_edge_line_objecting_are_a_turn() -> None:
+    n = 3
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = np.full((54, 6), 80.0)
+    own = np.tile(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]), 6)
+    cost[np.arange(54), labels] = own  # median 5, one MAD 2: typical within 5 + 8 * 2 = 21
+    face = 2 * 9
+    loose = 18.0  # fits colour 4 loosely: past contradicted()'s 2 MADs, within 8
+    cost[face + 0, 4] = loose
+    cost[face + 0, 2] = loose + TURNED_LINE_OBJECTION + 1.0
+    assert not turned_lines(cost, labels, n).any()  # one sticker alone is not a line
+    assert not contradicted(cost, labels, 25.0, 2.0)[face + 0]
+    cost[face + 4, 4] = loose
+    cost[face + 4, 2] = 60.0  # the centre objects too: not on an edge line with F[0,0]
+    assert not turned_lines(cost, labels, n).any()
+    cost[face + 2, 4] = loose
+    cost[face + 2, 2] = 60.0  # F[0,2], on F[0,0]'s edge row
+    assert np.flatnonzero(turned_lines(cost, labels, n)).tolist() == [face + 0, face + 2]
+    cost[face + 2, 2] = loose + TURNED_LINE_OBJECTION  # by exactly the bar: not enough
+    assert not turned_lines(cost, labels, n).any()
+    cost[face + 2, 2] = 60.0
+    far = 5.0 + TURNED_LINE_TYPICAL_SPREAD * 2.0 + 1.0  # fits nothing even loosely (a finger)
+    cost[face + 2, 4] = far
+    cost[face + 2, 2] = far + 40.0
+    flagged = turned_lines(cost, labels, n)
+    assert not flagged[face + 2]  # itself too far from every colour
+    assert flagged[face + 0]  # but it still objects: F[0,0]'s row has two objecting
+
+
+def test_three_stickers_of_an_edge_line_objecting_less_are_a_turn_too() -> None:
+    n = 3
+    labels = np.repeat(np.arange(6), 9).astype(np.intp)
+    cost = np.full((54, 6), 80.0)
+    cost[np.arange(54), labels] = np.tile(np.arange(1.0, 10.0), 6)  # median 5, one MAD 2
+    refs = np.zeros((6, 3))
+    refs[0, 0] = 1.0  # colour 0 is the scan's lightest
+    face = 2 * 9
+    objection = (FULL_LINE_OBJECTION + TURNED_LINE_OBJECTION) / 2  # over one bar, under the other
+    for col in (0, 1):
+        cost[face + col, 0] = 4.0  # looks like the lightest colour
+        cost[face + col, 2] = 4.0 + objection
+    assert not turned_lines(cost, labels, n).any()  # two of the line: under the pair's bar
+    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 2, 0] = 4.0
+    cost[face + 2, 2] = 4.0 + objection  # the whole top row: a turn, glare or not
+    assert np.flatnonzero(turned_lines(cost, labels, n)).tolist() == [face, face + 1, face + 2]
+    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
+    cost[face + 2, 2] = 4.0 + FULL_LINE_OBJECTION  # by exactly the bar: two again
+    assert not turned_lines(cost, labels, n).any()
+    # a 2x2's line is two stickers: three never object on it
+    labels2 = np.repeat(np.arange(6), 4).astype(np.intp)
+    cost2 = np.full((24, 6), 80.0)
+    cost2[np.arange(24), labels2] = np.tile(np.array([2.0, 4.0, 6.0, 8.0]), 6)
+    cost2[8:10, 0] = 4.0
+    cost2[8:10, 2] = 4.0 + objection
+    assert not turned_lines(cost2, labels2, 2).any()
+
+
+@pytest.mark.parametrize(
+    ("case", "move", "face"),
+    [
+        ("3x3x3-solved-02", "R", Face.F),
+        ("3x3x3-solved-01", "F", Face.L),
+        ("3x3x3-solved-02", "L2", Face.U),
+        ("4x4x4-random-07", "R", Face.D),
+    ],
+)
+def test_a_turned_line_of_whites_is_refused_though_glare_could_make_one(
+    vision_data: Path, case: str, move: str, face: Face
+) -> None:
+    """Accepted before at margins 46.8, 44.8, 46.5 and 22.4: the turned line looks like the scan's
+    white and objects by 26 to 40, under the glare exception's 40 for a pair; three of one edge
+    line objecting by more than 25 are a turn (FULL_LINE_OBJECTION)."""
+    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert set(result.in_doubt) & turned
+    assert read_rgb(rgb).accepted
