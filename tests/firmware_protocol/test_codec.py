@@ -167,7 +167,10 @@ GOLDEN_ROWS = _golden_rows()
 PURE_MODULES = [
     "codec",
     "codes",
-    "messages",
+    "messages/__init__",
+    "messages/base",
+    "messages/host",
+    "messages/reports",
     "moves",
     "errors",
     "sim/motors",
