@@ -125,6 +125,16 @@ def _face_after_turn(
     return rgb, mixed, turned
 
 
+def _assert_refused_naming_the_turn(vision_data: Path, case: str, move: str, face: Face) -> None:
+    """``case`` with ``face`` read after ``move`` is refused with a turned sticker in doubt; the
+    scan as recorded is accepted."""
+    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
+    result = read_rgb(mixed)
+    assert result.verdict == "refused"
+    assert set(result.in_doubt) & turned
+    assert read_rgb(rgb).accepted
+
+
 @pytest.mark.parametrize(
     ("case", "move", "face"),
     [("3x3x3-random-03", "R2", Face.D), ("3x3x3-superflip", "R", Face.F)],
@@ -179,11 +189,7 @@ def test_a_turned_row_the_answer_absorbs_is_refused_with_it_named(
     model (medians, vision.references.robust_model_costs) the row is a clean member of the
     colour it shows; the read is refused and names turned stickers (with the 2x2 B/D case also
     the sticker whose colour the answer took from a turned one)."""
-    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
-    result = read_rgb(mixed)
-    assert result.verdict == "refused"
-    assert set(result.in_doubt) & turned
-    assert read_rgb(rgb).accepted
+    _assert_refused_naming_the_turn(vision_data, case, move, face)
 
 
 def test_a_turned_row_on_a_synthetic_cube_is_refused() -> None:
@@ -307,11 +313,7 @@ def test_a_turned_line_lit_by_another_face_is_refused(
     object to the answer by 36 or more under the robust model, but carry the light of the face
     they came from, so they are no *typical* members of their colour and contradicted() let
     them pass. Two of them on one edge line are a turn: refused, turned stickers named."""
-    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
-    result = read_rgb(mixed)
-    assert result.verdict == "refused"
-    assert set(result.in_doubt) & turned
-    assert read_rgb(rgb).accepted
+    _assert_refused_naming_the_turn(vision_data, case, move, face)
 
 
 def test_two_stickers_of_an_edge_line_objecting_are_a_turn() -> None:
@@ -387,8 +389,4 @@ def test_a_turned_line_of_whites_is_refused_though_glare_could_make_one(
     """Accepted before at margins 46.8, 44.8, 46.5 and 22.4: the turned line looks like the scan's
     white and objects by 26 to 40, under the glare exception's 40 for a pair; three of one edge
     line objecting by more than 25 are a turn (FULL_LINE_OBJECTION)."""
-    rgb, mixed, turned = _face_after_turn(vision_data, case, move, face)
-    result = read_rgb(mixed)
-    assert result.verdict == "refused"
-    assert set(result.in_doubt) & turned
-    assert read_rgb(rgb).accepted
+    _assert_refused_naming_the_turn(vision_data, case, move, face)
