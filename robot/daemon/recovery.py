@@ -54,6 +54,10 @@ __all__ = ["Recovery"]
 
 logger = logging.getLogger(__name__)
 
+#: How long the STATUS after an abort's stop may take (the link's own deadline is
+#: ``status_timeout_s``, 1 s by default; this bounds a link that never answers).
+_STOPPED_STATUS_S = 1.0
+
 #: how often the wait for an idle firmware asks for its STATUS
 DRAIN_POLL_S = 0.05
 _STOPPED = (FirmwareState.STOPPED, FirmwareState.FAULT)
@@ -195,10 +199,30 @@ class Recovery:
                     await self.ctx.link.estop()
                 except LinkError as exc:
                     logger.error("abort: cannot stop the firmware: %s", exc)
+                else:
+                    await self._journal_after_stop(job, record)
             raise
         if self.denial is not None:  # withdrawn moves: the journal now agrees with the counter
             raise JobError(ErrorCode.FIRMWARE_COUNTER, self.denial)
         return record
+
+    async def _journal_after_stop(self, job: Job, record: JobRecord) -> None:
+        """After an abort stopped the motors during :meth:`settle`: journal the moves of the
+        job's queue they ran since the last STATUS the wait read (the counters are final now),
+        as the wait would have. Best effort: the job is ending either way."""
+        journal = self.ctx.journal
+        try:
+            async with asyncio.timeout(_STOPPED_STATUS_S):
+                status = await self.ctx.link.status()
+            current = await journal.call(journal.sync.job, record.id)
+            await self._reconcile(current or record, status)
+        except (LinkError, JobError, TimeoutError) as exc:
+            logger.warning(
+                "job %s: the moves the firmware ran before the abort stopped it are not "
+                "journaled: %s; the next job's scan reads the cube as it is",
+                job.id,
+                str(exc) or f"no STATUS within {_STOPPED_STATUS_S:g} s",
+            )
 
     async def _drain(self, job: Job, record: JobRecord, seen: list[FirmwareState]) -> JobRecord:
         link = self.ctx.link

@@ -138,6 +138,8 @@ class FakeFirmware:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     #: a forged STATUS (valid CRC) answers the next STATUS request in place of the real one
     forged_status: Status | None = None
+    #: the next STATUS request waits for this event before it is answered (once)
+    status_gate: asyncio.Event | None = None
 
     def apply(self, move: WireMove, index: int) -> None:
         face = Face[WireFace(move.motor).name]
@@ -242,6 +244,9 @@ class FakeLink:
 
     async def status(self) -> Status:
         self._check()
+        gate, self.fw.status_gate = self.fw.status_gate, None
+        if gate is not None:
+            await gate.wait()
         await asyncio.sleep(0)
         forged, self.fw.forged_status = self.fw.forged_status, None
         return forged if forged is not None else self.fw.status()

@@ -243,3 +243,36 @@ def test_new_job_discards_a_held_queue(fast_tmp: Path) -> None:
             assert len(fw.executed) > executed  # the new job's moves only
 
     run(scenario(), 60)
+
+
+def test_moves_run_before_an_abort_stopped_the_wait_are_journaled(fast_tmp: Path) -> None:
+    """An abort that lands before the wait has read a STATUS cancels it and stops the motors;
+    the moves of the old queue they ran meanwhile are journaled from the stopped firmware's
+    counter (the chaos campaign's seed 24002: three moves run and never journaled)."""
+    path = fast_tmp / "j.sqlite"
+
+    async def scenario() -> None:
+        fw = _firmware(step=0)
+        async with running(path, firmware=fw, config=_config()) as rig:
+            await _interrupted(rig)
+            executed = len(fw.executed)
+            gate = asyncio.Event()
+            fw.status_gate = gate  # the wait's first STATUS is not answered yet
+            reply = await rig.daemon.submit("resume", {})
+            assert reply["ok"], reply
+            fw.run_backlog(2)  # the motors run two queued moves on their own meanwhile
+            stop = await asyncio.wait_for(rig.daemon.submit("abort", {}), 10)
+            assert stop["ok"], stop
+            await asyncio.wait_for(rig.daemon.job_done.wait(), 10)
+            assert rig.state() is JobState.ABORTED
+            assert fw.state is FirmwareState.STOPPED and not fw.backlog
+            assert len(fw.executed) == executed + 2
+            job_id = rig.sink.of(EventName.ABORTED)[-1]["job_id"]
+        journal = Journal(path)
+        try:
+            record = journal.job(job_id)
+        finally:
+            journal.close()
+        assert record is not None and record.executed == executed + 2
+
+    run(scenario(), 60)
