@@ -17,21 +17,20 @@ import pytest
 from solver.cube.facelets import sequence_permutation
 from solver.cube.geometry import Face
 from solver.cube.notation import parse
-from vision.classify import (
+from vision.classify import StickerRef, classify
+from vision.colour import rgb_to_lab
+from vision.evidence import Evidence
+from vision.objections import (
     CONTRADICTION_COST,
     FULL_LINE_OBJECTION,
     TURNED_LINE_COST,
     TURNED_LINE_OBJECTION,
     TURNED_LINE_TYPICAL_SPREAD,
-    StickerRef,
     _left_to_constraints,
-    classify,
     contradicted,
     repeated_faces,
     turned_lines,
 )
-from vision.colour import rgb_to_lab
-from vision.evidence import Evidence
 from vision.rgbfile import load_rgb_scan
 from vision.scan import load_face_images, read_cube, read_rgb
 from vision.trust import accepted, measure
