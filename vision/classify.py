@@ -75,8 +75,8 @@ from vision.errors import NoCubeError, ScanInputError
 from vision.objections import (
     ROBUST_CONTRADICTION_COST,
     ROBUST_TYPICAL_SPREAD,
-    _left_to_constraints,
     contradicted,
+    left_to_constraints,
     repeated_faces,
     turned_lines,
 )
@@ -437,7 +437,7 @@ def classify(
     # A line of a face objecting together is a turn (turned_lines), even when its stickers,
     # lit by the light of the face they came from, are no typical members of their colour.
     found |= turned_lines(robust, labels, n)
-    margins[found & ~_left_to_constraints(robust, refs, labels, n)] = 0.0
+    margins[found & ~left_to_constraints(robust, refs, labels, n)] = 0.0
     confidence = confidence_from_margin(margins).reshape(6, n, n)
     repairs = tuple(
         make_repair(kind, where, colour_of[before], colour_of[after], value, n)

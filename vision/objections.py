@@ -8,7 +8,7 @@ keeps a high margin however clearly it shows another colour. These rules find su
   move, :func:`vision.references.robust_model_costs`);
 * :func:`turned_lines`: an edge line of a face objecting together, a face photographed after an
   outer turn (its stickers lit by the face they came from, so no typical members);
-* :func:`_left_to_constraints`: the glare exception (a sticker that looks like the scan's
+* :func:`left_to_constraints`: the glare exception (a sticker that looks like the scan's
   lightest colour), unless its line objects too;
 * :func:`repeated_faces`: a face whose samples repeat another face's exactly.
 
@@ -35,6 +35,7 @@ __all__ = [
     "TURNED_LINE_OBJECTION",
     "TURNED_LINE_TYPICAL_SPREAD",
     "contradicted",
+    "left_to_constraints",
     "repeated_faces",
     "turned_lines",
 ]
@@ -59,7 +60,7 @@ ROBUST_CONTRADICTION_COST = 25.0
 ROBUST_TYPICAL_SPREAD = 2.0
 #: A sticker that looks like the scan's lightest colour is left to the constraints (glare), unless
 #: another sticker of the same edge row or column of its face objects to the answer by more than
-#: this under the robust model (a face photographed after an outer turn: _left_to_constraints).
+#: this under the robust model (a face photographed after an outer turn: left_to_constraints).
 #: On the turned-face sweep's even scans 5 to 20 caught 38-39 of 106 wrong reads, 30 caught 32,
 #: 40 caught 25; but a glare read of the adversarial seeds 4-7 (a 2x2, two glared stickers on one
 #: line) objected between 25 and 40, and 5 lost one of seeds 0-3 (docs/benchmarks.md, branch
@@ -78,7 +79,7 @@ TURNED_LINE_OBJECTION = 30.0
 #: that fits nothing (a finger, glare) joins and two right reads of the hunt were lost.
 TURNED_LINE_TYPICAL_SPREAD = 8.0
 #: Three stickers (or more) of one edge line objecting by more than this are a turn too, also
-#: where they look like the scan's lightest colour (the glare exception of _left_to_constraints
+#: where they look like the scan's lightest colour (the glare exception of left_to_constraints
 #: expects glare to be a blob, not a line of three): 20 lost a right read of the hunt (a face
 #: with its channels swapped) and sits just above the 19.5 of the perturbed column above; 25
 #: lost none.
@@ -171,7 +172,7 @@ def _line_count(objects: npt.NDArray[np.bool_], i: int, n: int) -> int:
     return max((int(line.sum()) for line in lines), default=0)
 
 
-def _left_to_constraints(
+def left_to_constraints(
     robust: FloatArray,
     refs: FloatArray,
     labels: IntArray,

@@ -26,8 +26,8 @@ from vision.objections import (
     TURNED_LINE_COST,
     TURNED_LINE_OBJECTION,
     TURNED_LINE_TYPICAL_SPREAD,
-    _left_to_constraints,
     contradicted,
+    left_to_constraints,
     repeated_faces,
     turned_lines,
 )
@@ -280,19 +280,19 @@ def test_a_lightest_looking_sticker_is_left_to_the_constraints_unless_its_line_o
     face = 2 * 9  # face 2, read all colour 2
     cost[face + 0] = 60.0
     cost[face + 0, 0] = 3.0  # F[0,0] looks white: left to the constraints
-    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 4, 5] = 3.0
     cost[face + 4, 2] = 60.0  # the centre objects too, not on F[0,0]'s lines: still left
-    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 2, 5] = 3.0
     cost[face + 2, 2] = 60.0  # F[0,2] objects by 57, on its edge row: a turn
-    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert not left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 2, 2] = 3.0 + TURNED_LINE_COST  # by exactly the bar: not enough
-    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 6, 1] = 3.0
     cost[face + 6, 2] = 60.0  # F[2,0] objects, on F[0,0]'s edge column
-    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
-    assert not _left_to_constraints(cost, refs, labels, n)[face + 4]  # (its best is colour 5)
+    assert not left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert not left_to_constraints(cost, refs, labels, n)[face + 4]  # (its best is colour 5)
 
 
 @pytest.mark.parametrize(
@@ -357,11 +357,11 @@ def test_three_stickers_of_an_edge_line_objecting_less_are_a_turn_too() -> None:
         cost[face + col, 0] = 4.0  # looks like the lightest colour
         cost[face + col, 2] = 4.0 + objection
     assert not turned_lines(cost, labels, n).any()  # two of the line: under the pair's bar
-    assert _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 2, 0] = 4.0
     cost[face + 2, 2] = 4.0 + objection  # the whole top row: a turn, glare or not
     assert np.flatnonzero(turned_lines(cost, labels, n)).tolist() == [face, face + 1, face + 2]
-    assert not _left_to_constraints(cost, refs, labels, n)[face + 0]
+    assert not left_to_constraints(cost, refs, labels, n)[face + 0]
     cost[face + 2, 2] = 4.0 + FULL_LINE_OBJECTION  # by exactly the bar: two again
     assert not turned_lines(cost, labels, n).any()
     # a 2x2's line is two stickers: three never object on it
